@@ -1,0 +1,1 @@
+"""Core of DDR Explorer: corpus, statistics and reports. Never imports Qt."""

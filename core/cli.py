@@ -1,0 +1,3 @@
+def main(argv=None):
+    print("cli")
+    return 0

@@ -1,0 +1,1 @@
+"""Corpus: canonical table, readers, importers, validation and rescoring."""

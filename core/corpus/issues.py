@@ -1,0 +1,92 @@
+"""Problems found in an input file, phrased so that a user can act on them.
+
+Every problem names the file, the row (a 1-based line number of the file where
+one applies), the column, what is wrong and what would fix it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Iterable, Literal
+
+Severity = Literal["error", "warning"]
+
+
+@dataclass(frozen=True)
+class CorpusIssue:
+    """One problem in a corpus file.
+
+    Parameters
+    ----------
+    severity
+        ``"error"`` (the corpus cannot be used) or ``"warning"`` (listed, not fatal).
+    code
+        A short stable identifier, e.g. ``"missing-column"``.
+    message
+        What is wrong, in words.
+    fix
+        What would fix it.
+    file
+        The file the problem is in.
+    row
+        1-based line number in the file (the header of a CSV is line 1), or None.
+    column
+        The column (as written in the file) or JSON field, or None.
+    """
+
+    severity: Severity
+    code: str
+    message: str
+    fix: str = ""
+    file: str | None = None
+    row: int | None = None
+    column: str | None = None
+    count: int = 1
+
+    def location(self) -> str:
+        parts = []
+        if self.file:
+            parts.append(str(self.file))
+        if self.row is not None:
+            parts.append(f"line {self.row}")
+        if self.column:
+            parts.append(f"column '{self.column}'")
+        return ", ".join(parts)
+
+    def __str__(self) -> str:
+        loc = self.location()
+        text = f"{loc}: {self.message}" if loc else self.message
+        if self.count > 1:
+            text += f" ({self.count} rows in all)"
+        if self.fix:
+            text += f" Fix: {self.fix}"
+        return text
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+class CorpusError(ValueError):
+    """The corpus cannot be used; ``issues`` lists every error found."""
+
+    def __init__(self, issues: Iterable[CorpusIssue]):
+        self.issues = [i for i in issues]
+        if not self.issues:
+            raise ValueError("CorpusError needs at least one issue")
+        lines = [str(i) for i in self.issues[:20]]
+        if len(self.issues) > 20:
+            lines.append(f"... and {len(self.issues) - 20} more problems")
+        super().__init__("\n".join(lines))
+
+
+def error(code: str, message: str, fix: str = "", *, file: str | Path | None = None,
+          row: int | None = None, column: str | None = None, count: int = 1) -> CorpusIssue:
+    """Shorthand for an error-severity :class:`CorpusIssue`."""
+    return CorpusIssue("error", code, message, fix, None if file is None else str(file), row, column, count)
+
+
+def warning(code: str, message: str, fix: str = "", *, file: str | Path | None = None,
+            row: int | None = None, column: str | None = None, count: int = 1) -> CorpusIssue:
+    """Shorthand for a warning-severity :class:`CorpusIssue`."""
+    return CorpusIssue("warning", code, message, fix, None if file is None else str(file), row, column, count)

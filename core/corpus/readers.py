@@ -1,0 +1,258 @@
+"""Readers and writers of the canonical layout: CSV, TSV, JSONL and Parquet.
+
+The fast path hands the bytes to pyarrow; only when it refuses a file do we
+scan it line by line in Python, to say exactly where and why (ragged rows,
+invalid JSON, bad encoding).  Column names are matched to the canonical names
+through :data:`.schema.SYNONYMS`.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.csv as pacsv
+import pyarrow.json as pajson
+
+from . import schema
+from .corpus import Corpus
+from .issues import CorpusError, CorpusIssue, error, warning
+from .validate import SOURCE_ROW, build_corpus
+
+CANONICAL_FORMATS = ("csv", "tsv", "jsonl", "parquet")
+
+
+# -- column names ---------------------------------------------------------------
+def map_columns(columns: list[str]) -> tuple[dict[str, str], list[CorpusIssue]]:
+    """Map file column names to canonical names.
+
+    Returns
+    -------
+    rename
+        file name -> canonical name, for the columns that map.
+    issues
+        Warnings for synonyms that collide (the exact canonical name wins).
+    """
+    table = schema.synonym_table()
+    rename: dict[str, str] = {}
+    taken: dict[str, str] = {}
+    issues: list[CorpusIssue] = []
+    # exact canonical names first, so that a synonym never displaces them
+    ordered = sorted(columns, key=lambda c: 0 if schema.normalise_name(c) in schema.SYNONYMS else 1)
+    for col in ordered:
+        if str(col).startswith(schema.VERIFIER_PREFIX):
+            continue
+        canonical = table.get(schema.normalise_name(col))
+        if canonical is None:
+            continue
+        if canonical in taken:
+            issues.append(warning("ambiguous-column", f"both '{taken[canonical]}' and '{col}' could be the "
+                                  f"'{canonical}' column; '{taken[canonical]}' is used and '{col}' kept as is.",
+                                  f"rename one of them if '{col}' is the {canonical}.", column=str(col)))
+            continue
+        taken[canonical] = str(col)
+        rename[str(col)] = canonical
+    return rename, issues
+
+
+# -- text decoding ----------------------------------------------------------------
+def decode_bytes(data: bytes, path: Path, encoding: str | None = None) -> bytes:
+    """Return the file's content as UTF-8 bytes, or raise a located error.
+
+    UTF-8 (with or without BOM) and UTF-16 with a BOM are recognised; any other
+    encoding must be named by the user (``--encoding``).
+    """
+    if encoding:
+        try:
+            return data.decode(encoding).encode("utf-8")
+        except (UnicodeDecodeError, LookupError) as exc:
+            raise CorpusError([error("encoding", f"cannot decode the file as {encoding}: {exc}.",
+                                     "name the file's real encoding with --encoding.", file=path)]) from None
+    if data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
+    elif data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return data.decode("utf-16").encode("utf-8")
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        line_start = data.rfind(b"\n", 0, exc.start) + 1
+        field_no = data.count(b",", line_start, exc.start) + data.count(b"\t", line_start, exc.start)
+        header = data[: data.find(b"\n")].decode("utf-8", "replace")
+        names = next(csv.reader([header], delimiter="\t" if "\t" in header else ","), [])
+        column = names[field_no] if field_no < len(names) else None
+        bad = data[exc.start: exc.start + 1].hex()
+        raise CorpusError([error("encoding", f"byte 0x{bad} is not valid UTF-8.",
+                                 "save the file as UTF-8, or pass its encoding (e.g. --encoding cp1252 "
+                                 "for files saved by Excel on Windows).", file=path, row=line, column=column)]) from None
+    return data
+
+
+# -- CSV / TSV -----------------------------------------------------------------------
+def _locate_csv_problem(text: bytes, path: Path, delimiter: str) -> CorpusIssue:
+    """Scan a CSV that pyarrow refused and describe the first bad line."""
+    reader = csv.reader(io.StringIO(text.decode("utf-8")), delimiter=delimiter)
+    try:
+        header = next(reader)
+    except StopIteration:
+        return error("empty", "the file is empty.", "check that it is the right file.", file=path)
+    except csv.Error as exc:
+        return error("bad-csv", f"the header cannot be read: {exc}.", "fix the header line.", file=path, row=1)
+    try:
+        for fields in reader:
+            if fields and len(fields) != len(header):
+                extra = len(fields) > len(header)
+                return error("ragged-row", f"{len(fields)} fields where the header has {len(header)}.",
+                             ("quote values that contain the delimiter, or remove the extra field."
+                              if extra else "fill in the missing fields (leave them empty between delimiters)."),
+                             file=path, row=reader.line_num,
+                             column=None if extra else header[len(fields)])
+    except csv.Error as exc:
+        return error("bad-csv", f"unreadable CSV: {exc}.", "check the quoting on that line.", file=path,
+                     row=reader.line_num)
+    return error("bad-csv", "the file cannot be parsed as delimited text.", "check its delimiter and quoting.",
+                 file=path)
+
+
+def read_delimited(path: Path, delimiter: str = ",", encoding: str | None = None) -> tuple[pd.DataFrame, dict]:
+    """Read a canonical CSV/TSV into a raw table with canonical names and ``_source_row``."""
+    data = Path(path).read_bytes()
+    if not data.strip():
+        raise CorpusError([error("empty", "the file is empty.", "check that it is the right file.", file=path)])
+    data = decode_bytes(data, path, encoding)
+    header_line = data[: data.find(b"\n")] if b"\n" in data else data
+    header = next(csv.reader([header_line.decode("utf-8").rstrip("\r")], delimiter=delimiter))
+    rename, issues = map_columns(header)
+    as_text = {c: pa.string() for c, canon in rename.items()
+               if canon in (*schema.REQUIRED_FACETS, schema.TRIAL_ID, *schema.TEXT_METADATA, *schema.EXTRA_FACETS)}
+    try:
+        tbl = pacsv.read_csv(
+            io.BytesIO(data),
+            parse_options=pacsv.ParseOptions(delimiter=delimiter, newlines_in_values=False),
+            convert_options=pacsv.ConvertOptions(column_types=as_text, strings_can_be_null=True),
+            read_options=pacsv.ReadOptions(block_size=1 << 24),
+        )
+    except (pa.ArrowInvalid, pa.ArrowTypeError):
+        raise CorpusError([_locate_csv_problem(data, path, delimiter)]) from None
+    raw = tbl.to_pandas(types_mapper=None)
+    raw.columns = [str(c) for c in raw.columns]
+    if len(set(raw.columns)) != len(raw.columns):
+        dup = [c for c in raw.columns if list(raw.columns).count(c) > 1][0]
+        raise CorpusError([error("duplicate-column", f"the header names '{dup}' twice.",
+                                 "give every column a distinct name.", file=path, row=1, column=dup)])
+    raw = raw.rename(columns=rename)
+    raw[SOURCE_ROW] = np.arange(2, len(raw) + 2, dtype="int64")
+    return raw, {"columns": {v: k for k, v in rename.items()}, "issues": issues}
+
+
+# -- JSONL -------------------------------------------------------------------------------
+def _locate_json_problem(data: bytes, path: Path) -> CorpusIssue:
+    for i, line in enumerate(data.decode("utf-8").splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as exc:
+            return error("bad-json", f"invalid JSON ({exc.msg} at character {exc.colno}).",
+                         "each line must be one complete JSON object.", file=path, row=i)
+        if not isinstance(obj, dict):
+            return error("bad-json", f"the line holds a JSON {type(obj).__name__}, not an object.",
+                         "each line must be one JSON object with the corpus fields.", file=path, row=i)
+    return error("bad-json", "the file cannot be read as JSON lines.",
+                 "check that fields have the same type on every line.", file=path)
+
+
+def read_jsonl(path: Path, encoding: str | None = None) -> tuple[pd.DataFrame, dict]:
+    """Read canonical JSON lines (one flat object per record)."""
+    data = Path(path).read_bytes()
+    if not data.strip():
+        raise CorpusError([error("empty", "the file is empty.", "check that it is the right file.", file=path)])
+    data = decode_bytes(data, path, encoding)
+    lines = data.split(b"\n")
+    keep = np.array([bool(line.strip()) for line in lines])
+    try:
+        tbl = pajson.read_json(io.BytesIO(data), read_options=pajson.ReadOptions(block_size=1 << 24))
+        raw = tbl.to_pandas()
+    except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError):
+        raise CorpusError([_locate_json_problem(data, path)]) from None
+    rename, issues = map_columns([str(c) for c in raw.columns])
+    raw = raw.rename(columns=rename)
+    rows = np.flatnonzero(keep) + 1
+    raw[SOURCE_ROW] = rows[: len(raw)].astype("int64")
+    return raw, {"columns": {v: k for k, v in rename.items()}, "issues": issues}
+
+
+# -- Parquet ------------------------------------------------------------------------------
+def read_parquet(path: Path) -> tuple[pd.DataFrame, dict]:
+    """Read a canonical Parquet file; rows are numbered from 1 (record numbers)."""
+    try:
+        raw = pd.read_parquet(path)
+    except Exception as exc:  # pyarrow raises many types for damaged files
+        raise CorpusError([error("bad-parquet", f"not a readable Parquet file ({exc}).",
+                                 "re-export the table as Parquet, CSV or JSONL.", file=path)]) from None
+    rename, issues = map_columns([str(c) for c in raw.columns])
+    raw = raw.rename(columns=rename)
+    raw[SOURCE_ROW] = np.arange(1, len(raw) + 1, dtype="int64")
+    return raw, {"columns": {v: k for k, v in rename.items()}, "issues": issues}
+
+
+def read_canonical(path: str | Path, format: str | None = None, *, encoding: str | None = None,
+                   name: str | None = None) -> Corpus:
+    """Read a corpus in the canonical layout (CSV, TSV, JSONL or Parquet).
+
+    Parameters
+    ----------
+    path
+        The file.
+    format
+        ``"csv"``, ``"tsv"``, ``"jsonl"`` or ``"parquet"``; by default from the extension.
+    encoding
+        The text encoding when it is not UTF-8 (or UTF-16 with a BOM).
+    """
+    path = Path(path)
+    fmt = format or {".csv": "csv", ".tsv": "tsv", ".tab": "tsv", ".txt": "tsv", ".jsonl": "jsonl",
+                     ".ndjson": "jsonl", ".json": "jsonl", ".parquet": "parquet", ".pq": "parquet"}.get(
+        path.suffix.lower(), "csv")
+    if fmt == "csv":
+        raw, info = read_delimited(path, ",", encoding)
+    elif fmt == "tsv":
+        raw, info = read_delimited(path, "\t", encoding)
+    elif fmt == "jsonl":
+        raw, info = read_jsonl(path, encoding)
+    elif fmt == "parquet":
+        raw, info = read_parquet(path)
+    else:
+        raise ValueError(f"unknown canonical format {fmt!r}; expected one of {CANONICAL_FORMATS}")
+    issues = [CorpusIssue(**{**i.to_dict(), "file": str(path)}) for i in info["issues"]]
+    return build_corpus(raw, file=path, format=fmt, name=name, column_sources=info["columns"],
+                        provenance={"reader": f"canonical-{fmt}"}, issues=issues)
+
+
+def write_canonical(corpus: Corpus, path: str | Path, format: str | None = None) -> Path:
+    """Write the corpus in the canonical layout; the format follows the extension.
+
+    The file is written to a temporary name and renamed, so a failed write
+    never leaves half a file behind.
+    """
+    path = Path(path)
+    fmt = format or {".tsv": "tsv", ".jsonl": "jsonl", ".parquet": "parquet"}.get(path.suffix.lower(), "csv")
+    table = corpus.table
+    tmp = path.with_name(f".{path.name}.tmp")
+    if fmt == "csv":
+        table.to_csv(tmp, index=False)
+    elif fmt == "tsv":
+        table.to_csv(tmp, index=False, sep="\t")
+    elif fmt == "jsonl":
+        plain = table.astype({c: "string" for c in table.columns if isinstance(table[c].dtype, pd.CategoricalDtype)})
+        plain.to_json(tmp, orient="records", lines=True)
+    elif fmt == "parquet":
+        table.to_parquet(tmp, index=False)
+    else:
+        raise ValueError(f"unknown canonical format {fmt!r}; expected one of {CANONICAL_FORMATS}")
+    tmp.replace(path)
+    return path

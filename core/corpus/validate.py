@@ -1,0 +1,331 @@
+"""Validation of a raw table into a :class:`Corpus` (SPEC section 1).
+
+Every reader and importer produces a *raw* table with canonical column names
+plus a ``_source_row`` column (the 1-based line of the file each record came
+from) and hands it to :func:`build_corpus`.  Validation is vectorised so that a
+corpus of a million records validates in about a second; each problem is
+reported once, at its first row, with the number of rows it affects.
+"""
+
+from __future__ import annotations
+
+import difflib
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from . import schema
+from .corpus import Corpus
+from .issues import CorpusError, CorpusIssue, error, warning
+
+SOURCE_ROW = "_source_row"
+
+_FIX_RESULT = (
+    "give a binary 'result' column (0 or 1 per trial), or 'successes' and 'trials' "
+    "columns for aggregated cells, or verifier columns 'verifier.<name>' with a scoring rule"
+)
+
+
+def _where(raw: pd.DataFrame, mask: np.ndarray) -> tuple[int | None, int]:
+    """First source row where ``mask`` holds, and how many rows it holds for."""
+    idx = np.flatnonzero(mask)
+    if idx.size == 0:
+        return None, 0
+    first = idx[0]
+    row = int(raw[SOURCE_ROW].iat[first]) if SOURCE_ROW in raw else int(first) + 1
+    return row, int(idx.size)
+
+
+def _value(raw: pd.DataFrame, column: str, mask: np.ndarray):
+    return raw[column].iat[int(np.flatnonzero(mask)[0])]
+
+
+def _coerce_int(raw: pd.DataFrame, column: str, file, src: str, issues: list[CorpusIssue]) -> pd.Series | None:
+    """Convert a column to int64, reporting values that are not whole numbers."""
+    col = raw[column]
+    num = pd.to_numeric(col, errors="coerce")
+    bad = (num.isna() & col.notna()).to_numpy() | (num.notna() & (num != np.floor(num))).to_numpy()
+    missing = col.isna().to_numpy()
+    if bad.any():
+        row, n = _where(raw, bad)
+        issues.append(error("not-an-integer", f"'{_value(raw, column, bad)}' is not a whole number.",
+                            f"write whole numbers in '{src}'.", file=file, row=row, column=src, count=n))
+    if missing.any():
+        row, n = _where(raw, missing)
+        issues.append(error("missing-value", f"'{src}' is empty.", f"fill in '{src}' or drop the row.",
+                            file=file, row=row, column=src, count=n))
+    if bad.any() or missing.any():
+        return None
+    return num.astype("int64")
+
+
+def _binary_result(raw: pd.DataFrame, file, src: str, issues: list[CorpusIssue]) -> pd.Series | None:
+    """Parse a binary result column: 0/1, true/false, pass/fail."""
+    col = raw[schema.RESULT]
+    if col.dtype == bool:
+        return col.astype("int64")
+    if pd.api.types.is_numeric_dtype(col.dtype):
+        num = col.astype("float64")
+    else:
+        text = col.astype("string").str.strip().str.lower()
+        mapped = text.map({"true": 1.0, "false": 0.0, "pass": 1.0, "fail": 0.0, "passed": 1.0, "failed": 0.0,
+                           "yes": 1.0, "no": 0.0, "success": 1.0, "failure": 0.0})
+        num = pd.to_numeric(text, errors="coerce").astype("float64")
+        num = num.where(num.notna(), mapped.astype("float64"))
+    missing = num.isna().to_numpy()
+    nonbinary = ~missing & ~np.isin(num.to_numpy(), (0.0, 1.0))
+    if missing.any():
+        row, n = _where(raw, missing)
+        issues.append(error("missing-result", f"the result is empty or not a number ('{_value(raw, schema.RESULT, missing)}').",
+                            f"write 0 or 1 in '{src}', or drop the row.", file=file, row=row, column=src, count=n))
+    if nonbinary.any():
+        row, n = _where(raw, nonbinary)
+        issues.append(error("non-binary-result", f"the result {_value(raw, schema.RESULT, nonbinary)!r} is not 0 or 1.",
+                            "a trial result must be binary: binarise scores with a threshold rule "
+                            "(--scoring threshold --gamma G), or give 'successes' and 'trials' for aggregated cells.",
+                            file=file, row=row, column=src, count=n))
+    if missing.any() or nonbinary.any():
+        return None
+    return num.astype("int64")
+
+
+def _suggest(missing: str, columns: list[str]) -> str:
+    names = [str(c) for c in columns if not str(c).startswith("_")]
+    close = difflib.get_close_matches(missing, names, n=1, cutoff=0.6)
+    syn = ", ".join(schema.SYNONYMS.get(missing, ())[:4])
+    fix = f"add a '{missing}' column"
+    if close:
+        fix = f"rename '{close[0]}' to '{missing}'"
+    if syn:
+        fix += f" (accepted synonyms: {syn})"
+    return fix + "."
+
+
+def build_corpus(raw: pd.DataFrame, *, file: str | Path | None, format: str, name: str | None = None,
+                 provenance: dict | None = None, column_sources: dict[str, str] | None = None,
+                 issues: list[CorpusIssue] | None = None) -> Corpus:
+    """Validate a raw canonical-named table and return a :class:`Corpus`.
+
+    Parameters
+    ----------
+    raw
+        Canonical column names (:mod:`.schema`); results as ``result`` (0/1) or
+        ``successes`` + ``trials``; optional ``_source_row`` with 1-based file lines.
+    file
+        The file the table came from, named in every message.
+    format
+        The reader's name, kept in :attr:`Corpus.format`.
+    provenance
+        What the reader did (mapping rules, attribution), kept on the corpus.
+    column_sources
+        Canonical name -> column name as written in the file, for messages.
+    issues
+        Problems found already by the reader; errors among them make this raise.
+
+    Raises
+    ------
+    CorpusError
+        With every error found (missing columns, non-binary results, successes >
+        trials, negative or NaN cost, duplicate keys, empty file, ...).
+    """
+    issues = list(issues or [])
+    sources = dict(column_sources or {})
+    src = lambda c: sources.get(c, c)  # noqa: E731 - the name the user wrote
+    fname = None if file is None else str(file)
+
+    if len(raw) == 0:
+        issues.append(error("empty", "the file holds no records.",
+                            "check that it is the right file and that it has rows below the header.", file=fname))
+        raise CorpusError([i for i in issues if i.severity == "error"] or issues)
+
+    missing = [c for c in schema.REQUIRED_FACETS if c not in raw.columns]
+    for c in missing:
+        issues.append(error("missing-column", f"no '{c}' column (columns found: "
+                            f"{', '.join(str(x) for x in raw.columns if not str(x).startswith('_'))}).",
+                            _suggest(c, list(raw.columns)), file=fname, column=c))
+    has_result = schema.RESULT in raw.columns
+    has_cells = schema.SUCCESSES in raw.columns or schema.TRIALS in raw.columns
+    if not has_result and not has_cells:
+        issues.append(error("missing-column", "no result column.", _FIX_RESULT + ".", file=fname, column="result"))
+    elif has_cells and not (schema.SUCCESSES in raw.columns and schema.TRIALS in raw.columns):
+        have = schema.SUCCESSES if schema.SUCCESSES in raw.columns else schema.TRIALS
+        need = schema.TRIALS if have == schema.SUCCESSES else schema.SUCCESSES
+        issues.append(error("missing-column", f"'{src(have)}' is given without '{need}'.",
+                            f"add a '{need}' column (aggregated cells need both).", file=fname, column=need))
+    if any(i.severity == "error" for i in issues):
+        raise CorpusError([i for i in issues if i.severity == "error"])
+
+    out: dict[str, pd.Series] = {}
+    for c in schema.REQUIRED_FACETS:
+        col = raw[c]
+        text = col.astype("string").str.strip()
+        empty = (text.isna() | (text == "")).to_numpy()
+        if empty.any():
+            row, n = _where(raw, empty)
+            issues.append(error("missing-value", f"'{src(c)}' is empty.", f"fill in the {c} name or drop the row.",
+                                file=fname, row=row, column=src(c), count=n))
+        out[c] = text.astype("category")
+    if schema.TRIAL_ID in raw.columns:
+        t = raw[schema.TRIAL_ID].astype("string").str.strip()
+        out[schema.TRIAL_ID] = t.mask(t == "").astype("category")
+
+    # -- results ---------------------------------------------------------------
+    if schema.SUCCESSES in raw.columns:
+        k = _coerce_int(raw, schema.SUCCESSES, fname, src(schema.SUCCESSES), issues)
+        n = _coerce_int(raw, schema.TRIALS, fname, src(schema.TRIALS), issues)
+        if k is not None and n is not None:
+            bad_n = (n < 1).to_numpy()
+            if bad_n.any():
+                row, cnt = _where(raw, bad_n)
+                issues.append(error("trials-not-positive", f"trials = {n[bad_n].iloc[0]}; a cell needs at least one trial.",
+                                    "drop cells with no trials.", file=fname, row=row, column=src(schema.TRIALS), count=cnt))
+            neg = (k < 0).to_numpy()
+            if neg.any():
+                row, cnt = _where(raw, neg)
+                issues.append(error("negative-successes", f"successes = {k[neg].iloc[0]} is negative.",
+                                    "count successes from 0.", file=fname, row=row, column=src(schema.SUCCESSES), count=cnt))
+            over = (k > n).to_numpy()
+            if over.any():
+                row, cnt = _where(raw, over)
+                i0 = int(np.flatnonzero(over)[0])
+                issues.append(error("successes-exceed-trials",
+                                    f"successes ({k.iat[i0]}) > trials ({n.iat[i0]}).",
+                                    "check the two columns are not swapped; successes count the trials that passed.",
+                                    file=fname, row=row, column=src(schema.SUCCESSES), count=cnt))
+            out[schema.SUCCESSES], out[schema.TRIALS] = k, n
+    else:
+        r = _binary_result(raw, fname, src(schema.RESULT), issues)
+        if r is not None:
+            out[schema.SUCCESSES] = r
+            out[schema.TRIALS] = pd.Series(np.ones(len(raw), dtype="int64"), index=raw.index)
+
+    # -- optional numeric metadata ------------------------------------------------
+    for c in schema.NUMERIC_METADATA:
+        if c not in raw.columns:
+            continue
+        col = raw[c]
+        num = pd.to_numeric(col, errors="coerce").astype("float64")
+        notnum = (num.isna() & col.notna() & (col.astype("string").str.strip() != "")).to_numpy()
+        if notnum.any():
+            row, cnt = _where(raw, notnum)
+            issues.append(error("not-a-number", f"'{_value(raw, c, notnum)}' is not a number.",
+                                f"write a number in '{src(c)}'.", file=fname, row=row, column=src(c), count=cnt))
+        if c == schema.COST:
+            nan = num.isna().to_numpy() & ~notnum
+            if nan.any():
+                row, cnt = _where(raw, nan)
+                issues.append(error("missing-cost", "the cost is empty (NaN).",
+                                    "fill in the cost in USD for every row, or drop the cost column and give a "
+                                    "price per trial per benchmark instead.",
+                                    file=fname, row=row, column=src(c), count=cnt))
+            neg = (num < 0).to_numpy()
+            if neg.any():
+                row, cnt = _where(raw, neg)
+                issues.append(error("negative-cost", f"the cost {num[neg].iloc[0]} is negative.",
+                                    "costs are USD spent on the row's trials and must be >= 0.",
+                                    file=fname, row=row, column=src(c), count=cnt))
+        elif c != "difficulty":
+            neg = (num < 0).to_numpy()
+            if neg.any():
+                row, cnt = _where(raw, neg)
+                issues.append(error("negative-value", f"'{src(c)}' is negative ({num[neg].iloc[0]}).",
+                                    f"'{src(c)}' counts something and must be >= 0.",
+                                    file=fname, row=row, column=src(c), count=cnt))
+        out[c] = num
+    if schema.SOFT_SCORE in raw.columns:
+        out[schema.SOFT_SCORE] = pd.to_numeric(raw[schema.SOFT_SCORE], errors="coerce").astype("float64")
+    for c in raw.columns:
+        if str(c).startswith(schema.VERIFIER_PREFIX):
+            v = pd.to_numeric(raw[c], errors="coerce")
+            bad = (v.notna() & ~v.isin([0, 1])).to_numpy() | (v.isna() & raw[c].notna()).to_numpy()
+            if bad.any():
+                row, cnt = _where(raw, bad)
+                issues.append(error("non-binary-verifier", f"verifier result {_value(raw, c, bad)!r} is not 0 or 1.",
+                                    "verifier results must be binary (0/1); leave a missing result empty.",
+                                    file=fname, row=row, column=src(c), count=cnt))
+            out[c] = v.astype("Int8") if not bad.any() else v
+    for c in (*schema.TEXT_METADATA, *schema.EXTRA_FACETS):
+        if c in raw.columns:
+            out[c] = raw[c].astype("string").astype("category")
+    for c in raw.columns:  # anything else the file had is kept, untouched
+        if c not in out and c not in (schema.RESULT, SOURCE_ROW) and not str(c).startswith("_"):
+            out[c] = raw[c]
+
+    if any(i.severity == "error" for i in issues):
+        raise CorpusError([i for i in issues if i.severity == "error"])
+
+    table = pd.DataFrame(out, index=pd.RangeIndex(len(raw)))
+    _check_duplicates(table, raw, fname, src, issues)
+    if any(i.severity == "error" for i in issues):
+        raise CorpusError([i for i in issues if i.severity == "error"])
+    issues.extend(_design_warnings(table, fname))
+
+    order = [c for c in schema.CANONICAL_ORDER if c in table.columns]
+    order += sorted(c for c in table.columns if c.startswith(schema.VERIFIER_PREFIX))
+    order += [c for c in table.columns if c not in order]
+    table = table[order]
+    stem = Path(fname).stem if fname else "corpus"
+    return Corpus(table=table, name=name or stem, source=None if fname is None else Path(fname),
+                  format=format, warnings=[i for i in issues if i.severity == "warning"],
+                  provenance=dict(provenance or {}))
+
+
+def _check_duplicates(table: pd.DataFrame, raw: pd.DataFrame, fname, src, issues: list[CorpusIssue]) -> None:
+    key = [c for c in schema.RECORD_KEY if c in table.columns]
+    codes = [table[c].cat.codes.to_numpy().astype("int64") for c in key]
+    # one integer per key through mixed-radix codes (cheaper than hashing strings)
+    combined = np.zeros(len(table), dtype="int64")
+    for c, col in zip(key, codes):
+        combined = combined * (int(col.max()) + 2) + (col + 1)
+    dup = pd.Series(combined).duplicated(keep=False).to_numpy()
+    if dup.any():
+        later = pd.Series(combined).duplicated(keep="first").to_numpy()
+        row, cnt = _where(raw, later)
+        i0 = int(np.flatnonzero(later)[0])
+        first_i = int(np.flatnonzero(dup & (combined == combined[i0]))[0])
+        first_row = int(raw[SOURCE_ROW].iat[first_i]) if SOURCE_ROW in raw else first_i + 1
+        what = ", ".join(f"{c}={table[c].iat[i0]}" for c in key)
+        fix = ("give each repeated trial its own id in a 'trial' column"
+               if schema.TRIAL_ID not in table.columns else "remove the repeated row or give it a distinct trial id")
+        issues.append(error("duplicate-key", f"duplicate record ({what}); first seen on line {first_row}.",
+                            fix + ".", file=fname, row=row, column=src(key[-1]), count=cnt))
+
+
+def _design_warnings(table: pd.DataFrame, fname) -> list[CorpusIssue]:
+    """Warnings about the design that are worth listing but not fatal."""
+    out: list[CorpusIssue] = []
+    per_task = table.groupby(["benchmark", "task"], observed=True)[[schema.SUCCESSES, schema.TRIALS]].sum()
+    all0 = per_task[schema.SUCCESSES] == 0
+    all1 = per_task[schema.SUCCESSES] == per_task[schema.TRIALS]
+    n_tasks = len(per_task)
+    if all0.any():
+        ex = ", ".join(f"{b}/{t}" for b, t in per_task.index[all0.to_numpy()][:3])
+        out.append(warning("task-all-fail", f"{int(all0.sum())} of {n_tasks} tasks were never solved (e.g. {ex}).",
+                           "they carry no information on model differences; consider whether they are broken.",
+                           file=fname, column="task", count=int(all0.sum())))
+    if all1.any():
+        ex = ", ".join(f"{b}/{t}" for b, t in per_task.index[all1.to_numpy()][:3])
+        out.append(warning("task-all-pass", f"{int(all1.sum())} of {n_tasks} tasks were always solved (e.g. {ex}).",
+                           "they carry no information on model differences.", file=fname, column="task",
+                           count=int(all1.sum())))
+    for facet in ("model", "scaffold"):
+        n_rec = table.groupby(facet, observed=True).size()
+        once = n_rec[n_rec == 1]
+        if len(once):
+            out.append(warning(f"{facet}-seen-once", f"{len(once)} {facet}s appear in a single record "
+                               f"(e.g. {', '.join(map(str, once.index[:3]))}).",
+                               f"their {facet} effect rests on one observation; its estimate is mostly prior.",
+                               file=fname, column=facet, count=len(once)))
+    per_task_agents = table.groupby(["benchmark", "task"], observed=True)["model"].nunique()
+    lone = per_task_agents[per_task_agents < 2]
+    if len(lone):
+        out.append(warning("task-one-model", f"{len(lone)} tasks were attempted by a single model.",
+                           "task-by-model interaction is not informed for them.", file=fname, column="task",
+                           count=len(lone)))
+    scaffold_models = table.groupby("scaffold", observed=True)["model"].nunique()
+    if table["scaffold"].nunique() > 1 and (scaffold_models == 1).all():
+        out.append(warning("scaffold-confounded", "every scaffold is used with a single model, so scaffold and "
+                           "model effects are confounded.", "evaluate some models under several scaffolds.",
+                           file=fname, column="scaffold"))
+    return out

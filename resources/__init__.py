@@ -1,0 +1,1 @@
+"""Bundled resources: the demo corpus, alias maps and icons."""
