@@ -1,0 +1,207 @@
+"""Bad input gets an error that names the file, the line, the column and a fix."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from ddr_explorer.core.corpus.issues import CorpusError
+from ddr_explorer.core.corpus.readers import read_canonical, write_canonical
+
+HEADER = "benchmark,task,model,scaffold,trial,result,cost\n"
+GOOD_ROWS = [
+    "tb,t1,gpt,codex,1,1,0.10",
+    "tb,t1,gpt,codex,2,0,0.12",
+    "tb,t2,gpt,codex,1,0,0.20",
+    "tb,t1,claude,codex,1,1,0.30",
+    "tb,t2,claude,codex,1,1,0.25",
+    "tb,t2,claude,goose,1,0,0.05",
+]
+
+
+def write(tmp_path: Path, text: str | bytes, name: str = "corpus.csv") -> Path:
+    p = tmp_path / name
+    if isinstance(text, bytes):
+        p.write_bytes(text)
+    else:
+        p.write_text(text, encoding="utf-8")
+    return p
+
+
+def only_error(exc: pytest.ExceptionInfo) -> object:
+    issues = exc.value.issues
+    assert len(issues) == 1, [str(i) for i in issues]
+    return issues[0]
+
+
+def test_good_file_loads_with_counts(tmp_path):
+    c = read_canonical(write(tmp_path, HEADER + "\n".join(GOOD_ROWS) + "\n"))
+    assert c.n_records == 6 and c.n_trials == 6 and c.n_successes == 3
+    assert c.n_levels("model") == 2 and c.n_levels("scaffold") == 2 and c.n_levels("agent") == 3
+    assert c.table["cost"].sum() == pytest.approx(1.02)
+    assert list(c.table.columns[:7]) == ["benchmark", "task", "model", "scaffold", "trial", "successes", "trials"]
+
+
+def test_synonyms_map_to_canonical_names(tmp_path):
+    text = "Benchmark,task_id,model_name,harness,run_id,passed,cost_usd\n" + "\n".join(GOOD_ROWS) + "\n"
+    c = read_canonical(write(tmp_path, text))
+    assert c.n_records == 6
+    assert {"benchmark", "task", "model", "scaffold", "trial", "cost"} <= set(c.table.columns)
+
+
+def test_misnamed_column_suggests_the_rename(tmp_path):
+    text = HEADER.replace("model", "modle") + "\n".join(GOOD_ROWS) + "\n"
+    with pytest.raises(CorpusError) as exc:
+        read_canonical(write(tmp_path, text))
+    issue = only_error(exc)
+    assert issue.code == "missing-column" and issue.column == "model"
+    assert "rename 'modle' to 'model'" in issue.fix
+    assert str(tmp_path / "corpus.csv") in str(exc.value)
+
+
+def test_missing_result_column(tmp_path):
+    text = "benchmark,task,model,scaffold\ntb,t1,m,a\n"
+    with pytest.raises(CorpusError) as exc:
+        read_canonical(write(tmp_path, text))
+    assert only_error(exc).code == "missing-column"
+    assert "successes" in only_error(exc).fix
+
+
+def test_non_binary_result_names_line_and_column(tmp_path):
+    rows = list(GOOD_ROWS)
+    rows[3] = "tb,t1,claude,codex,1,0.5,0.30"
+    rows[4] = "tb,t2,claude,codex,1,2,0.25"
+    with pytest.raises(CorpusError) as exc:
+        read_canonical(write(tmp_path, HEADER + "\n".join(rows) + "\n"))
+    issue = only_error(exc)
+    assert issue.code == "non-binary-result"
+    assert (issue.row, issue.column, issue.count) == (5, "result", 2)  # header is line 1
+    assert "threshold" in issue.fix
+
+
+def test_successes_greater_than_trials(tmp_path):
+    text = "benchmark,task,model,scaffold,successes,trials\ntb,t1,m,a,3,5\ntb,t2,m,a,6,5\n"
+    with pytest.raises(CorpusError) as exc:
+        read_canonical(write(tmp_path, text))
+    issue = only_error(exc)
+    assert (issue.code, issue.row, issue.column) == ("successes-exceed-trials", 3, "successes")
+    assert "(6) > trials (5)" in issue.message
+
+
+def test_negative_and_nan_cost(tmp_path):
+    rows = list(GOOD_ROWS)
+    rows[1] = "tb,t1,gpt,codex,2,0,-0.5"
+    rows[2] = "tb,t2,gpt,codex,1,0,"
+    with pytest.raises(CorpusError) as exc:
+        read_canonical(write(tmp_path, HEADER + "\n".join(rows) + "\n"))
+    by_code = {i.code: i for i in exc.value.issues}
+    assert by_code["negative-cost"].row == 3 and by_code["negative-cost"].column == "cost"
+    assert by_code["missing-cost"].row == 4
+
+
+def test_duplicate_keys_name_both_lines(tmp_path):
+    rows = [*GOOD_ROWS, "tb,t1,gpt,codex,2,1,0.10"]
+    with pytest.raises(CorpusError) as exc:
+        read_canonical(write(tmp_path, HEADER + "\n".join(rows) + "\n"))
+    issue = only_error(exc)
+    assert issue.code == "duplicate-key" and issue.row == 8
+    assert "first seen on line 3" in issue.message
+
+
+def test_duplicates_without_trial_column_ask_for_one(tmp_path):
+    text = "benchmark,task,model,scaffold,result\ntb,t1,m,a,1\ntb,t1,m,a,0\n"
+    with pytest.raises(CorpusError) as exc:
+        read_canonical(write(tmp_path, text))
+    assert "trial" in only_error(exc).fix
+
+
+@pytest.mark.parametrize("text", ["", "   \n\n", HEADER])
+def test_empty_file(tmp_path, text):
+    with pytest.raises(CorpusError) as exc:
+        read_canonical(write(tmp_path, text))
+    assert only_error(exc).code == "empty"
+
+
+def test_wrong_encoding_names_line_and_column(tmp_path):
+    text = (HEADER + "\n".join(GOOD_ROWS[:2]) + "\ntb,t2,caf\u00e9-model,codex,1,0,0.2\n").encode("latin-1")
+    with pytest.raises(CorpusError) as exc:
+        read_canonical(write(tmp_path, text))
+    issue = only_error(exc)
+    assert (issue.code, issue.row, issue.column) == ("encoding", 4, "model")
+    assert "--encoding" in issue.fix
+    # and naming the encoding reads it
+    c = read_canonical(tmp_path / "corpus.csv", encoding="latin-1")
+    assert "caf\u00e9-model" in set(c.table["model"])
+
+
+def test_utf8_bom_and_utf16_are_read(tmp_path):
+    text = HEADER + "\n".join(GOOD_ROWS) + "\n"
+    assert read_canonical(write(tmp_path, b"\xef\xbb\xbf" + text.encode(), "bom.csv")).n_records == 6
+    assert read_canonical(write(tmp_path, text.encode("utf-16"), "u16.csv")).n_records == 6
+
+
+@pytest.mark.parametrize("bad,line,code,column", [
+    ("tb,t3,gpt,codex,1,1,0.1,extra", 8, "ragged-row", None),
+    ("tb,t3,gpt,codex,1", 8, "ragged-row", "result"),
+])
+def test_ragged_rows(tmp_path, bad, line, code, column):
+    with pytest.raises(CorpusError) as exc:
+        read_canonical(write(tmp_path, HEADER + "\n".join([*GOOD_ROWS, bad]) + "\n"))
+    issue = only_error(exc)
+    assert (issue.code, issue.row, issue.column) == (code, line, column)
+
+
+def test_invalid_json_line(tmp_path):
+    text = '{"benchmark":"b","task":"t","model":"m","scaffold":"a","result":1}\n{"benchmark": "b", oops}\n'
+    with pytest.raises(CorpusError) as exc:
+        read_canonical(write(tmp_path, text, "c.jsonl"))
+    issue = only_error(exc)
+    assert (issue.code, issue.row) == ("bad-json", 2)
+
+
+def test_missing_facet_value(tmp_path):
+    rows = list(GOOD_ROWS)
+    rows[0] = "tb,,gpt,codex,1,1,0.10"
+    with pytest.raises(CorpusError) as exc:
+        read_canonical(write(tmp_path, HEADER + "\n".join(rows) + "\n"))
+    issue = only_error(exc)
+    assert (issue.code, issue.row, issue.column) == ("missing-value", 2, "task")
+
+
+def test_warnings_are_listed_not_fatal(tmp_path):
+    rows = [*GOOD_ROWS, "tb,t3,gpt,codex,1,0,0.1", "tb,t3,claude,codex,1,0,0.1", "tb,t1,llama,goose,1,1,0.1"]
+    c = read_canonical(write(tmp_path, HEADER + "\n".join(rows) + "\n"))
+    codes = {w.code: w for w in c.warnings}
+    assert codes["task-all-fail"].count == 1 and "tb/t3" in codes["task-all-fail"].message
+    assert codes["model-seen-once"].count == 1 and "llama" in codes["model-seen-once"].message
+
+
+@pytest.mark.parametrize("ext", ["csv", "tsv", "jsonl", "parquet"])
+def test_round_trip_every_canonical_format(tmp_path, ext):
+    src = read_canonical(write(tmp_path, HEADER + "\n".join(GOOD_ROWS) + "\n"))
+    out = write_canonical(src, tmp_path / f"out.{ext}")
+    back = read_canonical(out)
+    assert back.content_hash == src.content_hash
+    pd.testing.assert_frame_equal(back.table.reset_index(drop=True), src.table.reset_index(drop=True),
+                                  check_categorical=False, check_dtype=False)
+
+
+def test_content_hash_ignores_row_order(tmp_path):
+    a = read_canonical(write(tmp_path, HEADER + "\n".join(GOOD_ROWS) + "\n", "a.csv"))
+    b = read_canonical(write(tmp_path, HEADER + "\n".join(GOOD_ROWS[::-1]) + "\n", "b.csv"))
+    changed = list(GOOD_ROWS)
+    changed[0] = changed[0].replace(",1,1,", ",1,0,")
+    c = read_canonical(write(tmp_path, HEADER + "\n".join(changed) + "\n", "c.csv"))
+    assert a.content_hash == b.content_hash != c.content_hash
+
+
+def test_aggregation_into_binomial_cells(tmp_path):
+    c = read_canonical(write(tmp_path, HEADER + "\n".join(GOOD_ROWS) + "\n"))
+    cells = c.aggregated()
+    row = cells[(cells.task == "t1") & (cells.model == "gpt")]
+    assert (int(row.successes.iloc[0]), int(row.trials.iloc[0])) == (1, 2)
+    assert len(cells) == 5 and cells.trials.sum() == 6
+    np.testing.assert_array_equal(np.sort(cells.successes.to_numpy()), [0, 0, 1, 1, 1])
