@@ -1,2 +1,60 @@
-def main():
-    print("gui")
+"""Start-up of the DDR Explorer desktop app (``ddr-explorer``).
+
+This first window opens a corpus (menu, command line or drag and drop; the
+bundled demo corpus on first start), loads it off the GUI thread and shows the
+summary that ``ddr inspect`` prints, from the same core function.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+
+
+def demo_corpus_path() -> Path:
+    """The bundled Terminal-Bench 2.0 demo corpus."""
+    from importlib.resources import files
+
+    return Path(str(files("ddr_explorer.resources") / "demo" / "terminal-bench-2.csv"))
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="ddr-explorer", description="DDR Explorer desktop app")
+    parser.add_argument("path", nargs="?", type=Path, help="corpus to open (default: the demo corpus)")
+    parser.add_argument("--format", help="force the input format")
+    parser.add_argument("--screenshot", type=Path, help="save a screenshot of the window once loaded, then quit")
+    args = parser.parse_args(argv)
+    if args.screenshot and "QT_QPA_PLATFORM" not in os.environ:
+        os.environ["QT_QPA_PLATFORM"] = "offscreen"
+
+    from PySide6.QtWidgets import QApplication
+
+    from .main_window import MainWindow
+
+    app = QApplication.instance() or QApplication(sys.argv[:1])
+    app.setApplicationName("DDR Explorer")
+    window = MainWindow()
+    window.resize(1100, 720)
+    window.show()
+    window.open_corpus(args.path or demo_corpus_path(), args.format)
+    if args.screenshot:
+        def shoot() -> None:
+            if window.loading:
+                from PySide6.QtCore import QTimer
+
+                QTimer.singleShot(100, shoot)
+                return
+            window.grab().save(str(args.screenshot))
+            app.quit()
+
+        from PySide6.QtCore import QTimer
+
+        QTimer.singleShot(200, shoot)
+    return app.exec()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
