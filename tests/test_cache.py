@@ -1,0 +1,135 @@
+"""The fit cache: round trip, corruption, concurrency."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import h5py
+import numpy as np
+import pytest
+
+from ddr_explorer.core.cache import CacheEntry, FitCache, cache_key, read_fit_file
+
+
+def entry(seed=0) -> CacheEntry:
+    rng = np.random.default_rng(seed)
+    return CacheEntry(arrays={"posterior/sigma_task": rng.gamma(2, 1, (4, 250)),
+                              "posterior/u_model": rng.normal(0, 1, (4, 250, 29)).astype(np.float32),
+                              "sample_stats/diverging": np.zeros((4, 250), dtype=np.int8)},
+                      meta={"spec": {"terms": ["task", "model"]}, "settings": {"draws": 250}, "note": "é"},
+                      dims={"posterior/u_model": ["chain", "draw", "model"]})
+
+
+KEY = cache_key(corpus_hash="abc", spec={"terms": ["task"]}, priors={"sigma": [3, 0, 2.5]}, settings={"draws": 250})
+
+
+def test_key_changes_with_every_input():
+    base = dict(corpus_hash="abc", spec={"terms": ["task"]}, priors={"sigma": [3, 0, 2.5]}, settings={"draws": 250})
+    keys = {cache_key(**base)}
+    for k, v in [("corpus_hash", "abd"), ("spec", {"terms": ["model"]}), ("priors", {"sigma": [3, 0, 1]}),
+                 ("settings", {"draws": 251})]:
+        keys.add(cache_key(**{**base, k: v}))
+    keys.add(cache_key(**base, version="9.9"))
+    assert len(keys) == 6
+    assert cache_key(**base) == cache_key(**dict(reversed(list(base.items()))))
+
+
+def test_round_trip(tmp_path):
+    cache = FitCache(tmp_path)
+    e = entry()
+    path = cache.store(KEY, e)
+    got, problem = cache.load(KEY)
+    assert problem is None and path.exists()
+    assert got.meta == e.meta
+    for name, arr in e.arrays.items():
+        np.testing.assert_array_equal(got.arrays[name], arr)
+        assert got.arrays[name].dtype == arr.dtype
+    assert got.dims["posterior/u_model"] == ["chain", "draw", "model"]
+    assert not list(tmp_path.glob("*.tmp"))  # no temporary left behind
+    with h5py.File(path) as f:  # readable with plain h5py, nothing pickled
+        assert f["posterior/sigma_task"].shape == (4, 250)
+
+
+def test_absent_key(tmp_path):
+    assert FitCache(tmp_path).load(KEY) == (None, None)
+
+
+def test_truncated_file_is_reported(tmp_path):
+    cache = FitCache(tmp_path)
+    path = cache.store(KEY, entry())
+    data = path.read_bytes()
+    path.write_bytes(data[: len(data) // 2])
+    got, problem = cache.load(KEY)
+    assert got is None and problem is not None and "refitting" in str(problem)
+
+
+def test_flipped_bytes_fail_the_checksum(tmp_path):
+    cache = FitCache(tmp_path)
+    e = CacheEntry(arrays={"x": np.arange(100_000, dtype=np.float64)}, meta={})
+    path = cache.store(KEY, e)
+    with h5py.File(path, "r+") as f:  # corrupt the data but not the stored checksum
+        f["x"][10] = -1.0
+    got, problem = cache.load(KEY)
+    assert got is None and "checksum" in problem.reason
+
+
+@pytest.mark.parametrize("make", ["text", "foreign_h5", "other_key", "incomplete"])
+def test_foreign_files_are_rejected(tmp_path, make):
+    cache = FitCache(tmp_path)
+    path = cache.path_for(KEY)
+    tmp_path.mkdir(exist_ok=True)
+    if make == "text":
+        path.write_text("not hdf5")
+    elif make == "foreign_h5":
+        with h5py.File(path, "w") as f:
+            f["data"] = np.arange(3)
+    else:
+        cache.store(KEY, entry())
+        with h5py.File(path, "r+") as f:
+            if make == "other_key":
+                f.attrs["key"] = "0" * 64
+            else:
+                del f["complete"]
+    got, problem = cache.load(KEY)
+    assert got is None and problem is not None
+
+
+def test_non_numeric_arrays_are_refused(tmp_path):
+    with pytest.raises(TypeError):
+        FitCache(tmp_path).store(KEY, CacheEntry(arrays={"x": np.array(["a"], dtype=object)}))
+
+
+WORKER = """
+import sys, numpy as np
+from ddr_explorer.core.cache import CacheEntry, FitCache
+root, key, role, n = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+cache = FitCache(root)
+rng = np.random.default_rng(0)
+e = CacheEntry(arrays={"posterior/sigma_task": np.arange(200_000, dtype=np.float64)}, meta={"n": 1})
+seen = 0
+for _ in range(n):
+    if role == "write":
+        cache.store(key, e)
+    else:
+        got, problem = cache.load(key)
+        if problem is not None:
+            print("PROBLEM", problem); sys.exit(1)
+        seen += got is not None and got.arrays["posterior/sigma_task"][-1] == 199_999
+print(seen)
+"""
+
+
+def test_two_processes_writing_and_one_reading_one_key(tmp_path):
+    import subprocess
+    import sys
+
+    FitCache(tmp_path).store(KEY, CacheEntry(arrays={"posterior/sigma_task": np.arange(200_000, dtype=np.float64)},
+                                             meta={"n": 1}))
+    procs = [subprocess.Popen([sys.executable, "-c", WORKER, str(tmp_path), KEY, role, n],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+             for role, n in (("write", "20"), ("write", "20"), ("read", "60"))]
+    outs = [p.communicate(timeout=120) for p in procs]
+    assert [p.returncode for p in procs] == [0, 0, 0], outs
+    assert outs[2][0].strip() == "60"  # every read saw a complete, verified file
+    got, problem = FitCache(tmp_path).load(KEY)
+    assert problem is None and not list(Path(tmp_path).glob("*.tmp"))
