@@ -81,6 +81,72 @@ def cmd_convert(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _read_score_table(path: Path, response: str):
+    """A generic long table (G-study data) if it has the response column, else None."""
+    import pandas as pd
+
+    suffix = path.suffix.lower()
+    try:
+        if suffix in (".parquet", ".pq"):
+            head = pd.read_parquet(path)
+        elif suffix in (".csv", ".tsv", ".txt", ".tab"):
+            head = pd.read_csv(path, sep="\t" if suffix != ".csv" else ",", nrows=0)
+        else:
+            return None
+    except Exception:  # noqa: BLE001 - not a plain table: let the corpus loader explain
+        return None
+    if response not in head.columns:
+        return None
+    if suffix in (".parquet", ".pq"):
+        return head
+    return pd.read_csv(path, sep="\t" if suffix != ".csv" else ",")
+
+
+def cmd_henderson(args: argparse.Namespace) -> int:
+    from .henderson import henderson_method1
+    from .model.formula import ModelSpecError, as_spec
+
+    try:
+        spec = as_spec(args.formula)
+    except ModelSpecError as exc:
+        print(f"ddr: invalid formula: {exc}", file=sys.stderr)
+        return EXIT_INVALID
+    lhs = args.formula.split("~", 1)[0].strip() if "~" in args.formula else ""
+    all_terms = (*spec.terms, *spec.folded)
+    terms = {t.name: list(t.columns) for t in all_terms}
+    table = _read_score_table(args.path, lhs) if lhs else None
+    try:
+        if table is not None:  # a classic G-study table with a numeric score column
+            # tasks are nested in benchmarks in agent corpora; a plain G-study table has no benchmark
+            have = set(table.columns)
+            terms = {t.name: list(t.columns if set(t.columns) <= have else t.facets) for t in all_terms}
+            result = henderson_method1(table, terms, response=lhs)
+            source = {"file": str(args.path), "response": lhs, "rows": int(len(table))}
+        else:
+            corpus = _load(args)
+            result = henderson_method1(corpus.table, terms)
+            source = {"file": str(args.path), "response": "binary trials", "corpus_hash": corpus.content_hash}
+    except CorpusError as exc:
+        _print_errors(exc)
+        return EXIT_INVALID
+    except ValueError as exc:
+        print(f"ddr: {args.path}: {exc}", file=sys.stderr)
+        return EXIT_INVALID
+    out = {**source, "formula": args.formula, "method": "Henderson Method I", **result.to_dict()}
+    if args.json:
+        print(json.dumps(out, indent=2))
+        return EXIT_OK
+    print(f"Henderson Method I on {args.path} ({result.n_obs:,} observations, response: {source['response']})")
+    print(f"formula: {args.formula}")
+    total = sum(result.components.values()) or 1.0
+    print(f"{'term':<32}{'sigma^2':>12}{'share':>9}")
+    for term, value in result.components.items():
+        flag = "  negative, floored at 0" if term in result.flagged else ""
+        print(f"{term:<32}{value:>12.5f}{value / total:>9.1%}{flag}")
+    print("Components are on the observed scale (probability scale for binary trials), not the logit scale.")
+    return EXIT_OK
+
+
 def cmd_formats(args: argparse.Namespace) -> int:
     from .corpus.io import available_formats
 
@@ -104,6 +170,13 @@ def build_parser() -> argparse.ArgumentParser:
     _add_corpus_arguments(p)
     p.add_argument("-o", "--output", type=Path, required=True, help="output file (.csv, .tsv, .jsonl, .parquet)")
     p.set_defaults(func=cmd_convert)
+
+    p = sub.add_parser("henderson", help="variance components by Henderson's Method I (closed form)")
+    _add_corpus_arguments(p)
+    p.add_argument("--formula", required=True,
+                   help="random-intercept formula or preset, e.g. \"score ~ (1|person) + (1|task/rater)\"")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.set_defaults(func=cmd_henderson)
 
     p = sub.add_parser("formats", help="list the input formats")
     p.set_defaults(func=cmd_formats)

@@ -32,7 +32,7 @@ trials contributes k to every total, n to every count and k to T_0 (y^2 = y).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Sequence
+from typing import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -79,7 +79,8 @@ def _codes(table: pd.DataFrame, facets: Sequence[str]) -> tuple[np.ndarray, int]
     return codes, int(codes.max()) + 1 if len(codes) else 0
 
 
-def henderson_method1(table: pd.DataFrame, terms: Sequence[str], *, response: str | None = None,
+def henderson_method1(table: pd.DataFrame, terms: Sequence[str] | Mapping[str, Sequence[str]], *,
+                      response: str | None = None,
                       successes: str = "successes", trials: str = "trials") -> HendersonResult:
     """Estimate variance components by Henderson's Method I.
 
@@ -90,7 +91,8 @@ def henderson_method1(table: pd.DataFrame, terms: Sequence[str], *, response: st
         per binomial cell with ``successes`` and ``trials`` (binary trials).
     terms
         Random terms, facets joined by ``":"`` (``"task"``, ``"benchmark:task"``,
-        ``"task:rater"`` for raters nested in tasks).  The residual is added.
+        ``"task:rater"`` for raters nested in tasks), or a mapping of term name to
+        the columns that identify its levels.  The residual is added.
     response
         Name of a numeric response column; if None, binary trials from
         ``successes``/``trials`` are used.
@@ -106,8 +108,11 @@ def henderson_method1(table: pd.DataFrame, terms: Sequence[str], *, response: st
         cannot be separated by the design (the system is singular): the message
         names them.
     """
-    terms = [t.strip() for t in terms if t.strip()]
-    facets_of = {t: [f.strip() for f in t.split(":")] for t in terms}
+    if isinstance(terms, Mapping):
+        facets_of = {str(t): list(cols) for t, cols in terms.items()}
+    else:
+        facets_of = {t.strip(): [f.strip() for f in t.split(":")] for t in terms if t.strip()}
+    terms = list(facets_of)
     missing = sorted({f for fs in facets_of.values() for f in fs if f not in table.columns})
     if missing:
         raise ValueError(f"no column {', '.join(map(repr, missing))} for the formula; "
