@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal, Qt
-from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtGui import QAction, QFontDatabase, QKeySequence
 from PySide6.QtWidgets import (
     QFileDialog,
     QLabel,
@@ -65,6 +65,7 @@ class MainWindow(QMainWindow):
         self.header.setTextInteractionFlags(Qt.TextSelectableByMouse)
         self.summary_view = QPlainTextEdit(readOnly=True)
         self.summary_view.setObjectName("summary_view")
+        self.summary_view.setFont(QFontDatabase.systemFont(QFontDatabase.FixedFont))
         self.issues_table = QTableWidget(0, 4)
         self.issues_table.setHorizontalHeaderLabels(["severity", "where", "problem", "fix"])
         self.issues_table.horizontalHeader().setStretchLastSection(True)

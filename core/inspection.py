@@ -1,0 +1,127 @@
+"""What ``ddr inspect`` prints and the app's corpus panel shows: one summary dict.
+
+The same :func:`inspect_corpus` feeds the CLI (text and JSON) and the GUI, so
+both show the same numbers.
+"""
+
+from __future__ import annotations
+
+from .corpus.corpus import Corpus
+from .design import diagnose
+
+
+def inspect_corpus(corpus: Corpus) -> dict:
+    """Summarise a validated corpus and its design diagnostics.
+
+    Returns
+    -------
+    dict
+        JSON-ready.  Top-level keys: ``file``, ``name``, ``format``,
+        ``content_hash``, ``n_records``, ``n_trials``, ``n_successes``,
+        ``n_benchmarks``, ``n_tasks``, ``n_models``, ``n_scaffolds``,
+        ``n_agents``, ``n_cells``, ``per_benchmark``, ``connected``,
+        ``components``, ``articulation_vertices``, ``benchmark_degree``,
+        ``conditions`` (Prop. E.3 (i)-(iv): true/false/null when not
+        applicable), ``separable_components``, ``not_separable``,
+        ``suggested_terms``, ``warnings``, ``errors`` (empty: a corpus with
+        errors never loads), ``provenance`` and ``diagnostics`` (everything
+        :func:`ddr_explorer.core.design.diagnose` found).
+    """
+    diag = diagnose(corpus).to_dict()
+    counts, conn, sep = diag["counts"], diag["connectivity"], diag["separability"]
+    out = {
+        "file": None if corpus.source is None else str(corpus.source),
+        "name": corpus.name,
+        "format": corpus.format,
+        "content_hash": corpus.content_hash,
+        "n_records": counts["records"],
+        "n_trials": counts["trials"],
+        "n_successes": counts["successes"],
+        "n_benchmarks": counts["benchmarks"],
+        "n_tasks": counts["tasks"],
+        "n_models": counts["models"],
+        "n_scaffolds": counts["scaffolds"],
+        "n_agents": counts["agents"],
+        "n_cells": counts["cells"],
+        "has_trial_ids": corpus.has_trial_ids,
+        "has_cost": corpus.has_cost,
+        "verifiers": [c.split(".", 1)[1] for c in corpus.verifier_columns],
+        "per_benchmark": counts["per_benchmark"],
+        "connected": conn["connected"],
+        "components": conn["components"],
+        "articulation_vertices": conn["articulation_vertices"],
+        "benchmark_degree": conn["benchmark_degree"],
+        "conditions": {k: v["holds"] for k, v in sep["conditions"].items()},
+        "separability_scope": sep["scope"],
+        "separable_components": sep["separable_components"],
+        "not_separable": sep["not_separable"],
+        "suggested_terms": sep["suggested_terms"],
+        "warnings": [w.to_dict() for w in corpus.warnings],
+        "errors": [],
+        "provenance": corpus.provenance,
+        "diagnostics": diag,
+    }
+    if corpus.verifier_columns:
+        from .corpus.scoring import scoring_rule_comparison
+
+        try:
+            out["scoring_rules"] = scoring_rule_comparison(corpus).to_dict()
+        except ValueError as exc:  # e.g. aggregated cells carry no per-trial verifier results
+            out["scoring_rules"] = {"error": str(exc)}
+    return out
+
+
+def _yes(v) -> str:
+    return {True: "yes", False: "NO", None: "n/a"}[v]
+
+
+def format_summary(s: dict, max_warnings: int = 12) -> str:
+    """The readable text of ``ddr inspect`` (and the app's summary panel)."""
+    lines = [
+        f"Corpus      {s['name']}  ({s['format']})",
+        f"File        {s['file']}",
+        f"Hash        {s['content_hash'][:16]}",
+        "",
+        f"Records     {s['n_records']:>10,}   trials {s['n_trials']:,}, successes {s['n_successes']:,} "
+        f"({s['n_successes'] / max(s['n_trials'], 1):.1%})",
+        f"Benchmarks  {s['n_benchmarks']:>10,}",
+        f"Tasks       {s['n_tasks']:>10,}",
+        f"Models      {s['n_models']:>10,}",
+        f"Scaffolds   {s['n_scaffolds']:>10,}",
+        f"Agents      {s['n_agents']:>10,}   (distinct model-scaffold pairs)",
+        f"Cells       {s['n_cells']:>10,}   (binomial cells after aggregating identical trials)",
+    ]
+    if len(s["per_benchmark"]) > 1:
+        lines += ["", f"{'benchmark':<28}{'records':>9}{'tasks':>7}{'models':>8}{'scaffolds':>10}{'agents':>8}"]
+        for b, c in s["per_benchmark"].items():
+            lines.append(f"{b[:27]:<28}{c['records']:>9,}{c['tasks']:>7,}{c['models']:>8,}{c['scaffolds']:>10,}"
+                         f"{c['agents']:>8,}")
+    lines += ["", "Connectivity (seed 000, App. E)"]
+    n_comp = len(s["components"])
+    lines.append(f"  incidence graph: {'connected' if s['connected'] else f'{n_comp} components — contrasts across components are not identified'}")
+    if n_comp > 1:
+        for i, comp in enumerate(s["components"][:6], start=1):
+            lines.append(f"    component {i}: {len(comp)} vertices, e.g. {', '.join(comp[:4])}")
+    av = s["articulation_vertices"]
+    lines.append(f"  articulation vertices: {', '.join(av[:8]) if av else 'none'}{' ...' if len(av) > 8 else ''}")
+    lines += ["", f"Separability ({s['separability_scope']} model; Prop. E.3 conditions)"]
+    names = {"i": "(i)   models on several benchmarks, connected",
+             "ii": "(ii)  scaffolds on several benchmarks, connected",
+             "iii": "(iii) model-scaffold pairs recur across benchmarks",
+             "iv": "(iv)  items attempted by several models and scaffolds"}
+    for k, label in names.items():
+        lines.append(f"  {label:<56}{_yes(s['conditions'].get(k))}")
+    lines.append(f"  separable components: {', '.join(s['separable_components']) or 'none'}")
+    if s["not_separable"]:
+        lines.append(f"  NOT separable:        {', '.join(s['not_separable'])}")
+        lines.append(f"  a formula the design supports: {' + '.join(f'(1|{t})' for t in s['suggested_terms'])}")
+    if "scoring_rules" in s and "error" not in s["scoring_rules"]:
+        lines += ["", f"Verifiers: {', '.join(s['verifiers'])} (see --json for the scoring-rule comparison)"]
+    warnings = s["warnings"]
+    lines += ["", f"Warnings ({len(warnings)})" if warnings else "No warnings"]
+    for w in warnings[:max_warnings]:
+        where = ", ".join(str(x) for x in (f"line {w['row']}" if w.get("row") else None, w.get("column")) if x)
+        lines.append(f"  - {w['message']}" + (f" [{where}]" if where else ""))
+    if len(warnings) > max_warnings:
+        lines.append(f"  ... and {len(warnings) - max_warnings} more (see --json)")
+    return "\n".join(lines)

@@ -1,0 +1,50 @@
+"""The main window opens a corpus off the GUI thread and survives bad files."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("PySide6")
+pytestmark = pytest.mark.gui
+
+from ddr_explorer.core.corpus.io import load_corpus  # noqa: E402
+from ddr_explorer.core.inspection import format_summary, inspect_corpus  # noqa: E402
+from ddr_explorer.gui.app import demo_corpus_path  # noqa: E402
+from ddr_explorer.gui.main_window import MainWindow  # noqa: E402
+
+
+@pytest.fixture
+def window(qtbot):
+    w = MainWindow()
+    qtbot.addWidget(w)
+    return w
+
+
+def test_demo_corpus_is_bundled():
+    assert demo_corpus_path().exists()
+
+
+def test_loads_demo_and_shows_core_summary(window, qtbot):
+    with qtbot.waitSignal(window.corpus_loaded, timeout=30_000):
+        window.open_corpus(demo_corpus_path())
+    want = format_summary(inspect_corpus(load_corpus(demo_corpus_path())))
+    assert window.summary_view.toPlainText() == want
+    assert window.corpus.n_records == 7387
+    assert window.issues_table.rowCount() == len(window.summary["warnings"]) == 1
+
+
+def test_broken_file_keeps_the_loaded_corpus(window, qtbot, tmp_path):
+    with qtbot.waitSignal(window.corpus_loaded, timeout=30_000):
+        window.open_corpus(demo_corpus_path())
+    bad = tmp_path / "broken.csv"
+    bad.write_text("benchmark,task,model,scaffold,successes,trials\nb,t,m,a,9,5\n")
+    with qtbot.waitSignal(window.load_failed, timeout=30_000) as blocker:
+        window.open_corpus(bad)
+    assert "successes (9) > trials (5)" in blocker.args[0]
+    assert "broken.csv, line 2" in window.error_view.text() and window.error_view.isVisibleTo(window)
+    assert window.corpus.n_records == 7387  # nothing the user had is lost
+    with qtbot.waitSignal(window.corpus_loaded, timeout=30_000):  # and the app keeps working
+        window.open_corpus(demo_corpus_path())
+    assert not window.error_view.isVisibleTo(window)
