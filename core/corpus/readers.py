@@ -128,7 +128,10 @@ def read_delimited(path: Path, delimiter: str = ",", encoding: str | None = None
     header_line = data[: data.find(b"\n")] if b"\n" in data else data
     header = next(csv.reader([header_line.decode("utf-8").rstrip("\r")], delimiter=delimiter))
     rename, issues = map_columns(header)
-    as_text = {c: pa.string() for c, canon in rename.items()
+    # facets arrive dictionary-encoded (pandas categoricals): few names, many rows
+    as_text = {c: (pa.dictionary(pa.int32(), pa.string()) if canon in (*schema.REQUIRED_FACETS, schema.TRIAL_ID)
+                   else pa.string())
+               for c, canon in rename.items()
                if canon in (*schema.REQUIRED_FACETS, schema.TRIAL_ID, *schema.TEXT_METADATA, *schema.EXTRA_FACETS)}
     try:
         tbl = pacsv.read_csv(
