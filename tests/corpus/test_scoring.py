@@ -205,14 +205,11 @@ def test_comparison_hand_computed():
 # ---------------------------------------------------------------------------
 # The real multi-verifier file: MLE-bench (3 verifiers per trial)
 # ---------------------------------------------------------------------------
-MLEBENCH = (
-    Path(__file__).resolve().parents[2].parent / "shared" / "corpora" / "bridge" / "mlebench_normalized_results.jsonl"
-)
 VERIFIERS = ["above_median", "any_medal", "valid_submission"]
 
 
-def _read_mlebench() -> list[dict]:
-    with MLEBENCH.open(encoding="utf-8") as fh:
+def _read_mlebench(corpora_dir: Path) -> list[dict]:
+    with (corpora_dir / "bridge" / "mlebench_normalized_results.jsonl").open(encoding="utf-8") as fh:
         return [json.loads(line) for line in fh if line.strip()]
 
 
@@ -272,9 +269,8 @@ def _kendall_tau_b(x: list, y: list) -> float:
     return (concordant - discordant) / math.sqrt((n + tied_x) * (n + tied_y))
 
 
-@pytest.mark.skipif(not MLEBENCH.exists(), reason=f"{MLEBENCH} is not available")
-def test_mlebench_counterfactual_scoring():
-    records = _read_mlebench()
+def test_mlebench_counterfactual_scoring(corpora_dir):
+    records = _read_mlebench(corpora_dir)
     corpus = _mlebench_corpus(records)
     cmp = scoring.scoring_rule_comparison(corpus)
     row = cmp.table.iloc[0]
