@@ -147,6 +147,50 @@ def cmd_henderson(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _design_from_args(args: argparse.Namespace, components, defaults: dict | None = None):
+    from .dstudy import Design
+
+    d = dict(defaults or {})
+    for field, arg in (("n_tasks", "n_tasks"), ("n_scaffolds", "n_scaffolds"), ("n_benchmarks", "n_benchmarks"),
+                       ("n_replicates", "replicates"), ("n_models", "n_models")):
+        value = getattr(args, arg, None)
+        if value is not None:
+            d[field] = value
+    if args.price_per_trial is not None:
+        d["price_per_trial"] = args.price_per_trial
+    d["object_of_measurement"] = args.object
+    d["claim"] = args.claim
+    d.setdefault("n_tasks", 50)
+    return Design(**d)
+
+
+def cmd_dstudy(args: argparse.Namespace) -> int:
+    from .components_io import ComponentsFileError, read_components
+    from .dstudy_summary import dstudy_summary, format_dstudy
+
+    if args.components is None and args.path is None:
+        print("ddr: give a corpus or cached fit, or --components FILE", file=sys.stderr)
+        return EXIT_INVALID
+    try:
+        if args.components is not None:
+            components = read_components(args.components)
+            defaults: dict = {}
+        else:
+            from .fitting import components_for_dstudy
+
+            components, defaults = components_for_dstudy(args)
+        design = _design_from_args(args, components, defaults)
+        summary = dstudy_summary(components, design, target=args.target, budget=args.budget)
+    except (ComponentsFileError, ValueError) as exc:
+        print(f"ddr: {exc}", file=sys.stderr)
+        return EXIT_INVALID
+    except CorpusError as exc:
+        _print_errors(exc)
+        return EXIT_INVALID
+    print(json.dumps(summary, indent=2) if args.json else format_dstudy(summary))
+    return EXIT_OK
+
+
 def cmd_formats(args: argparse.Namespace) -> int:
     from .corpus.io import available_formats
 
@@ -177,6 +221,24 @@ def build_parser() -> argparse.ArgumentParser:
                    help="random-intercept formula or preset, e.g. \"score ~ (1|person) + (1|task/rater)\"")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=cmd_henderson)
+
+    p = sub.add_parser("dstudy", help="decision study: reliability of a design, sizes needed for a target")
+    p.add_argument("path", nargs="?", type=Path, help="corpus or cached fit (.h5); or use --components")
+    p.add_argument("--components", type=Path, help="variance components from elsewhere (JSON or CSV; see README)")
+    p.add_argument("--n-tasks", type=float, help="tasks per benchmark (default: the corpus's, or 50)")
+    p.add_argument("--n-scaffolds", type=float, help="scaffolds per model")
+    p.add_argument("--n-benchmarks", type=float, help="benchmarks")
+    p.add_argument("--replicates", type=float, help="trials per task-model-scaffold cell")
+    p.add_argument("--n-models", type=int, help="models compared (enters the cost)")
+    p.add_argument("--object", default="model", choices=["model", "system"],
+                   help="object of measurement: model, or model-scaffold system")
+    p.add_argument("--claim", default="relative", choices=["relative", "absolute"],
+                   help="relative (ranking, Erho2) or absolute (threshold decisions, Phi)")
+    p.add_argument("--target", type=float, help="target coefficient (default 0.85 relative, 0.90 absolute)")
+    p.add_argument("--budget", type=float, help="budget in USD: the best design on the cost frontier")
+    p.add_argument("--price-per-trial", type=float, help="USD per trial (default: from the corpus's cost column)")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.set_defaults(func=cmd_dstudy)
 
     p = sub.add_parser("formats", help="list the input formats")
     p.set_defaults(func=cmd_formats)
