@@ -1,0 +1,25 @@
+"""The Deployment Decision Reliability (DDR) sheet: a PDF a buyer of AI agents can read (SPEC sec. 7).
+
+Build it in two calls::
+
+    from ddr_explorer.core.report import report_inputs_from, build_sheet
+    inputs = report_inputs_from(corpus, components, theta, model_names=names)
+    build_sheet(inputs, "ddr-sheet.pdf")
+
+:mod:`.inputs` defines what the sheet is drawn from, :mod:`.content` computes
+every number and sentence with core's functions, :mod:`.figures` draws
+vector figures, :mod:`.styles` holds the look and :mod:`.sheet` lays out and
+writes the PDF.  Nothing here imports Qt or the sampler.
+"""
+
+from .content import SheetContent, sheet_content
+from .inputs import (ANALYSIS_KEYS, DifficultyProfile, FailureTaxonomy, HeldOutReliability, LooSummary,
+                     ReportInputs, TaskDifficulty, fit_info_from_posterior, report_inputs_from, software_versions,
+                     task_difficulty, theta_from_posterior)
+from .sheet import build_sheet, render_sheet
+
+__all__ = [
+    "ANALYSIS_KEYS", "DifficultyProfile", "FailureTaxonomy", "HeldOutReliability", "LooSummary", "ReportInputs",
+    "SheetContent", "TaskDifficulty", "build_sheet", "fit_info_from_posterior", "render_sheet",
+    "report_inputs_from", "sheet_content", "software_versions", "task_difficulty", "theta_from_posterior",
+]

@@ -1,0 +1,791 @@
+"""What the DDR sheet says: every number and sentence, computed before anything is drawn.
+
+:func:`sheet_content` turns a :class:`~.inputs.ReportInputs` into a
+:class:`SheetContent` with core's own functions (:func:`~ddr_explorer.core.dstudy_summary.dstudy_summary`,
+:class:`~ddr_explorer.core.dstudy.DStudyModel`, :func:`~ddr_explorer.core.dstudy.cost_frontier`,
+:func:`~ddr_explorer.core.ranks.rank_analysis`, ...), so the sheet, the CLI and
+the app show the same numbers; :mod:`.sheet` and :mod:`.figures` only lay out
+and draw (ArviZ's "compute first, then draw").
+
+The formatters (:func:`fmt_coef`, :func:`fmt_interval`, ...) are the sheet's
+only way of printing a number, and the tests use them to check that the PDF
+carries core's numbers.
+
+Text is reportlab paragraph markup (``<b>``, ``<i>``, ``<super>``); the
+helpers :func:`escape` and the ``E_RHO2``-style constants keep it valid.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Sequence
+from xml.sax.saxutils import escape as _xml_escape
+
+import numpy as np
+
+from ..dstudy import (BreadthCurve, CostFrontier, Design, DStudyModel, DStudyView, cost_frontier,
+                      fixed_budget_breadth)
+from ..dstudy_summary import dstudy_summary
+from ..ranks import RankAgreement, RankAnalysis, rank_analysis, ranking_agreement
+from ..reliability import (DETECTION_ERHO2, RESIDUAL_LOGISTIC, Summary, canonical_term, capability_gap_ratio,
+                           split_term, summarize, variance_shares)
+from .inputs import DifficultyProfile, FailureTaxonomy, HeldOutReliability, LooSummary, ReportInputs
+
+__all__ = [
+    "E_RHO2", "PHI", "SIGMA2",
+    "escape", "fmt_coef", "fmt_interval", "fmt_var", "fmt_pct", "fmt_n", "fmt_usd", "fmt_prob", "fmt_r",
+    "term_label", "Notice", "Decision", "ComponentRow", "SheetContent", "sheet_content", "verdict",
+]
+
+#: Symbols in paragraph markup.
+E_RHO2 = "E\u03c1\u00b2"
+PHI = "\u03a6"
+SIGMA2 = "\u03c3\u00b2"
+GEQ = "\u2265"
+LEQ = "\u2264"
+TIMES = "\u00d7"
+NDASH = "\u2013"
+
+#: Reliability below this median is called "near zero" on page 1.
+NEAR_ZERO = 0.10
+#: Fewer models than this: the model variance rests on few levels (a caution on page 1).
+FEW_MODELS = 5
+#: Rank moves of at least this many places count as "moving" in the cost-aware ranking.
+BIG_MOVE = 5
+
+
+# ---------------------------------------------------------------------------
+# Formatting (the one way the sheet prints numbers)
+# ---------------------------------------------------------------------------
+
+def escape(text) -> str:
+    """Text safe inside reportlab paragraph markup."""
+    return _xml_escape(str(text))
+
+
+def _finite(x) -> bool:
+    return x is not None and isinstance(x, (int, float, np.integer, np.floating)) and math.isfinite(float(x))
+
+
+def fmt_coef(x) -> str:
+    """A coefficient (Erho2, Phi, correlation-like) with three decimals, as ``ddr dstudy`` prints it."""
+    return f"{float(x):.3f}" if _finite(x) else "n/a"
+
+
+def fmt_interval(lo, hi, fmt=fmt_coef) -> str:
+    """``[lo, hi]`` with the given formatter."""
+    return f"[{fmt(lo)}, {fmt(hi)}]"
+
+
+def fmt_var(x) -> str:
+    """A variance on the logit scale: three significant figures, no exponent for usual sizes."""
+    if not _finite(x):
+        return "n/a"
+    x = float(x)
+    if x == 0:
+        return "0"
+    if abs(x) >= 100:
+        return f"{x:,.0f}"
+    if abs(x) >= 10:
+        return f"{x:.1f}"
+    if abs(x) >= 1:
+        return f"{x:.2f}"
+    if abs(x) >= 0.001:
+        return f"{x:.3f}"
+    return f"{x:.1e}"
+
+
+def fmt_pct(x, digits: int = 1) -> str:
+    """A share as a percentage (``0.123`` -> ``12.3%``)."""
+    return f"{100 * float(x):.{digits}f}%" if _finite(x) else "n/a"
+
+
+def fmt_n(x) -> str:
+    """A count or design size; ``inf`` reads "never" (no size reaches the target)."""
+    if x is None:
+        return "n/a"
+    x = float(x)
+    if math.isinf(x):
+        return "never"
+    if math.isnan(x):
+        return "n/a"
+    return f"{x:,.0f}" if abs(x - round(x)) < 1e-9 else f"{x:,.1f}"
+
+
+def fmt_usd(x) -> str:
+    """USD with precision that suits the amount."""
+    if not _finite(x):
+        return "n/a"
+    x = float(x)
+    if abs(x) >= 1000:
+        return f"${x:,.0f}"
+    if abs(x) >= 1:
+        return f"${x:,.2f}"
+    return f"${x:.3g}"
+
+
+def fmt_prob(x) -> str:
+    """A probability with two decimals."""
+    return f"{float(x):.2f}" if _finite(x) else "n/a"
+
+
+def fmt_r(x) -> str:
+    """A correlation with two decimals and a true minus sign."""
+    if not _finite(x):
+        return "n/a"
+    return f"{float(x):.2f}".replace("-", "\u2212")
+
+
+# ---------------------------------------------------------------------------
+# Plain names of the variance terms
+# ---------------------------------------------------------------------------
+
+_FACET_WORD = {"benchmark": "benchmark", "task": "task", "model": "model", "scaffold": "scaffold",
+               "agent": "agent", "step": "step", "error_category": "error category", "judge": "judge"}
+
+
+def _plural(word: str, n) -> str:
+    """``category`` -> ``categories`` unless ``n == 1``."""
+    if n == 1:
+        return word
+    return word[:-1] + "ies" if word.endswith("y") and word[-2:-1] not in "aeiou" else word + "s"
+
+
+def term_label(term: str) -> str:
+    """Display name of a term: ``task:model`` -> ``task \u00d7 model``."""
+    return f" {TIMES} ".join(_FACET_WORD.get(f, f) for f in split_term(term))
+
+
+def term_meaning(term: str, obj: frozenset[str], claim: str = "relative") -> str:
+    """What a buyer should read into a term, relative to the object of measurement and the claim.
+
+    Facet main effects shift every object alike: they cancel from rankings
+    but are error for absolute scores (SPEC sec. 3).
+    """
+    fs = frozenset(split_term(term))
+    if fs <= obj:
+        return "signal: " + ("overall capability differences" if len(fs) == 1 else "system-specific capability")
+    if fs & obj:
+        others = " and ".join(_FACET_WORD.get(f, f) for f in sorted(fs - obj))
+        return f"error: {'ranking' if claim == 'relative' else 'scores'} change{'s' if claim == 'relative' else ''} " \
+               f"with the {others}"
+    tail = "cancels from rankings" if claim == "relative" else "error for absolute scores"
+    if fs == {"task"} or fs == {"benchmark", "task"}:
+        return f"task difficulty ({tail})"
+    if fs == {"benchmark"}:
+        return f"benchmark difficulty ({tail})"
+    return f"shifts every object alike ({tail})"
+
+
+# ---------------------------------------------------------------------------
+# Content records
+# ---------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Notice:
+    """One weakness of the evidence, shown at the top of page 1.
+
+    Attributes
+    ----------
+    severity
+        ``"serious"`` (numbers may be wrong) or ``"caution"`` (numbers hold
+        for a narrower claim than a reader may assume).
+    title, text
+        Short title and a sentence of markup.
+    """
+
+    severity: str
+    title: str
+    text: str
+
+
+@dataclass(frozen=True)
+class Decision:
+    """One of the five buyer decisions (seed 003 sec. 6).
+
+    Attributes
+    ----------
+    number, question
+        1..5 and the question in plain words.
+    answer
+        The answer with the numbers behind it (markup).
+    status
+        ``"answered"``, ``"partial"`` (answered from the corpus alone; the
+        analysis that would settle it was not run) or ``"not run"``.
+    """
+
+    number: int
+    question: str
+    answer: str
+    status: str
+
+
+@dataclass(frozen=True)
+class ComponentRow:
+    """One row of the variance-component table (all numbers per draw, then summarised)."""
+
+    term: str
+    label: str
+    meaning: str
+    variance: Summary
+    share: Summary
+    is_residual: bool = False
+
+
+@dataclass
+class SheetContent:
+    """Everything the sheet shows, computed (see :func:`sheet_content`)."""
+
+    inputs: ReportInputs
+    design: Design
+    summary: dict
+    view: DStudyView
+    headline: dict
+    estimand: str
+    object_label: str
+    question: str
+    claim_label: str
+    verdict_key: str
+    verdict_text: str
+    meaning_text: str
+    components: list[ComponentRow]
+    gap: Summary
+    gap_text: str
+    frontier: CostFrontier | None
+    breadth: BreadthCurve | None
+    ranks: RankAnalysis | None
+    agreement: RankAgreement | None
+    notices: list[Notice]
+    decisions: list[Decision]
+    required_90: float
+    cost_bands: dict = field(default_factory=dict)
+    design_text: str = ""
+
+    @property
+    def serious(self) -> list[Notice]:
+        return [n for n in self.notices if n.severity == "serious"]
+
+
+# ---------------------------------------------------------------------------
+# Verdict and plain-language reading
+# ---------------------------------------------------------------------------
+
+def verdict(median: float, target: float, p_target: float, claim: str = "relative") -> tuple[str, str]:
+    """Class of a coefficient and its one-line verdict.
+
+    The classes follow the detection-limit reference band (SNR 2-3, i.e.
+    Erho2 0.667-0.75; seed 000 Fig. 3) and the target.  These are descriptive
+    reference lines, not calibrated thresholds (SPEC sec. 4).
+    """
+    lo, hi = DETECTION_ERHO2
+    what = "ranking" if claim == "relative" else "scores"
+    if median < NEAR_ZERO:
+        return "near zero", f"Near zero: the {what} {'is' if claim == 'relative' else 'are'} essentially noise."
+    if median < lo:
+        return "below detection", "Below the detection limit: most differences between scores are noise."
+    if median < hi:
+        return "detection limit", ("At the detection limit: large differences are real, the order of close ones is not."
+                                   if claim == "relative" else
+                                   "At the detection limit: only scores far from the threshold can be trusted.")
+    if median < target or p_target < 0.5:
+        return "below target", (f"Detectable but short of the target {fmt_coef(target)}: "
+                                + ("the order of close competitors is not settled." if claim == "relative" else
+                                   "scores near the threshold could fall on either side in a replication."))
+    return "reliable", (f"Meets the target {fmt_coef(target)}: the "
+                        + ("ranking reproduces on fresh tasks." if claim == "relative" else
+                           "scores reproduce on fresh tasks, in level as well as in order."))
+
+
+def _object_words(obj: frozenset[str]) -> tuple[str, str, str]:
+    """(label, plural noun, question noun) of an object of measurement."""
+    if obj == {"model"}:
+        return "model", "models", "models"
+    if obj == {"model", "scaffold"}:
+        return "model-scaffold system", "systems", "model-scaffold systems"
+    if obj == {"agent"}:  # seed 003's single agent facet
+        return "agent", "agents", "agents"
+    name = " \u00d7 ".join(sorted(obj))
+    return name, f"{name} levels", name
+
+
+# ---------------------------------------------------------------------------
+# The computation
+# ---------------------------------------------------------------------------
+
+def _design_words(d: Design, inputs: ReportInputs) -> str:
+    s = inputs.corpus_summary
+    parts = [f"{fmt_n(d.effective_n_tasks)} tasks per benchmark"]
+    if "scaffold" not in d.object_facets:
+        parts.append(f"{fmt_n(d.n_scaffolds)} scaffold{'s' if d.n_scaffolds != 1 else ''} per model")
+    parts.append(f"{fmt_n(d.effective_n_benchmarks)} benchmark{'s' if d.effective_n_benchmarks != 1 else ''}")
+    parts.append(f"{fmt_n(d.n_replicates)} trial{'s' if d.n_replicates != 1 else ''} per cell")
+    parts += [f"{fmt_n(n)} {_plural(_FACET_WORD.get(f, f), n)}" for f, n in d.extra_facets.items()]
+    return f" {TIMES} ".join(parts) + (f" (medians of the corpus; {fmt_n(s.get('n_models'))} models, "
+                                        f"{fmt_n(s.get('n_agents'))} agents, {fmt_n(s.get('n_trials'))} trials)")
+
+
+def sheet_content(inputs: ReportInputs) -> SheetContent:
+    """Compute every number and sentence of the DDR sheet from its inputs.
+
+    Parameters
+    ----------
+    inputs
+        A :class:`~.inputs.ReportInputs`.
+
+    Returns
+    -------
+    SheetContent
+    """
+    c = inputs.components
+    d = inputs.observed_design
+    target = float(inputs.target)
+    obj = d.object_facets
+    obj_label, obj_plural, obj_question = _object_words(obj)
+
+    summary = dstudy_summary(c, d, target=target, budget=inputs.budget if inputs.has_cost else None)
+    # dstudy_summary is JSON-ready, so "never reachable" (inf) comes back as None: restore inf.
+    for m in summary["min_n"].values():
+        for k in ("median", "lower95", "upper95"):
+            if m.get(k) is None:
+                m[k] = math.inf
+    model = DStudyModel(c)
+    view = model.view(d, target=target)
+    est = d.estimand
+    head = summary["estimands"][est]
+    p_target = summary["p_target"]
+    vkey, vtext = verdict(head["median"], target, p_target, d.claim)
+
+    if d.claim == "relative":
+        question = f"Does this leaderboard rank {obj_question} reliably?"
+        claim_label = f"ranking (relative decisions; {E_RHO2})"
+    else:
+        question = f"Can this leaderboard's scores of {obj_question} be trusted against a fixed threshold?"
+        claim_label = f"absolute scores (threshold decisions; {PHI})"
+
+    sym = E_RHO2 if est == "Erho2" else PHI
+    # Name only the facets the fit averages over: a facet without a variance term adds no luck.
+    drawn = [f"{fmt_n(d.effective_n_tasks)} task{'s' if d.effective_n_tasks != 1 else ''}"]
+    luck = ["tasks"]
+    if "scaffold" in c.facets and "scaffold" not in obj:
+        drawn.append(f"{fmt_n(d.n_scaffolds)} scaffold{'s' if d.n_scaffolds != 1 else ''} per model")
+        luck.append("scaffolds")
+    if "benchmark" in c.facets and "benchmark" not in obj:
+        drawn.append(f"{fmt_n(d.effective_n_benchmarks)} benchmark{'s' if d.effective_n_benchmarks != 1 else ''}")
+        luck.append("benchmarks")
+    for f, n in d.extra_facets.items():  # e.g. seed 003's steps and error categories
+        if f in c.facets and f not in obj:
+            word = _FACET_WORD.get(f, f)
+            drawn.append(f"{fmt_n(n)} {_plural(word, n)}")
+            luck.append(_plural(word, 2))
+    luck.append("trials")
+    kind = "capability" if obj == {"model"} else "performance"
+    luck_words = f"{', '.join(luck[:-1])} and {luck[-1]}"
+    if d.claim == "relative":
+        meaning = (f"If the {obj_plural} were evaluated again on a fresh sample of {' and '.join(drawn)}, their "
+                   f"scores would correlate about {fmt_coef(head['median'])} with today's "
+                   f"(95% interval {fmt_interval(head['lower95'], head['upper95'])}). "
+                   f"In other words, {fmt_pct(head['median'], 0)} of the spread in scores is real {kind} "
+                   f"difference and {fmt_pct(1 - head['median'], 0)} is the luck of which {luck_words} were drawn.")
+    else:
+        meaning = (f"{PHI} counts every source of error in a score's level, including how hard the drawn tasks "
+                   f"happened to be, not only in the order of the {obj_plural}. Of the variance of one "
+                   f"{obj_label}'s score on a fresh sample of {' and '.join(drawn)}, {fmt_pct(head['median'], 0)} "
+                   f"is real {kind} difference and {fmt_pct(1 - head['median'], 0)} the luck of which {luck_words} "
+                   f"were drawn (95% interval of {PHI} {fmt_interval(head['lower95'], head['upper95'])}).")
+    meaning += f" P({sym} {GEQ} {fmt_coef(target)}) = {fmt_prob(p_target)}."
+
+    # -- variance components ------------------------------------------------
+    shares = variance_shares(c)
+    rows = [ComponentRow(t, term_label(t), term_meaning(t, obj, d.claim), summarize(c.draws[t]), summarize(shares[t]))
+            for t in c.terms]
+    rows.append(ComponentRow("residual", "trial noise (residual)",
+                             f"logistic residual {fmt_var(RESIDUAL_LOGISTIC)} = \u03c0\u00b2/3, fixed",
+                             summarize(c.residual), summarize(shares["residual"]), True))
+    gap = summarize(capability_gap_ratio(c, obj))
+    if gap.median >= 0.5:
+        gap_read = (f"most {obj_label}-related variance is a uniform capability gap: "
+                    f"the better {obj_plural} tend to be better on most tasks")
+    elif gap.median >= 0.2:
+        gap_read = (f"{obj_plural} differ both overall and in which tasks they handle well; "
+                    "rank claims hold on average, not task by task")
+    else:
+        gap_read = (f"{obj_plural} differ mainly in <i>which</i> tasks they solve (specialisation), "
+                    "not overall: route tasks to specialists rather than pick one winner")
+    # Running text spells variances in words: sub- and superscripts crowd tight lines.
+    gap_text = (f"<b>Capability-gap ratio</b> = {escape(obj_label)} variance / ({escape(obj_label)} + "
+                f"{escape(obj_label)} {TIMES} task variance) = <b>{fmt_coef(gap.median)}</b> "
+                f"{fmt_interval(*gap.hdi95)}: {gap_read}.")
+
+    # -- cost ------------------------------------------------------------------
+    frontier = cost_frontier(c, d, target=target) if inputs.has_cost else None
+    breadth = None
+    if "benchmark" in c.facets and "benchmark" not in obj:
+        breadth = fixed_budget_breadth(c, d.total_tasks, d)
+
+    # -- ranks -----------------------------------------------------------------
+    ranks = agreement = None
+    if inputs.theta is not None and inputs.theta.shape[1] >= 2:
+        ranks = rank_analysis(inputs.theta, inputs.model_names)
+        ref = {m: v for m, v in inputs.model_accuracy.items() if m in set(ranks.models)}
+        if len(ref) >= 2:
+            agreement = ranking_agreement(inputs.theta, ref, inputs.model_names)
+
+    required_90 = view.readouts.required.n_for_assurance(0.9)
+    content = SheetContent(
+        inputs=inputs, design=d, summary=summary, view=view, headline=head, estimand=est,
+        object_label=obj_label, question=question, claim_label=claim_label, verdict_key=vkey, verdict_text=vtext,
+        meaning_text=meaning, components=rows, gap=gap, gap_text=gap_text, frontier=frontier, breadth=breadth,
+        ranks=ranks, agreement=agreement, notices=[], decisions=[], required_90=required_90)
+    content.cost_bands = _cost_bands(content) if frontier is not None else {}
+    content.notices = _notices(content)
+    if content.serious:  # a verdict on doubtful numbers must say so where it is read
+        content.verdict_text += " Provisional: see the warnings above."
+    content.decisions = _decisions(content)
+    content.design_text = _design_words(d, inputs)
+    return content
+
+
+# ---------------------------------------------------------------------------
+# Weak evidence
+# ---------------------------------------------------------------------------
+
+def _notices(ct: SheetContent) -> list[Notice]:
+    inp = ct.inputs
+    info = inp.fit_info
+    s = inp.corpus_summary
+    out: list[Notice] = []
+    conv = info.get("converged")
+    if conv is False:
+        bits = []
+        if _finite(info.get("max_rhat")):
+            bits.append(f"max R-hat {float(info['max_rhat']):.3f} (needs {LEQ} 1.01)")
+        if _finite(info.get("min_ess_bulk")):
+            bits.append(f"min bulk ESS {fmt_n(round(float(info['min_ess_bulk'])))} (needs {GEQ} 400)")
+        if info.get("divergences") is not None:
+            bits.append(f"{fmt_n(info['divergences'])} divergent transitions (needs 0)")
+        out.append(Notice("serious", "The fit did not converge.",
+                          (("; ".join(bits) + ". ") if bits else "") +
+                          "Every number on this sheet is provisional: refit with longer warmup and more draws "
+                          "before relying on it."))
+    if info.get("approximate"):
+        out.append(Notice("serious", "Approximate method.",
+                          f"The components come from an approximation ({escape(info.get('method', 'approximate'))}); "
+                          "intervals may be too narrow. Confirm with a full MCMC fit."))
+    n_comp = len(s.get("components") or []) if s.get("connected") is False else 1
+    if s.get("connected") is False:
+        out.append(Notice("serious", "Disconnected design.",
+                          f"The benchmark-model-scaffold graph falls into {n_comp} components: models in different "
+                          "components never met on common tasks, so their contrasts are not identified "
+                          "(seed 000 App. E). Compare within a component only."))
+    if ct.headline["median"] < NEAR_ZERO:
+        out.append(Notice("serious", "Reliability near zero.",
+                          f"{E_RHO2 if ct.estimand == 'Erho2' else PHI} median {fmt_coef(ct.headline['median'])}: "
+                          "the observed order is mostly the luck of the draw. Do not use it to choose."))
+    confounded = _confounded_terms(inp)
+    if confounded:
+        out.append(Notice("serious", "Components the design cannot separate.",
+                          "; ".join(f"{escape(term_label(t))} with {', '.join(escape(_partner(p)) for p in ps)}"
+                                    for t, ps in confounded)
+                          + ": the corpus lacks the overlap that tells them apart (seed 000 Prop. E.2-E.3), so "
+                          "the split between them leans on the prior."))
+    if s.get("n_scaffolds") == 1:
+        out.append(Notice("caution", "One scaffold.",
+                          f"The scaffold, model {TIMES} scaffold and task {TIMES} scaffold variances "
+                          "cannot be estimated: every model ran in one "
+                          "harness, so 'model' here means model-in-this-scaffold, and the reliability ignores how "
+                          "rankings change across scaffolds."))
+    if s.get("n_benchmarks") == 1:
+        out.append(Notice("caution", "One benchmark.",
+                          f"Benchmark-level components (the benchmark {TIMES} model variance and its "
+                          "interactions) cannot be estimated: the reliability is for this benchmark's task "
+                          "population, not for other benchmarks or a leaderboard of them."))
+    if not inp.has_cost:
+        out.append(Notice("caution", "No cost data.",
+                          "The corpus has no cost column and no prices were given: the cost frontier, "
+                          "reliability per dollar and the cost-aware ranking are missing (decision 3)."))
+    n_models = s.get("n_models") or 0
+    if 0 < n_models < FEW_MODELS:
+        out.append(Notice("caution", "Few models.",
+                          f"Only {n_models} models: the model variance rests on {n_models} values, its interval is "
+                          "wide, and training-cell reliability tends to overstate what a replication finds "
+                          "(seed 003 sec. 5.4)."))
+    if conv is None:
+        out.append(Notice("caution", "Convergence not checked here.",
+                          f"The components were supplied ({escape(info.get('method', 'components supplied'))}), "
+                          "not fitted by this program; their convergence is the supplier's claim."))
+    return out
+
+
+def _partner(p: str) -> str:
+    return {"(intercept)": "the intercept", "(terminal cell)": "the trial-level residual"}.get(p, term_label(p))
+
+
+def _confounded_terms(inp: ReportInputs) -> list[tuple[str, list[str]]]:
+    """Terms of the *fit* that the design cannot tell apart from another term of the fit.
+
+    Core's separability check (:func:`ddr_explorer.core.design.separability`)
+    examines a default formula; a term confounded only with a term the fit
+    left out is not a problem of this fit (the fitted term absorbs the other,
+    which the one-scaffold and one-benchmark notices already say).
+    """
+    fit = set(inp.components.terms)
+    sep = ((inp.corpus_summary.get("diagnostics") or {}).get("separability") or {}).get("components")
+    out = []
+    if sep is None:  # a summary without the detail: fall back to the flat list
+        return [(t, []) for t in (inp.corpus_summary.get("not_separable") or []) if t in fit]
+    for comp in sep:
+        term = comp.get("term")
+        if comp.get("separable", True) or term is None:
+            continue
+        try:
+            term = canonical_term(term)
+        except ValueError:
+            continue
+        if term not in fit:
+            continue
+        partners = []
+        for p in comp.get("confounded_with") or []:
+            if p.startswith("("):
+                partners.append(p)
+                continue
+            try:
+                if canonical_term(p) in fit:
+                    partners.append(canonical_term(p))
+            except ValueError:
+                continue
+        if partners:
+            out.append((term, partners))
+    return out
+
+
+# ---------------------------------------------------------------------------
+# The five decisions
+# ---------------------------------------------------------------------------
+
+def _cost_bands(ct: SheetContent) -> dict:
+    """Budgets where the Pareto front leaves the detection band and where it meets the target."""
+    f = ct.frontier
+    par = f.pareto
+    lo, _ = DETECTION_ERHO2
+    out = {}
+    above = [k for k in par if f.median[k] >= lo]
+    out["detect"] = int(above[0]) if above else None
+    out["target"] = f.cheapest
+    out["observed_cost"] = ct.design.cost()
+    if ct.inputs.budget is not None:
+        out["budget"] = f.best_at_budget(float(ct.inputs.budget))
+    return out
+
+
+def _design_of(f: CostFrontier, k: int) -> str:
+    return (f"{fmt_n(f.n_tasks[k])} tasks {TIMES} {fmt_n(f.n_scaffolds[k])} scaffold"
+            f"{'s' if f.n_scaffolds[k] != 1 else ''} {TIMES} {fmt_n(f.n_benchmarks[k])} benchmark"
+            f"{'s' if f.n_benchmarks[k] != 1 else ''}")
+
+
+def _decisions(ct: SheetContent) -> list[Decision]:
+    return [_decision_tasks(ct), _decision_difficulty(ct), _decision_cost(ct), _decision_holdout(ct),
+            _decision_taxonomy(ct)]
+
+
+def _decision_tasks(ct: SheetContent) -> Decision:
+    d = ct.design
+    sym = E_RHO2 if ct.estimand == "Erho2" else PHI
+    t = ct.inputs.target
+    req = ct.summary["min_n"].get("n_tasks")
+    ceiling = ct.view.readouts.ceiling
+    n_obs = d.effective_n_tasks
+    p_obs = ct.summary["p_target"]
+    if req is None:
+        return Decision(1, "How many tasks should we sample?",
+                        "The fit has no task term, so the number of tasks does not change this coefficient.",
+                        "answered")
+    med = req["median"]
+    if math.isinf(med):
+        alt = []
+        for over, word in (("n_scaffolds", "scaffolds per model"), ("n_benchmarks", "benchmarks")):
+            m = ct.summary["min_n"].get(over)
+            if m and math.isfinite(m["median"]):
+                alt.append(f"about {fmt_n(m['median'])} {word}")
+        text = (f"No number of tasks reaches {sym} {GEQ} {fmt_coef(t)}: even infinitely many tasks stop at the "
+                f"task-only ceiling {fmt_coef(ceiling.median)} {fmt_interval(*ceiling.hdi95)}")
+        if alt:
+            text += (", because interactions with scaffolds or benchmarks do not average out over tasks. "
+                     f"Widen the design instead: {' or '.join(alt)} would reach the target. ")
+        elif ceiling.median < DETECTION_ERHO2[0]:
+            share = next((r.share.median for r in ct.components if frozenset(split_term(r.term)) <= d.object_facets
+                          and not r.is_residual), None)
+            text += (f". The {ct.object_label}s hardly differ"
+                     + (f" (their variance is {fmt_pct(share)} of the total)" if share is not None else "")
+                     + ": no affordable design will rank them. ")
+        else:
+            text += ". No number of scaffolds or benchmarks reaches it either. "
+        text += f"Today's {fmt_n(n_obs)} tasks give {sym} {fmt_coef(ct.headline['median'])}."
+        return Decision(1, "How many tasks should we sample?", text, "answered")
+    held = []
+    if "scaffold" in ct.inputs.components.facets and "scaffold" not in d.object_facets:
+        held.append(f"{fmt_n(d.n_scaffolds)} scaffold{'s' if d.n_scaffolds != 1 else ''} per model")
+    if d.n_replicates != 1:
+        held.append(f"{fmt_n(d.n_replicates)} trials per cell")
+    text = (f"About <b>{fmt_n(med)} tasks</b> per benchmark reach {sym} {GEQ} {fmt_coef(t)} "
+            f"(posterior median; 95% interval {fmt_n(req['lower95'])}{NDASH}{fmt_n(req['upper95'])}); "
+            f"{fmt_n(ct.required_90)} tasks give 90% assurance"
+            + (f", with {' and '.join(held)} as observed. " if held else ". "))
+    if n_obs >= ct.required_90:
+        text += (f"The observed {fmt_n(n_obs)} tasks are enough (P(target met) = {fmt_prob(p_obs)}); "
+                 f"a replication could use as few as {fmt_n(ct.required_90)}. ")
+    else:
+        text += f"The observed {fmt_n(n_obs)} tasks meet the target with probability {fmt_prob(p_obs)}. "
+    if req["p_reachable"] < 0.995:
+        text += (f"In {fmt_pct(1 - req['p_reachable'], 0)} of posterior draws no number of tasks suffices "
+                 f"(ceiling {fmt_coef(ceiling.median)}).")
+    else:
+        text += f"More tasks cannot pass the task-only ceiling {fmt_coef(ceiling.median)}."
+    return Decision(1, "How many tasks should we sample?", text, "answered")
+
+
+def _decision_difficulty(ct: SheetContent) -> Decision:
+    inp = ct.inputs
+    prof: DifficultyProfile | None = inp.analysis("difficulty")
+    diff = inp.difficulty
+    sym = E_RHO2 if ct.estimand == "Erho2" else PHI
+    q = "Which difficulty bucket should we target?"
+    if prof is not None:
+        vals = ", ".join(f"{escape(lab.split(' ')[0])} {fmt_coef(s.median) if s else 'n/a'}"
+                         for lab, s in zip(prof.labels, prof.erho2))
+        best = max(((s.median, lab) for lab, s in zip(prof.labels, prof.erho2) if s), default=None)
+        text = f"{sym} by difficulty stratum (Q1 easiest): {vals}; all tasks {fmt_coef(prof.aggregate.median)}. "
+        if prof.gap is not None:
+            text += (f"The hardest stratum falls short of the headline by <b>{fmt_coef(prof.gap)}</b>. "
+                     if prof.gap > 0 else "The hardest stratum is as reliable as the headline. ")
+        if best:
+            text += f"The leaderboard discriminates best in {escape(best[1].split(' ')[0])}. "
+        text += ("If your production tasks resemble the hard stratum, read its number, not the headline, "
+                 "and sample evaluation tasks from it.")
+        return Decision(2, q, text, "answered")
+    if diff is None:
+        return Decision(2, q, "Not run: needs the corpus's task results to form difficulty strata.", "not run")
+    strata = ", ".join(f"{lab.split(' ')[0]} {fmt_pct(m, 0)}" for lab, m in zip(diff.labels, diff.stratum_mean))
+    text = (f"<b>Not run here:</b> difficulty-conditional reliability needs a separate G-study on each quartile "
+            f"of tasks ({diff.n_strata} more fits). Mean success by quartile: {strata}. "
+            f"Until it is run, do not assume the headline {fmt_coef(ct.headline['median'])} holds on hard tasks "
+            f"(seed 003: 0.752 fell to 0.000 in the hardest quartile). ")
+    if diff.n_never_solved or diff.n_always_solved:
+        text += (f"{fmt_n(diff.n_never_solved)} task{'s' if diff.n_never_solved != 1 else ''} never solved and "
+                 f"{fmt_n(diff.n_always_solved)} always solved cannot separate agents.")
+    return Decision(2, q, text, "partial")
+
+
+def _decision_cost(ct: SheetContent) -> Decision:
+    inp = ct.inputs
+    d = ct.design
+    q = "Which cost band should we constrain on?"
+    sym = E_RHO2 if ct.estimand == "Erho2" else PHI
+    if ct.frontier is None:
+        text = ("<b>No cost data:</b> supply per-trial costs (a cost column, token counts with a price table, or a "
+                "price per benchmark) to get the cost frontier and reliability per dollar. ")
+        req = ct.summary["min_n"].get("n_tasks")
+        if req and math.isfinite(req["median"]):
+            need = d.with_size("n_tasks", max(1.0, req["median"])).trial_count()
+            text += (f"In trials: the observed design ran {fmt_n(d.trial_count())} trials; the target needs about "
+                     f"{fmt_n(need)} (same models, scaffolds and replicates).")
+        else:
+            text += f"In trials: the observed design ran {fmt_n(d.trial_count())} trials."
+        return Decision(3, q, text, "not run")
+    f = ct.frontier
+    b = ct.cost_bands
+    parts = []
+    if b.get("detect") is not None:
+        k = b["detect"]
+        parts.append(f"below <b>{fmt_usd(f.cost[k])}</b> no design leaves the detection band (SNR &lt; 2: "
+                     "differences are mostly noise)")
+    else:
+        parts.append("no design of the grid leaves the detection band")
+    if b.get("target") is not None:
+        k = b["target"]
+        parts.append(f"from <b>{fmt_usd(f.cost[k])}</b> ({_design_of(f, k)}) the target {sym} {GEQ} "
+                     f"{fmt_coef(f.target)} is met (median {fmt_coef(f.median[k])})")
+    else:
+        parts.append(f"no design of the grid meets {sym} {GEQ} {fmt_coef(f.target)}")
+    text = "On the cost frontier, " + "; ".join(parts) + ". "
+    text += (f"The observed design costs {fmt_usd(d.cost())} for {sym} {fmt_coef(ct.headline['median'])}")
+    rpd = ct.view.readouts.rpd
+    if rpd is not None:
+        text += f" (reliability per dollar {rpd.median:.3g} per USD per trial)"
+    text += ". "
+    if inp.budget is not None and b.get("budget") is not None:
+        k = b["budget"]
+        text += (f"Within your budget {fmt_usd(inp.budget)}: {_design_of(f, k)}, {sym} {fmt_coef(f.median[k])}. ")
+    acc = inp.accuracy
+    if acc is not None and np.isfinite(acc.rank_per_dollar).sum() >= 2:
+        ok = np.isfinite(acc.rank_per_dollar)
+        moves = int((np.abs(acc.rank_accuracy[ok] - acc.rank_per_dollar[ok]) >= BIG_MOVE).sum())
+        text += (f"Ranking agents by accuracy per dollar instead of accuracy: Spearman {fmt_r(acc.spearman)}, "
+                 f"{moves} of {int(ok.sum())} agents move {GEQ} {BIG_MOVE} places.")
+    return Decision(3, q, text, "answered")
+
+
+def _decision_holdout(ct: SheetContent) -> Decision:
+    inp = ct.inputs
+    held: HeldOutReliability | None = inp.analysis("held_out")
+    loo: LooSummary | None = inp.analysis("loo")
+    q = "Which hold-out protocol should we demand from the vendor?"
+    sym = E_RHO2 if ct.estimand == "Erho2" else PHI
+    n_models = inp.corpus_summary.get("n_models")
+    loo_text = ""
+    if loo is not None:
+        loo_text = (f" PSIS-LOO Pareto k: {fmt_n(loo.good)} good, {fmt_n(loo.bad)} bad, "
+                    f"{fmt_n(loo.very_bad)} very bad"
+                    + (" (refit those observations exactly)." if loo.very_bad else "."))
+    if held is not None:
+        r, gap = held.pearson_r, held.mean_gap
+        text = (f"Across {held.n_splits} random {round(100 * held.train_fraction)}/"
+                f"{round(100 * (1 - held.train_fraction))} splits stratified by {escape(held.stratified_by)}, "
+                f"projected and held-out {sym} correlate at <b>r = {fmt_r(r)}</b>; held-out "
+                f"{'falls short' if gap < 0 else 'exceeds the projection'} by {fmt_coef(abs(gap))} on average. ")
+        if (np.isfinite(r) and r < 0) or gap < -0.05:
+            text += ("The training-cell projection is optimistic here: demand the held-out number next to every "
+                     "projection, and budget on the held-out one.")
+        else:
+            text += "The projection generalises here; still ask vendors for the same split protocol."
+        return Decision(4, q, text + loo_text, "answered")
+    text = (f"<b>Not run here</b> (it needs about 50 refits). Demand from the vendor: {sym} re-estimated on held-out "
+            f"cells over {GEQ} 50 random 70/30 splits stratified by (agent, task) cell, reported next to the "
+            f"training-cell projection with the Pearson r across splits. "
+            + (f"With {n_models} models, expect the projection to be optimistic (seed 003: r = \u22120.90 and a "
+               "0.30 shortfall with 3 agents)." if n_models and n_models < 20 else
+               "Seed 003 found the projection optimistic (r = \u22120.90) with few agents; more models help but do "
+               "not remove the check."))
+    return Decision(4, q, text + loo_text, "not run")
+
+
+def _decision_taxonomy(ct: SheetContent) -> Decision:
+    inp = ct.inputs
+    tax: FailureTaxonomy | None = inp.analysis("failure_taxonomy")
+    q = "How should we read a failure taxonomy?"
+    if tax is not None:
+        order_v = [tax.categories[k] for k in np.argsort(-tax.interaction_variance)]
+        order_a = [tax.categories[k] for k in np.argsort(-tax.activation_rate)]
+        text = (f"Where agents differ most (agent {TIMES} task variance): {escape(order_v[0])}; where "
+                f"failures are most frequent: {escape(order_a[0])}. Rank correlation of the two over "
+                f"{len(tax.categories)} categories: {fmt_r(tax.spearman)} (descriptive). Variance is not frequency: "
+                "spend evaluation effort where agents differ; use frequencies only for system-level rates, never "
+                "to predict a single trace.")
+        return Decision(5, q, text, "answered")
+    has = [t for t in inp.components.terms if "error_category" in split_term(t)]
+    if has:
+        parts = ", ".join(f"{escape(term_label(t))} {fmt_var(summarize(inp.components.draws[t]).median)}" for t in has)
+        text = (f"The fit has error-category terms ({parts}), but no per-category breakdown was supplied. "
+                "Variance is not frequency: the categories with the most failures need not be where agents differ.")
+        return Decision(5, q, text, "partial")
+    text = ("This corpus has no failure taxonomy (no error-category facet). If a vendor shows one, the categories "
+            "with the most failures are not necessarily where agents differ (seed 003: rank correlation \u22120.20); "
+            f"ask for the per-category agent {TIMES} task variance and treat trace-level failure profiles "
+            "as unpredictable (72% of their variance is trace-specific).")
+    return Decision(5, q, text, "not run")
+
+
+def quartile_short(labels: Sequence[str]) -> list[str]:
+    """``"Q1 (easiest)"`` -> ``"Q1"``."""
+    return [lab.split(" ")[0] for lab in labels]

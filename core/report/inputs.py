@@ -1,0 +1,644 @@
+"""What the DDR sheet is built from: one plain dataclass, and a builder that fills it from core.
+
+The sheet (:mod:`.sheet`) never fits anything and never reads a corpus file:
+it draws a :class:`ReportInputs`.  That keeps the PDF independent of the
+sampler (any posterior, a paper's table typed in, or an approximate method can
+feed it) and makes a build from ready inputs fast (``bench/bench_report.py``).
+
+:func:`report_inputs_from` computes everything that core can compute cheaply
+from a corpus and a posterior of variance components (the corpus summary, the
+observed design, prices, accuracy per agent, task difficulty quartiles), so
+the app's integration is one call.  The analyses that need extra fits
+(difficulty-conditional G-studies, held-out splits, PSIS-LOO, a failure
+taxonomy) are optional: pass them in ``analyses`` when they were run; the
+sheet says "not run" for the others, and what running them would take.
+
+Nothing here imports the sampler: :func:`fit_info_from_posterior` and
+:func:`theta_from_posterior` read a posterior by attribute (duck typing), so
+a sampler under construction cannot break the report.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from importlib import metadata
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from ..dstudy import DEFAULT_TARGETS, CostRanking, Design, accuracy_per_dollar, prices_from_cost_column
+from ..ranks import spearman_rho
+from ..reliability import Summary, VarianceComponents, as_components, summarize
+
+__all__ = [
+    "ANALYSIS_KEYS",
+    "TaskDifficulty",
+    "DifficultyProfile",
+    "HeldOutReliability",
+    "LooSummary",
+    "FailureTaxonomy",
+    "ReportInputs",
+    "task_difficulty",
+    "formula_from_terms",
+    "software_versions",
+    "fit_info_from_posterior",
+    "theta_from_posterior",
+    "report_inputs_from",
+]
+
+#: Keys of :attr:`ReportInputs.analyses` and the type each holds.
+ANALYSIS_KEYS: tuple[str, ...] = ("difficulty", "held_out", "loo", "failure_taxonomy")
+
+
+# ---------------------------------------------------------------------------
+# Task difficulty (computed from the corpus, no fit needed)
+# ---------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class TaskDifficulty:
+    """Tasks in quartiles of mean success across agents (seed 003 sec. 3, "difficulty-conditional").
+
+    Attributes
+    ----------
+    tasks
+        ``"benchmark/task"`` labels.
+    mean_success
+        ``(T,)`` per task: the mean over agents (model-scaffold pairs) of each
+        agent's success rate on the task, so every agent counts once however
+        many trials it ran.
+    quartile
+        ``(T,)`` stratum 1..K per task, 1 = easiest (highest mean success).
+    labels
+        ``("Q1 (easiest)", ..., "Q4 (hardest)")``.
+    stratum_mean, stratum_n
+        ``(K,)`` mean of ``mean_success`` and number of tasks per stratum.
+    n_never_solved, n_always_solved
+        Tasks no agent solved / every agent solved on every trial: they carry
+        no information about who is better.
+    """
+
+    tasks: tuple[str, ...]
+    mean_success: np.ndarray
+    quartile: np.ndarray
+    labels: tuple[str, ...]
+    stratum_mean: np.ndarray
+    stratum_n: np.ndarray
+    n_never_solved: int
+    n_always_solved: int
+
+    @property
+    def n_strata(self) -> int:
+        return len(self.labels)
+
+
+def task_difficulty(table: pd.DataFrame, n_strata: int = 4) -> TaskDifficulty:
+    """Split tasks into ``n_strata`` equal-count strata of mean success across agents.
+
+    Tasks are ordered by decreasing mean success (ties by name, so the split is
+    reproducible) and cut into strata of sizes differing by at most one; with
+    fewer tasks than strata, fewer strata are returned.  In a pooled corpus the
+    strata run over all (benchmark, task) pairs together.
+
+    Parameters
+    ----------
+    table
+        A canonical corpus table (``benchmark``, ``task``, ``model``,
+        ``scaffold``, ``successes``, ``trials``).
+    n_strata
+        4 for quartiles (seed 003).
+    """
+    need = ["benchmark", "task", "model", "scaffold", "successes", "trials"]
+    missing = [c for c in need if c not in table.columns]
+    if missing:
+        raise ValueError(f"task difficulty needs column(s) {', '.join(missing)}; load the corpus with load_corpus")
+    cells = ["benchmark", "task", "model", "scaffold"]
+    g = table.groupby(cells, observed=True, sort=True)[["successes", "trials"]].sum()
+    rate = (g["successes"] / g["trials"]).groupby(level=["benchmark", "task"], observed=True, sort=True).mean()
+    labels_all = [f"{b}/{t}" for b, t in rate.index]
+    succ = rate.to_numpy(np.float64)
+    order = sorted(range(len(succ)), key=lambda k: (-succ[k], labels_all[k]))
+    k = max(1, min(n_strata, len(succ)))
+    quart = np.empty(len(succ), dtype=np.int64)
+    for s, chunk in enumerate(np.array_split(np.array(order, dtype=np.int64), k), start=1):
+        quart[chunk] = s
+    names = [f"Q{s}" for s in range(1, k + 1)]
+    if k > 1:
+        names[0] += " (easiest)"
+        names[-1] += " (hardest)"
+    smean = np.array([succ[quart == s].mean() for s in range(1, k + 1)])
+    sn = np.array([int((quart == s).sum()) for s in range(1, k + 1)])
+    return TaskDifficulty(tuple(labels_all), succ, quart, tuple(names), smean, sn,
+                          int((succ == 0).sum()), int((succ == 1).sum()))
+
+
+# ---------------------------------------------------------------------------
+# Optional analyses (each needs fits the sheet does not run)
+# ---------------------------------------------------------------------------
+
+def _as_summary(x) -> Summary | None:
+    if x is None or isinstance(x, Summary):
+        return x
+    return summarize(np.asarray(x, dtype=np.float64))
+
+
+@dataclass(frozen=True)
+class DifficultyProfile:
+    """Difficulty-conditional reliability: one G-study per difficulty stratum (seed 003 sec. 5.3).
+
+    Attributes
+    ----------
+    labels
+        Stratum names, easiest first (``"Q1 (easiest)"`` ... ``"Q4 (hardest)"``).
+    erho2
+        Per stratum, the coefficient of the observed design from that
+        stratum's own fit (a :class:`~ddr_explorer.core.reliability.Summary`,
+        or ``None`` where the fit failed).
+    aggregate
+        The same coefficient from the fit on all tasks.
+    mean_success
+        ``(K,)`` mean success of each stratum's tasks (optional).
+
+    Notes
+    -----
+    The strata are fitted separately, so their draws are not paired with the
+    aggregate's: the gap ``aggregate - hardest`` is reported as a difference
+    of posterior medians, not as a per-draw difference.
+    """
+
+    labels: tuple[str, ...]
+    erho2: tuple[Summary | None, ...]
+    aggregate: Summary
+    mean_success: np.ndarray | None = None
+
+    def __post_init__(self):
+        if len(self.labels) != len(self.erho2) or not self.labels:
+            raise ValueError(f"difficulty profile: {len(self.labels)} labels for {len(self.erho2)} strata; "
+                             "give one label per stratum")
+        object.__setattr__(self, "erho2", tuple(_as_summary(e) for e in self.erho2))
+        object.__setattr__(self, "aggregate", _as_summary(self.aggregate))
+
+    @classmethod
+    def from_draws(cls, labels: Sequence[str], strata_draws: Sequence[np.ndarray | None], aggregate_draws,
+                   mean_success=None) -> "DifficultyProfile":
+        """Summarise per-stratum draws of the coefficient (one array per stratum fit)."""
+        return cls(tuple(labels), tuple(_as_summary(d) for d in strata_draws), _as_summary(aggregate_draws),
+                   None if mean_success is None else np.asarray(mean_success, dtype=np.float64))
+
+    @property
+    def hardest(self) -> Summary | None:
+        return self.erho2[-1]
+
+    @property
+    def gap(self) -> float | None:
+        """``median(aggregate) - median(hardest stratum)`` (seed 003's "measurement cost")."""
+        return None if self.hardest is None else self.aggregate.median - self.hardest.median
+
+
+@dataclass(frozen=True)
+class HeldOutReliability:
+    """Projected against held-out reliability over random splits (seed 003 sec. 5.4).
+
+    Attributes
+    ----------
+    projected
+        ``(n_splits,)`` the coefficient of the observed design projected from
+        the training cells' fit (posterior median per split).
+    held_out
+        ``(n_splits,)`` the coefficient found on the held-out cells.
+    train_fraction
+        Share of cells in the training part (0.7 in seed 003).
+    stratified_by
+        What the splits were stratified by.
+    """
+
+    projected: np.ndarray
+    held_out: np.ndarray
+    train_fraction: float = 0.7
+    stratified_by: str = "(agent, task) cell"
+
+    def __post_init__(self):
+        p = np.asarray(self.projected, dtype=np.float64).ravel()
+        h = np.asarray(self.held_out, dtype=np.float64).ravel()
+        if p.shape != h.shape or p.size < 2:
+            raise ValueError(f"held-out reliability needs two arrays of one length >= 2 (one value per split), "
+                             f"got {p.size} projected and {h.size} held-out values")
+        if not (np.isfinite(p).all() and np.isfinite(h).all()):
+            raise ValueError("held-out reliability has a non-finite value; drop the failed splits")
+        object.__setattr__(self, "projected", p)
+        object.__setattr__(self, "held_out", h)
+
+    @property
+    def n_splits(self) -> int:
+        return int(self.projected.size)
+
+    @property
+    def pearson_r(self) -> float:
+        """Pearson correlation across splits (NaN when either side is constant)."""
+        if np.ptp(self.projected) == 0 or np.ptp(self.held_out) == 0:
+            return float("nan")
+        return float(np.corrcoef(self.projected, self.held_out)[0, 1])
+
+    @property
+    def spearman(self) -> float:
+        return spearman_rho(self.projected, self.held_out)
+
+    @property
+    def mean_gap(self) -> float:
+        """Mean of ``held_out - projected`` (negative: the projection is optimistic)."""
+        return float(np.mean(self.held_out - self.projected))
+
+
+@dataclass(frozen=True)
+class LooSummary:
+    """PSIS-LOO Pareto-k counts (seed 000 App. D.3): k <= 0.7 good, 0.7-1 bad, > 1 very bad.
+
+    Attributes
+    ----------
+    good, bad, very_bad
+        Observations in each Pareto-k class.
+    elpd, elpd_se
+        Expected log predictive density and its standard error (optional).
+    """
+
+    good: int
+    bad: int
+    very_bad: int
+    elpd: float | None = None
+    elpd_se: float | None = None
+
+    @classmethod
+    def from_pareto_k(cls, k, elpd: float | None = None, elpd_se: float | None = None) -> "LooSummary":
+        k = np.asarray(k, dtype=np.float64).ravel()
+        return cls(int((k <= 0.7).sum()), int(((k > 0.7) & (k <= 1.0)).sum()), int((k > 1.0).sum()), elpd, elpd_se)
+
+    @property
+    def total(self) -> int:
+        return self.good + self.bad + self.very_bad
+
+
+@dataclass(frozen=True)
+class FailureTaxonomy:
+    """Where agents differ against where failures appear, per error category (seed 003 secs. 5.6-5.7).
+
+    Attributes
+    ----------
+    categories
+        Category names.
+    interaction_variance
+        ``(K,)`` per category, the agent-by-task variance (``sigma^2_a:t``,
+        posterior median): where agents *differ*.
+    activation_rate
+        ``(K,)`` per category, the share of traces showing a failure of that
+        category: where failures *appear*.
+    """
+
+    categories: tuple[str, ...]
+    interaction_variance: np.ndarray
+    activation_rate: np.ndarray
+
+    def __post_init__(self):
+        v = np.asarray(self.interaction_variance, dtype=np.float64).ravel()
+        a = np.asarray(self.activation_rate, dtype=np.float64).ravel()
+        if not (len(self.categories) == v.size == a.size) or v.size < 2:
+            raise ValueError("failure taxonomy: give one interaction variance and one activation rate per "
+                             f"category (>= 2 categories); got {len(self.categories)}, {v.size}, {a.size}")
+        object.__setattr__(self, "categories", tuple(str(c) for c in self.categories))
+        object.__setattr__(self, "interaction_variance", v)
+        object.__setattr__(self, "activation_rate", a)
+
+    @property
+    def spearman(self) -> float:
+        """Rank correlation of variance and frequency (descriptive; few categories)."""
+        return spearman_rho(self.interaction_variance, self.activation_rate)
+
+
+_ANALYSIS_TYPES = {"difficulty": DifficultyProfile, "held_out": HeldOutReliability, "loo": LooSummary,
+                   "failure_taxonomy": FailureTaxonomy}
+
+
+# ---------------------------------------------------------------------------
+# The sheet's input
+# ---------------------------------------------------------------------------
+
+@dataclass
+class ReportInputs:
+    """Everything the DDR sheet shows, ready to draw.
+
+    Attributes
+    ----------
+    corpus_name, corpus_hash
+        Display name and SHA-256 content hash of the corpus.
+    corpus_summary
+        :func:`ddr_explorer.core.inspection.inspect_corpus` of the corpus
+        (counts, connectivity, separability, coverage, warnings).
+    components
+        Posterior draws of the variance components.
+    observed_design
+        The design the corpus ran (object of measurement and claim included).
+    target
+        Target of the claim's coefficient (default: 0.85 for rankings, 0.90
+        for threshold decisions; SPEC sec. 4).
+    budget
+        Optional budget in USD.
+    prices
+        USD per trial per benchmark; empty when there is no cost data.
+    price_source
+        Where the prices came from (``"cost column"``, ``"user"``, ``"none"``).
+    theta, model_names
+        ``(S, M)`` latent-capability draws and the M model names (None: the
+        rank pages say the ranks were not computed).
+    fit_info
+        How the components were obtained.  Keys (all optional): ``method``
+        (e.g. ``"NUTS (numpyro)"``), ``formula``, ``settings`` (dict: chains,
+        draws, warmup, seed, target_accept, ...), ``converged`` (bool or None
+        when unknown), ``max_rhat``, ``min_ess_bulk``, ``divergences``,
+        ``device``, ``wall_seconds``, ``approximate`` (bool), ``problems``
+        (list of str), ``n_draws``.
+    accuracy
+        Mean success and mean cost per trial per agent, with the accuracy and
+        accuracy-per-dollar ranks (:func:`~ddr_explorer.core.dstudy.accuracy_per_dollar`).
+    model_accuracy
+        Observed mean success per model (to compare with the latent ranking).
+    difficulty
+        Task difficulty strata from the corpus (:func:`task_difficulty`).
+    analyses
+        Optional results keyed by :data:`ANALYSIS_KEYS`:
+        ``"difficulty"`` (:class:`DifficultyProfile`), ``"held_out"``
+        (:class:`HeldOutReliability`), ``"loo"`` (:class:`LooSummary`),
+        ``"failure_taxonomy"`` (:class:`FailureTaxonomy`).
+    versions
+        Software name -> version, printed in the footer.
+    title
+        Sheet title (default: the corpus name).
+    """
+
+    corpus_name: str
+    corpus_hash: str
+    corpus_summary: Mapping[str, Any]
+    components: VarianceComponents
+    observed_design: Design
+    target: float | None = None
+    budget: float | None = None
+    prices: Mapping[str, float] = field(default_factory=dict)
+    price_source: str = "none"
+    theta: np.ndarray | None = None
+    model_names: Sequence[str] | None = None
+    fit_info: Mapping[str, Any] = field(default_factory=dict)
+    accuracy: CostRanking | None = None
+    model_accuracy: Mapping[str, float] = field(default_factory=dict)
+    difficulty: TaskDifficulty | None = None
+    analyses: Mapping[str, Any] = field(default_factory=dict)
+    versions: Mapping[str, str] = field(default_factory=dict)
+    title: str | None = None
+
+    def __post_init__(self):
+        self.components = as_components(self.components)
+        if not isinstance(self.observed_design, Design):
+            raise TypeError(f"observed_design should be a Design, got {type(self.observed_design).__name__}")
+        if self.target is None:
+            self.target = DEFAULT_TARGETS[self.observed_design.claim]
+        t = float(self.target)
+        if not 0 < t < 1:
+            raise ValueError(f"target should be a coefficient in the interval (0, 1), got {self.target!r}")
+        self.target = t
+        if self.budget is not None and not (math.isfinite(float(self.budget)) and float(self.budget) > 0):
+            raise ValueError(f"budget should be a positive number of USD, got {self.budget!r}")
+        self.prices = {str(k): float(v) for k, v in dict(self.prices or {}).items()}
+        for b, p in self.prices.items():
+            if not (math.isfinite(p) and p >= 0):
+                raise ValueError(f"price per trial of benchmark {b!r} should be a number >= 0 (USD), got {p!r}")
+        if self.theta is not None:
+            th = np.asarray(self.theta, dtype=np.float64)
+            if th.ndim != 2 or th.shape[1] < 1:
+                raise ValueError(f"theta should be an array of shape (draws, models), got shape {th.shape}")
+            names = list(self.model_names) if self.model_names is not None else [f"model {k + 1}" for k in
+                                                                                  range(th.shape[1])]
+            if len(names) != th.shape[1]:
+                raise ValueError(f"{len(names)} model names for {th.shape[1]} columns of theta; give one per column")
+            self.theta, self.model_names = th, [str(n) for n in names]
+        unknown = sorted(set(self.analyses) - set(ANALYSIS_KEYS))
+        if unknown:
+            raise ValueError(f"unknown analysis key(s) {', '.join(unknown)}; use {', '.join(ANALYSIS_KEYS)}")
+        for key, value in self.analyses.items():
+            if value is not None and not isinstance(value, _ANALYSIS_TYPES[key]):
+                raise TypeError(f"analyses[{key!r}] should be a {_ANALYSIS_TYPES[key].__name__} or None, "
+                                f"got {type(value).__name__}")
+        self.analyses = dict(self.analyses)
+
+    # -- derived -----------------------------------------------------------
+    @property
+    def has_cost(self) -> bool:
+        """True when a positive price per trial is known (cost frontier and RPD can be computed)."""
+        return bool(self.prices) and self.observed_design.mean_price() > 0
+
+    def analysis(self, key: str):
+        """An optional analysis result, or None when it was not run."""
+        return self.analyses.get(key)
+
+
+# ---------------------------------------------------------------------------
+# Helpers that read a fit without importing the sampler
+# ---------------------------------------------------------------------------
+
+def formula_from_terms(terms: Sequence[str]) -> str:
+    """The lme4/brms formula of a set of random-intercept terms (``y ~ 1 + (1|task) + ...``)."""
+    return "y ~ 1 + " + " + ".join(f"(1|{t})" for t in terms) if terms else "y ~ 1"
+
+
+def software_versions() -> dict[str, str]:
+    """Versions of ddr-explorer, numpy, jax/numpyro (when installed) and reportlab.
+
+    Read from the installed distributions' metadata, so jax is never imported
+    (importing it takes seconds and would set up a device for nothing).
+    """
+    out = {}
+    for name in ("ddr-explorer", "numpy", "jax", "numpyro", "reportlab"):
+        try:
+            out[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            if name == "ddr-explorer":
+                out[name] = "source tree"
+    return out
+
+
+def _get(obj, *names, default=None):
+    for n in names:
+        obj = getattr(obj, n, None) if not isinstance(obj, Mapping) else obj.get(n)
+        if obj is None:
+            return default
+    return obj
+
+
+def fit_info_from_posterior(posterior) -> dict:
+    """The :attr:`ReportInputs.fit_info` of a posterior (read by attribute; the sampler is not imported).
+
+    Reads ``spec.formula``, ``settings`` (a dataclass or dict), ``diagnostics``
+    (``converged``, ``max_r_hat``/``max_rhat``, ``min_ess_bulk``,
+    ``divergences``, ``problems``), ``device`` and ``wall_seconds``; missing
+    attributes are left out.
+    """
+    info: dict[str, Any] = {"method": "NUTS (numpyro)", "approximate": False}
+    formula = _get(posterior, "spec", "formula")
+    if formula:
+        info["formula"] = str(formula)
+    settings = getattr(posterior, "settings", None)
+    if settings is not None:
+        if hasattr(settings, "__dataclass_fields__"):
+            info["settings"] = {k: getattr(settings, k) for k in settings.__dataclass_fields__}
+        elif isinstance(settings, Mapping):
+            info["settings"] = dict(settings)
+    diag = getattr(posterior, "diagnostics", None)
+    if diag is not None:
+        info["converged"] = bool(_get(diag, "converged", default=False))
+        for key, names in (("max_rhat", ("max_r_hat", "max_rhat")), ("min_ess_bulk", ("min_ess_bulk",)),
+                           ("divergences", ("divergences",))):
+            for n in names:
+                v = getattr(diag, n, None)
+                if v is not None:
+                    info[key] = float(v) if key != "divergences" else int(v)
+                    break
+        problems = getattr(diag, "problems", None)
+        if problems:
+            info["problems"] = [str(p) for p in problems]
+    else:
+        info["converged"] = None
+    for key in ("device", "wall_seconds"):
+        v = getattr(posterior, key, None)
+        if v is not None:
+            info[key] = v
+    sigma = getattr(posterior, "sigma", None)
+    if isinstance(sigma, Mapping) and sigma:
+        info["n_draws"] = int(np.asarray(next(iter(sigma.values()))).size)
+    return info
+
+
+def theta_from_posterior(posterior, term: str = "model") -> tuple[np.ndarray, list[str]] | None:
+    """Latent capability draws ``(chains*draws, levels)`` of one term and its level names.
+
+    ``theta_m = u_m``: for a per-benchmark fit the model effect, for a pooled
+    fit the universe score averaged over benchmarks (``u_bm`` has mean zero
+    over benchmarks; SPEC sec. 5).  Returns None when the posterior kept no
+    random effects for the term.
+    """
+    effects = getattr(posterior, "random_effects", None) or {}
+    if term not in effects:
+        return None
+    u = np.asarray(effects[term], dtype=np.float64)
+    theta = u.reshape(-1, u.shape[-1])
+    levels = (getattr(posterior, "levels", None) or {}).get(term)
+    if levels is not None and len(levels) == theta.shape[1]:
+        df = levels if isinstance(levels, pd.DataFrame) else pd.DataFrame(levels)
+        names = [" / ".join(map(str, row)) for row in df.itertuples(index=False)]
+    else:
+        names = [f"{term} {k + 1}" for k in range(theta.shape[1])]
+    return theta, names
+
+
+def _components_from_posterior(posterior) -> VarianceComponents:
+    vc = getattr(posterior, "variance_components", None)
+    if vc is None:
+        sigma = getattr(posterior, "sigma")
+        vc = {k: np.asarray(v, dtype=np.float64) ** 2 for k, v in sigma.items()}
+    return VarianceComponents.from_mapping({k: np.asarray(v, dtype=np.float64).ravel() for k, v in vc.items()},
+                                           source="posterior")
+
+
+# ---------------------------------------------------------------------------
+# The builder
+# ---------------------------------------------------------------------------
+
+def report_inputs_from(corpus, components=None, theta=None, *, model_names: Sequence[str] | None = None,
+                       posterior=None, fit_info: Mapping[str, Any] | None = None,
+                       object_of_measurement: str = "model", claim: str = "relative",
+                       design: Design | None = None, target: float | None = None, budget: float | None = None,
+                       prices: Mapping[str, float] | None = None, analyses: Mapping[str, Any] | None = None,
+                       corpus_summary: Mapping[str, Any] | None = None, title: str | None = None) -> ReportInputs:
+    """Fill a :class:`ReportInputs` from a corpus and a posterior with core's functions.
+
+    Parameters
+    ----------
+    corpus
+        A validated :class:`~ddr_explorer.core.corpus.corpus.Corpus`.
+    components
+        Variance-component draws (:class:`~ddr_explorer.core.reliability.VarianceComponents`
+        or a term -> draws mapping); taken from ``posterior`` when omitted.
+    theta, model_names
+        ``(S, M)`` latent-capability draws and their names; taken from
+        ``posterior`` (term ``model``) when omitted and it kept random effects.
+    posterior
+        Optional fit, read by attribute (see :func:`fit_info_from_posterior`).
+    fit_info
+        Overrides the fit description (see :attr:`ReportInputs.fit_info`).
+    object_of_measurement, claim
+        ``"model"`` or ``"system"``; ``"relative"`` (ranking) or ``"absolute"``.
+    design
+        The design to report; default: the corpus's own design
+        (:func:`~ddr_explorer.core.session.observed_sizes`) with its models and prices.
+    target, budget
+        Target coefficient (default by claim) and an optional budget in USD.
+    prices
+        USD per trial per benchmark; default: from the corpus's cost column
+        when it has one (sum of cost / sum of trials per benchmark), else none.
+    analyses
+        Optional analysis results keyed by :data:`ANALYSIS_KEYS`.
+    corpus_summary
+        A ready :func:`~ddr_explorer.core.inspection.inspect_corpus` result (computed if omitted).
+    title
+        Sheet title (default: the corpus name).
+
+    Returns
+    -------
+    ReportInputs
+
+    Raises
+    ------
+    ValueError
+        Neither components nor a posterior, or inconsistent inputs (see :class:`ReportInputs`).
+    """
+    from ..inspection import inspect_corpus
+    from ..session import observed_sizes
+
+    if components is None:
+        if posterior is None:
+            raise ValueError("report inputs need variance components: pass components= or posterior=")
+        components = _components_from_posterior(posterior)
+    c = as_components(components)
+    if theta is None and posterior is not None:
+        got = theta_from_posterior(posterior, "model")
+        if got is not None:
+            theta, names = got
+            model_names = model_names or names
+    info: dict[str, Any]
+    if posterior is not None:
+        info = fit_info_from_posterior(posterior)
+    else:
+        info = {"method": f"components supplied ({c.source})", "converged": None, "approximate": False}
+    info.setdefault("formula", formula_from_terms(c.terms))
+    info.setdefault("n_draws", c.n_draws)
+    info.update(dict(fit_info or {}))
+
+    table = corpus.table
+    summary = dict(corpus_summary) if corpus_summary is not None else inspect_corpus(corpus)
+    if prices is not None:
+        price_map, source = {str(k): float(v) for k, v in prices.items()}, "user"
+    elif corpus.has_cost:
+        price_map, source = {str(k): v for k, v in prices_from_cost_column(table, "benchmark").items()}, "cost column"
+    else:
+        price_map, source = {}, "none"
+    if design is None:
+        sizes = observed_sizes(corpus)
+        design = Design(n_tasks=sizes["n_tasks"], n_scaffolds=sizes["n_scaffolds"], n_benchmarks=sizes["n_benchmarks"],
+                        n_replicates=sizes["n_replicates"], price_per_trial=price_map or 0.0,
+                        n_models=max(1, corpus.n_levels("model")), object_of_measurement=object_of_measurement,
+                        claim=claim)
+    accuracy = accuracy_per_dollar(table, ("model", "scaffold"))
+    g = table.groupby("model", observed=True, sort=True)[["successes", "trials"]].sum()
+    model_acc = {str(m): float(s / n) for m, s, n in zip(g.index, g["successes"], g["trials"]) if n > 0}
+    return ReportInputs(
+        corpus_name=corpus.name, corpus_hash=corpus.content_hash, corpus_summary=summary, components=c,
+        observed_design=design, target=target, budget=budget, prices=price_map, price_source=source,
+        theta=theta, model_names=model_names, fit_info=info, accuracy=accuracy, model_accuracy=model_acc,
+        difficulty=task_difficulty(table), analyses=dict(analyses or {}), versions=software_versions(),
+        title=title)

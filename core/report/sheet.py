@@ -1,0 +1,894 @@
+"""The DDR sheet as a PDF: page 1 stands alone, the following pages are appendices.
+
+:func:`build_sheet` computes the content (:func:`.content.sheet_content`),
+lays it out with reportlab's platypus (styles from :mod:`.styles`, figures
+from :mod:`.figures`) and writes the file atomically.  Nothing here computes
+a statistic.
+
+Pages
+-----
+1. The claim and the object of measurement, warnings about weak evidence,
+   the headline coefficient with its interval and its plain meaning, the
+   variance-component table with the capability-gap ratio, the D-study budget
+   frontier, and the five decisions (seed 003 sec. 6).  Page 1 is shrunk to
+   fit one page whatever it holds, so it always stands alone.
+2. The design study in detail (curves over every facet, every estimand,
+   smallest designs).
+3. Cost: the cost frontier and the accuracy-versus-accuracy-per-dollar
+   ranking, or an honest note that there is no cost data.
+4. Difficulty-conditional profile, held-out against projected reliability,
+   PSIS-LOO.
+5. Ranks: the rank-dominance heatmap and rank intervals.
+6. Diagnostics and data coverage.
+7. Method notes.
+
+Every page carries a footer with the corpus hash, formula, sampler settings,
+convergence summary, software versions and (unless ``date_invariant``) the
+build date.  With ``date_invariant=True`` reportlab's creation date and
+document ID are fixed too (``invariant=1``), so two builds of the same inputs
+are byte-identical.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import io
+import math
+import os
+import tempfile
+from functools import partial
+from pathlib import Path
+
+import numpy as np
+from reportlab.pdfgen.canvas import Canvas
+from reportlab.platypus import (BaseDocTemplate, CondPageBreak, Frame, KeepInFrame, KeepTogether, PageBreak,
+                                PageTemplate, Paragraph, Spacer, Table)
+
+from . import figures as fig
+from . import styles as st
+from .content import (E_RHO2, GEQ, PHI, SIGMA2, TIMES, SheetContent, escape, fmt_coef, fmt_interval, fmt_n,
+                      fmt_pct, fmt_prob, fmt_r, fmt_usd, fmt_var, sheet_content, term_label)
+from .inputs import ReportInputs
+
+__all__ = ["build_sheet", "render_sheet", "footer_lines"]
+
+#: Longest name printed in a table cell before it is cut with an ellipsis (the rest wraps).
+MAX_NAME_CHARS = 60
+
+
+def _p(text: str, style: str = "body") -> Paragraph:
+    return Paragraph(text, st.stylesheet()[style])
+
+
+def _name(text: str, limit: int = MAX_NAME_CHARS) -> str:
+    """A name for a table cell: escaped, cut with an ellipsis past ``limit`` characters."""
+    text = str(text)
+    if len(text) > limit:
+        text = text[: limit - 1].rstrip() + st.ELLIPSIS
+    return escape(text)
+
+
+def _count(n, word: str) -> str:
+    """``3 tasks``, ``1 task``."""
+    return f"{fmt_n(n)} {word}{'' if n == 1 else 's'}"
+
+
+def _sym(ct: SheetContent) -> str:
+    return E_RHO2 if ct.estimand == "Erho2" else PHI
+
+
+# ---------------------------------------------------------------------------
+# Footer
+# ---------------------------------------------------------------------------
+
+def footer_lines(inputs: ReportInputs, *, date: str | None) -> list[str]:
+    """The footer's lines (markup): corpus and formula; fit and convergence; software and date."""
+    info = inputs.fit_info
+    s = inputs.corpus_summary
+    l1 = (f"<b>DDR Explorer</b> \u00b7 corpus <b>{escape(inputs.corpus_name)}</b> \u00b7 sha256 "
+          f"{escape(inputs.corpus_hash[:12])} \u00b7 {fmt_n(s.get('n_records'))} records, {fmt_n(s.get('n_trials'))} "
+          f"trials \u00b7 formula <font face='{st.FONT_MONO}'>{escape(info.get('formula', 'n/a'))}</font>")
+    settings = info.get("settings") or {}
+    if settings:
+        keys = [("chains", "chains"), ("draws", "draws/chain"), ("warmup", "warmup"), ("seed", "seed"),
+                ("target_accept", "target accept"), ("max_tree_depth", "max depth")]
+        sset = ", ".join(f"{label} {settings[k]}" for k, label in keys if k in settings)
+    else:
+        sset = "settings not recorded"
+    extra = []
+    if info.get("device"):
+        extra.append(f"device {escape(info['device'])}")
+    if info.get("wall_seconds") is not None:
+        extra.append(f"{float(info['wall_seconds']):,.0f} s")
+    if info.get("n_draws"):
+        extra.append(f"{fmt_n(info['n_draws'])} draws")
+    conv = info.get("converged")
+    bits = []
+    if info.get("max_rhat") is not None:
+        bits.append(f"max R-hat {float(info['max_rhat']):.3f}")
+    if info.get("min_ess_bulk") is not None:
+        bits.append(f"min bulk ESS {fmt_n(round(float(info['min_ess_bulk'])))}")
+    if info.get("divergences") is not None:
+        bits.append(f"{fmt_n(info['divergences'])} divergences")
+    if conv is True:
+        ctext = "converged"
+    elif conv is False:
+        ctext = "<b>NOT converged</b>"
+    else:
+        ctext = "not checked here"
+    if bits:
+        ctext += f" ({', '.join(bits)})"
+    if info.get("approximate"):
+        ctext += "; <b>approximate method</b>"
+    l2 = (f"Fit: {escape(info.get('method', 'n/a'))}; {escape(sset)}" + (f"; {'; '.join(extra)}" if extra else "")
+          + f" \u00b7 Convergence: {ctext}")
+    sw = ", ".join(f"{escape(k)} {escape(v)}" for k, v in inputs.versions.items())
+    l3 = f"Software: {sw}" + (f" \u00b7 built {date}" if date else "")
+    return [l1, l2, l3]
+
+
+class _SheetCanvas(Canvas):
+    """A canvas that draws the footer with "page n of N" once the page count is known."""
+
+    def __init__(self, *args, footer: list[str], **kwargs):
+        super().__init__(*args, **kwargs)
+        self._footer = footer
+        self._pages: list[dict] = []
+
+    def showPage(self):
+        self._pages.append(dict(self.__dict__))
+        self._startPage()
+
+    def save(self):
+        total = len(self._pages)
+        for state in self._pages:
+            self.__dict__.update(state)
+            self._draw_footer(total)
+            super().showPage()
+        super().save()
+
+    def _draw_footer(self, total: int):
+        ss = st.stylesheet()
+        w = st.FRAME_WIDTH - 48
+        y = st.MARGIN_BOTTOM - 8
+        self.saveState()
+        self.setStrokeColor(st.RULE)
+        self.setLineWidth(0.5)
+        self.line(st.MARGIN_LEFT, y, st.MARGIN_LEFT + st.FRAME_WIDTH, y)
+        y -= 2
+        for line in self._footer:
+            para = Paragraph(line, ss["footer"])
+            _, h = para.wrapOn(self, w, 100)
+            y -= h
+            para.drawOn(self, st.MARGIN_LEFT, y)
+        self.setFont(st.FONT, 7)
+        self.setFillColor(st.MUTED)
+        self.drawRightString(st.MARGIN_LEFT + st.FRAME_WIDTH, st.MARGIN_BOTTOM - 17,
+                             f"page {self._pageNumber} of {total}")
+        self.restoreState()
+
+
+# ---------------------------------------------------------------------------
+# Page 1
+# ---------------------------------------------------------------------------
+
+def _notice_box(ct: SheetContent) -> Table:
+    ss = st.stylesheet()
+    if not ct.notices:
+        t = Table([[_p("<b>No weakness of the evidence was flagged:</b> converged fit, connected design, several "
+                       "scaffolds and benchmarks, cost data present.", "body")]], colWidths=[st.FRAME_WIDTH])
+        t.setStyle(st.box_style(st.OK_BG, st.OK_EDGE))
+        return t
+    serious = bool(ct.serious)
+    n = len(ct.notices)
+    head = (f"Read with care: the evidence is weak in {n} way{'s' if n > 1 else ''}" if serious else
+            f"Read with care: {n} limit{'s' if n > 1 else ''} of this evidence")
+    rows = [[Paragraph(head, ss["warn_title"])]]
+    for note in ct.notices:
+        colour = st.SERIOUS_EDGE if note.severity == "serious" else st.CAUTION_EDGE
+        rows.append([Paragraph(f"<font color='{colour.hexval()}'><b>{escape(note.title)}</b></font> {note.text}",
+                               ss["warn"], bulletText="\u2022")])
+    t = Table(rows, colWidths=[st.FRAME_WIDTH])
+    t.setStyle(st.box_style(st.SERIOUS_BG if serious else st.CAUTION_BG,
+                            st.SERIOUS_EDGE if serious else st.CAUTION_EDGE))
+    t.setStyle([("TOPPADDING", (0, 1), (-1, -1), 0.6), ("BOTTOMPADDING", (0, 1), (-1, -1), 0.6),
+                ("BOTTOMPADDING", (0, -1), (-1, -1), 3.5)])
+    return t
+
+
+def _headline_box(ct: SheetContent) -> Table:
+    h = ct.headline
+    colour = st.VERDICT_COLOURS.get(ct.verdict_key, st.INK)
+    if ct.serious and colour == st.GREEN:  # never green over doubtful numbers
+        colour = st.ORANGE
+    left = [_p(f"{_sym(ct)} = {fmt_coef(h['median'])}", "headline_number"),
+            _p(f"95% interval {fmt_interval(h['lower95'], h['upper95'])}", "headline_interval"),
+            _p(f"observed design, posterior median", "headline_interval")]
+    right = [_p(f"<font color='{colour.hexval()}'>{escape(ct.verdict_text)}</font>", "verdict"),
+             Spacer(1, 2), _p(ct.meaning_text, "headline_text")]
+    t = Table([[left, right]], colWidths=[150, st.FRAME_WIDTH - 150])
+    t.setStyle(st.box_style(st.HEADLINE_BG, st.BLUE, width=0.6))
+    t.setStyle([("LINEAFTER", (0, 0), (0, 0), 0.4, st.RULE), ("TOPPADDING", (0, 0), (-1, -1), 5),
+                ("BOTTOMPADDING", (0, 0), (-1, -1), 5)])
+    return t
+
+
+def _components_table(ct: SheetContent, width: float) -> Table:
+    rows = [[_p("Component", "cell_head"), _p(f"{SIGMA2} median", "cell_head_right"),
+             _p("95% interval", "cell_head_right"), _p("share", "cell_head_right")]]
+    for r in ct.components:
+        label = f"<b>{escape(r.label)}</b><br/><font size='6' color='{st.MUTED.hexval()}'>{r.meaning}</font>"
+        rows.append([_p(label, "cell"), _p(fmt_var(r.variance.median), "cell_right"),
+                     _p(fmt_interval(*r.variance.hdi95, fmt=fmt_var), "cell_right"),
+                     _p(fmt_pct(r.share.median), "cell_right")])
+    w = [width - 150, 42, 68, 40]
+    t = Table(rows, colWidths=w, repeatRows=1, hAlign="LEFT")
+    t.setStyle(st.data_table_style(len(rows)))
+    return t
+
+
+def _decisions_table(ct: SheetContent) -> Table:
+    ss = st.stylesheet()
+    rows = []
+    status_words = {"answered": "answered", "partial": "partly answered: analysis not run",
+                    "not run": "analysis not run"}
+    for dcs in ct.decisions:
+        q = [Paragraph(escape(dcs.question), ss["decision_q"]),
+             Paragraph(status_words.get(dcs.status, dcs.status), ss["decision_status"])]
+        rows.append([str(dcs.number), q, Paragraph(dcs.answer, ss["decision_a"])])
+    t = Table(rows, colWidths=[16, 112, st.FRAME_WIDTH - 128])
+    t.setStyle(st.decision_style(len(rows)))
+    return t
+
+
+def _page_one(ct: SheetContent) -> list:
+    inp = ct.inputs
+    ss = st.stylesheet()
+    d = ct.design
+    title = inp.title or inp.corpus_name
+    obj = d.object_facets
+    if obj == {"model"}:
+        obj_text = "models (each averaged over the scaffolds it runs with)"
+    elif obj == {"model", "scaffold"}:
+        obj_text = "model-scaffold systems (each pairing as a unit)"
+    else:
+        obj_text = escape(ct.object_label)
+    meta = (f"<b>Object of measurement:</b> {obj_text}. <b>Claim:</b> {ct.claim_label}, target {_sym(ct)} "
+            f"{GEQ} {fmt_coef(inp.target)}. <b>Observed design:</b> {ct.design_text}.")
+    story = [
+        _p(f"Deployment Decision Reliability \u2014 {escape(title)}", "title"),
+        _p(escape(ct.question), "question"),
+        _p(meta, "meta"),
+        Spacer(1, 5),
+        _notice_box(ct),
+        Spacer(1, 6),
+        _headline_box(ct),
+        Spacer(1, 7),
+    ]
+    left_w = 268
+    right_w = st.FRAME_WIDTH - left_w - 10
+    curve = ct.view.curves["n_tasks"]
+    req = ct.summary["min_n"].get("n_tasks", {}).get("median")
+    price = d.mean_price()
+    per_task = (d.trial_count() / d.effective_n_tasks) * price if price > 0 else None
+    drawing = fig.dstudy_figure(curve, right_w, 206, required=req, cost_per_unit=per_task)
+    left = [Paragraph("Where the variance is (logit scale)", ss["h3"]), _components_table(ct, left_w),
+            Spacer(1, 3), _p(ct.gap_text, "small")]
+    right = [Paragraph(f"Budget frontier: {_sym(ct)} against tasks", ss["h3"]), drawing,
+             _p(f"Bands: 68% and 95% posterior intervals. Shaded: detection limit (SNR 2\u20133). "
+                + (f"Top axis: cost of the design at that many tasks. " if per_task else "")
+                + ("Dotted: tasks needed for the target (median)." if req is not None and math.isfinite(req) else
+                   "The target is out of reach by tasks alone."), "caption")]
+    mid = Table([[left, "", right]], colWidths=[left_w, 10, right_w])
+    mid.setStyle(st.layout_style())
+    story += [mid, Spacer(1, 6), Paragraph("Five decisions for a buyer", ss["h2"]), _decisions_table(ct)]
+    return story
+
+
+# ---------------------------------------------------------------------------
+# Following pages
+# ---------------------------------------------------------------------------
+
+_ESTIMAND_NAMES = {
+    "Erho2": f"{E_RHO2}: ranking reliability",
+    "SNR": "SNR: signal-to-noise ratio",
+    "Phi": f"{PHI}: absolute (dependability)",
+    "Erho2_task_ceiling": f"{E_RHO2} task-only ceiling",
+    "Phi_task_ceiling": f"{PHI} task-only ceiling",
+    "capability_gap_ratio": "capability-gap ratio",
+    "rho_AA": "\u03c1<sub>AA'</sub>: inter-scaffold reliability",
+    "delta_rho2_universe": "\u0394\u03c1\u00b2 model \u2212 scaffold (universe)",
+    "delta_rho2_benchmark": "\u0394\u03c1\u00b2 model \u2212 scaffold (benchmark)",
+    "delta_rho2_task": "\u0394\u03c1\u00b2 model \u2212 scaffold (task)",
+}
+
+
+def _dstudy_pages(ct: SheetContent) -> list:
+    ss = st.stylesheet()
+    inp = ct.inputs
+    d = ct.design
+    story = [Paragraph("2 \u00b7 The design study in detail", ss["h1"]),
+             _p(f"Each curve varies one facet of the design and holds the others at the observed design "
+                f"({ct.design_text}). The coefficient is computed per posterior draw and summarised by its median "
+                f"and 68%/95% highest-density intervals; the detection band marks SNR 2\u20133 ({E_RHO2} "
+                f"0.667\u20130.750), a descriptive reference, not a calibrated threshold (seed 000 Fig. 3).",
+                "body_after")]
+    half = (st.FRAME_WIDTH - 12) / 2
+    drawings, flat = [], []
+    for over, word in (("n_tasks", "tasks"), ("n_scaffolds", "scaffolds"), ("n_benchmarks", "benchmarks")):
+        curve = ct.view.curves.get(over)
+        if curve is None or curve.over in d.object_facets:
+            continue
+        if not curve.applies:  # the fit has no term for this facet: a flat line says nothing
+            flat.append(word)
+            continue
+        m = ct.summary["min_n"].get(over)
+        req = m["median"] if m else None
+        drawings.append(fig.dstudy_figure(curve, half, 178, required=req, legend=True,
+                                          title=f"{_sym(ct)} against {word}"))
+    if ct.breadth is not None:
+        drawings.append(fig.breadth_figure(ct.breadth, half, 178, observed_benchmarks=d.effective_n_benchmarks,
+                                           target=inp.target, title=f"{_sym(ct)} at a fixed budget of "
+                                           f"{fmt_n(ct.breadth.total_tasks)} tasks"))
+    while len(drawings) % 2:
+        drawings.append("")
+    grid = Table([[drawings[i], "", drawings[i + 1]] for i in range(0, len(drawings), 2)],
+                 colWidths=[half, 12, half])
+    grid.setStyle(st.layout_style())
+    story += [grid]
+    if flat:
+        story.append(_p(f"No curve over {' or '.join(flat)}: the fit has no variance term for "
+                        f"{'that facet' if len(flat) == 1 else 'those facets'}, so changing "
+                        f"{'its' if len(flat) == 1 else 'their'} number cannot change the coefficient here "
+                        "(the corpus cannot say how much it would matter).", "caption"))
+    if ct.breadth is not None:
+        story.append(_p(f"Bottom right: a fixed budget of {fmt_n(ct.breadth.total_tasks)} tasks spread over more "
+                        "benchmarks (seed 000 Corollary 3.2): breadth raises reliability whenever benchmark-by-model "
+                        "variance is present.", "caption"))
+    # estimands
+    rows = [[_p("Estimand (observed design)", "cell_head"), _p("median", "cell_head_right"),
+             _p("95% interval", "cell_head_right"), _p("68% interval", "cell_head_right"),
+             _p("P(&gt; 0)", "cell_head_right"), _p("source", "cell_head")]]
+    for name, e in ct.summary["estimands"].items():
+        if name.startswith("share:"):
+            continue
+        label = _ESTIMAND_NAMES.get(name, escape(name))
+        pp = e.get("prob_positive")
+        med = e["median"]
+        fmt = (lambda x: f"{x:,.2f}") if name == "SNR" else fmt_coef
+        rows.append([_p(label, "cell"), _p(fmt(med), "cell_right"),
+                     _p(fmt_interval(e["lower95"], e["upper95"], fmt), "cell_right"),
+                     _p(fmt_interval(e["lower68"], e["upper68"], fmt), "cell_right"),
+                     _p(fmt_prob(pp) if pp is not None else "", "cell_right"),
+                     _p(escape(e.get("equation") or ""), "cell_muted")])
+    t = Table(rows, colWidths=[170, 50, 85, 85, 40, st.FRAME_WIDTH - 430], repeatRows=1, hAlign="LEFT")
+    t.setStyle(st.data_table_style(len(rows)))
+    story += [Paragraph("Every estimand of the observed design", ss["h2"]), t]
+    # smallest designs
+    rows = [[_p("Facet varied (others at the observed design)", "cell_head"), _p("observed", "cell_head_right"),
+             _p("median needed", "cell_head_right"), _p("95% interval", "cell_head_right"),
+             _p("P(reachable)", "cell_head_right")]]
+    words = {"n_tasks": "tasks per benchmark", "n_scaffolds": "scaffolds per model", "n_benchmarks": "benchmarks",
+             "n_replicates": "trials per cell"}
+    for over, m in ct.summary["min_n"].items():
+        rows.append([_p(words.get(over, over), "cell"), _p(fmt_n(m["observed"]), "cell_right"),
+                     _p(fmt_n(m["median"]), "cell_right"),
+                     _p(f"{fmt_n(m['lower95'])}\u2013{fmt_n(m['upper95'])}", "cell_right"),
+                     _p(fmt_prob(m["p_reachable"]), "cell_right")])
+    t = Table(rows, colWidths=[200, 70, 80, 100, st.FRAME_WIDTH - 450], repeatRows=1, hAlign="LEFT")
+    t.setStyle(st.data_table_style(len(rows)))
+    story += [KeepTogether([Paragraph(f"Smallest design reaching {_sym(ct)} {GEQ} {fmt_coef(inp.target)}", ss["h2"]),
+                            t, _p(f"Per draw, the smallest whole size whose coefficient reaches the target; "
+                                  f"\u201cnever\u201d when even an infinite number stays below it. P(target met) at "
+                                  f"the observed design: {fmt_prob(ct.summary['p_target'])}. "
+                                  + (f"90% assurance needs {fmt_n(ct.required_90)} tasks." if
+                                     math.isfinite(ct.required_90) else
+                                     "No number of tasks gives 90% assurance."), "caption")])]
+    return story
+
+
+def _agent_table(ct: SheetContent, with_cost: bool, top: int = 15) -> Table:
+    acc = ct.inputs.accuracy
+    order = np.argsort(acc.rank_accuracy, kind="stable")[:top]
+    if with_cost:
+        head = ["Agent (model / scaffold)", "accuracy", "USD / trial", "accuracy per $", "rank", "rank per $"]
+        w = [st.FRAME_WIDTH - 270, 50, 55, 65, 45, 55]
+    else:
+        head = ["Agent (model / scaffold)", "accuracy", "rank"]
+        w = [st.FRAME_WIDTH - 110, 60, 50]
+    rows = [[_p(head[0], "cell_head")] + [_p(h, "cell_head_right") for h in head[1:]]]
+    for k in order:
+        r = [_p(_name(acc.agents[k]), "cell"), _p(fmt_pct(acc.accuracy[k]), "cell_right")]
+        if with_cost:
+            r += [_p(fmt_usd(acc.cost_per_trial[k]), "cell_right"),
+                  _p(f"{acc.accuracy_per_dollar[k]:,.3g}" if np.isfinite(acc.accuracy_per_dollar[k]) else "n/a",
+                     "cell_right"),
+                  _p(fmt_n(acc.rank_accuracy[k]), "cell_right"), _p(fmt_n(acc.rank_per_dollar[k]), "cell_right")]
+        else:
+            r += [_p(fmt_n(acc.rank_accuracy[k]), "cell_right")]
+        rows.append(r)
+    t = Table(rows, colWidths=w, repeatRows=1, hAlign="LEFT")
+    t.setStyle(st.data_table_style(len(rows)))
+    return t
+
+
+def _cost_page(ct: SheetContent) -> list:
+    ss = st.stylesheet()
+    inp = ct.inputs
+    d = ct.design
+    story = [Paragraph("3 \u00b7 What reliability costs", ss["h1"])]
+    n_agents = len(inp.accuracy.agents) if inp.accuracy is not None else 0
+    if ct.frontier is None:
+        story.append(_p("<b>No cost data.</b> The corpus has no cost column and no price per trial was given, so the "
+                        "cost frontier, reliability per dollar (RPD) and the accuracy-per-dollar ranking cannot be "
+                        "computed. What would be needed: a <i>cost</i> column (USD per row), or token counts with a "
+                        "price table per model, or a price per trial for each benchmark. The design's size in "
+                        f"trials is known: the observed design ran {fmt_n(d.trial_count())} trials "
+                        f"({fmt_n(d.n_models)} models {TIMES} {fmt_n(d.n_scaffolds)} scaffolds {TIMES} "
+                        f"{fmt_n(d.total_tasks)} tasks {TIMES} {fmt_n(d.n_replicates)} trials).", "note"))
+        if inp.accuracy is not None:
+            story += [Paragraph(f"Observed accuracy, top {min(15, n_agents)} of {n_agents} agents", ss["h2"]),
+                      _agent_table(ct, False),
+                      _p("Raw mean success per agent (successes / trials) from the corpus, not a posterior "
+                         "estimate; ranks 1 = best, ties averaged.", "caption")]
+        return story
+    prices = inp.prices
+    ptxt = ", ".join(f"{escape(b)} {fmt_usd(p)}" for b, p in list(prices.items())[:8])
+    if len(prices) > 8:
+        ptxt += f", \u2026 ({len(prices)} benchmarks)"
+    story.append(_p(f"Prices per trial ({escape(inp.price_source)}): {ptxt}. A design's cost is "
+                    f"models {TIMES} scaffolds {TIMES} tasks {TIMES} benchmarks {TIMES} trials per cell {TIMES} the "
+                    "mean price per trial.", "body_after"))
+    left_w, right_w = 300, st.FRAME_WIDTH - 312
+    ob = ct.view.readouts.coefficient
+    fr = fig.cost_frontier_figure(ct.frontier, left_w, 210, observed_cost=d.cost(), observed=ob, budget=inp.budget)
+    agent_cost = inp.accuracy is not None and np.isfinite(inp.accuracy.rank_per_dollar).sum() >= 2
+    right = ([fig.rank_shift_figure(inp.accuracy, right_w, 210)] if agent_cost else
+             [_p("<b>No per-agent costs.</b> The prices are per benchmark, the same for every agent, so ranking "
+                 "agents by accuracy per dollar would repeat their ranking by accuracy. A cost-aware ranking needs "
+                 "each agent's own cost (a cost column, or token counts with a price table per model).", "small")])
+    t = Table([[fr, "", right]], colWidths=[left_w, 12, right_w])
+    t.setStyle(st.layout_style())
+    story += [t, _p("Left: reliability of every design of the grid against its total cost; the line is the best "
+                    "median reachable at each cost (the cost frontier)."
+                    + (" Right: each agent's rank by accuracy against its rank by accuracy per dollar." if agent_cost
+                       else ""), "caption")]
+    b = ct.cost_bands
+    f = ct.frontier
+    rows = [[_p("Cost band", "cell_head"), _p("from", "cell_head_right"), _p("design", "cell_head"),
+             _p(f"median {_sym(ct)}", "cell_head_right")]]
+    if b.get("detect") is not None:
+        k = b["detect"]
+        rows.append([_p("leaves the detection band (SNR &gt; 2)", "cell"), _p(fmt_usd(f.cost[k]), "cell_right"),
+                     _p(_design_text(f, k), "cell"), _p(fmt_coef(f.median[k]), "cell_right")])
+    if b.get("target") is not None:
+        k = b["target"]
+        rows.append([_p(f"meets the target (P {GEQ} {f.prob:.2f})", "cell"), _p(fmt_usd(f.cost[k]), "cell_right"),
+                     _p(_design_text(f, k), "cell"), _p(fmt_coef(f.median[k]), "cell_right")])
+    rows.append([_p("observed design", "cell"), _p(fmt_usd(d.cost()), "cell_right"),
+                 _p(f"{_count(d.effective_n_tasks, 'task')} {TIMES} {_count(d.n_scaffolds, 'scaffold')} {TIMES} "
+                    f"{_count(d.effective_n_benchmarks, 'benchmark')} ({fmt_n(d.trial_count())} trials)", "cell"),
+                 _p(fmt_coef(ob.median), "cell_right")])
+    if inp.budget is not None and b.get("budget") is not None:
+        k = b["budget"]
+        rows.append([_p(f"best within budget {fmt_usd(inp.budget)}", "cell"), _p(fmt_usd(f.cost[k]), "cell_right"),
+                     _p(_design_text(f, k), "cell"), _p(fmt_coef(f.median[k]), "cell_right")])
+    t = Table(rows, colWidths=[170, 60, st.FRAME_WIDTH - 290, 60])
+    t.setStyle(st.data_table_style(len(rows)))
+    story += [Paragraph("Cost bands", ss["h2"]), t]
+    rpd = ct.view.readouts.rpd
+    if rpd is not None:
+        story.append(_p(f"Reliability per dollar of the observed design (seed 003): RPD = {_sym(ct)} / mean cost per "
+                        f"observation = {rpd.median:.3g} per USD per trial (95% interval {rpd.hdi95[0]:.3g}"
+                        f"\u2013{rpd.hdi95[1]:.3g}).", "caption"))
+    acc = inp.accuracy
+    if acc is None:
+        return story
+    if not agent_cost:
+        story += [CondPageBreak(150),
+                  Paragraph(f"Observed accuracy, top {min(15, n_agents)} of {n_agents} agents", ss["h2"]),
+                  _agent_table(ct, False),
+                  _p("Raw mean success per agent (successes / trials) from the corpus, not a posterior estimate; "
+                     "ranks 1 = best, ties averaged.", "caption")]
+        return story
+    story += [CondPageBreak(150),
+              Paragraph(f"Accuracy and accuracy per dollar, top {min(15, n_agents)} of {n_agents} agents by accuracy",
+                        ss["h2"]),
+              _agent_table(ct, True),
+              _p(f"Accuracy per dollar = mean success / mean cost per trial (the per-agent reading of seed 003's RPD "
+                 f"ranks; see method notes). Spearman correlation of the two rankings {fmt_r(acc.spearman)}, "
+                 f"Kendall {fmt_r(acc.kendall)}."
+                 + (f" Agents without cost: {len(acc.missing_cost)}." if acc.missing_cost else ""), "caption")]
+    return story
+
+
+def _design_text(f, k: int) -> str:
+    return (f"{_count(f.n_tasks[k], 'task')} {TIMES} {_count(f.n_scaffolds[k], 'scaffold')} {TIMES} "
+            f"{_count(f.n_benchmarks[k], 'benchmark')} ({fmt_n(f.trials[k])} trials)")
+
+
+def _difficulty_page(ct: SheetContent) -> list:
+    ss = st.stylesheet()
+    inp = ct.inputs
+    prof = inp.analysis("difficulty")
+    diff = inp.difficulty
+    held = inp.analysis("held_out")
+    loo = inp.analysis("loo")
+    story = [Paragraph("4 \u00b7 Hard tasks and replications", ss["h1"]),
+             Paragraph("Difficulty-conditional reliability", ss["h2"])]
+    half = (st.FRAME_WIDTH - 12) / 2
+    if diff is not None or prof is not None:
+        drawing = fig.difficulty_figure(diff, prof, half, 180, target=inp.target, estimand=ct.estimand)
+        rows = [[_p("Stratum", "cell_head"), _p("tasks", "cell_head_right"), _p("mean success", "cell_head_right"),
+                 _p(f"{_sym(ct)}", "cell_head_right"), _p("95% interval", "cell_head_right")]]
+        labels = prof.labels if prof is not None else diff.labels
+        for i, lab in enumerate(labels):
+            n_t = fmt_n(diff.stratum_n[i]) if diff is not None and i < diff.n_strata else ""
+            ms = (prof.mean_success[i] if prof is not None and prof.mean_success is not None else
+                  (diff.stratum_mean[i] if diff is not None and i < diff.n_strata else None))
+            s = prof.erho2[i] if prof is not None else None
+            rows.append([_p(escape(lab), "cell"), _p(n_t, "cell_right"),
+                         _p(fmt_pct(ms, 0) if ms is not None else "", "cell_right"),
+                         _p(fmt_coef(s.median) if s else "not run", "cell_right"),
+                         _p(fmt_interval(*s.hdi95) if s else "", "cell_right")])
+        agg = prof.aggregate if prof is not None else None
+        rows.append([_p("all tasks", "cell"), _p(fmt_n(len(diff.tasks)) if diff is not None else "", "cell_right"),
+                     _p(fmt_pct(float(np.mean(diff.mean_success)), 0) if diff is not None else "", "cell_right"),
+                     _p(fmt_coef((agg or ct.view.readouts.coefficient).median), "cell_right"),
+                     _p(fmt_interval(*(agg or ct.view.readouts.coefficient).hdi95), "cell_right")])
+        t = Table(rows, colWidths=[62, 28, 45, 40, half - 175 - 12])
+        t.setStyle(st.data_table_style(len(rows)))
+        if prof is not None:
+            gap = prof.gap
+            txt = (f"One G-study per stratum of tasks (quartiles of mean success across agents; seed 003 sec. 5.3). "
+                   + (f"Gap all tasks \u2212 hardest stratum: <b>{fmt_coef(gap)}</b>. " if gap is not None else "")
+                   + "A buyer whose production tasks are hard should read the hardest stratum's number.")
+        else:
+            txt = (f"<b>Not run.</b> The per-stratum G-studies (one fit per quartile) were not supplied, so "
+                   f"{_sym(ct)} by difficulty is unknown; the figure shows how the tasks split into quartiles of mean "
+                   f"success across agents, the strata those fits would use. Seed 003 found aggregate 0.752 "
+                   f"collapsing to 0.000 in the hardest quartile on \u03c4\u00b2 action_checks.")
+            if diff is not None and (diff.n_never_solved or diff.n_always_solved):
+                txt += (f" {_count(diff.n_never_solved, 'task')} never solved and {fmt_n(diff.n_always_solved)} "
+                        "always solved carry no ranking information.")
+        right = [t, Spacer(1, 4), _p(txt, "small")]
+        lay = Table([[drawing, "", right]], colWidths=[half, 12, half])
+        lay.setStyle(st.layout_style())
+        story.append(lay)
+    story.append(Paragraph("Held-out against projected reliability", ss["h2"]))
+    if held is not None:
+        drawing = fig.held_out_figure(held, half, 180, estimand=ct.estimand)
+        r, gap = held.pearson_r, held.mean_gap
+        txt = (f"{held.n_splits} random {round(100 * held.train_fraction)}/{round(100 * (1 - held.train_fraction))} "
+               f"splits stratified by {escape(held.stratified_by)}. For each split the G-study was fitted on the "
+               f"training cells, {_sym(ct)} projected for the observed design, and compared with {_sym(ct)} on the "
+               f"held-out cells (seed 003 sec. 5.4). Pearson r = <b>{fmt_r(r)}</b> (Spearman {fmt_r(held.spearman)}); "
+               f"mean held-out \u2212 projected = <b>{fmt_r(gap)}</b>. "
+               + ("A negative correlation or a shortfall means the projection is optimistic: report and budget on "
+                  "the held-out number." if (math.isfinite(r) and r < 0) or gap < -0.05 else
+                  "The projection generalises across splits here."))
+        lay = Table([[drawing, "", _p(txt, "body")]], colWidths=[half, 12, half])
+        lay.setStyle(st.layout_style())
+        story.append(lay)
+    else:
+        story.append(_p("<b>Not run.</b> Held-out reliability needs about 50 refits: random 70/30 splits of the cells "
+                        "stratified by (agent, task) cell; for each, fit on the training cells, project "
+                        f"{_sym(ct)} for the observed design, and compute {_sym(ct)} on the held-out cells; report "
+                        "the Pearson r across splits and the mean gap. Seed 003 found r = \u22120.90 and a 0.30 "
+                        "shortfall on \u03c4\u00b2 action_checks with three agents: training-cell projections can be "
+                        "optimistic when agents are few.", "note"))
+    story.append(Paragraph("PSIS-LOO (seed 000 App. D.3)", ss["h2"]))
+    if loo is not None:
+        rows = [[_p("Pareto k", "cell_head"), _p("observations", "cell_head_right"), _p("share", "cell_head_right")]]
+        for lab, n in (("good (k \u2264 0.7)", loo.good), ("bad (0.7 < k \u2264 1)", loo.bad),
+                       ("very bad (k > 1)", loo.very_bad)):
+            share = n / loo.total if loo.total else float("nan")
+            rows.append([_p(escape(lab), "cell"), _p(fmt_n(n), "cell_right"),
+                         _p("&lt; 0.1%" if 0 < share < 0.001 else fmt_pct(share), "cell_right")])
+        t = Table(rows, colWidths=[120, 70, 60], hAlign="LEFT")
+        t.setStyle(st.data_table_style(len(rows)))
+        story.append(t)
+        if loo.elpd is not None:
+            story.append(_p(f"elpd<sub>loo</sub> = {loo.elpd:,.1f}" + (f" \u00b1 {loo.elpd_se:,.1f}" if loo.elpd_se
+                                                                        is not None else ""), "caption"))
+    else:
+        story.append(_p("<b>Not run.</b> PSIS-LOO needs the pointwise log-likelihood of the fit; it would count the "
+                        "observations whose Pareto k exceeds 0.7 (importance sampling unreliable there).", "note"))
+    return story
+
+
+def _ranks_page(ct: SheetContent) -> list:
+    ss = st.stylesheet()
+    inp = ct.inputs
+    story = [Paragraph("5 \u00b7 Ranks and dominance", ss["h1"])]
+    if ct.ranks is None:
+        story.append(_p("<b>Not computed.</b> Posterior ranks need draws of each model's latent capability "
+                        "(\u03b8<sub>m</sub> = u<sub>m</sub>, kept when the fit stores its random effects). These "
+                        "inputs carry variance components only, so the rank-dominance heatmap and rank intervals are "
+                        "missing. The headline reliability on page 1 still says how far any ranking can be "
+                        "trusted.", "note"))
+        return story
+    ra = ct.ranks
+    m = len(ra.models)
+    shown = min(m, 60)
+    story.append(_p(f"Rows and columns ordered by global dominance (the mean over other models of P(\u03b8<sub>m</sub> "
+                    f"&gt; \u03b8<sub>m'</sub>)); {fmt_n(ra.ranks.probabilities.shape[0])} models, "
+                    f"{fmt_n(inp.theta.shape[0])} posterior draws (seed 000 Figs. 13\u201314)."
+                    + (f" The {shown} most dominant of {m} models are shown." if shown < m else ""), "body_after"))
+    story.append(fig.rank_dominance_figure(ra, st.FRAME_WIDTH))
+    top = ra.order[0]
+    lo, hi = ra.ranks.interval95[top]
+    txt = (f"The most dominant model, {escape(_name(ra.models[top], 50))}, has a 95% rank interval "
+           f"{fmt_n(lo)}\u2013{fmt_n(hi)}. ")
+    width = ra.ranks.interval95[:, 1] - ra.ranks.interval95[:, 0]
+    txt += (f"Median width of the 95% rank intervals: {fmt_n(float(np.median(width)))} places; "
+            f"{_count(int(np.sum(width == 0)), 'model')} with a certain rank.")
+    if ct.agreement is not None:
+        a = ct.agreement
+        txt += (f" Agreement of the latent ranking with the observed mean success per model (seed 000 Table 10): "
+                f"Kendall \u03c4 = {fmt_r(a.kendall_tau)}, Spearman \u03c1 = {fmt_r(a.spearman_rho)} "
+                f"(per draw: \u03c4 median {fmt_r(a.kendall_draws.median)}, 95% "
+                f"{fmt_r(a.kendall_draws.hdi95[0])}\u2013{fmt_r(a.kendall_draws.hdi95[1])}).")
+    story.append(_p(txt, "caption"))
+    return story
+
+
+def _diagnostics_page(ct: SheetContent) -> list:
+    ss = st.stylesheet()
+    inp = ct.inputs
+    info = inp.fit_info
+    s = inp.corpus_summary
+    story = [Paragraph("6 \u00b7 Diagnostics and data coverage", ss["h1"])]
+    conv = info.get("converged")
+    settings = info.get("settings") or {}
+    fit_rows = [("method", escape(info.get("method", "n/a"))),
+                ("formula", f"<font face='{st.FONT_MONO}' size='6.5'>{escape(info.get('formula', 'n/a'))}</font>"),
+                ("settings", escape(", ".join(f"{k}={v}" for k, v in settings.items())) if settings else
+                 "not recorded"),
+                ("converged", {True: "yes", False: "<b>NO</b>", None: "not checked here"}[conv]),
+                ("max split R-hat", f"{float(info['max_rhat']):.3f} (needs \u2264 1.01)"
+                 if info.get("max_rhat") is not None else "n/a"),
+                ("min bulk ESS", f"{fmt_n(round(float(info['min_ess_bulk'])))} (needs \u2265 400)"
+                 if info.get("min_ess_bulk") is not None else "n/a"),
+                ("divergent transitions", fmt_n(info["divergences"]) if info.get("divergences") is not None else "n/a"),
+                ("draws", fmt_n(info.get("n_draws", inp.components.n_draws))),
+                ("device, wall time", ", ".join(x for x in (escape(info.get("device", "")),
+                                                           f"{float(info['wall_seconds']):,.1f} s"
+                                                           if info.get("wall_seconds") is not None else "") if x)
+                 or "n/a"),
+                ("approximate method", "yes" if info.get("approximate") else "no")]
+    for prob in info.get("problems", [])[:6]:
+        fit_rows.append(("problem", escape(prob)))
+    rows = [[_p("Fit", "cell_head"), _p("", "cell_head")]] + [[_p(k, "cell"), _p(v, "cell")] for k, v in fit_rows]
+    t1 = Table(rows, colWidths=[80, st.FRAME_WIDTH / 2 - 86])
+    t1.setStyle(st.data_table_style(len(rows)))
+    counts = [("records", s.get("n_records")), ("trials", s.get("n_trials")), ("successes", s.get("n_successes")),
+              ("benchmarks", s.get("n_benchmarks")), ("tasks", s.get("n_tasks")), ("models", s.get("n_models")),
+              ("scaffolds", s.get("n_scaffolds")), ("agents (model-scaffold pairs)", s.get("n_agents")),
+              ("binomial cells", s.get("n_cells"))]
+    rows = [[_p("Corpus", "cell_head"), _p("", "cell_head")]] + [[_p(k, "cell"), _p(fmt_n(v), "cell_right")]
+                                                              for k, v in counts]
+    t2 = Table(rows, colWidths=[140, st.FRAME_WIDTH / 2 - 146])
+    t2.setStyle(st.data_table_style(len(rows)))
+    lay = Table([[t1, "", t2]], colWidths=[st.FRAME_WIDTH / 2 - 6, 12, st.FRAME_WIDTH / 2 - 6])
+    lay.setStyle(st.layout_style())
+    story.append(lay)
+    # connectivity and separability
+    story.append(Paragraph("Connectivity and separability (seed 000 App. E)", ss["h2"]))
+    n_comp = len(s.get("components") or [])
+    av = s.get("articulation_vertices") or []
+    state = "connected" if s.get("connected") else f"{n_comp} components"
+    txt = (f"Incidence graph of benchmarks, models and scaffolds: <b>{state}</b>"
+           + ("" if s.get("connected") else " \u2014 contrasts across components are not identified")
+           + f". Articulation vertices (whose removal disconnects the design): "
+           + (escape(", ".join(av[:8])) + (" \u2026" if len(av) > 8 else "") if av else "none") + ".")
+    story.append(_p(txt, "body_after"))
+    sep = (s.get("diagnostics") or {}).get("separability") or {}
+    conds = sep.get("conditions") or {}
+    rows = [[_p("Condition (Prop. E.3)", "cell_head"), _p("holds", "cell_head")]]
+    for key in ("i", "ii", "iii", "iv"):
+        cnd = conds.get(key)
+        if not cnd:
+            continue
+        holds = {True: "yes", False: "<b>NO</b>", None: "n/a"}[cnd.get("holds")]
+        rows.append([_p(f"({key}) {escape(cnd.get('statement', ''))}", "cell"), _p(holds, "cell")])
+    if len(rows) > 1:
+        t = Table(rows, colWidths=[st.FRAME_WIDTH - 60, 60])
+        t.setStyle(st.data_table_style(len(rows)))
+        story.append(t)
+    sepc = s.get("separable_components") or []
+    nots = s.get("not_separable") or []
+    story.append(_p(f"Separable components: {escape(', '.join(term_label(x) for x in sepc)) or 'none'}."
+                    + (f" <b>Not separable:</b> {escape(', '.join(term_label(x) for x in nots))}." if nots else ""),
+                    "caption"))
+    warns = s.get("warnings") or []
+    if warns:
+        story.append(Paragraph(f"Corpus warnings ({len(warns)})", ss["h2"]))
+        for w in warns[:8]:
+            story.append(_p(escape(w.get("message", "")), "small"))
+        if len(warns) > 8:
+            story.append(_p(f"\u2026 and {len(warns) - 8} more (see ddr inspect --json).", "small"))
+    cov = (s.get("diagnostics") or {}).get("coverage")
+    if cov and cov.get("models") and cov.get("scaffolds"):
+        nm, ns = len(cov["models"]), len(cov["scaffolds"])
+        cut = []
+        if nm > 60:
+            cut.append(f"first 60 of {nm} models")
+        if ns > 45:
+            cut.append(f"first 45 of {ns} scaffolds")
+        story.append(KeepTogether([
+            Paragraph(f"Model {TIMES} scaffold coverage ({fmt_n(cov.get('observed_agents'))} of {fmt_n(nm * ns)} "
+                      f"pairs run, {fmt_pct(cov.get('fill', 0), 0)} of the grid)", ss["h2"]),
+            fig.coverage_figure(cov, st.FRAME_WIDTH),
+            _p("Shade: trials of each model-scaffold pair, pooled over benchmarks (log scale); blank: never run. "
+               "Separating model, scaffold and model-by-scaffold variance needs models run under several scaffolds "
+               "and scaffolds shared by several models." + (f" Shown: {', '.join(cut)}." if cut else ""),
+               "caption")]))
+    return story
+
+
+def _methods_page(ct: SheetContent) -> list:
+    ss = st.stylesheet()
+    inp = ct.inputs
+    info = inp.fit_info
+    e = lambda t: _p(t, "equation")  # noqa: E731 - a local shorthand keeps the equations readable
+    b = lambda t: _p(t, "method")  # noqa: E731
+    story = [Paragraph("7 \u00b7 Method notes", ss["h1"]),
+             Paragraph("Model", ss["h2"]),
+             b("Each trial succeeds with probability p, logit p = \u03b7 = \u03bc + \u03a3<sub>F</sub> u<sub>F</sub>, "
+               "with an independent random intercept u<sub>F</sub> ~ N(0, \u03c3\u00b2<sub>F</sub>) for "
+               "every term F of the formula (seed 000 Eqs. 2 and 6; seed 003 Eq. 1). The latent residual is the "
+               "logistic variance e = \u03c0\u00b2/3 \u2248 3.29; the highest-order cell interaction is "
+               "folded into it. Priors (brms defaults, seed 000 App. C.1.3): \u03c3<sub>F</sub> ~ "
+               "half-Student-t(3, 0, 2.5), \u03bc ~ Student-t(3, 0, 2.5). This sheet's formula: "
+               f"<font face='{st.FONT_MONO}' size='7'>{escape(info.get('formula', 'n/a'))}</font>."),
+             Paragraph("Reliability", ss["h2"]),
+             b("Every estimand is computed per posterior draw and then summarised by its median and 68%/95% "
+               "highest-density intervals, never as a ratio of posterior means. For an object o (model, or "
+               "model-scaffold system) and design D:"),
+             e(f"{E_RHO2}<sub>o</sub> = \u03c3\u00b2<sub>o</sub> / (\u03c3\u00b2<sub>o</sub> + "
+               "\u03c3\u00b2<sub>\u03b4</sub>(D)),  SNR = \u03c3\u00b2<sub>o</sub> / "
+               f"\u03c3\u00b2<sub>\u03b4</sub> = {E_RHO2} / (1 \u2212 {E_RHO2})   (seed 000 Eq. 1)"),
+             e("\u03c3\u00b2<sub>\u03b4</sub>(D) = \u03a3 over terms that contain the object and other "
+               "facets of \u03c3\u00b2<sub>F</sub> / \u03a0 n<sub>f</sub> (f in F outside the object), "
+               "plus e / \u03a0 n<sub>f</sub> over every non-object facet and replicates"),
+             e("per benchmark: E\u03c1\u00b2<sub>M</sub> = \u03c3\u00b2<sub>M</sub> / "
+               "(\u03c3\u00b2<sub>M</sub> + \u03c3\u00b2<sub>IM</sub>/n<sub>i</sub> + "
+               "\u03c3\u00b2<sub>MA</sub>/n<sub>a</sub> + e/(n<sub>i</sub> n<sub>a</sub>))   (seed 000 "
+               "Eq. 3)"),
+             e("pooled: \u03c3\u00b2<sub>\u03b4</sub> = \u03c3\u00b2<sub>BM</sub>/n<sub>b</sub> "
+               "+ \u03c3\u00b2<sub>MA</sub>/n<sub>a</sub> + \u03c3\u00b2<sub>BMA</sub>/"
+               "(n<sub>b</sub>n<sub>a</sub>) + \u03c3\u00b2<sub>IM[B]</sub>/(n<sub>b</sub>n<sub>i</sub>)"
+               " + e/(n<sub>b</sub>n<sub>i</sub>n<sub>a</sub>)   (seed 000 Eq. 7)"),
+             b(f"{PHI} (dependability, for threshold decisions) adds the main effects of the non-object facets and "
+               f"their interactions to the error, so {PHI} \u2264 {E_RHO2}. The task-only ceiling is the limit as "
+               "tasks \u2192 \u221e (seed 000 Eq. 8). Variance shares: \u03c0<sub>k</sub> = "
+               "\u03c3\u00b2<sub>k</sub> / (\u03a3<sub>j</sub> \u03c3\u00b2<sub>j</sub> + e). "
+               "Capability-gap ratio (seed 003 sec. 3): \u03c3\u00b2<sub>agent</sub> / "
+               "(\u03c3\u00b2<sub>agent</sub> + \u03c3\u00b2<sub>agent\u00d7task</sub>), with "
+               "the object's universe-score variance as \u03c3\u00b2<sub>agent</sub> and its task "
+               "interactions (nested in benchmark where pooled) as \u03c3\u00b2<sub>agent\u00d7task</sub>. "
+               "Detection-limit band: SNR 2\u20133, i.e. E\u03c1\u00b2 0.667\u20130.750 (seed 000 "
+               "Fig. 3), descriptive reference lines, not calibrated thresholds."),
+             b("Model-versus-scaffold contrasts \u0394\u03c1\u00b2 (seed 000 Eqs. 11\u201315): "
+               "(V<sub>M</sub> \u2212 V<sub>A</sub>) / D, where D is the total system variance of the design (the "
+               "denominator of the system reliability) and V<sub>M</sub>, V<sub>A</sub> sum the model-only and "
+               "scaffold-only terms at the level named, so the contrast lies in [\u22121, 1]; the seed's row "
+               "formula can be unbounded. Inter-scaffold reliability \u03c1<sub>AA'</sub>: seed 000 Eq. 5."),
+             Paragraph("Decision studies and cost", ss["h2"]),
+             b("Budget frontier: per draw, the smallest whole n whose coefficient reaches the target, from "
+               "U/(U + A + B/n) \u2265 T, i.e. n \u2265 B/(U(1 \u2212 T)/T \u2212 A) (\u201cnever\u201d when the "
+               "limit stays below T); reported as its posterior median and 95% interval, and as P(target met) for "
+               "a given design. A design runs n<sub>models</sub> \u00d7 n<sub>scaffolds</sub> \u00d7 "
+               "\u03a3<sub>b</sub> n<sub>i,b</sub> \u00d7 replicates trials; its cost is the sum of their per-trial "
+               "prices. The cost frontier is the best median coefficient reachable at each cost over a grid of "
+               "designs; the cheapest design meeting the target needs P(coefficient \u2265 target) \u2265 0.5."),
+             b(f"Reliability per dollar (seed 003): RPD = {E_RHO2} / mean cost per observation, for a design. The "
+               "seed's per-agent RPD(a, B) is loose: a design's reliability is shared by all agents, so dividing it "
+               "by each agent's cost would rank agents by cost alone. Agents are therefore ranked by accuracy per "
+               "dollar = mean success / mean cost per trial, against their ranking by accuracy."),
+             Paragraph("Ranks, difficulty, hold-out", ss["h2"]),
+             b("Latent capability \u03b8<sub>m</sub> = u<sub>m</sub> (per benchmark, or the leaderboard universe "
+               "score when pooled; SPEC sec. 5). Dominance P(\u03b8<sub>m</sub> &gt; \u03b8<sub>m'</sub> | y) per "
+               "pair, global dominance = its mean over m' \u2260 m, rank intervals = 2.5% and 97.5% order "
+               "statistics of each model's rank (seed 000 Figs. 13\u201314). Difficulty strata: quartiles of the "
+               "tasks' mean success across agents (every agent weighted equally), Q1 easiest; one G-study per "
+               "stratum; gap = aggregate \u2212 hardest (difference of medians; the fits are separate). Held-out "
+               "reliability: 50 random 70/30 splits stratified by (agent, task) cell, projected against held-out "
+               "coefficient, Pearson r across splits and the mean gap (seed 003 sec. 5.4). PSIS-LOO Pareto-k "
+               "classes \u2264 0.7, 0.7\u20131, &gt; 1 (seed 000 App. D.3)."),
+             Paragraph("Sources", ss["h2"]),
+             _p("Seed 000: <i>Agent Evaluation Reliability: More Tasks Won't (Always) Fix An Agent Leaderboard</i> "
+                "(Bayesian G-theory for sparse leaderboards: estimands, D-studies, detection limits, dominance). "
+                "Seed 002: <i>Messier: A High-Resolution Corpus for Cross-Benchmark Agent Evaluation</i> (record "
+                "schema, scoring rules). Seed 003: <i>Deployment Decision Reliability</i> (four-facet G-study, "
+                "capability-gap ratio, cost-aware, difficulty-conditional and held-out reliability, the DDR sheet). "
+                "Brennan, R. L. (2001), <i>Generalizability Theory</i>, Springer.", "small")]
+    return story
+
+
+# ---------------------------------------------------------------------------
+# Build
+# ---------------------------------------------------------------------------
+
+def render_sheet(content: SheetContent, *, date_invariant: bool = False, date: str | None = None) -> bytes:
+    """The PDF bytes of a computed sheet.
+
+    Parameters
+    ----------
+    content
+        From :func:`.content.sheet_content`.
+    date_invariant
+        Omit the build date and fix reportlab's creation date and document ID.
+    date
+        The date printed in the footer (default: today, ISO format); ignored
+        when ``date_invariant``.
+    """
+    inp = content.inputs
+    if date_invariant:
+        date = None
+    elif date is None:
+        date = _dt.date.today().isoformat()
+    buf = io.BytesIO()
+    title = f"Deployment Decision Reliability \u2014 {inp.title or inp.corpus_name}"
+    doc = BaseDocTemplate(buf, pagesize=st.PAGE_SIZE, leftMargin=st.MARGIN_LEFT, rightMargin=st.MARGIN_RIGHT,
+                          topMargin=st.MARGIN_TOP, bottomMargin=st.MARGIN_BOTTOM, title=title,
+                          author="DDR Explorer", subject=content.question, creator="DDR Explorer",
+                          keywords="generalizability theory, reliability, agent evaluation",
+                          invariant=1 if date_invariant else 0)
+    frame = Frame(st.MARGIN_LEFT, st.MARGIN_BOTTOM, st.FRAME_WIDTH, st.FRAME_HEIGHT, id="body", leftPadding=0,
+                  rightPadding=0, topPadding=0, bottomPadding=0)
+    doc.addPageTemplates([PageTemplate(id="page", frames=[frame])])
+    # Page 1 must stand alone: whatever it holds is shrunk to one page rather than spilling over.
+    story = [KeepInFrame(st.FRAME_WIDTH, st.FRAME_HEIGHT - 1, _page_one(content), mode="shrink"), PageBreak()]
+    for section in (_dstudy_pages, _cost_page, _difficulty_page, _ranks_page, _diagnostics_page, _methods_page):
+        story += section(content)
+        story.append(PageBreak())
+    story.pop()  # no blank last page
+    doc.build(story, canvasmaker=partial(_SheetCanvas, footer=footer_lines(inp, date=date)))
+    return buf.getvalue()
+
+
+def build_sheet(inputs: ReportInputs, path, *, date_invariant: bool = False) -> Path:
+    """Build the DDR sheet of ``inputs`` and write it to ``path`` atomically.
+
+    Parameters
+    ----------
+    inputs
+        A :class:`~.inputs.ReportInputs` (see :func:`~.inputs.report_inputs_from`).
+    path
+        Where to write the PDF; its folder must exist.
+    date_invariant
+        Omit the build date and fix reportlab's creation date and document ID
+        (``invariant=1``): two builds of the same inputs are byte-identical.
+
+    Returns
+    -------
+    pathlib.Path
+        The path written.
+
+    Notes
+    -----
+    The PDF is written to a temporary file in the same folder and moved over
+    ``path`` with :func:`os.replace`, so a failed build never leaves a
+    half-written sheet (or destroys the previous one).
+    """
+    path = Path(path)
+    if not path.parent.is_dir():
+        raise FileNotFoundError(f"cannot write the DDR sheet to {path}: the folder {path.parent} does not exist; "
+                                "create it or choose another path")
+    data = render_sheet(sheet_content(inputs), date_invariant=date_invariant)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
+    return path

@@ -1,0 +1,475 @@
+"""The analysis state: what the user chose, saved and reopened as one JSON file.
+
+An :class:`AnalysisState` holds everything an analysis needs apart from the
+data and the posterior: the corpus (path and format), the model (a preset name
+or a formula), the sampler settings, the object of measurement and the claim,
+the design the D-study is looking at (tasks, scaffolds, benchmarks,
+replicates), the price per trial of each benchmark, the target and the budget.
+The app's views read it and write it; nothing here imports Qt.
+
+Views subscribe with ``state.events.connect(callback)``; :meth:`AnalysisState.update`
+validates a change, applies it and calls every subscriber with the set of
+field names that changed (the napari pattern: the model knows nothing of its
+views).  Assigning an attribute directly changes the value silently; use
+:meth:`~AnalysisState.update` whenever a view should follow.
+
+The file
+--------
+``{"format": "ddr-explorer-analysis", "version": 1, ...fields...}``.  Unknown
+fields and wrong types are errors that name the file and the field, so a
+hand-edited file never half-loads.  Saving is atomic (a temporary file in the
+same folder, then :func:`os.replace`): a crash mid-write leaves the previous
+file intact.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import os
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Mapping
+
+import numpy as np
+
+from .dstudy import DEFAULT_TARGETS, Design
+
+__all__ = [
+    "FILE_FORMAT",
+    "FILE_VERSION",
+    "SIZE_FIELDS",
+    "SessionError",
+    "StateEvents",
+    "AnalysisState",
+    "Session",
+    "observed_sizes",
+]
+
+#: Value of the ``format`` key of a saved analysis.
+FILE_FORMAT = "ddr-explorer-analysis"
+#: Version of the file layout this code writes (and the newest it reads).
+FILE_VERSION = 1
+#: The design sizes a D-study varies, in slider order.
+SIZE_FIELDS: tuple[str, ...] = ("n_tasks", "n_scaffolds", "n_benchmarks", "n_replicates")
+
+_OBJECTS = ("model", "system")
+_CLAIMS = tuple(DEFAULT_TARGETS)
+
+
+class SessionError(ValueError):
+    """An analysis state or file is invalid; the message names the file and field and says what fixes it."""
+
+
+class StateEvents:
+    """A minimal, Qt-free change signal: ``connect(callback)``, ``disconnect(callback)``, ``emit(names)``.
+
+    Callbacks receive a ``frozenset`` of the field names that changed.
+    """
+
+    def __init__(self) -> None:
+        self._callbacks: list[Callable[[frozenset[str]], Any]] = []
+
+    def connect(self, callback: Callable[[frozenset[str]], Any]) -> None:
+        if callback not in self._callbacks:
+            self._callbacks.append(callback)
+
+    def disconnect(self, callback: Callable[[frozenset[str]], Any]) -> None:
+        if callback in self._callbacks:
+            self._callbacks.remove(callback)
+
+    def emit(self, names: frozenset[str]) -> None:
+        for cb in list(self._callbacks):  # a callback may disconnect itself
+            cb(names)
+
+    def __len__(self) -> int:
+        return len(self._callbacks)
+
+
+def _is_number(v) -> bool:
+    return isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, (bool, np.bool_))
+
+
+@dataclass(eq=False)
+class AnalysisState:
+    """What the user chose for one analysis (SPEC secs. 2-4); saved as JSON.
+
+    Attributes
+    ----------
+    corpus_path, corpus_format
+        The corpus file and its reader (None: detect from the file).
+    model
+        A preset name (``"per-benchmark"``, ``"pooled"``, ``"ddr"``) or an
+        lme4/brms random-intercept formula.
+    sampler
+        Settings of the sampler that differ from its defaults
+        (``{"draws": 1000, "seed": 3}``; keys are ``SamplerSettings`` fields).
+    object_of_measurement
+        ``"model"`` or ``"system"`` (model-scaffold pair).
+    claim
+        ``"relative"`` (ranking; Erho2) or ``"absolute"`` (threshold decisions; Phi).
+    n_tasks, n_scaffolds, n_benchmarks, n_replicates
+        The design the D-study shows: tasks per benchmark, scaffolds per
+        model, benchmarks, trials per (task, model, scaffold) cell (all >= 1).
+    n_models
+        Models compared (enters the cost only).
+    prices
+        USD per trial of each benchmark (``{}``: no prices; costs are 0).
+    target
+        Target coefficient in (0, 1); None uses the claim's default
+        (Erho2 >= 0.85 for rankings, Phi >= 0.90 for thresholds; SPEC sec. 4).
+    budget
+        Budget in USD (> 0) or None.
+    observed
+        The corpus's own design (``{"n_tasks": ..., ...}``, see
+        :func:`observed_sizes`), marked on the D-study curves; None without a corpus.
+    """
+
+    corpus_path: str | None = None
+    corpus_format: str | None = None
+    model: str = "per-benchmark"
+    sampler: dict[str, Any] = field(default_factory=dict)
+    object_of_measurement: str = "model"
+    claim: str = "relative"
+    n_tasks: float = 50.0
+    n_scaffolds: float = 1.0
+    n_benchmarks: float = 1.0
+    n_replicates: float = 1.0
+    n_models: int = 2
+    prices: dict[str, float] = field(default_factory=dict)
+    target: float | None = None
+    budget: float | None = None
+    observed: dict[str, float] | None = None
+    events: StateEvents = field(default_factory=StateEvents, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        for f in dataclasses.fields(self):
+            if f.name != "events":
+                setattr(self, f.name, _normalise(f.name, getattr(self, f.name)))
+        self.validate()
+
+    # -- validation ------------------------------------------------------------
+    def validate(self, where: str = "analysis") -> None:
+        """Check every field; raise :class:`SessionError` naming ``where`` and the field."""
+        for f in dataclasses.fields(self):
+            if f.name != "events":
+                _check_field(f.name, _normalise(f.name, getattr(self, f.name)), where)
+
+    # -- changes -----------------------------------------------------------------
+    def update(self, **changes) -> frozenset[str]:
+        """Validate and apply ``changes``, then tell every subscriber which fields changed.
+
+        Values equal to the current ones are not reported; nothing is applied
+        when one change is invalid.
+
+        Returns
+        -------
+        frozenset of str
+            The names of the fields that changed.
+
+        Raises
+        ------
+        SessionError
+            An unknown field or an invalid value.
+        """
+        allowed = {f.name for f in dataclasses.fields(self)} - {"events"}
+        unknown = sorted(set(changes) - allowed)
+        if unknown:
+            raise SessionError(f"analysis: unknown field(s) {', '.join(unknown)}; fields are {', '.join(sorted(allowed))}")
+        clean = {}
+        for name, value in changes.items():
+            value = _normalise(name, value)
+            _check_field(name, value, "analysis")
+            if value != getattr(self, name):
+                clean[name] = value
+        if not clean:
+            return frozenset()
+        for name, value in clean.items():
+            setattr(self, name, value)
+        names = frozenset(clean)
+        self.events.emit(names)
+        return names
+
+    # -- derived -------------------------------------------------------------------
+    @property
+    def effective_target(self) -> float:
+        """The target, or the claim's default (0.85 relative, 0.90 absolute)."""
+        return DEFAULT_TARGETS[self.claim] if self.target is None else float(self.target)
+
+    @property
+    def sizes(self) -> dict[str, float]:
+        """``{"n_tasks": ..., "n_scaffolds": ..., "n_benchmarks": ..., "n_replicates": ...}``."""
+        return {k: float(getattr(self, k)) for k in SIZE_FIELDS}
+
+    def design(self, **overrides) -> Design:
+        """The :class:`~.dstudy.Design` of the current sizes, prices, object and claim.
+
+        ``overrides`` replace Design fields (e.g. ``n_tasks=200``).
+        """
+        kw = dict(self.sizes, price_per_trial=dict(self.prices) if self.prices else 0.0,
+                  n_models=int(self.n_models), object_of_measurement=self.object_of_measurement, claim=self.claim)
+        kw.update(overrides)
+        return Design(**kw)
+
+    def observed_design(self) -> Design | None:
+        """The corpus's own design with this state's prices, object and claim (None when unknown)."""
+        return None if self.observed is None else self.design(**self.observed)
+
+    def sampler_settings(self):
+        """``SamplerSettings`` with this state's overrides (imports the sampler module, not jax)."""
+        from .model.sampler import SamplerSettings
+
+        return SamplerSettings(**self.sampler)
+
+    # -- corpus defaults -----------------------------------------------------------------
+    @classmethod
+    def from_corpus(cls, corpus, path: str | Path | None = None, fmt: str | None = None, **fields) -> "AnalysisState":
+        """A state whose design and prices are the corpus's own (the observed design).
+
+        Parameters
+        ----------
+        corpus
+            A :class:`~.corpus.corpus.Corpus` (or its canonical table).
+        path, fmt
+            Where it was read from and with which reader (default: the corpus's own).
+        fields
+            Further fields (model, claim, ...) that override the defaults.
+
+        Notes
+        -----
+        Sizes come from :func:`observed_sizes`; prices, when the corpus has a
+        cost column, from :func:`~.dstudy.prices_from_cost_column` (USD per
+        trial per benchmark).  The model preset is ``"pooled"`` for a corpus
+        with several benchmarks and ``"per-benchmark"`` otherwise.
+        """
+        table = getattr(corpus, "table", corpus)
+        sizes = observed_sizes(table)
+        prices: dict[str, float] = {}
+        if "cost" in table.columns and table["cost"].notna().any():
+            from .dstudy import prices_from_cost_column
+
+            prices = {str(k): float(v) for k, v in prices_from_cost_column(table).items()}
+        if path is None and getattr(corpus, "source", None) is not None:
+            path = corpus.source
+        if fmt is None:
+            fmt = getattr(corpus, "format", None)
+        kw = dict(corpus_path=None if path is None else str(path), corpus_format=fmt,
+                  model="pooled" if sizes["n_benchmarks"] > 1 else "per-benchmark",
+                  n_models=max(1, int(table["model"].nunique(dropna=True))), prices=prices,
+                  observed=dict(sizes), **sizes)
+        kw.update(fields)
+        return cls(**kw)
+
+    # -- JSON ------------------------------------------------------------------------------
+    def to_dict(self, include_header: bool = True) -> dict:
+        """Plain JSON-ready dict (with the ``format``/``version`` header unless ``include_header`` is False)."""
+        out = {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name != "events"}
+        out["sampler"] = dict(self.sampler)
+        out["prices"] = {str(k): float(v) for k, v in self.prices.items()}
+        out["observed"] = None if self.observed is None else {k: float(v) for k, v in self.observed.items()}
+        for k in SIZE_FIELDS:
+            out[k] = float(out[k])
+        out["n_models"] = int(out["n_models"])
+        if include_header:
+            out = {"format": FILE_FORMAT, "version": FILE_VERSION, **out}
+        return out
+
+    @classmethod
+    def from_dict(cls, data: Mapping, where: str = "analysis") -> "AnalysisState":
+        """Build a state from :meth:`to_dict` output; ``where`` names the source in errors.
+
+        Missing fields take their defaults; unknown fields, a foreign
+        ``format`` or a newer ``version`` are errors.
+        """
+        if not isinstance(data, Mapping):
+            raise SessionError(f"{where}: expected a JSON object, got {type(data).__name__}")
+        data = dict(data)
+        fmt = data.pop("format", FILE_FORMAT)
+        if fmt != FILE_FORMAT:
+            raise SessionError(f"{where}: 'format' is {fmt!r}, not {FILE_FORMAT!r}; this is not a saved DDR "
+                               "Explorer analysis")
+        version = data.pop("version", FILE_VERSION)
+        if not (isinstance(version, int) and not isinstance(version, bool)) or version < 1:
+            raise SessionError(f"{where}: 'version' should be a whole number >= 1, got {version!r}")
+        if version > FILE_VERSION:
+            raise SessionError(f"{where}: saved by a newer DDR Explorer (file version {version}, this one reads "
+                               f"up to {FILE_VERSION}); update the app to open it")
+        allowed = {f.name for f in dataclasses.fields(cls)} - {"events"}
+        unknown = sorted(set(data) - allowed)
+        if unknown:
+            raise SessionError(f"{where}: unknown field(s) {', '.join(map(repr, unknown))}; remove them "
+                               f"(fields are {', '.join(sorted(allowed))})")
+        kw = {}
+        for name, value in data.items():
+            value = _normalise(name, value)
+            _check_field(name, value, where)
+            kw[name] = value
+        return cls(**kw)
+
+    def save(self, path: str | Path) -> Path:
+        """Write the state as JSON, atomically (temporary file in the same folder, then ``os.replace``).
+
+        Returns
+        -------
+        Path
+            The path written.
+        """
+        path = Path(path)
+        text = json.dumps(self.to_dict(), indent=2, sort_keys=False, allow_nan=False) + "\n"
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent if str(path.parent) else ".")
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                fh.write(text)
+                fh.flush()
+                os.fsync(fh.fileno())
+            os.replace(tmp, path)
+        except BaseException:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+            raise
+        return path
+
+    @classmethod
+    def load(cls, path: str | Path) -> "AnalysisState":
+        """Read a state written by :meth:`save`; errors name the file, line and field."""
+        path = Path(path)
+        try:
+            text = path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            raise SessionError(f"{path}: the file does not exist") from None
+        except OSError as exc:
+            raise SessionError(f"{path}: cannot be read ({exc.strerror})") from None
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise SessionError(f"{path}, line {exc.lineno}, column {exc.colno}: invalid JSON ({exc.msg})") from None
+        return cls.from_dict(data, where=str(path))
+
+
+#: The name of the common pattern, for readers who look for it.
+Session = AnalysisState
+
+
+# ---------------------------------------------------------------------------
+# Field checks
+# ---------------------------------------------------------------------------
+
+def _normalise(name: str, value):
+    """JSON gives ints where floats are meant and lists where dicts are meant: normalise before checking."""
+    if name in SIZE_FIELDS and _is_number(value):
+        return float(value)
+    if name in ("target", "budget") and _is_number(value):
+        return float(value)
+    if name == "n_models" and _is_number(value) and float(value).is_integer():
+        return int(value)
+    if name == "prices" and isinstance(value, Mapping):
+        return {str(k): (float(v) if _is_number(v) else v) for k, v in value.items()}
+    if name == "observed" and isinstance(value, Mapping):
+        return {str(k): (float(v) if _is_number(v) else v) for k, v in value.items()}
+    if name == "sampler" and isinstance(value, Mapping):
+        return dict(value)
+    return value
+
+
+def _check_field(name: str, value, where: str) -> None:
+    def fail(msg: str):
+        raise SessionError(f"{where}: field {name!r} {msg}")
+
+    if name in ("corpus_path", "corpus_format"):
+        if value is not None and not (isinstance(value, str) and value.strip()):
+            fail(f"should be a non-empty string or null, got {value!r}")
+    elif name == "model":
+        if not (isinstance(value, str) and value.strip()):
+            fail(f"should be a preset name (per-benchmark, pooled, ddr) or a formula, got {value!r}")
+        from .model.formula import ModelSpecError, as_spec
+
+        try:
+            as_spec(value)
+        except ModelSpecError as exc:
+            fail(f"is not a valid model: {exc}")
+    elif name == "sampler":
+        if not isinstance(value, Mapping):
+            fail(f"should be an object of sampler settings, got {type(value).__name__}")
+        from .model.sampler import SamplerSettings
+
+        known = {f.name for f in dataclasses.fields(SamplerSettings)}
+        unknown = sorted(set(value) - known)
+        if unknown:
+            fail(f"has unknown setting(s) {', '.join(map(repr, unknown))}; settings are {', '.join(sorted(known))}")
+        try:
+            SamplerSettings(**value)
+        except (TypeError, ValueError) as exc:
+            fail(f"is invalid: {exc}")
+    elif name == "object_of_measurement":
+        if value not in _OBJECTS:
+            fail(f"should be one of {', '.join(_OBJECTS)}, got {value!r}")
+    elif name == "claim":
+        if value not in _CLAIMS:
+            fail(f"should be 'relative' (ranking) or 'absolute' (threshold decisions), got {value!r}")
+    elif name in SIZE_FIELDS:
+        if not (_is_number(value) and math.isfinite(value) and value >= 1):
+            fail(f"should be a number >= 1, got {value!r}")
+    elif name == "n_models":
+        if not (isinstance(value, (int, np.integer)) and not isinstance(value, bool) and value >= 1):
+            fail(f"should be a whole number >= 1, got {value!r}")
+    elif name == "prices":
+        if not isinstance(value, Mapping):
+            fail(f"should be an object {{benchmark: USD per trial}}, got {type(value).__name__}")
+        for b, p in value.items():
+            if not (_is_number(p) and math.isfinite(p) and p >= 0):
+                fail(f"gives benchmark {b!r} the price {p!r}; prices are USD per trial, numbers >= 0")
+    elif name == "target":
+        if value is not None and not (_is_number(value) and 0 < value < 1):
+            fail(f"should be a coefficient in the interval (0, 1) or null for the claim's default, got {value!r}")
+    elif name == "budget":
+        if value is not None and not (_is_number(value) and math.isfinite(value) and value > 0):
+            fail(f"should be a positive number of USD or null, got {value!r}")
+    elif name == "observed":
+        if value is None:
+            return
+        if not isinstance(value, Mapping):
+            fail(f"should be an object of design sizes or null, got {type(value).__name__}")
+        unknown = sorted(set(value) - set(SIZE_FIELDS))
+        if unknown:
+            fail(f"has unknown size(s) {', '.join(map(repr, unknown))}; sizes are {', '.join(SIZE_FIELDS)}")
+        for k, v in value.items():
+            if not (_is_number(v) and math.isfinite(v) and v >= 1):
+                fail(f"gives {k} = {v!r}; sizes are numbers >= 1")
+
+
+# ---------------------------------------------------------------------------
+# The observed design of a corpus
+# ---------------------------------------------------------------------------
+
+def observed_sizes(corpus) -> dict[str, float]:
+    """The design a corpus ran, as D-study sizes.
+
+    Parameters
+    ----------
+    corpus
+        A corpus or its canonical table (facet columns, ``trials``).
+
+    Returns
+    -------
+    dict
+        ``n_tasks``: median over benchmarks of the tasks per benchmark;
+        ``n_scaffolds``: median over models of the scaffolds each model ran
+        with; ``n_benchmarks``: the number of benchmarks; ``n_replicates``:
+        median trials per (benchmark, task, model, scaffold) cell.  Medians
+        of an even count may be half-integers (D-study sizes need not be whole).
+    """
+    table = getattr(corpus, "table", corpus)
+    missing = [c for c in ("benchmark", "task", "model", "scaffold", "trials") if c not in table.columns]
+    if missing:
+        raise SessionError(f"the corpus table lacks column(s) {', '.join(missing)}; load it with load_corpus")
+    if table.empty:
+        raise SessionError("the corpus has no records; its design is undefined")
+    tasks = table.groupby("benchmark", observed=True)["task"].nunique()
+    scaffolds = table.groupby("model", observed=True)["scaffold"].nunique()
+    cells = table.groupby(["benchmark", "task", "model", "scaffold"], observed=True)["trials"].sum()
+    return {"n_tasks": float(tasks.median()), "n_scaffolds": float(scaffolds.median()),
+            "n_benchmarks": float(len(tasks)), "n_replicates": max(1.0, float(cells.median()))}
