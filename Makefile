@@ -16,7 +16,8 @@ run: $(BIN)/.installed
 	$(BIN)/ddr-explorer
 
 test: $(BIN)/.installed
-	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest
+	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest --ignore=tests/gui
+	PY=$(BIN)/python tools/run_gui_tests.sh
 
 bench: $(BIN)/.installed
 	for f in bench/bench_*.py; do echo "== $$f"; $(BIN)/python $$f || exit 1; done

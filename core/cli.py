@@ -8,9 +8,12 @@ stderr), 1 on an unexpected failure.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import sys
 from pathlib import Path
+
+import numpy as np
 
 from .. import __version__
 from .corpus.issues import CorpusError
@@ -191,6 +194,179 @@ def cmd_dstudy(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+class _TerminalProgress:
+    """Progress of a fit on stderr: phase, iteration, ETA (one updating line on a terminal)."""
+
+    def __init__(self, enabled: bool):
+        self.enabled = enabled
+        self.tty = sys.stderr.isatty()
+        self.last = None
+
+    def __call__(self, phase: str, i: int, total: int, eta) -> None:
+        if not self.enabled:
+            return
+        eta_txt = "" if eta is None else f", about {eta:.0f} s left"
+        line = f"{phase}: {i}/{total}{eta_txt}"
+        if self.tty:
+            print("\r" + line.ljust(60), end="", file=sys.stderr, flush=True)
+        elif phase != self.last or i == total:
+            print(line, file=sys.stderr, flush=True)
+        self.last = phase
+
+    def done(self) -> None:
+        if self.enabled and self.tty:
+            print(file=sys.stderr)
+
+
+def fit_summary(result) -> dict:
+    """The JSON object of ``ddr fit``: components, diagnostics, wall time, device, cache."""
+    from .reliability import summarize
+
+    post = result.posterior
+    comps = {}
+    for term, s in post.sigma.items():
+        sm = summarize(np.asarray(s, dtype=np.float64).reshape(-1) ** 2)
+        comps[term] = {"median": sm.median, "lower95": sm.hdi95[0], "upper95": sm.hdi95[1],
+                       "sigma_mean": float(np.mean(s))}
+    d = post.diagnostics
+    return {
+        "formula": post.spec.formula,
+        "terms": list(post.spec.term_names),
+        "components": comps,
+        "residual": post.spec.residual_variance,
+        "diagnostics": {"max_rhat": d.max_r_hat, "min_ess_bulk": d.min_ess_bulk, "min_ess_tail": d.min_ess_tail,
+                        "divergences": d.divergences, "converged": d.converged, "problems": d.problems,
+                        "warnings": d.warnings},
+        "wall_seconds": post.wall_seconds,
+        "device": post.device,
+        "settings": dataclasses.asdict(post.settings),
+        "cache": {"path": None if result.cache_path is None else str(result.cache_path),
+                  "hit": result.from_cache, "problem": result.cache_problem, "key": result.key},
+        "n_cells": post.n_cells, "n_trials": post.n_trials, "notes": post.notes,
+    }
+
+
+def cmd_fit(args: argparse.Namespace) -> int:
+    from .fitting import fit_corpus
+    from .model.formula import ModelSpecError, as_spec
+    from .model.sampler import FitCancelled, SamplerSettings
+
+    if (args.formula is None) == (args.design is None):
+        print("ddr: give exactly one of --formula or --design", file=sys.stderr)
+        return EXIT_INVALID
+    try:
+        corpus = _load(args)
+        spec = as_spec(args.formula or args.design)
+        spec.validate(corpus.table.columns)
+        settings = SamplerSettings(draws=args.draws, warmup=args.warmup, chains=args.chains, seed=args.seed,
+                                   device=args.device)
+    except CorpusError as exc:
+        _print_errors(exc)
+        return EXIT_INVALID
+    except (ModelSpecError, ValueError) as exc:
+        print(f"ddr: {exc}", file=sys.stderr)
+        return EXIT_INVALID
+    progress = _TerminalProgress(not args.quiet)
+    try:
+        result = fit_corpus(corpus, spec, settings, cache_dir=args.cache, use_cache=not args.no_cache,
+                            progress=progress)
+    except FitCancelled as exc:
+        print(f"ddr: {exc}", file=sys.stderr)
+        return 130
+    finally:
+        progress.done()
+    if result.cache_problem:
+        print(f"ddr: {result.cache_problem}", file=sys.stderr)
+    out = fit_summary(result)
+    if args.json:
+        print(json.dumps(out, indent=2, default=float))
+        return EXIT_OK
+    d = out["diagnostics"]
+    status = "converged" if d["converged"] else "NOT CONVERGED"
+    print(f"{args.path}: {out['formula']}")
+    print(f"{out['n_cells']:,} binomial cells, {out['n_trials']:,} trials; {out['device']}; "
+          f"{out['wall_seconds']:.1f} s{' (from cache)' if result.from_cache else ''}")
+    print(f"{'term':<28}{'sigma^2 median':>15}{'95% interval':>24}")
+    for term, c in out["components"].items():
+        print(f"{term:<28}{c['median']:>15.3f}   [{c['lower95']:.3f}, {c['upper95']:.3f}]")
+    print(f"{'residual (pi^2/3)':<28}{out['residual']:>15.3f}")
+    print(f"{status}: max R-hat {d['max_rhat']:.3f}, min bulk ESS {d['min_ess_bulk']:.0f}, "
+          f"{d['divergences']} divergences")
+    for p in d["problems"]:
+        print(f"  problem: {p}")
+    print(f"cache: {out['cache']['path']}")
+    return EXIT_OK
+
+
+def _read_prices(path: Path) -> dict[str, float]:
+    """Prices per trial per benchmark: JSON {benchmark: usd} or CSV with benchmark,price columns."""
+    import csv as _csv
+
+    text = path.read_text(encoding="utf-8-sig")
+    if text.lstrip().startswith("{"):
+        try:
+            obj = json.loads(text)
+            return {str(k): float(v) for k, v in obj.items()}
+        except (ValueError, TypeError, AttributeError) as exc:
+            raise ValueError(f"{path}: expected a JSON object {{benchmark: USD per trial}} ({exc})") from None
+    rows = list(_csv.reader(text.splitlines()))
+    if not rows or [h.strip().lower() for h in rows[0][:2]] != ["benchmark", "price"]:
+        raise ValueError(f"{path}, line 1: expected the header 'benchmark,price' (USD per trial)")
+    out = {}
+    for i, row in enumerate(rows[1:], start=2):
+        if not row:
+            continue
+        try:
+            out[row[0].strip()] = float(row[1])
+        except (IndexError, ValueError):
+            raise ValueError(f"{path}, line {i}, column 'price': not a number") from None
+    return out
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    from .fitting import fit_corpus
+    from .model.formula import ModelSpecError, as_spec
+    from .model.sampler import FitCancelled, SamplerSettings
+    from .report.inputs import report_inputs_from
+    from .report.sheet import build_sheet
+
+    try:
+        corpus = _load(args)
+        spec = as_spec(args.formula or args.design or ("pooled" if corpus.n_levels("benchmark") > 1
+                                                       else "per-benchmark"))
+        spec.validate(corpus.table.columns)
+        prices = _read_prices(args.prices) if args.prices else None
+        settings = SamplerSettings(draws=args.draws, warmup=args.warmup, chains=args.chains, seed=args.seed,
+                                   device=args.device)
+    except CorpusError as exc:
+        _print_errors(exc)
+        return EXIT_INVALID
+    except (ModelSpecError, ValueError, OSError) as exc:
+        print(f"ddr: {exc}", file=sys.stderr)
+        return EXIT_INVALID
+    progress = _TerminalProgress(not args.quiet)
+    print(f"ddr: fitting {spec.formula} (or reusing the cached fit) ...", file=sys.stderr)
+    try:
+        result = fit_corpus(corpus, spec, settings, cache_dir=args.cache, progress=progress)
+    except FitCancelled as exc:
+        print(f"ddr: {exc}", file=sys.stderr)
+        return 130
+    finally:
+        progress.done()
+    if result.cache_problem:
+        print(f"ddr: {result.cache_problem}", file=sys.stderr)
+    print("ddr: computing the D-study, cost and ranks, writing the sheet ...", file=sys.stderr)
+    try:
+        inputs = report_inputs_from(corpus, posterior=result.posterior, object_of_measurement=args.object,
+                                    claim=args.claim, target=args.target, budget=args.budget, prices=prices)
+        out = build_sheet(inputs, args.output, date_invariant=args.date_invariant)
+    except ValueError as exc:
+        print(f"ddr: {exc}", file=sys.stderr)
+        return EXIT_INVALID
+    print(f"wrote {out}", file=sys.stderr)
+    return EXIT_OK
+
+
 def cmd_formats(args: argparse.Namespace) -> int:
     from .corpus.io import available_formats
 
@@ -237,8 +413,51 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--target", type=float, help="target coefficient (default 0.85 relative, 0.90 absolute)")
     p.add_argument("--budget", type=float, help="budget in USD: the best design on the cost frontier")
     p.add_argument("--price-per-trial", type=float, help="USD per trial (default: from the corpus's cost column)")
+    p.add_argument("--design", choices=["per-benchmark", "pooled", "ddr"], help="model to fit a corpus with")
+    p.add_argument("--format", help="force the corpus format")
+    p.add_argument("--draws", type=int, help="post-warmup draws per chain when fitting")
+    p.add_argument("--warmup", type=int, help="warmup iterations per chain when fitting")
+    p.add_argument("--chains", type=int, help="chains when fitting")
+    p.add_argument("--seed", type=int, default=0, help="seed when fitting")
+    p.add_argument("--cache", type=Path, help="cache folder")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=cmd_dstudy)
+
+    p = sub.add_parser("fit", help="fit the Bayesian G-study (variance components) with NUTS")
+    _add_corpus_arguments(p)
+    p.add_argument("--formula", help="random-intercept formula, e.g. \"y ~ (1|task) + (1|model) + (1|task:model)\"")
+    p.add_argument("--design", choices=["per-benchmark", "pooled", "ddr"], help="a named model")
+    p.add_argument("--draws", type=int, default=500, help="post-warmup draws per chain (default 500)")
+    p.add_argument("--warmup", type=int, default=400, help="warmup iterations per chain (default 400)")
+    p.add_argument("--chains", type=int, default=4, help="chains (default 4)")
+    p.add_argument("--seed", type=int, default=0, help="random seed (same seed, same draws)")
+    p.add_argument("--device", default="auto", choices=["auto", "cpu", "gpu"], help="where to sample")
+    p.add_argument("--cache", type=Path, help="cache folder (default $DDR_CACHE_DIR or ~/.cache/ddr-explorer)")
+    p.add_argument("--no-cache", action="store_true", help="neither read nor write the cache")
+    p.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.set_defaults(func=cmd_fit)
+
+    p = sub.add_parser("report", help="fit (or reuse the cache) and write the DDR sheet PDF")
+    _add_corpus_arguments(p)
+    p.add_argument("-o", "--output", type=Path, required=True, help="the PDF to write")
+    p.add_argument("--design", choices=["per-benchmark", "pooled", "ddr"],
+                   help="a named model (default: pooled for several benchmarks, else per-benchmark)")
+    p.add_argument("--formula", help="a random-intercept formula instead of --design")
+    p.add_argument("--object", default="model", choices=["model", "system"], help="object of measurement")
+    p.add_argument("--claim", default="relative", choices=["relative", "absolute"], help="ranking or thresholds")
+    p.add_argument("--target", type=float, help="target coefficient (default 0.85 relative, 0.90 absolute)")
+    p.add_argument("--budget", type=float, help="budget in USD")
+    p.add_argument("--prices", type=Path, help="USD per trial per benchmark (JSON or CSV benchmark,price)")
+    p.add_argument("--draws", type=int, default=500)
+    p.add_argument("--warmup", type=int, default=400)
+    p.add_argument("--chains", type=int, default=4)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--device", default="auto", choices=["auto", "cpu", "gpu"])
+    p.add_argument("--cache", type=Path, help="cache folder")
+    p.add_argument("--date-invariant", action="store_true", help="reproducible output: no build date")
+    p.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    p.set_defaults(func=cmd_report)
 
     p = sub.add_parser("formats", help="list the input formats")
     p.set_defaults(func=cmd_formats)

@@ -1,0 +1,231 @@
+"""Benchmark the NUTS sampler of ddr_explorer.core.model against plain numpyro NUTS.
+
+For each corpus it prints the wall time, the minimum bulk ESS over the variance components,
+min bulk ESS per second, max R-hat, divergences and the posterior means of sigma, for
+
+- ours: :func:`ddr_explorer.core.model.fit` with its default settings, and
+- the reference: plain numpyro NUTS, every term non-centred, diagonal mass matrix,
+  4 chains x (500 warmup + 500 draws), default init and tree depth (PERF-NOTES),
+
+and the ratio of the two ESS/s measured in the same run.
+
+Corpora: ``tb2`` is Terminal-Bench 2.0 (../shared/corpora/terminal-bench-2/meta.json; model
+name in the field "date", scaffold in "model", the fields being shifted upstream) under the
+per-benchmark model (seed 000 Eq. 2); ``pooled`` is the simulated HAL-scale leaderboard of
+bench/simulate.py under the pooled model (Eq. 6).  The pooled reference takes well over an
+hour (PERF-NOTES: unfinished after 50 minutes), so it runs in a child process under
+``--reference-timeout``; when it times out, the ratio printed is a lower bound computed as if
+the reference had reached ESS = its number of draws exactly at the timeout.
+
+Usage::
+
+    python bench/bench_sampler.py                      # both corpora, with references
+    python bench/bench_sampler.py --corpus tb2 --no-reference
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import multiprocessing as mp
+import os
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+import ddr_explorer.core.model as M  # noqa: E402  (sets XLA_FLAGS before jax loads)
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+
+TB2_META = HERE.parent.parent / "shared" / "corpora" / "terminal-bench-2" / "meta.json"
+TB2_EXPECTED = {"task": 3.0, "model": 1.74, "scaffold": 0.37, "task:model": 1.39, "task:scaffold": 1.11,
+                "model:scaffold": 0.46}
+
+
+def load_tb2(path: Path = TB2_META) -> pd.DataFrame:
+    """Terminal-Bench 2.0 runs as (benchmark, task, model, scaffold, successes, trials) records.
+
+    Upstream quirk: every value sits one field to the right of its name, so the model is in
+    "date" and the scaffold in "model" (shared/corpora/README.md).
+    """
+    env = os.environ.get("DDR_SHARED_CORPORA")
+    if env:
+        path = Path(env) / "terminal-bench-2" / "meta.json"
+    d = json.loads(Path(path).read_text())
+    rows = []
+    for r in d["results"]:
+        model, scaffold = r["date"], r["model"]
+        for task, kn in r["task_results"].items():
+            k, n = (int(v) for v in str(kn).split("/"))
+            if n > 0:
+                rows.append(("terminal-bench-2.0", task, model, scaffold, k, n))
+    return pd.DataFrame(rows, columns=["benchmark", "task", "model", "scaffold", "successes", "trials"])
+
+
+def load_corpus(name: str, seed: int = 0):
+    if name == "tb2":
+        return load_tb2(), "per-benchmark", dict(TB2_EXPECTED)
+    from simulate import simulate_pooled
+
+    sim = simulate_pooled(seed=seed)
+    return sim.table, "pooled", dict(sim.sigmas)
+
+
+# -- the reference ---------------------------------------------------------------------------
+def reference_fit(table: pd.DataFrame, spec_name: str, chains: int = 4, warmup: int = 500, draws: int = 500,
+                  seed: int = 0) -> dict:
+    """Plain numpyro NUTS: all terms non-centred, diagonal mass, default init and tree depth."""
+    import jax
+    import jax.numpy as jnp
+    import numpyro
+    import numpyro.distributions as dist
+    from numpyro.infer import MCMC, NUTS
+
+    from ddr_explorer.core.model.diagnostics import chain_diagnostics
+
+    spec = M.as_spec(spec_name)
+    design = M.build_design(table, spec)
+    codes = jnp.asarray(design.codes)
+    y = jnp.asarray(design.successes, jnp.float32)
+    n = jnp.asarray(design.trials, jnp.float32)
+    names = design.term_names
+    J = [int(j) for j in design.n_levels]
+
+    def model():
+        mu = numpyro.sample("mu", dist.StudentT(3.0, 0.0, 2.5))
+        eta = mu
+        for k, name in enumerate(names):
+            # half-Student-t(3, 0, 2.5), SPEC section 2
+            s = numpyro.sample(f"sigma_{k}", dist.TruncatedDistribution(dist.StudentT(3.0, 0.0, 2.5), low=0.0))
+            z = numpyro.sample(f"z_{k}", dist.Normal(0.0, 1.0).expand([J[k]]).to_event(1))
+            eta = eta + s * z[codes[k]]
+        numpyro.sample("y", dist.Binomial(n, logits=eta), obs=y)
+
+    t0 = time.perf_counter()
+    mcmc = MCMC(NUTS(model), num_warmup=warmup, num_samples=draws, num_chains=chains,
+                chain_method="parallel" if len(jax.devices()) >= chains else "sequential", progress_bar=False)
+    mcmc.run(jax.random.PRNGKey(seed), extra_fields=("diverging",))
+    wall = time.perf_counter() - t0
+    smp = mcmc.get_samples(group_by_chain=True)
+    out = {"wall": wall, "sigma": {}, "r_hat": {}, "ess": {}}
+    for k, name in enumerate(names):
+        d = np.asarray(smp[f"sigma_{k}"], np.float64)
+        r, eb, _ = chain_diagnostics(d)
+        out["sigma"][name] = float(d.mean())
+        out["r_hat"][name] = r
+        out["ess"][name] = eb
+    out["divergences"] = int(np.sum(np.asarray(mcmc.get_extra_fields()["diverging"])))
+    out["draws"] = chains * draws
+    return out
+
+
+def _reference_child(q, table, spec_name, seed):
+    try:
+        q.put(reference_fit(table, spec_name, seed=seed))
+    except Exception as e:  # pragma: no cover - reported to the parent
+        q.put({"error": repr(e)})
+
+
+def run_reference(table, spec_name, seed, timeout):
+    ctx = mp.get_context("spawn")
+    q = ctx.Queue()
+    p = ctx.Process(target=_reference_child, args=(q, table, spec_name, seed))
+    t0 = time.perf_counter()
+    p.start()
+    p.join(timeout)
+    if p.is_alive():
+        p.terminate()
+        p.join()
+        return {"timeout": timeout, "wall": time.perf_counter() - t0, "draws": 2000}
+    return q.get() if not q.empty() else {"error": "no result"}
+
+
+# -- reporting ---------------------------------------------------------------------------------
+def summarize_ours(post) -> dict:
+    dg = post.diagnostics
+    comp = dg.components
+    return {"wall": post.wall_seconds, "min_ess": float(comp["ess_bulk"].min()),
+            "min_ess_term": str(comp["ess_bulk"].idxmin()), "max_r_hat": float(comp["r_hat"].max()),
+            "divergences": dg.divergences, "converged": dg.converged,
+            "sigma": {k: float(v.mean()) for k, v in post.sigma.items()},
+            "timings": {k: round(v, 1) for k, v in post.timings.items()},
+            "steps_per_draw": float(np.mean(post.sample_stats["num_steps"])), "device": post.device}
+
+
+def print_row(label, wall, min_ess, max_rhat, div, ratio=None):
+    eps = min_ess / wall if wall and min_ess == min_ess else float("nan")
+    rs = "" if ratio is None else f"{ratio:8.1f}x"
+    print(f"  {label:34s} {wall:8.1f} s  min ESS {min_ess:7.0f}  ESS/s {eps:7.2f}  max R-hat {max_rhat:6.3f}  "
+          f"div {div:4d} {rs}")
+
+
+def bench(corpus: str, reference: bool, settings: M.SamplerSettings, seed: int, ref_timeout: float) -> dict:
+    table, spec_name, expected = load_corpus(corpus, seed)
+    design = M.build_design(table, spec_name)
+    print(f"== {corpus}: {spec_name} model, {design.n_cells} binomial cells, {design.n_trials} trials, "
+          f"{int(design.n_levels.sum())} random effects")
+    post = M.fit(table, spec_name, settings)
+    ours = summarize_ours(post)
+    print(f"  ours: {ours['device']}, timings {ours['timings']}, {ours['steps_per_draw']:.0f} leapfrog steps/draw")
+    print(f"  converged: {ours['converged']}" + ("" if ours["converged"] else " (" +
+                                                 "; ".join(post.diagnostics.problems) + ")"))
+    print(post.diagnostics.table.to_string(float_format=lambda v: f"{v:.3f}"))
+    res = {"corpus": corpus, "ours": ours, "expected_sigma": expected}
+    ref = None
+    if reference:
+        print("  running the reference (plain numpyro NUTS, non-centred, diagonal mass, 4 x (500 + 500)) ...",
+              flush=True)
+        ref = run_reference(table, spec_name, seed, ref_timeout)
+        res["reference"] = ref
+    print(f"  {'sampler':34s} {'wall':>10s}")
+    ratio = None
+    if ref and "ess" in ref:
+        ref_min = min(ref["ess"].values())
+        ratio = (ours["min_ess"] / ours["wall"]) / (ref_min / ref["wall"])
+        print_row("reference (plain numpyro NUTS)", ref["wall"], ref_min, max(ref["r_hat"].values()),
+                  ref["divergences"])
+    elif ref and "timeout" in ref:
+        bound = ref["draws"] / ref["timeout"]
+        ratio = (ours["min_ess"] / ours["wall"]) / bound
+        print(f"  reference did not finish in {ref['timeout']:.0f} s (ESS/s <= {bound:.2f}); ratio below is a "
+              f"lower bound")
+    elif ref:
+        print(f"  reference failed: {ref.get('error')}")
+    print_row("ours (ddr_explorer.core.model.fit)", ours["wall"], ours["min_ess"], ours["max_r_hat"],
+              ours["divergences"], ratio)
+    res["ratio"] = ratio
+    print("  posterior mean of sigma (ours | reference | expected):")
+    for name, v in ours["sigma"].items():
+        r = ref["sigma"].get(name, float("nan")) if ref and "sigma" in ref else float("nan")
+        print(f"    {name:26s} {v:6.3f} | {r:6.3f} | {expected.get(name, float('nan')):6.2f}")
+    return res
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description="Benchmark the NUTS sampler against plain numpyro NUTS.")
+    ap.add_argument("--corpus", choices=["tb2", "pooled", "all"], default="all")
+    ap.add_argument("--no-reference", action="store_true", help="skip the slow plain-NUTS reference")
+    ap.add_argument("--reference-timeout", type=float, default=3600.0,
+                    help="seconds before the reference run is abandoned (default 3600)")
+    ap.add_argument("--draws", type=int)
+    ap.add_argument("--warmup", type=int)
+    ap.add_argument("--chains", type=int)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--json", help="also write the results here")
+    a = ap.parse_args(argv)
+    corpora = ["tb2", "pooled"] if a.corpus == "all" else [a.corpus]
+    out = []
+    for c in corpora:
+        kw = {k: v for k, v in (("draws", a.draws), ("warmup", a.warmup), ("chains", a.chains)) if v}
+        settings = M.SamplerSettings(seed=a.seed, **kw)
+        out.append(bench(c, not a.no_reference, settings, a.seed, a.reference_timeout))
+    if a.json:
+        Path(a.json).write_text(json.dumps(out, indent=1, default=float))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

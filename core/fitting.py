@@ -1,0 +1,252 @@
+"""Fit a corpus, through the cache: what ``ddr fit``, the app and the report call.
+
+:func:`fit_corpus` keys the fit by the corpus content, the model, the priors, the
+sampler settings and the package version (:func:`ddr_explorer.core.cache.cache_key`),
+returns the cached fit when an intact one exists, and otherwise samples with
+:func:`ddr_explorer.core.model.sampler.fit` and stores the result atomically.  A
+damaged cache file is reported (``FitResult.cache_problem``) and the fit is run
+again; it never crashes the caller.
+
+What is stored (see :mod:`.cache` for the file layout): the sigma and mu draws,
+the sampler statistics, and the random effects of every term without a task
+facet (models, scaffolds, benchmarks and their interactions: what ranks need).
+Task-level random effects are not kept: there can be tens of thousands of them
+and no view uses their draws.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from .cache import CacheEntry, FitCache, cache_key
+from .corpus.corpus import Corpus
+from .reliability import VarianceComponents
+
+
+def default_cache_dir() -> Path:
+    """``$DDR_CACHE_DIR``, else the user's cache folder (``~/.cache/ddr-explorer``)."""
+    env = os.environ.get("DDR_CACHE_DIR")
+    if env:
+        return Path(env)
+    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(base) / "ddr-explorer"
+
+
+@dataclass
+class FitResult:
+    """A posterior and where it came from."""
+
+    posterior: object
+    key: str
+    cache_path: Path | None
+    from_cache: bool
+    cache_problem: str | None = None
+
+
+def _settings_dict(settings) -> dict:
+    return dataclasses.asdict(settings)
+
+
+def fit_key(corpus: Corpus, spec, settings) -> str:
+    """The cache key of a fit (corpus hash, formula, priors, sampler settings, version)."""
+    d = spec.to_dict()
+    return cache_key(corpus_hash=corpus.content_hash, spec={"terms": d["terms"], "folded": d["folded"],
+                                                            "family": d["family"]},
+                     priors=d["priors"], settings=_settings_dict(settings))
+
+
+def _kept_terms(post) -> list[str]:
+    return [t for t in post.random_effects if "task" not in t.split(":")]
+
+
+def posterior_to_entry(post, corpus: Corpus | None = None) -> CacheEntry:
+    """The arrays and metadata of a posterior, for the cache."""
+    arrays: dict[str, np.ndarray] = {"posterior/mu": np.asarray(post.mu)}
+    dims: dict[str, list[str]] = {"posterior/mu": ["chain", "draw"]}
+    for term, s in post.sigma.items():
+        arrays[f"posterior/sigma/{term}"] = np.asarray(s)
+        dims[f"posterior/sigma/{term}"] = ["chain", "draw"]
+    levels = {}
+    for term in _kept_terms(post):
+        u = np.asarray(post.random_effects[term], dtype=np.float32)
+        arrays[f"posterior/u/{term}"] = u
+        dims[f"posterior/u/{term}"] = ["chain", "draw", term]
+        lv = post.levels[term]
+        levels[term] = {"columns": list(lv.columns), "values": lv.astype(str).to_numpy().tolist()}
+    for k, v in post.sample_stats.items():
+        arrays[f"sample_stats/{k}"] = np.asarray(v)
+        dims[f"sample_stats/{k}"] = ["chain", "draw"]
+    spec = post.spec.to_dict()
+    meta = {
+        "spec": spec, "settings": _settings_dict(post.settings), "device": post.device,
+        "wall_seconds": post.wall_seconds, "timings": {k: float(v) for k, v in post.timings.items()
+                                                      if isinstance(v, (int, float))},
+        "n_cells": post.n_cells, "n_trials": post.n_trials, "notes": list(post.notes), "levels": levels,
+        "corpus_hash": None if corpus is None else corpus.content_hash,
+        "corpus_name": None if corpus is None else corpus.name,
+    }
+    return CacheEntry(arrays=arrays, meta=meta, dims=dims)
+
+
+def posterior_from_entry(entry: CacheEntry):
+    """Rebuild a :class:`~.model.sampler.Posterior` from a cache entry (diagnostics recomputed)."""
+    from .model.diagnostics import diagnose
+    from .model.formula import HalfStudentT, Priors, StudentT, parse_formula
+    from .model.sampler import Posterior, SamplerSettings
+
+    meta = entry.meta
+    spec_d = meta["spec"]
+    p = spec_d["priors"]
+    priors = Priors(intercept=StudentT(p["intercept"]["df"], p["intercept"]["loc"], p["intercept"]["scale"]),
+                    sigma=HalfStudentT(p["sigma"]["df"], p["sigma"]["scale"]),
+                    sigma_by_term={k: HalfStudentT(v["df"], v["scale"]) for k, v in p["sigma_by_term"].items()})
+    spec = parse_formula(spec_d["formula"], priors, name=spec_d.get("name"))
+    settings = SamplerSettings(**meta["settings"])
+    a = entry.arrays
+    sigma = {k.split("/", 2)[2]: v for k, v in a.items() if k.startswith("posterior/sigma/")}
+    sigma = {t: sigma[t] for t in spec.term_names if t in sigma}
+    u = {k.split("/", 2)[2]: v for k, v in a.items() if k.startswith("posterior/u/")}
+    levels = {t: pd.DataFrame(d["values"], columns=d["columns"]) for t, d in meta["levels"].items()}
+    stats = {k.split("/", 1)[1]: v for k, v in a.items() if k.startswith("sample_stats/")}
+    post = Posterior(sigma=sigma, mu=a["posterior/mu"], random_effects=u, levels=levels, spec=spec,
+                     settings=settings, device=meta["device"], wall_seconds=meta["wall_seconds"],
+                     timings=meta["timings"], sample_stats=stats, n_cells=meta["n_cells"],
+                     n_trials=meta["n_trials"], notes=meta["notes"])
+    post.diagnostics = diagnose(post)
+    return post
+
+
+def fit_corpus(corpus: Corpus, spec="per-benchmark", settings=None, *, cache_dir: str | Path | None = None,
+               use_cache: bool = True, progress=None, cancel=None) -> FitResult:
+    """Fit ``corpus`` (or reopen its cached fit).
+
+    Parameters
+    ----------
+    corpus
+        A validated corpus.
+    spec
+        A :class:`~.model.formula.ModelSpec`, a preset name or a formula.
+    settings
+        :class:`~.model.sampler.SamplerSettings` (defaults when None).
+    cache_dir
+        The cache folder (:func:`default_cache_dir` when None).
+    use_cache
+        False to neither read nor write the cache.
+    progress, cancel
+        Passed to the sampler (phase, iteration, total, ETA) and polled between chunks.
+    """
+    from .model.formula import as_spec
+    from .model.sampler import SamplerSettings, fit
+
+    spec = as_spec(spec)
+    settings = settings or SamplerSettings()
+    key = fit_key(corpus, spec, settings)
+    cache = FitCache(cache_dir or default_cache_dir()) if use_cache else None
+    problem = None
+    if cache is not None:
+        entry, problem_obj = cache.load(key)
+        if entry is not None:
+            try:
+                return FitResult(posterior_from_entry(entry), key, cache.path_for(key), True)
+            except (KeyError, TypeError, ValueError) as exc:  # readable but not what this version expects
+                problem = f"cached fit {cache.path_for(key)} is unusable ({exc}); refitting"
+        elif problem_obj is not None:
+            problem = str(problem_obj)
+        if problem is not None:
+            cache.discard(key)
+    post = fit(corpus, spec, settings, progress=progress, cancel=cancel)
+    path = cache.store(key, posterior_to_entry(post, corpus)) if cache is not None else None
+    return FitResult(post, key, path, False, problem)
+
+
+# -- what the D-study, ranks and report take from a posterior -----------------------------
+def components_from_posterior(post) -> VarianceComponents:
+    """Per-draw sigma^2 of every term (chains flattened), residual pi^2/3."""
+    return VarianceComponents.from_mapping(
+        {t: np.asarray(s, dtype=np.float64).reshape(-1) ** 2 for t, s in post.sigma.items()},
+        residual=post.spec.residual_variance, source=f"posterior of {post.spec.formula}")
+
+
+def theta_from_posterior(post, obj: str = "model") -> tuple[np.ndarray, list[str]]:
+    """Latent capability draws for ranks (SPEC sec. 5).
+
+    ``obj="model"``: theta_m = u_m (the persistent model effect; benchmark-specific
+    deviations u_bm average out of a leaderboard ranking).  ``obj="system"``:
+    theta_ma = u_m + u_a + u_ma for each observed model-scaffold pair.
+
+    Returns
+    -------
+    theta
+        ``(S, n)`` draws, chains flattened.
+    names
+        The model (or ``"model / scaffold"``) names.
+    """
+    def draws(term):
+        u = post.random_effects.get(term)
+        if u is None:
+            return None, None
+        return np.asarray(u, dtype=np.float64).reshape(-1, u.shape[-1]), post.levels[term]
+
+    um, lm = draws("model")
+    if um is None:
+        raise ValueError("the fit has no model term (or kept no random effects); ranks need (1|model)")
+    if obj == "model":
+        return um, lm["model"].astype(str).tolist()
+    ua, la = draws("scaffold")
+    uma, lma = draws("model:scaffold")
+    if uma is None:
+        raise ValueError("system ranks need a model:scaffold term")
+    m_idx = {m: i for i, m in enumerate(lm["model"].astype(str))}
+    a_idx = {a: i for i, a in enumerate(la["scaffold"].astype(str))} if la is not None else {}
+    cols, names = [], []
+    for j, (m, a) in enumerate(zip(lma["model"].astype(str), lma["scaffold"].astype(str))):
+        th = um[:, m_idx[m]] + uma[:, j]
+        if ua is not None:
+            th = th + ua[:, a_idx[a]]
+        cols.append(th)
+        names.append(f"{m} / {a}")
+    return np.stack(cols, axis=1), names
+
+
+def observed_design_defaults(corpus: Corpus) -> dict:
+    """The corpus's own design: median tasks per benchmark, scaffolds per model, benchmarks, replicates."""
+    t = corpus.table
+    tasks = t.groupby("benchmark", observed=True)["task"].nunique()
+    scaffolds = t.groupby("model", observed=True)["scaffold"].nunique()
+    cell = t.groupby(["benchmark", "task", "model", "scaffold"], observed=True)["trials"].sum()
+    out = {"n_tasks": float(np.median(tasks)), "n_benchmarks": float(len(tasks)),
+           "n_scaffolds": float(max(1.0, np.median(scaffolds))), "n_models": int(t["model"].nunique()),
+           "n_replicates": float(max(1.0, np.median(cell)))}
+    if corpus.has_cost:
+        per_trial = t.groupby("benchmark", observed=True).apply(
+            lambda g: float(g["cost"].sum() / g["trials"].sum()), include_groups=False)
+        out["price_per_trial"] = {str(b): float(v) for b, v in per_trial.items()}
+    return out
+
+
+def components_for_dstudy(args) -> tuple[VarianceComponents, dict]:
+    """For ``ddr dstudy PATH``: the components of a cached fit file or of a corpus's fit."""
+    from .cache import CacheFileError, read_fit_file
+
+    path = Path(args.path)
+    if path.suffix == ".h5":
+        try:
+            post = posterior_from_entry(read_fit_file(path))
+        except CacheFileError as exc:
+            raise ValueError(f"{path}: {exc}") from None
+        return components_from_posterior(post), {}
+    from .corpus.io import load_corpus
+    from .model.sampler import SamplerSettings
+
+    corpus = load_corpus(path, getattr(args, "format", None))
+    settings = SamplerSettings(draws=getattr(args, "draws", None) or 500, warmup=getattr(args, "warmup", None) or 400,
+                               chains=getattr(args, "chains", None) or 4, seed=getattr(args, "seed", 0) or 0)
+    design = getattr(args, "design", None) or "per-benchmark"
+    result = fit_corpus(corpus, design, settings, cache_dir=getattr(args, "cache", None))
+    return components_from_posterior(result.posterior), observed_design_defaults(corpus)

@@ -1,0 +1,168 @@
+"""Convergence diagnostics of a posterior (SPEC section 6), computed with ArviZ.
+
+For every variance component sigma_F (and, for information, mu): rank-normalised split
+R-hat, bulk and tail effective sample size (Vehtari et al. 2021, as ``arviz.rhat`` and
+``arviz.ess`` compute them), plus divergent transitions and E-BFMI per chain.
+
+A fit is **converged** when, for every variance component, R-hat <= 1.01 and bulk ESS >= 400,
+and no post-warmup transition diverged.  E-BFMI below 0.3 is reported as a warning (Stan's
+threshold) but does not by itself fail the fit.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+#: Thresholds of a converged fit (SPEC section 6; Vehtari et al. 2021).
+MAX_R_HAT = 1.01
+MIN_ESS_BULK = 400
+MIN_EBFMI = 0.3
+
+
+@dataclass
+class Diagnostics:
+    """Convergence summary of a :class:`~.sampler.Posterior`.
+
+    Attributes
+    ----------
+    table
+        One row per variance component (and ``mu``): mean, sd, r_hat, ess_bulk, ess_tail.
+    divergences
+        Divergent post-warmup transitions, all chains together.
+    ebfmi
+        E-BFMI per chain.
+    converged
+        R-hat <= 1.01 and bulk ESS >= 400 for every variance component, and no divergence.
+    problems
+        Plain-language reasons why the fit is not converged (empty when it is).
+    warnings
+        Things worth knowing that do not fail the fit (low E-BFMI, trees at max depth).
+    n_draws
+        Total post-warmup draws (chains x draws).
+    """
+
+    table: pd.DataFrame
+    divergences: int
+    ebfmi: np.ndarray
+    converged: bool
+    problems: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    n_draws: int = 0
+
+    @property
+    def components(self) -> pd.DataFrame:
+        """Rows of the variance components only (without mu)."""
+        return self.table.drop(index="mu", errors="ignore")
+
+    @property
+    def max_r_hat(self) -> float:
+        return float(self.components["r_hat"].max())
+
+    @property
+    def min_ess_bulk(self) -> float:
+        return float(self.components["ess_bulk"].min())
+
+    @property
+    def min_ess_tail(self) -> float:
+        return float(self.components["ess_tail"].min())
+
+    def __str__(self) -> str:
+        head = "converged" if self.converged else "NOT converged: " + "; ".join(self.problems)
+        return f"{head}\n{self.table.to_string(float_format=lambda v: f'{v:.3f}')}"
+
+
+def _az():
+    import arviz as az
+
+    return az
+
+
+def chain_diagnostics(draws: np.ndarray) -> tuple[float, float, float]:
+    """Split R-hat (rank-normalised), bulk ESS and tail ESS of a (chains, draws) array."""
+    az = _az()
+    x = np.asarray(draws, dtype=np.float64)
+    if x.ndim != 2:
+        raise ValueError(f"expected (chains, draws), got shape {x.shape}.")
+    r = float(np.asarray(az.rhat(x, method="rank")))
+    eb = float(np.asarray(az.ess(x, method="bulk")))
+    et = float(np.asarray(az.ess(x, method="tail")))
+    return r, eb, et
+
+
+def ebfmi(energy: np.ndarray) -> np.ndarray:
+    """E-BFMI per chain from the (chains, draws) Hamiltonian energies."""
+    e = np.asarray(energy, dtype=np.float64)
+    num = np.mean(np.diff(e, axis=1) ** 2, axis=1)
+    den = np.var(e, axis=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return num / den
+
+
+def diagnose(posterior, max_r_hat: float = MAX_R_HAT, min_ess_bulk: float = MIN_ESS_BULK) -> Diagnostics:
+    """Diagnostics of a :class:`~.sampler.Posterior` (SPEC section 6)."""
+    rows = {}
+    for name, d in [*posterior.sigma.items(), ("mu", posterior.mu)]:
+        r, eb, et = chain_diagnostics(d)
+        rows[name] = {"mean": float(np.mean(d)), "sd": float(np.std(d, ddof=1)), "r_hat": r, "ess_bulk": eb,
+                      "ess_tail": et}
+    table = pd.DataFrame.from_dict(rows, orient="index")
+    table.index.name = "term"
+    stats = posterior.sample_stats
+    div = int(np.sum(stats["diverging"]))
+    bf = ebfmi(stats["energy"])
+    comp = table.drop(index="mu")
+    problems, warnings = [], []
+    bad_r = comp[~(comp["r_hat"] <= max_r_hat)]
+    for name, row in bad_r.iterrows():
+        problems.append(f"R-hat of sigma[{name}] is {row.r_hat:.3f} (> {max_r_hat})")
+    bad_e = comp[~(comp["ess_bulk"] >= min_ess_bulk)]
+    for name, row in bad_e.iterrows():
+        problems.append(f"bulk ESS of sigma[{name}] is {row.ess_bulk:.0f} (< {min_ess_bulk:.0f})")
+    if div:
+        problems.append(f"{div} divergent transition(s) after warmup")
+    if np.any(bf < MIN_EBFMI):
+        warnings.append(f"E-BFMI below {MIN_EBFMI} in chain(s) {np.flatnonzero(bf < MIN_EBFMI).tolist()}: "
+                        f"{np.round(bf, 2).tolist()}")
+    depth = stats.get("tree_depth")
+    if depth is not None:
+        at_max = float(np.mean(depth >= posterior.settings.max_tree_depth))
+        if at_max > 0.05:
+            warnings.append(f"{at_max:.0%} of transitions hit the maximum tree depth "
+                            f"{posterior.settings.max_tree_depth}")
+    return Diagnostics(table=table, divergences=div, ebfmi=bf, converged=not problems, problems=problems,
+                       warnings=warnings, n_draws=int(posterior.mu.size))
+
+
+def _var_name(term: str) -> str:
+    return term.replace(":", "__")
+
+
+def to_inference_data(posterior, random_effects: bool = True):
+    """Convert a :class:`~.sampler.Posterior` to ``arviz.InferenceData``.
+
+    Variables: ``sigma`` (chain, draw, term), ``mu`` (chain, draw) and, when kept,
+    ``u_<term>`` (chain, draw, <term>_level) with ``":"`` in term names written ``"__"``.
+    """
+    az = _az()
+    terms = list(posterior.sigma)
+    post = {"sigma": np.stack([posterior.sigma[t] for t in terms], axis=-1), "mu": posterior.mu}
+    coords = {"term": terms}
+    dims = {"sigma": ["term"]}
+    if random_effects:
+        for t, u in posterior.random_effects.items():
+            v = "u_" + _var_name(t)
+            post[v] = u
+            lab = posterior.levels[t]
+            coords[f"{_var_name(t)}_level"] = ["|".join(map(str, r)) for r in lab.itertuples(index=False)]
+            dims[v] = [f"{_var_name(t)}_level"]
+    ss = {}
+    for k, v in posterior.sample_stats.items():
+        if k.startswith("warmup_"):
+            continue
+        ss[{"num_steps": "n_steps", "accept_prob": "acceptance_rate", "potential_energy": "lp"}.get(k, k)] = v
+    if "lp" in ss:
+        ss["lp"] = -ss["lp"]  # ArviZ's lp is the log density, numpyro's potential its negative
+    return az.from_dict(posterior=post, sample_stats=ss, coords=coords, dims=dims)

@@ -1,0 +1,1013 @@
+"""NUTS for the crossed random-intercept binomial-logit model (seed 000 Eq. 2 and Eq. 6).
+
+The model (SPEC section 2)::
+
+    successes_c ~ Binomial(trials_c, logistic(eta_c)),   eta_c = mu + sum_k u_k[level_k(c)]
+    u_k ~ N(0, sigma_k^2 I),  sigma_k ~ half-Student-t(3, 0, 2.5),  mu ~ Student-t(3, 0, 2.5)
+
+is sampled exactly (no approximation) with numpyro's NUTS on JAX, in coordinates chosen so
+that a cheap mass matrix fits the posterior.  See ``PARAMETERISATION`` below for the maths
+and ``MEASUREMENTS`` for what each idea bought.
+
+PARAMETERISATION AND MOVES
+--------------------------
+1. Intercept ridge removed exactly.  In a crossed design the likelihood depends on mu and
+   the u_k only through ``alpha = mu + sum_k mean(u_k)`` and the deviations
+   ``u_k - mean(u_k)``: shifting every level of a term by c and mu by -c changes nothing.
+   That flat direction is spread over thousands of coordinates, which a diagonal mass
+   matrix cannot see.  We sample alpha directly and write each term as::
+
+       u*_k = a_k(sigma_k) * x_k                     (per level, see 2.)
+       u_k  = (u*_k - mean(u*_k)) + sigma_k w_k / sqrt(J_k)
+
+   with one scalar w_k ~ N(0, 1) carrying the mean of u_k (so mean(u_k) ~ N(0, sigma_k^2/J_k)
+   exactly), and ``mu = alpha - sum_k sigma_k w_k / sqrt(J_k)`` (unit Jacobian), whose
+   Student-t prior is evaluated there.  The deviations get the density of
+   N(0, sigma_k^2 (I - 11'/J_k)) on the sum-zero subspace; the one direction of x_k the
+   likelihood never sees, mean(u*_k), gets an auxiliary N(0, s_k^2 / J_k) with s_k matched
+   to the posterior width of the other coordinates.  The distribution of (mu, u) is
+   exactly the model's.
+2. Per-level partial centring (:mod:`.geometry`): ``a_kj(sigma) = sigma / sqrt(1 + sigma^2 I_kj)``
+   with I_kj the Fisher information of level j at a quick penalised fit: the conditional
+   posterior sd of u_kj given sigma in the Gaussian approximation.  Centred where the data
+   pin a level down, non-centred where the prior dominates, and it follows sigma, so there
+   is no funnel at either end.
+3. Dense mass matrix over the global block only (alpha, log sigma_k, w_k: 1 + 2K numbers),
+   diagonal over the random effects.
+4. Start near the mode: chains start at the penalised fit plus about one posterior sd of
+   jitter (sigmas spread by a factor ~1.3), the inverse mass matrix starts at the
+   conditional variances, so 300 warmup iterations suffice.
+5. Cross-chain adaptation: before each slow adaptation window closes every chain gets the
+   pooled Welford (co)variance of all chains, and sampling uses the median adapted step size.
+6. Partially collapsed Gibbs step after every NUTS transition (``collapsed="joint"``).  The
+   terms nested in one small "run" term T (T = model:scaffold per benchmark, with model and
+   scaffold; T = benchmark:model:scaffold pooled, with benchmark, model, scaffold,
+   benchmark:model, benchmark:scaffold, model:scaffold) enter the likelihood only through
+   mu + r, r = sum_k Z_k u_k on T's levels (81 / 416 runs).  Given mu + r, the prior makes
+   r ~ N(0, C), C = sum_k sigma_k^2 Z_k Z_k', so we run ``collapsed_steps`` adaptive
+   Metropolis steps on (log sigma_G, mu) under p(sigma_G) p(mu) N(mu + r - mu; 0, C) (one
+   n_runs x n_runs Cholesky each) and redraw u_G | r, sigma_G by conditioning by kriging.
+   It moves the split between confounded terms (a scaffold used on one benchmark only has
+   identical scaffold and benchmark:scaffold columns) in one step, which no diagonal mass
+   matrix can.
+7. Scale moves (``scale_steps``): Metropolis on d along one-parameter groups
+   (log sigma + v d, x_kj e^(gamma_j v_k d)), gamma_j = d log a_j / d log sigma, with the
+   group's Jacobian e^(d sum_k v_k sum_j gamma_kj) (Liu and Sabatti 2000), for v each
+   eigenvector of the adapted covariance of log sigma.  This follows the ridge that ties
+   the sigmas to their many weakly informed levels, which NUTS crosses slowly.
+8. Hierarchical gather: a term nested in another is summed onto the host's levels first,
+   so the likelihood gathers 3 terms per cell instead of 10 (pooled: 1.2 ms instead of 3.8 ms
+   per gradient on one core).
+9. One CPU device per chain (``XLA_FLAGS=--xla_force_host_platform_device_count``, set by
+   :mod:`ddr_explorer.core.model` when imported before jax), chains pmapped: 4 chains on 2
+   cores never wait for each other's trees, which vmapped chains do.  float32.
+
+The run is split into jitted chunks of ``chunk_size`` iterations (a ``lax.fori_loop`` over
+numpyro's functional ``sample_kernel`` and the moves above), so the caller sees progress and
+can cancel between chunks; adaptation state travels in the kernel state across chunks and
+the draws do not depend on the chunk size.  Same seed and settings -> identical draws.
+
+MEASUREMENTS
+------------
+MEASUREMENTS_TABLE
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import time
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+import pandas as pd
+
+from .design_matrix import DesignMatrix, build_design
+from .formula import ModelSpec, as_spec
+from .geometry import CollapsedGroup, RoughFit, collapsed_group, level_scales, log_scale, rough_fit
+
+ProgressCallback = Callable[[str, int, int, "float | None"], None]
+CancelCallback = Callable[[], bool]
+
+
+class FitCancelled(RuntimeError):
+    """The user cancelled the fit (raised between sampler chunks)."""
+
+
+@dataclass(frozen=True)
+class SamplerSettings:
+    """Settings of :func:`fit`.
+
+    Attributes
+    ----------
+    draws, warmup, chains
+        Post-warmup draws per chain, warmup iterations per chain, number of chains.
+    seed
+        Same seed and settings -> identical draws.
+    target_accept
+        NUTS target acceptance probability (Stan's adapt_delta).
+    max_tree_depth
+        NUTS maximum tree depth (at most 2^depth - 1 leapfrog steps per draw).
+    device
+        ``"auto"`` (GPU when JAX sees one, else CPU), ``"cpu"`` or ``"gpu"``.
+    parameterisation
+        ``"auto"`` (per-level partial centring), ``"term"`` (centred or non-centred per
+        term), ``"centered"`` or ``"noncentered"``.
+    dense_globals
+        Dense mass matrix over (alpha, log sigma, w); diagonal otherwise.
+    chunk_size
+        NUTS transitions per jitted chunk (progress and cancellation granularity).
+    keep_random_effects
+        Keep the draws of every random effect (needed for ranks).
+    float64
+        Sample in double precision (slower; float32 is accurate enough for these sums).
+    collapsed, collapsed_steps
+        ``"joint"`` (default): after every NUTS transition, a partially collapsed Gibbs step
+        updates mu and the variance components of the terms nested in one small "run" term
+        (model:scaffold per benchmark; benchmark:model:scaffold pooled) with
+        ``collapsed_steps`` Metropolis steps on their marginal given the run sums, then
+        redraws those terms' random effects exactly.  ``"gibbs"``: the same, with the nested
+        terms (other than the run term) taken out of NUTS.  ``"off"``: NUTS alone.
+    pool_adaptation
+        Pool the warmup (co)variance estimates of all chains at each adaptation window and
+        give every chain the median adapted step size (cross-chain adaptation).
+    """
+
+    draws: int = 500
+    warmup: int = 300
+    chains: int = 4
+    seed: int = 0
+    target_accept: float = 0.85
+    max_tree_depth: int = 8
+    device: str = "auto"
+    parameterisation: str = "auto"
+    dense_globals: bool = True
+    chunk_size: int = 25
+    keep_random_effects: bool = True
+    float64: bool = False
+    collapsed: str = "joint"
+    collapsed_steps: int = 30
+    scale_steps: int = 2
+    pool_adaptation: bool = True
+
+    def __post_init__(self):
+        if self.draws < 1 or self.warmup < 0 or self.chains < 1:
+            raise ValueError(f"need draws >= 1, warmup >= 0 and chains >= 1; got draws={self.draws}, "
+                             f"warmup={self.warmup}, chains={self.chains}.")
+        if not 0 < self.target_accept < 1:
+            raise ValueError(f"target_accept must lie in (0, 1), got {self.target_accept}.")
+        if self.device not in ("auto", "cpu", "gpu"):
+            raise ValueError(f"device must be 'auto', 'cpu' or 'gpu', got '{self.device}'.")
+        if self.chunk_size < 1:
+            raise ValueError("chunk_size must be at least 1.")
+        if self.collapsed not in ("joint", "gibbs", "off"):
+            raise ValueError(f"collapsed must be 'joint', 'gibbs' or 'off', got '{self.collapsed}'.")
+        if self.parameterisation not in ("auto", "term", "centered", "noncentered"):
+            raise ValueError(f"parameterisation must be auto, term, centered or noncentered, got "
+                             f"'{self.parameterisation}'.")
+
+
+@dataclass
+class Posterior:
+    """Draws of the model of a :class:`~.formula.ModelSpec` and how they were obtained.
+
+    Attributes
+    ----------
+    sigma
+        Term name -> (chains, draws) standard deviations sigma_F on the logit scale.
+    mu
+        (chains, draws) intercept.
+    random_effects
+        Term name -> (chains, draws, n_levels) random intercepts u_F (empty when not kept).
+    levels
+        Term name -> DataFrame of the identifying columns of each level (row j = index j).
+    spec, settings
+        The model and the sampler settings.
+    device
+        Where it ran (``"cpu"`` with the number of devices, or the GPU's name).
+    wall_seconds
+        Wall time of :func:`fit`, design to diagnostics.
+    timings
+        Seconds per phase (design, rough_fit, compile, warmup, sampling, diagnostics).
+    sample_stats
+        (chains, draws) arrays: diverging, energy, num_steps, tree_depth, accept_prob, step_size.
+    diagnostics
+        :class:`~.diagnostics.Diagnostics` of the variance components.
+    n_cells, n_trials
+        Size of the data.
+    notes
+        Design remarks (folded terms, ...).
+    """
+
+    sigma: dict[str, np.ndarray]
+    mu: np.ndarray
+    random_effects: dict[str, np.ndarray]
+    levels: dict[str, pd.DataFrame]
+    spec: ModelSpec
+    settings: SamplerSettings
+    device: str
+    wall_seconds: float
+    timings: dict[str, float]
+    sample_stats: dict[str, np.ndarray]
+    diagnostics: "object | None" = None
+    n_cells: int = 0
+    n_trials: int = 0
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def term_names(self) -> tuple[str, ...]:
+        return tuple(self.sigma)
+
+    @property
+    def variance_components(self) -> dict[str, np.ndarray]:
+        """Term name -> (chains, draws) sigma_F^2, plus ``"residual"`` = pi^2/3."""
+        out = {k: v.astype(np.float64) ** 2 for k, v in self.sigma.items()}
+        out["residual"] = np.full_like(self.mu, self.spec.residual_variance, dtype=np.float64)
+        return out
+
+    def variance_draws(self) -> dict[str, np.ndarray]:
+        """Term name -> (chains x draws,) sigma_F^2 draws, chains concatenated (for
+        :class:`ddr_explorer.core.reliability.VarianceComponents`)."""
+        return {k: (v.astype(np.float64) ** 2).ravel() for k, v in self.sigma.items()}
+
+    @property
+    def converged(self) -> bool:
+        return bool(self.diagnostics is not None and self.diagnostics.converged)
+
+    def summary(self) -> pd.DataFrame:
+        """Posterior mean, sd and 95% equal-tailed interval of each sigma (and mu)."""
+        rows = []
+        for name, d in [*self.sigma.items(), ("mu", self.mu)]:
+            f = np.asarray(d, np.float64).ravel()
+            rows.append({"term": name, "mean": f.mean(), "sd": f.std(ddof=1),
+                         "q2.5": np.quantile(f, 0.025), "q97.5": np.quantile(f, 0.975)})
+        df = pd.DataFrame(rows).set_index("term")
+        if self.diagnostics is not None:
+            df = df.join(self.diagnostics.table[["r_hat", "ess_bulk", "ess_tail"]], how="left")
+        return df
+
+    def to_inference_data(self, random_effects: bool = True):
+        """An ``arviz.InferenceData`` with posterior (sigma_<term>, mu, u_<term>) and sample_stats."""
+        from .diagnostics import to_inference_data
+
+        return to_inference_data(self, random_effects=random_effects)
+
+
+# -- device selection ---------------------------------------------------------------------
+def _devices(kind: str):
+    import jax
+
+    if kind in ("auto", "gpu"):
+        try:
+            gpus = jax.devices("gpu")
+        except RuntimeError:
+            gpus = []
+        if gpus:
+            return gpus, "gpu"
+        if kind == "gpu":
+            raise RuntimeError("device='gpu' was asked for but JAX sees no GPU; use device='auto' or 'cpu'.")
+    return jax.devices("cpu"), "cpu"
+
+
+def _chain_layout(chains: int, n_devices: int) -> int:
+    """Devices to spread the chains over: the largest divisor of chains not above n_devices."""
+    for d in range(min(chains, n_devices), 0, -1):
+        if chains % d == 0:
+            return d
+    return 1
+
+
+# -- the parameterised log density --------------------------------------------------------
+@dataclass
+class _Layout:
+    """The terms NUTS samples: their coordinates and the potential's constants."""
+
+    terms: list[int]  # design indices, in design order
+    J: np.ndarray  # (K,) levels per NUTS term
+    offsets: np.ndarray  # (K+1,)
+    c0: np.ndarray  # (L,) scale constants per level: a = sigma / sqrt(c0 + c1 sigma^2)
+    c1: np.ndarray
+    sref: np.ndarray  # (K,) auxiliary width of mean(u*_k)
+    sigma_df: np.ndarray
+    sigma_scale: np.ndarray
+    mu_df: float
+    mu_loc: float
+    mu_scale: float
+
+    @property
+    def K(self) -> int:
+        return len(self.terms)
+
+    @property
+    def L(self) -> int:
+        return int(self.offsets[-1])
+
+
+def _make_layout(design: DesignMatrix, spec: ModelSpec, rough: RoughFit, mode: str, terms: list[int]) -> _Layout:
+    J = design.n_levels[terms].astype(np.int64)
+    offsets = np.concatenate([[0], np.cumsum(J)])
+    scales_all = level_scales(rough, mode)
+    scales = [scales_all[k] for k in terms]
+    sref = np.empty(len(terms))
+    for i, k in enumerate(terms):
+        a0 = np.exp(log_scale(np.log(rough.sigma[k]), *scales[i]))
+        sd_x = np.sqrt(1.0 / rough.precision[k]) / a0
+        # the auxiliary width of mean(u*_k): as wide, in x-space, as a typical level
+        sref[i] = float(np.median(sd_x) / np.sqrt(np.mean(1.0 / a0 ** 2)))
+    pri = [spec.priors.for_term(design.term_names[k]) for k in terms]
+    return _Layout(terms=list(terms), J=J, offsets=offsets, c0=np.concatenate([c[0] for c in scales]),
+                   c1=np.concatenate([c[1] for c in scales]), sref=sref,
+                   sigma_df=np.array([p.df for p in pri]), sigma_scale=np.array([p.scale for p in pri]),
+                   mu_df=spec.priors.intercept.df, mu_loc=spec.priors.intercept.loc,
+                   mu_scale=spec.priors.intercept.scale)
+
+
+def _gather_forest(design: DesignMatrix, term_columns, terms: list[int]):
+    """Host of each term (the term with fewest levels whose columns contain it) and the roots.
+
+    Over the positions 0..len(terms)-1 of ``terms``.  Returns (order, hosts, roots): ``order``
+    lists positions children-first; ``hosts[p] = (q, map)`` with ``map[level of q] = level of p``;
+    ``roots`` are the positions without a host.
+    """
+    J = design.n_levels
+    cols = [set(term_columns[k]) for k in terms]
+    hosts = {}
+    for p, k in enumerate(terms):
+        cands = [q for q in range(len(terms)) if q != p and cols[p] < cols[q]]
+        if not cands:
+            continue
+        q = min(cands, key=lambda q: (J[terms[q]], len(cols[q])))
+        m = np.zeros(int(J[terms[q]]), np.int32)
+        m[design.codes[terms[q]]] = design.codes[k]
+        hosts[p] = (q, m)
+    order = sorted(range(len(terms)), key=lambda p: (J[terms[p]], len(cols[p])))
+    roots = [p for p in range(len(terms)) if p not in hosts]
+    return order, hosts, roots
+
+
+@dataclass
+class _GibbsBlock:
+    """The collapsed block: the run term T and the terms nested in it.
+
+    In mode "joint" NUTS samples every term and the collapsed move also updates the group's
+    NUTS coordinates; in mode "gibbs" the group's terms other than T (``inner``) live outside
+    NUTS, as a fixed offset on T's levels during each NUTS transition.
+    """
+
+    group: CollapsedGroup
+    top_pos: int  # position of T among the NUTS terms
+    nuts_pos: list  # per group term (T first): its position among the NUTS terms, or None
+    inner: list[int]  # design indices of the group terms outside NUTS
+    J: np.ndarray  # levels of the inner terms
+    offsets: np.ndarray
+    sigma_df: np.ndarray  # priors of the whole group, T first
+    sigma_scale: np.ndarray
+
+    @property
+    def n_inner(self) -> int:
+        return len(self.inner)
+
+    @property
+    def L(self) -> int:
+        return int(self.offsets[-1])
+
+
+def _make_functions(design: DesignMatrix, lay: _Layout, dtype, term_columns, gibbs: _GibbsBlock | None,
+                    mh_steps: int):
+    """The potential generator, the map to (sigma, mu, u) and the collapsed move.
+
+    NUTS samples z = {"g": (1+2K,), "x": (L,)} for the terms of ``lay``; the inner terms of the
+    Gibbs block enter the likelihood as a fixed offset ``s`` on the run term's levels.
+    """
+    import jax
+    import jax.numpy as jnp
+
+    K, J, off = lay.K, lay.J, lay.offsets
+    y = jnp.asarray(design.successes, dtype)
+    n = jnp.asarray(design.trials, dtype)
+    c0 = jnp.asarray(lay.c0, dtype)
+    c1 = jnp.asarray(lay.c1, dtype)
+    Jf = jnp.asarray(J, dtype)
+    sqrtJ = jnp.sqrt(Jf)
+    sref2 = jnp.asarray(lay.sref ** 2, dtype)
+    term_of_level = jnp.asarray(np.repeat(np.arange(K), J), jnp.int32)
+    sdf = jnp.asarray(lay.sigma_df, dtype)
+    ssc = jnp.asarray(lay.sigma_scale, dtype)
+    slices = [(int(off[k]), int(off[k + 1])) for k in range(K)]
+
+    # Hierarchical gather: a term whose columns lie inside another term's ("host") is constant
+    # within the host's levels, so it is added to the host's level values first and only the
+    # root terms are gathered per cell (pooled Eq. 6: 3 gathers per cell instead of 10; 3x
+    # faster gradients measured).
+    order, hosts, roots = _gather_forest(design, term_columns, lay.terms)
+    host_maps = {p: jnp.asarray(m, jnp.int32) for p, (q, m) in hosts.items()}
+    root_codes = jnp.asarray(design.codes[[lay.terms[p] for p in roots]], jnp.int32)
+    top = gibbs.top_pos if gibbs is not None else None
+
+    def _segment_sum(v):
+        # one sorted segment-sum over all levels rather than a slice per term (fewer XLA ops)
+        return jax.ops.segment_sum(v, term_of_level, num_segments=K, indices_are_sorted=True)
+
+    def _segment_mean(v):
+        return _segment_sum(v) / Jf
+
+    def _parts(z):
+        g, x = z["g"], z["x"]
+        alpha, log_sigma, w = g[0], g[1:K + 1], g[K + 1:]
+        sigma = jnp.exp(log_sigma)
+        log_a = log_scale(log_sigma[term_of_level], c0, c1, jnp)
+        us = jnp.exp(log_a) * x
+        ubar = _segment_mean(us)
+        dev = us - ubar[term_of_level]
+        return alpha, log_sigma, sigma, w, ubar, dev, log_a
+
+    def _eta(alpha, dev, s):
+        acc = {p: dev[a:b] for p, (a, b) in enumerate(slices)}
+        if top is not None:
+            acc[top] = acc[top] + s
+        for p in order:
+            if p in hosts:
+                q = hosts[p][0]
+                acc[q] = acc[q] + acc[p][host_maps[p]]
+        return alpha + sum(acc[p][root_codes[i]] for i, p in enumerate(roots))
+
+    def potential_gen(s):
+        def potential(z):
+            alpha, log_sigma, sigma, w, ubar, dev, log_a = _parts(z)
+            eta = _eta(alpha, dev, s)
+            loglik = jnp.sum(y * eta - n * jax.nn.softplus(eta))
+            ss = _segment_sum(dev * dev)
+            # deviations ~ N(0, sigma^2) on the sum-zero subspace (J-1 dims); auxiliary mean(u*);
+            # log-Jacobian of x -> u* = a(sigma) x
+            lp_u = (jnp.sum(-(Jf - 1.0) * log_sigma - 0.5 * ss / sigma ** 2 - 0.5 * Jf * ubar ** 2 / sref2)
+                    + jnp.sum(log_a))
+            # half-Student-t on sigma, plus the log-Jacobian of sigma = exp(log_sigma)
+            lp_sigma = jnp.sum(-0.5 * (sdf + 1.0) * jnp.log1p((sigma / ssc) ** 2 / sdf) + log_sigma)
+            lp_w = -0.5 * jnp.sum(w ** 2)
+            mu = alpha - jnp.sum(sigma * w / sqrtJ)
+            lp_mu = -0.5 * (lay.mu_df + 1.0) * jnp.log1p(((mu - lay.mu_loc) / lay.mu_scale) ** 2 / lay.mu_df)
+            return -(loglik + lp_u + lp_sigma + lp_w + lp_mu)
+
+        return potential
+
+    def constrain(z):
+        alpha, log_sigma, sigma, w, ubar, dev, log_a = _parts(z)
+        mean_u = sigma * w / sqrtJ
+        mu = alpha - jnp.sum(mean_u)
+        u = dev + mean_u[term_of_level]
+        return sigma, mu, u
+
+    potential_gen.eta = _eta  # for tests: the linear predictor from (alpha, dev, s)
+    potential_gen.parts = _parts
+    if gibbs is None:
+        return potential_gen, constrain, None, None
+
+    grp = gibbs.group
+    nG = len(grp.terms)
+    run_lv = [jnp.asarray(rl, jnp.int32) for rl in grp.run_levels]  # level of each group term per run
+    overlap = jnp.asarray(grp.overlap, dtype)
+    g_df = jnp.asarray(gibbs.sigma_df, dtype)
+    g_sc = jnp.asarray(gibbs.sigma_scale, dtype)
+    in_sl = [(int(gibbs.offsets[i]), int(gibbs.offsets[i + 1])) for i in range(gibbs.n_inner)]
+    # where each group term lives: ("nuts", position) or ("aux", slice of u_in)
+    where_ = []
+    j = 0
+    for p in gibbs.nuts_pos:
+        if p is None:
+            where_.append(("aux", in_sl[j]))
+            j += 1
+        else:
+            where_.append(("nuts", p))
+    aux_idx = [i for i, (kind, _) in enumerate(where_) if kind == "aux"]
+
+    def offset(u_in):
+        """s = sum over the group terms outside NUTS of u_k at each run (the run term's levels)."""
+        if not aux_idx:
+            return jnp.zeros((), dtype)
+        return sum(u_in[a:b][run_lv[i]] for i, (a, b) in ((i, where_[i][1]) for i in aux_idx))
+
+    mu_df, mu_loc, mu_sc = lay.mu_df, lay.mu_loc, lay.mu_scale
+
+    def _log_marginal(th, rt):
+        # th = (log sigma_G..., mu); rt = mu + r on the runs.
+        # log p(sigma_G) + log p(mu) + log N(rt - mu; 0, C(sigma_G)) + log-Jacobian,
+        # C = sum_k sigma_k^2 Z_k Z_k'
+        ls_g, mu = th[:nG], th[nG]
+        C = jnp.tensordot(jnp.exp(2.0 * ls_g), overlap, axes=1)
+        Lc = jnp.linalg.cholesky(C)
+        v = jax.scipy.linalg.solve_triangular(Lc, rt - mu, lower=True)
+        lp = -jnp.sum(jnp.log(jnp.diag(Lc))) - 0.5 * jnp.dot(v, v)
+        lp += jnp.sum(-0.5 * (g_df + 1.0) * jnp.log1p((jnp.exp(ls_g) / g_sc) ** 2 / g_df) + ls_g)
+        lp += -0.5 * (mu_df + 1.0) * jnp.log1p(((mu - mu_loc) / mu_sc) ** 2 / mu_df)
+        lp = jnp.where(jnp.isfinite(lp), lp, -jnp.inf)
+        return lp, Lc
+
+    def collapsed_move(z, u_in, ls_in, key, prop_chol):
+        """Partially collapsed Gibbs step on (mu, sigma_G, u_G) given mu + r on the runs and the rest.
+
+        With r = sum_{k in G} Z_k u_k the run sums of the group's terms, the likelihood depends on
+        (mu, u_G) only through mu + r.  Metropolis on (log sigma_G, mu) under
+        p(sigma_G) p(mu) N(mu + r - mu; 0, C(sigma_G)), then u_G | r, sigma_G by conditioning by
+        kriging; everything the likelihood sees is unchanged.  mu belongs to the block because
+        it is confounded with the means of the group's terms.
+        """
+        g, x = z["g"], z["x"]
+        alpha, log_sigma, sigma, w, ubar, dev, log_a = _parts(z)
+        mean_u = sigma * w / sqrtJ
+        mu = alpha - jnp.sum(mean_u)
+        u_g, ls_g = [], []
+        for kind, loc in where_:
+            if kind == "nuts":
+                a, b = slices[loc]
+                u_g.append(dev[a:b] + mean_u[loc])
+                ls_g.append(log_sigma[loc])
+            else:
+                u_g.append(u_in[loc[0]:loc[1]])
+        ls_g = jnp.stack(ls_g) if ls_g else jnp.zeros((0,), dtype)
+        # group log-sds in group order (T first)
+        ls_all, j = [], 0
+        for i, (kind, loc) in enumerate(where_):
+            if kind == "nuts":
+                ls_all.append(log_sigma[loc])
+            else:
+                ls_all.append(ls_in[j])
+                j += 1
+        rt = mu + sum(u[rl] for u, rl in zip(u_g, run_lv))
+        th0 = jnp.concatenate([jnp.stack(ls_all), mu[None]])
+        lp0, L0 = _log_marginal(th0, rt)
+
+        def mh(i, carry):
+            th, lp, Lc, key, nacc = carry
+            key, k1, k2 = jax.random.split(key, 3)
+            prop = th + prop_chol @ jax.random.normal(k1, (nG + 1,), dtype)
+            lp_new, L_new = _log_marginal(prop, rt)
+            acc = jnp.log(jax.random.uniform(k2, (), dtype)) < lp_new - lp
+            return (jnp.where(acc, prop, th), jnp.where(acc, lp_new, lp), jnp.where(acc, L_new, Lc), key,
+                    nacc + acc)
+
+        th, _, Lc, key, nacc = jax.lax.fori_loop(0, mh_steps, mh, (th0, lp0, L0, key, jnp.zeros((), dtype)))
+        ls_new, mu_new = th[:nG], th[nG]
+        s_new = jnp.exp(ls_new)
+        r = rt - mu_new
+        # u_G | r, sigma_G: u = u0 + D Z' C^-1 (r - Z u0), u0 ~ N(0, D)
+        keys = jax.random.split(key, nG)
+        u0 = [s_new[i] * jax.random.normal(keys[i], (u.shape[0],), dtype) for i, u in enumerate(u_g)]
+        e = r - sum(a[rl] for a, rl in zip(u0, run_lv))
+        v = jax.scipy.linalg.cho_solve((Lc, True), e)
+        u_new = [a + s_new[i] ** 2 * jax.ops.segment_sum(v, run_lv[i], num_segments=a.shape[0])
+                 for i, a in enumerate(u0)]
+        # back to NUTS coordinates: new mu and sigmas, same auxiliary mean(u*_k)
+        log_sigma_new, w_new, x_new, mean_new = log_sigma, w, x, mean_u
+        ls_in_new, u_in_new = [], []
+        for i, (kind, loc) in enumerate(where_):
+            if kind == "nuts":
+                a, b = slices[loc]
+                m = jnp.mean(u_new[i])
+                log_sigma_new = log_sigma_new.at[loc].set(ls_new[i])
+                w_new = w_new.at[loc].set(m * sqrtJ[loc] / s_new[i])
+                mean_new = mean_new.at[loc].set(m)
+                a_k = jnp.exp(log_scale(ls_new[i], c0[a:b], c1[a:b], jnp))
+                x_new = x_new.at[a:b].set((u_new[i] - m + ubar[loc]) / a_k)
+            else:
+                ls_in_new.append(ls_new[i])
+                u_in_new.append(u_new[i])
+        alpha_new = mu_new + jnp.sum(mean_new)
+        g_new = jnp.concatenate([alpha_new[None], log_sigma_new, w_new])
+        u_in_new = jnp.concatenate(u_in_new) if u_in_new else u_in
+        ls_in_new = jnp.stack(ls_in_new) if ls_in_new else ls_in
+        return {"g": g_new, "x": x_new}, u_in_new, ls_in_new, nacc / mh_steps
+
+    return potential_gen, constrain, collapsed_move, offset
+
+
+def _initial_point(lay: _Layout, rough: RoughFit, chains: int, seed: int, jitter: float = 1.0):
+    """Chain starts near the rough mode and the initial inverse mass matrix (conditional variances)."""
+    K = lay.K
+    rng = np.random.default_rng([seed, 7919])
+    sig = rough.sigma[lay.terms]
+    log_s0 = np.log(sig)
+    sl = [slice(lay.offsets[i], lay.offsets[i + 1]) for i in range(K)]
+    a0 = [np.exp(log_scale(log_s0[i], lay.c0[sl[i]], lay.c1[sl[i]])) for i in range(K)]
+    x0 = np.concatenate([rough.u[k] / a0[i] for i, k in enumerate(lay.terms)])
+    var_x = np.concatenate([(1.0 / rough.precision[k]) / a0[i] ** 2 for i, k in enumerate(lay.terms)])
+    alpha0 = rough.mu + sum(float(np.mean(rough.u[k])) for k in lay.terms)
+    w0 = np.array([np.sqrt(lay.J[i]) * np.mean(rough.u[k]) / sig[i] for i, k in enumerate(lay.terms)])
+    var_g = np.concatenate([[1.0 / max(rough.total_info, 1.0)], np.minimum(1.0, 1.0 / (2.0 * lay.J) + 0.02),
+                            np.ones(K)])
+    g0 = np.concatenate([[alpha0], log_s0, w0])
+    gs = g0[None, :] + jitter * rng.standard_normal((chains, g0.size)) * np.sqrt(var_g)[None, :]
+    # sigma starts are spread on purpose (about a factor 1.3 either way): R-hat needs overdispersed starts
+    gs[:, 1:K + 1] = log_s0[None, :] + jitter * 0.25 * rng.standard_normal((chains, K))
+    xs = x0[None, :] + jitter * rng.standard_normal((chains, x0.size)) * np.sqrt(var_x)[None, :]
+    return {"g": gs, "x": xs}, {"g": var_g, "x": var_x}
+
+
+def _initial_gibbs(gibbs: _GibbsBlock, rough: RoughFit, chains: int, seed: int, jitter: float = 1.0):
+    rng = np.random.default_rng([seed, 104729])
+    if not gibbs.inner:
+        u = sd = np.zeros(0)
+    else:
+        u = np.concatenate([rough.u[k] for k in gibbs.inner])
+        sd = np.concatenate([np.sqrt(1.0 / rough.precision[k]) for k in gibbs.inner])
+    ls = np.log(rough.sigma[gibbs.inner])
+    us = u[None, :] + jitter * rng.standard_normal((chains, u.size)) * sd[None, :]
+    lss = ls[None, :] + jitter * 0.25 * rng.standard_normal((chains, ls.size))
+    # initial proposal for log sigma_G (T first): about the posterior width of a log-sd from J levels
+    Jg = np.array([rough.u[k].size for k in gibbs.group.terms], float)
+    prop_var = np.concatenate([1.0 / (2.0 * Jg) + 0.02, [0.25]])  # last: mu
+    return us, lss, prop_var
+
+
+# -- the chunked runner --------------------------------------------------------------------
+_STATS = ("diverging", "energy", "num_steps", "accept_prob", "step_size", "potential_energy")
+
+
+def _run_chains(design, spec, lay, gibbs, rough, settings: SamplerSettings, devices, dtype,
+                progress: ProgressCallback | None, cancel: CancelCallback | None, timings: dict):
+    import jax
+    import jax.numpy as jnp
+    from numpyro.infer.hmc import hmc
+    from numpyro.infer.hmc_util import build_adaptation_schedule
+
+    C = settings.chains
+    D = _chain_layout(C, len(devices))
+    devs = devices[:D]
+    per = C // D
+    K = design.n_terms
+    cols = [spec.term(nm).columns for nm in design.term_names]
+    potential_gen, constrain, move, offset = _make_functions(design, lay, dtype, cols, gibbs,
+                                                            settings.collapsed_steps)
+    init_kernel, sample_kernel = hmc(potential_fn_gen=potential_gen, algo="NUTS")
+    dense = [("g",)] if settings.dense_globals else []
+    init_z, inv_mass = _initial_point(lay, rough, C, settings.seed)
+    imm = {("g",): jnp.diag(jnp.asarray(inv_mass["g"], dtype)) if settings.dense_globals
+           else jnp.asarray(inv_mass["g"], dtype),
+           ("x",): jnp.asarray(inv_mass["x"], dtype)}
+    W = settings.warmup
+    nG = 0 if gibbs is None else len(gibbs.group.terms)
+    if gibbs is not None:
+        u_in0, ls_in0, prop_var0 = _initial_gibbs(gibbs, rough, C, settings.seed)
+
+    else:
+        u_in0, ls_in0, prop_var0 = np.zeros((C, 0)), np.zeros((C, 0)), np.zeros(0)
+    # auxiliary (Gibbs) state per chain: inner random effects and log-sds, the Welford
+    # accumulator of log sigma_G that tunes the Metropolis proposal during warmup, its rate
+    nP = nG + 1 if nG else 0  # Metropolis dimension: log sigma_G and mu
+    aux0 = {"u": u_in0, "ls": ls_in0, "wm": np.zeros((C, nP)), "w2": np.zeros((C, nP, nP)), "wn": np.zeros(C),
+            "acc": np.zeros(C), "lscale": np.zeros(C),
+            "sm_lstep": np.zeros((C, lay.K)), "sm_acc": np.zeros((C, lay.K))}
+    prop0 = jnp.asarray(np.diag(prop_var0), dtype)
+    welford_from = int(0.15 * W)
+    step0 = float((lay.L + 2 * lay.K + 1) ** -0.25)
+
+    def _s(aux):
+        return offset(aux["u"]) if gibbs is not None else jnp.zeros((), dtype)
+
+    def _init_one(z, key, aux):
+        # no heuristic step-size search: numpyro's would capture the potential of the first
+        # offset s; the initial step is the usual d^(-1/4) scaling for a preconditioned target
+        return init_kernel(z, num_warmup=W, step_size=step0, inverse_mass_matrix=imm, dense_mass=dense,
+                           target_accept_prob=settings.target_accept, max_tree_depth=settings.max_tree_depth,
+                           find_heuristic_step_size=False, rng_key=key, model_args=(_s(aux),))
+
+    keys = jax.random.split(jax.random.PRNGKey(settings.seed), C).reshape(D, per, -1)
+    shard = lambda a: jnp.asarray(a, dtype).reshape(D, per, *np.shape(a)[1:])  # noqa: E731
+    z0 = {k: shard(v) for k, v in init_z.items()}
+    aux = {k: shard(v) for k, v in aux0.items()}
+    S = settings.chunk_size
+    grad_gen = lambda s: jax.value_and_grad(potential_gen(s))  # noqa: E731
+
+    # Scale moves along the sigma ridge (Liu and Sabatti 2000 group moves): for term k,
+    # (log sigma_k, x_kj) -> (log sigma_k + d, x_kj exp(gamma_j d)) is a one-parameter group;
+    # a Metropolis step on d with target exp(-U) exp(d sum_j gamma_j) leaves the posterior
+    # invariant.  gamma_j = d log a_j / d log sigma at the rough sigma is the slope of the
+    # conditional mean of x_j in log sigma (Gaussian approximation), so the move travels
+    # along the ridge that couples a term's many weakly informed levels to its sigma, which
+    # NUTS crosses only slowly (benchmark:task:model in the pooled model: 27,000 levels).
+    sl_pos = [(int(lay.offsets[i]), int(lay.offsets[i + 1])) for i in range(lay.K)]
+    sig0 = rough.sigma[lay.terms]
+    gam_np = np.concatenate([lay.c0[a:b] / (lay.c0[a:b] + lay.c1[a:b] * sig0[i] ** 2)
+                             for i, (a, b) in enumerate(sl_pos)])
+    gam = jnp.asarray(gam_np, dtype)
+    gam_sum = jnp.asarray([gam_np[a:b].sum() for a, b in sl_pos], dtype)
+    n_scale = settings.scale_steps if settings.scale_steps > 0 else 0
+
+    term_of_level = jnp.asarray(np.repeat(np.arange(lay.K), lay.J), jnp.int32)
+
+    def _scale_moves(z, aux, key, pot, cov_g):
+        # Directions: the eigenvectors of the adapted covariance of log sigma (the dense mass
+        # block; fixed after warmup), so that terms whose sigmas move together (the task-level
+        # interactions of the pooled model, correlation +0.4) move together.  One fori_loop
+        # over (direction, repeat): a single copy of the potential in the compiled chunk.
+        cov_ls = cov_g[1:lay.K + 1, 1:lay.K + 1] if cov_g.ndim == 2 else jnp.diag(cov_g[1:lay.K + 1])
+        evals, evecs = jnp.linalg.eigh(cov_ls)
+        dirs = evecs * jnp.sqrt(jnp.maximum(evals, 1e-12))[None, :]  # columns: scaled directions
+        lstep = aux["sm_lstep"]
+
+        def one(t, carry):
+            z, U, key, nacc = carry
+            p = t // n_scale
+            key, k1, k2 = jax.random.split(key, 3)
+            v = dirs[:, p] * jnp.exp(lstep[p])
+            d = jax.random.normal(k1, (), dtype)
+            dls = v * d  # change of each log sigma_k
+            zp = {"g": z["g"].at[1:lay.K + 1].add(dls), "x": z["x"] * jnp.exp(gam * dls[term_of_level])}
+            Up = pot(zp)
+            log_r = U - Up + jnp.dot(dls, gam_sum)
+            acc = (jnp.log(jax.random.uniform(k2, (), dtype)) < log_r) & jnp.isfinite(Up)
+            z = jax.tree.map(lambda new, old: jnp.where(acc, new, old), zp, z)
+            return z, jnp.where(acc, Up, U), key, nacc.at[p].add(acc.astype(dtype))
+
+        z, _, key, nacc = jax.lax.fori_loop(0, lay.K * n_scale, one,
+                                            (z, pot(z), key, jnp.zeros((lay.K,), dtype)))
+        return z, nacc / n_scale, key
+
+    def _extra_moves(st, aux):
+        """Scale moves and the collapsed Gibbs step after a NUTS transition, then fresh U and grad."""
+        key = st.rng_key
+        z = st.z
+        if n_scale:
+            z, rates, key = _scale_moves(z, aux, key, potential_gen(_s(aux)),
+                                         st.adapt_state.inverse_mass_matrix[("g",)])
+            warm = st.i <= W
+            lstep = aux["sm_lstep"] + (rates - 0.44) / jnp.sqrt(st.i + 10.0)
+            aux = {**aux, "sm_lstep": jnp.where(warm, jnp.clip(lstep, -8.0, 1.0), aux["sm_lstep"]),
+                   "sm_acc": rates}
+        st = st._replace(z=z, rng_key=key)
+        if gibbs is not None:
+            return _gibbs_step(st, aux)
+        pe, zg = grad_gen(_s(aux))(z)
+        ok = jnp.isfinite(pe)
+        return st._replace(z=z, potential_energy=jnp.where(ok, pe, st.potential_energy),
+                           z_grad=jax.tree.map(lambda a, b: jnp.where(ok, a, b), zg, st.z_grad)), aux
+
+    def _gibbs_step(st, aux):
+        key, sub = jax.random.split(st.rng_key)
+        n = aux["wn"]
+        cov = jnp.where(n > 20, aux["w2"] / jnp.maximum(n - 1.0, 1.0), prop0)
+        prop = (jnp.exp(aux["lscale"]) * 2.38 / math.sqrt(nP)) * jnp.linalg.cholesky(
+            cov + 1e-5 * jnp.eye(nP, dtype=dtype))
+        z, u_in, ls_in, rate = move(st.z, aux["u"], aux["ls"], sub, prop)
+        pe, zg = grad_gen(offset(u_in))(z)
+        ok = jnp.isfinite(pe)
+        pick = lambda a, b: jnp.where(ok, a, b)  # noqa: E731
+        st = st._replace(z=jax.tree.map(pick, z, st.z), potential_energy=pick(pe, st.potential_energy),
+                         z_grad=jax.tree.map(pick, zg, st.z_grad), rng_key=key)
+        u_in, ls_in = pick(u_in, aux["u"]), pick(ls_in, aux["ls"])
+        # Welford of log sigma_G during warmup only (the proposal is frozen while sampling)
+        _, mu_now, _ = constrain(st.z)
+        lsg, j = [], 0
+        for p in gibbs.nuts_pos:
+            if p is None:
+                lsg.append(ls_in[j])
+                j += 1
+            else:
+                lsg.append(st.z["g"][1 + p])
+        lsg = jnp.concatenate([jnp.stack(lsg), mu_now[None]])
+        upd = (st.i > welford_from) & (st.i <= W)
+        n1 = aux["wn"] + 1.0
+        d0 = lsg - aux["wm"]
+        wm = aux["wm"] + d0 / n1
+        w2 = aux["w2"] + jnp.outer(d0, lsg - wm)
+        # Robbins-Monro on the proposal's log-scale towards 25% acceptance, warmup only
+        warm = st.i <= W
+        lscale = jnp.where(warm, aux["lscale"] + (rate - 0.25) / jnp.sqrt(st.i + 10.0), aux["lscale"])
+        aux = {**aux, "u": u_in, "ls": ls_in, "wm": jnp.where(upd, wm, aux["wm"]),
+               "w2": jnp.where(upd, w2, aux["w2"]), "wn": jnp.where(upd, n1, aux["wn"]), "acc": rate,
+               "lscale": jnp.clip(lscale, -3.0, 1.0)}
+        return st, aux
+
+    def _record(st, aux):
+        sigma, mu, u = constrain(st.z)
+        rec = {"diverging": st.diverging, "energy": st.energy, "num_steps": st.num_steps,
+               "accept_prob": st.accept_prob, "step_size": st.adapt_state.step_size,
+               "potential_energy": st.potential_energy, "nuts_sigma": sigma, "mu": mu, "gibbs_ls": aux["ls"],
+               "gibbs_accept": aux["acc"], "scale_accept": aux["sm_acc"]}
+        if settings.keep_random_effects:
+            rec["nuts_u"] = u.astype(jnp.float32)
+            rec["gibbs_u"] = aux["u"].astype(jnp.float32)
+        return rec
+
+    def chunk_one(state, aux, n_iter):
+        proto = jax.eval_shape(_record, state, aux)
+        buf0 = jax.tree.map(lambda a: jnp.zeros((S, *a.shape), a.dtype), proto)
+
+        def body(i, carry):
+            st, ax, buf = carry
+            st = sample_kernel(st, model_args=(_s(ax),))
+            if gibbs is not None or n_scale:
+                st, ax = _extra_moves(st, ax)
+            rec = _record(st, ax)
+            buf = jax.tree.map(lambda b, r: b.at[i].set(r), buf, rec)
+            return st, ax, buf
+
+        return jax.lax.fori_loop(0, n_iter, body, (state, aux, buf0))
+
+    t0 = time.perf_counter()
+    if progress:
+        progress("compile", 0, 1, None)
+    init_p = jax.pmap(jax.vmap(_init_one), devices=devs)
+    state = init_p(z0, keys, aux)
+    jax.block_until_ready(state)
+    timings["compile_init"] = time.perf_counter() - t0
+    n_arg = jnp.asarray(S, jnp.int32)
+    # one compiled chunk serves warmup and sampling (compiling two cost as much as a short TB2 run)
+    chunk = jax.pmap(jax.vmap(chunk_one, in_axes=(0, 0, None)), in_axes=(0, 0, None), devices=devs)
+    chunk = chunk.lower(state, aux, n_arg).compile()
+    timings["compile"] = time.perf_counter() - t0
+    if progress:
+        progress("compile", 1, 1, None)
+
+    def _phase(total, name, keep, stops=()):
+        """Run ``total`` iterations in chunks, stopping also at ``stops`` to pool adaptation across chains."""
+        nonlocal state, aux
+        done = 0
+        out = []
+        t_phase = time.perf_counter()
+        stops = sorted(s for s in stops if 0 < s < total)
+        while done < total:
+            if cancel is not None and cancel():
+                raise FitCancelled(f"fit cancelled by the user during {name} ({done} of {total} iterations).")
+            nxt = min([s for s in stops if s > done] + [total])
+            m = min(S, nxt - done)
+            state, aux, buf = chunk(state, aux, jnp.asarray(m, jnp.int32))
+            buf = jax.device_get(buf)
+            if keep:
+                out.append(jax.tree.map(lambda a: np.asarray(a)[:, :, :m], buf))
+            else:
+                out.append({k: np.asarray(buf[k])[:, :, :m] for k in (*_STATS, "nuts_sigma", "gibbs_ls",
+                                                                        "gibbs_accept")})
+            done += m
+            if done in stops and settings.pool_adaptation and C > 1:
+                state, aux = _pool_welford(state, aux)
+            if progress:
+                el = time.perf_counter() - t_phase
+                progress(name, done, total, el / done * (total - done))
+        timings[name] = time.perf_counter() - t_phase
+        # (D, per, m, ...) chunks -> (C, total, ...)
+        return jax.tree.map(lambda *a: np.concatenate(a, axis=2).reshape(C, total, *a[0].shape[3:]), *out)
+
+    def _pooled(mean, m2, n):
+        mean = np.asarray(mean, np.float64).reshape(C, -1)
+        m2 = np.asarray(m2, np.float64).reshape(C, *np.shape(m2)[2:])
+        n = np.asarray(n, np.float64).reshape(C)
+        N = n.sum()
+        mu = (n[:, None] * mean).sum(0) / max(N, 1.0)
+        d = mean - mu[None, :]
+        if m2.ndim == 3:
+            m2p = m2.sum(0) + np.einsum("c,ci,cj->ij", n, d, d)
+        else:
+            m2p = m2.sum(0) + (n[:, None] * d * d).sum(0)
+        return mu, m2p, N
+
+    def _rep(a, dt):
+        a = np.asarray(a)
+        return np.broadcast_to(a.astype(dt), (D, per, *a.shape)).copy()
+
+    def _pool_welford(st, ax):
+        # Cross-chain adaptation: before a slow window closes, every chain gets the Welford
+        # (co)variance accumulator of all chains together, so each mass matrix is estimated from
+        # C times more warmup draws and all chains leave warmup with the same metric.
+        st = jax.device_get(st)
+        mm = st.adapt_state.mm_state
+        pooled = {}
+        for blk, (mean, m2, n) in mm.items():
+            mu, m2p, N = _pooled(mean, m2, n)
+            if N < 2:
+                return st, ax
+            dt = np.asarray(mean).dtype
+            pooled[blk] = (_rep(mu, dt), _rep(m2p, dt), np.full((D, per), int(N), np.asarray(n).dtype))
+        st = st._replace(adapt_state=st.adapt_state._replace(mm_state=pooled))
+        if nG:
+            ax = jax.device_get(ax)
+            mu, m2p, N = _pooled(ax["wm"], ax["w2"], ax["wn"])
+            if N > 1:
+                dt = np.asarray(ax["wm"]).dtype
+                ax = {**ax, "wm": _rep(mu, dt), "w2": _rep(m2p, dt), "wn": np.full((D, per), N, dt)}
+        return st, ax
+
+    def _pool_step_size(st):
+        # the sampling phase uses one step size for all chains (the median of the adapted ones):
+        # a chain that adapted in an unusual region must not run 3x deeper trees than the others
+        st = jax.device_get(st)
+        eps = np.asarray(st.adapt_state.step_size)
+        return st._replace(adapt_state=st.adapt_state._replace(step_size=np.full_like(eps, np.median(eps))))
+
+    sched = build_adaptation_schedule(W) if W > 0 else []
+    stops = [w.end for w in sched[1:-1]]  # pool just before each slow window's last iteration
+    warm = _phase(W, "warmup", False, stops) if W > 0 else None
+    if settings.pool_adaptation and C > 1 and W > 0:
+        state = _pool_step_size(state)
+    samp = _phase(settings.draws, "sampling", True)
+    return warm, samp, D
+
+
+def fit(data, spec: ModelSpec | str = "per-benchmark", settings: SamplerSettings | None = None,
+        progress: ProgressCallback | None = None, cancel: CancelCallback | None = None) -> Posterior:
+    """Sample the posterior of a crossed random-intercept binomial-logit model with NUTS.
+
+    Implements seed 000 Eq. 2 (per benchmark) and Eq. 6 (pooled), or any random-intercept
+    formula (SPEC section 2), with the parameterisation described in this module's
+    docstring.  The result is exact MCMC; whether it converged is in
+    ``Posterior.diagnostics`` (split R-hat <= 1.01, bulk ESS >= 400, no divergences).
+
+    Parameters
+    ----------
+    data
+        A :class:`~ddr_explorer.core.corpus.corpus.Corpus`, a DataFrame of records
+        (facet columns, ``successes``, ``trials``), or a :class:`~.design_matrix.DesignMatrix`.
+    spec
+        A :class:`~.formula.ModelSpec`, a preset name or a formula.
+    settings
+        :class:`SamplerSettings` (defaults when omitted).
+    progress
+        Called as ``progress(phase, iteration, total, eta_seconds)`` with phase one of
+        ``"compile"``, ``"warmup"``, ``"sampling"``, ``"diagnostics"``.
+    cancel
+        Polled between chunks; when it returns True the fit stops with :class:`FitCancelled`.
+
+    Returns
+    -------
+    Posterior
+    """
+    from .diagnostics import diagnose
+
+    settings = settings or SamplerSettings()
+    t_start = time.perf_counter()
+    timings: dict[str, float] = {}
+    spec = as_spec(spec)
+    design = data if isinstance(data, DesignMatrix) else build_design(data, spec)
+    timings["design"] = time.perf_counter() - t_start
+    if cancel is not None and cancel():
+        raise FitCancelled("fit cancelled by the user before sampling.")
+
+    t = time.perf_counter()
+    rough = rough_fit(design)
+    cols = [spec.term(n).columns for n in design.term_names]
+    group = collapsed_group(design, cols) if settings.collapsed in ("joint", "gibbs") else None
+    inner = list(group.terms[1:]) if group is not None and settings.collapsed == "gibbs" else []
+    nuts_terms = [k for k in range(design.n_terms) if k not in inner]
+    lay = _make_layout(design, spec, rough, settings.parameterisation, nuts_terms)
+    gibbs = None
+    if group is not None:
+        Jin = design.n_levels[inner].astype(np.int64)
+        pri = [spec.priors.for_term(design.term_names[k]) for k in group.terms]
+        gibbs = _GibbsBlock(group=group, top_pos=nuts_terms.index(group.terms[0]),
+                            nuts_pos=[nuts_terms.index(k) if k in nuts_terms else None for k in group.terms],
+                            inner=inner, J=Jin,
+                            offsets=np.concatenate([[0], np.cumsum(Jin)]),
+                            sigma_df=np.array([p.df for p in pri]), sigma_scale=np.array([p.scale for p in pri]))
+    timings["rough_fit"] = time.perf_counter() - t
+
+    import jax
+
+    devices, kind = _devices(settings.device)
+    ctx = jax.enable_x64(True) if settings.float64 else contextlib.nullcontext()
+    with ctx, jax.default_device(devices[0]):
+        import jax.numpy as jnp
+
+        dtype = jnp.float64 if settings.float64 else jnp.float32
+        warm, samp, n_dev = _run_chains(design, spec, lay, gibbs, rough, settings, devices, dtype, progress,
+                                        cancel, timings)
+
+    t = time.perf_counter()
+    if progress:
+        progress("diagnostics", 0, 1, None)
+    names = design.term_names
+    sigma, effects = {}, {}
+    for i, k in enumerate(lay.terms):
+        sigma[names[k]] = samp["nuts_sigma"][:, :, i].astype(np.float64)
+        if settings.keep_random_effects:
+            effects[names[k]] = samp["nuts_u"][:, :, lay.offsets[i]:lay.offsets[i + 1]]
+    if gibbs is not None:
+        for i, k in enumerate(gibbs.inner):
+            sigma[names[k]] = np.exp(samp["gibbs_ls"][:, :, i].astype(np.float64))
+            if settings.keep_random_effects:
+                effects[names[k]] = samp["gibbs_u"][:, :, gibbs.offsets[i]:gibbs.offsets[i + 1]]
+    sigma = {nm: sigma[nm] for nm in names}
+    effects = {nm: effects[nm] for nm in names if nm in effects}
+    stats = {k: samp[k] for k in _STATS}
+    stats["tree_depth"] = np.floor(np.log2(np.maximum(stats["num_steps"], 1))).astype(np.int64) + 1
+    if gibbs is not None:
+        stats["gibbs_accept"] = samp["gibbs_accept"]
+    if settings.scale_steps:
+        stats["scale_accept"] = samp["scale_accept"]
+    if warm is not None:
+        stats["warmup_num_steps"] = warm["num_steps"]
+        stats["warmup_diverging"] = warm["diverging"]
+    device = (f"cpu x{n_dev}" if kind == "cpu" else f"{kind}: {devices[0].device_kind}")
+    post = Posterior(sigma=sigma, mu=samp["mu"].astype(np.float64), random_effects=effects,
+                     levels={nm: design.level_labels[k] for k, nm in enumerate(names)}, spec=spec,
+                     settings=settings, device=device, wall_seconds=float("nan"), timings=timings,
+                     sample_stats=stats, n_cells=design.n_cells, n_trials=design.n_trials,
+                     notes=list(design.notes))
+    if gibbs is not None:
+        post.notes.append("collapsed block: " + ", ".join(names[k] for k in group.terms) +
+                          f" (run term {names[group.terms[0]]}, {group.n_runs} runs)")
+    post.diagnostics = diagnose(post)
+    timings["diagnostics"] = time.perf_counter() - t
+    if progress:
+        progress("diagnostics", 1, 1, 0.0)
+    post.wall_seconds = time.perf_counter() - t_start
+    return post

@@ -1,0 +1,869 @@
+"""The D-study view: move a design with sliders, watch reliability, cost and the target.
+
+:class:`DStudyPanel` receives a prepared :class:`~ddr_explorer.core.dstudy.DStudyModel`
+(one posterior of variance components), the observed design and an
+:class:`~ddr_explorer.core.session.AnalysisState`, and subscribes to the
+state's change events.  Sliders and spin boxes write to the state; the state's
+events move the widgets and schedule a redraw (napari's model -> view pattern).
+
+A redraw asks core for one :class:`~ddr_explorer.core.dstudy.DStudyView`
+(:meth:`DStudyModel.view`) and only draws its arrays: the median, 68% and 95%
+bands of each curve, the asymptote, the detection-limit band and the target,
+the observed and current designs, and the readouts.  The last view is kept as
+``panel.view`` so tests compare what is drawn with what core computed.
+
+Slider moves are throttled to one redraw per frame (:class:`~.plots.Throttle`,
+16 ms).  The cost frontier (:func:`~ddr_explorer.core.dstudy.cost_frontier`,
+0.1-1 s on 4,000 draws) does not depend on the sliders' sizes, only on
+prices, target, replicates, models, object and claim: it is computed on a
+background thread (plain Python, no Qt calls; the result is polled from a
+timer) when one of those changes, and only the current design's marker moves
+with the sliders.  The rank-dominance heatmap does not depend on the design
+and is drawn once.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import dataclasses
+import math
+import time
+from pathlib import Path
+from typing import Mapping
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QComboBox,
+    QDoubleSpinBox,
+    QFormLayout,
+    QGroupBox,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QScrollArea,
+    QSizePolicy,
+    QSlider,
+    QSpinBox,
+    QSplitter,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from ..core.dstudy import CostFrontier, Design, DStudyModel, DStudyView, cost_frontier
+from ..core.reliability import DETECTION_ERHO2, object_facets
+from ..core.session import SIZE_FIELDS, AnalysisState, SessionError
+from . import plots
+from .plots import COLORS, Band, Throttle, data_item, fmt_count, fmt_interval, fmt_usd, line, new_plot
+
+#: Slider field -> (label, facet of the D-study rule, axis label of its curve).
+FIELDS: dict[str, tuple[str, str, str]] = {
+    "n_tasks": ("Tasks per benchmark", "task", "tasks per benchmark"),
+    "n_scaffolds": ("Scaffolds per model", "scaffold", "scaffolds per model"),
+    "n_benchmarks": ("Benchmarks", "benchmark", "benchmarks"),
+    "n_replicates": ("Replicates (trials per cell)", "replicate", "trials per cell"),
+}
+
+#: Slider ranges (brief: tasks 1..2000 on a log scale; scaffolds 1..20, benchmarks 1..30, replicates 1..10).
+SLIDER_TOP = {"n_tasks": 2000, "n_scaffolds": 20, "n_benchmarks": 30, "n_replicates": 10}
+#: Positions of the log-spaced task slider (unique integers remain after rounding).
+TASK_SLIDER_POSITIONS = 200
+#: Points of the task curve (log-spaced; the other facets use every integer).
+TASK_CURVE_POINTS = 100
+#: Tasks grid of the cost frontier (log-spaced; scaffolds 1..8, benchmarks 1..max(9, observed)).
+FRONTIER_TASK_POINTS = 40
+
+_PRICE_ALL = "(all benchmarks)"
+
+
+def slider_values(field: str, extra=()) -> np.ndarray:
+    """The sizes the slider of ``field`` steps through, including ``extra`` sizes (observed, current)."""
+    top = SLIDER_TOP[field]
+    if field == "n_tasks":
+        base = np.unique(np.round(np.geomspace(1, top, TASK_SLIDER_POSITIONS)))
+    else:
+        base = np.arange(1, top + 1, dtype=np.float64)
+    extra = np.asarray([float(x) for x in extra if x is not None and x >= 1], dtype=np.float64)
+    return np.union1d(base, extra)
+
+
+def curve_grid(field: str, extra=()) -> np.ndarray:
+    """The sizes a curve is evaluated at: the slider's range (log-spaced for tasks), reaching any ``extra`` size."""
+    top = max([SLIDER_TOP[field], *[float(x) for x in extra if x is not None]])
+    if field == "n_tasks":
+        return np.unique(np.round(np.geomspace(1, top, TASK_CURVE_POINTS)))
+    return np.arange(1, math.ceil(top) + 1, dtype=np.float64)
+
+
+def _object_name(design: Design) -> str:
+    o = object_facets(design.object_of_measurement)
+    if o == {"model"}:
+        return "model"
+    if o == {"model", "scaffold"}:
+        return "system"
+    raise ValueError(f"the D-study view shows models or model-scaffold systems; the design's object is "
+                     f"{':'.join(sorted(o))!r}")
+
+
+def state_for(observed: Design) -> AnalysisState:
+    """An analysis state whose current and observed designs are ``observed``."""
+    sizes = {"n_tasks": observed.effective_n_tasks, "n_scaffolds": float(observed.n_scaffolds),
+             "n_benchmarks": observed.effective_n_benchmarks, "n_replicates": float(observed.n_replicates)}
+    p = observed.price_per_trial
+    prices = ({str(k): float(v) for k, v in p.items()} if isinstance(p, Mapping)
+              else ({_PRICE_ALL: float(p)} if float(p) > 0 else {}))
+    return AnalysisState(**sizes, n_models=int(observed.n_models), prices=prices,
+                         object_of_measurement=_object_name(observed), claim=observed.claim, observed=dict(sizes))
+
+
+# Background jobs are plain Python threads that never touch Qt: the result is polled from a QTimer on the
+# GUI thread.  A QRunnable emitting a signal from the worker, awaited with QThreadPool.waitForDone, hung or
+# crashed the tests now and then under PySide 6.12; with no Qt call off the GUI thread, and garbage
+# collected only on it (GuiThreadGarbageCollector), it has not happened since.
+_EXECUTOR: cf.ThreadPoolExecutor | None = None
+_PENDING: list[cf.Future] = []
+
+
+def _executor() -> cf.ThreadPoolExecutor:
+    global _EXECUTOR
+    if _EXECUTOR is None:
+        _EXECUTOR = cf.ThreadPoolExecutor(max_workers=1, thread_name_prefix="ddr-frontier")
+    return _EXECUTOR
+
+
+def wait_for_background_jobs(timeout_s: float | None = 120.0) -> bool:
+    """Block until every cost-frontier job submitted so far has finished (tests, scripts, shutdown).
+
+    Returns False if some job is still running after ``timeout_s`` seconds.
+    """
+    pending = [f for f in _PENDING if not f.done()]
+    _, not_done = cf.wait(pending, timeout_s)
+    _PENDING[:] = [f for f in _PENDING if not f.done()]
+    return not not_done
+
+
+class _CurveItems:
+    """The items of one reliability curve plot (drawn from a :class:`~ddr_explorer.core.dstudy.DStudyCurve`)."""
+
+    def __init__(self, plot: pg.PlotWidget, log_x: bool = False):
+        self.plot = plot
+        self.log_x = log_x
+        p = plot.getPlotItem()
+        self.detection = pg.LinearRegionItem(values=DETECTION_ERHO2, orientation="horizontal", movable=False,
+                                             brush=pg.mkBrush(COLORS["detection"]), pen=pg.mkPen(None))
+        self.detection.setZValue(-30)
+        p.addItem(self.detection)
+        self.band95 = Band(plot, COLORS["band95"], z=-20)
+        self.band68 = Band(plot, COLORS["band68"], z=-15)
+        self.median = data_item(plot, pen=line(COLORS["median"], 2.2))
+        self.asymptote = pg.InfiniteLine(angle=0, movable=False, pen=line(COLORS["asymptote"], 1.4, Qt.DashLine))
+        self.target = pg.InfiniteLine(angle=0, movable=False, pen=line(COLORS["target"], 1.4, Qt.DotLine))
+        p.addItem(self.asymptote)
+        p.addItem(self.target)
+        # Vertical markers are InfiniteLines (cheaper to move than a PlotDataItem); their position is in view
+        # coordinates, i.e. log10(n) on the log-scaled task axis.
+        self.observed_line = pg.InfiniteLine(angle=90, movable=False, pen=line(COLORS["observed"], 1.0, Qt.DashLine))
+        p.addItem(self.observed_line)
+        self.observed_point = data_item(plot, pen=None, symbol="o", symbolSize=10, symbolBrush=None,
+                                        symbolPen=pg.mkPen(COLORS["observed"], width=2))
+        self.current_line = pg.InfiniteLine(angle=90, movable=False, pen=line(COLORS["current"], 1.2))
+        p.addItem(self.current_line)
+        self.current_point = data_item(plot, pen=None, symbol="o", symbolSize=9,
+                                       symbolBrush=pg.mkBrush(COLORS["current"]), symbolPen=pg.mkPen("w"))
+
+    def draw(self, curve) -> None:
+        g = curve.grid
+        self.band95.set_data(g, curve.hdi95[:, 0], curve.hdi95[:, 1])
+        self.band68.set_data(g, curve.hdi68[:, 0], curve.hdi68[:, 1])
+        self.median.setData(g, curve.median)
+        self.asymptote.setValue(_finite_or(curve.asymptote.median, 1.0))
+        self.target.setValue(curve.target)
+        self.detection.setRegion(curve.detection_band)
+        x = float(curve.observed_x)  # DStudyCurve.observed_* is the view's (current) design
+        self.current_point.setData([x], [curve.observed.median])
+        self.current_line.setValue(self._view_x(x))
+
+    def draw_observed(self, curve) -> None:
+        x = float(curve.observed_x)
+        self.observed_point.setData([x], [curve.observed.median])
+        self.observed_line.setValue(self._view_x(x))
+
+    def _view_x(self, x: float) -> float:
+        return math.log10(x) if self.log_x else x
+
+
+class _TextSetter:
+    """``labels[key].setText(text)`` that skips unchanged text: a QLabel relayouts its form on every setText."""
+
+    def __init__(self, labels: Mapping[str, QLabel]):
+        self._labels = labels
+
+    def __getitem__(self, key: str) -> "_TextSetter._One":
+        return _TextSetter._One(self._labels[key])
+
+    class _One:
+        def __init__(self, label: QLabel):
+            self.label = label
+
+        def setText(self, text: str) -> None:  # noqa: N802 - mirrors QLabel
+            if self.label.text() != text:
+                self.label.setText(text)
+
+
+def _finite_or(x: float, default: float) -> float:
+    return float(x) if x is not None and math.isfinite(x) else default
+
+
+class DStudyPanel(QWidget):
+    """Sliders, spin boxes and plots of a decision study (SPEC sec. 4).
+
+    Parameters
+    ----------
+    model
+        The posterior prepared for D-studies (:class:`~ddr_explorer.core.dstudy.DStudyModel`).
+    observed
+        The design the corpus ran (marked on every curve); its prices, models,
+        object and claim seed the state when ``state`` is None.
+    state
+        The analysis state to read and write (the panel subscribes to its events).
+    ranks
+        A :class:`~ddr_explorer.core.ranks.RankAnalysis` for the rank-dominance
+        heatmap, or None when the posterior has no latent model effects.
+    throttle_ms
+        Minimum time between two redraws while a slider moves.
+    replicates_curve
+        Show the curve over replicates; default: when the observed design has
+        replicated trials (a trial facet exists, SPEC sec. 4).
+
+    Attributes
+    ----------
+    view
+        The last :class:`~ddr_explorer.core.dstudy.DStudyView` drawn.
+    observed_view
+        The view of the observed design (its markers).
+    frontier
+        The last :class:`~ddr_explorer.core.dstudy.CostFrontier` drawn (None until ready).
+    frontier_grids
+        The design grids passed to :func:`~ddr_explorer.core.dstudy.cost_frontier`.
+    sliders, slider_values
+        Field -> ``QSlider`` and the sizes its positions stand for.
+    curve_items
+        Field -> the items of its curve plot (``median``, ``band68``, ``band95``, ...).
+    readout_labels
+        Readout name -> ``QLabel``.
+    timings
+        ``(core_ms, draw_ms)`` of each redraw.
+    """
+
+    redrawn = Signal()
+    frontier_ready = Signal()
+
+    def __init__(self, model: DStudyModel, observed: Design, state: AnalysisState | None = None, ranks=None, *,
+                 throttle_ms: int = 16, replicates_curve: bool | None = None, parent: QWidget | None = None):
+        super().__init__(parent)
+        # The frontier runs on a background thread: keep garbage collection on the GUI thread meanwhile.
+        plots.GuiThreadGarbageCollector.acquire(self)
+        self.model = model
+        self.components = model.components
+        self.observed = observed
+        self.state = state if state is not None else state_for(observed)
+        self.ranks = ranks
+        self.view: DStudyView | None = None
+        self.observed_view: DStudyView | None = None
+        self.frontier: CostFrontier | None = None
+        self.timings: list[tuple[float, float]] = []
+        self._frontier_generation = 0
+        self._frontier_pending: tuple[int, cf.Future] | None = None
+        self._updating_widgets = False
+        self._frontier_lines = None
+
+        facets = self.components.facets
+        self.fields = [f for f in SIZE_FIELDS
+                       if f == "n_replicates" or FIELDS[f][1] in facets]
+        obs_sizes = self._observed_sizes()
+        show_rep = obs_sizes["n_replicates"] > 1 if replicates_curve is None else replicates_curve
+        self.curve_fields = [f for f in self.fields if f != "n_replicates" or show_rep]
+        self.grids = {f: curve_grid(f, [obs_sizes[f]]) for f in self.curve_fields}
+        # Fixed grids make the frontier independent of the sliders' sizes (see the module note).
+        self.frontier_grids = {
+            "n_tasks": np.unique(np.round(np.geomspace(1, SLIDER_TOP["n_tasks"], FRONTIER_TASK_POINTS))),
+            "n_scaffolds": np.arange(1, 9.0),
+            "n_benchmarks": np.arange(1, max(9, int(math.ceil(obs_sizes["n_benchmarks"]))) + 1.0)}
+        self.slider_values: dict[str, np.ndarray] = {
+            f: slider_values(f, [obs_sizes[f], getattr(self.state, f)]) for f in self.fields}
+
+        self._build()
+        self._redraw_throttle = Throttle(self._redraw, throttle_ms, self)
+        self._frontier_timer = QTimer(self)
+        self._frontier_timer.setSingleShot(True)
+        self._frontier_timer.setInterval(150)  # a burst of edits starts one frontier job
+        self._frontier_timer.timeout.connect(self._start_frontier)
+        self._frontier_poll = QTimer(self)
+        self._frontier_poll.setInterval(15)
+        self._frontier_poll.timeout.connect(self._on_frontier_poll)
+
+        self._sync_widgets(frozenset({"sizes", "target", "budget", "prices", "n_models", "claim",
+                                      "object_of_measurement"}))
+        self._compute_observed()
+        self._redraw()
+        self._start_frontier()
+        self._draw_dominance()
+
+        cb = self._on_state_changed
+        self.state.events.connect(cb)
+        state_ref = self.state
+        # The state may outlive the panel: stop listening when the widget goes.
+        # (no parameters: PySide then does not wrap the half-destroyed panel for the handler)
+        self.destroyed.connect(lambda: state_ref.events.disconnect(cb))
+
+    # -- layout ---------------------------------------------------------------------------
+    def _build(self) -> None:
+        controls = QWidget()
+        col = QVBoxLayout(controls)
+        col.setContentsMargins(4, 4, 4, 4)
+
+        box = QGroupBox("Design")
+        form = QVBoxLayout(box)
+        self.sliders: dict[str, QSlider] = {}
+        self.slider_labels: dict[str, QLabel] = {}
+        for f in self.fields:
+            head = QHBoxLayout()
+            name = QLabel(FIELDS[f][0])
+            value = QLabel("")
+            value.setAlignment(Qt.AlignRight | Qt.AlignVCenter)
+            value.setMinimumWidth(60)
+            head.addWidget(name, 1)
+            head.addWidget(value)
+            s = QSlider(Qt.Horizontal)
+            s.setObjectName(f"slider_{f}")
+            s.setRange(0, len(self.slider_values[f]) - 1)
+            s.setToolTip(f"{FIELDS[f][0]}: {self.slider_values[f][0]:g} to {self.slider_values[f][-1]:g}"
+                         + (" (log scale)" if f == "n_tasks" else ""))
+            s.valueChanged.connect(lambda pos, f=f: self._on_slider_moved(f, pos))
+            form.addLayout(head)
+            form.addWidget(s)
+            self.sliders[f], self.slider_labels[f] = s, value
+        col.addWidget(box)
+
+        box = QGroupBox("Readouts (all posterior draws)")
+        rl = QFormLayout(box)
+        rl.setFieldGrowthPolicy(QFormLayout.AllNonFixedFieldsGrow)
+        self.readout_labels: dict[str, QLabel] = {}
+        self.readout_names: dict[str, QLabel] = {}
+        for key, text in (("coefficient", "E\u03c1\u00b2"), ("snr", "SNR"), ("ceiling", "Task-only ceiling"),
+                          ("p_target", "P(target met)"), ("min_n", "Tasks for target"), ("cost", "Cost"),
+                          ("trials", "Trials"), ("cheapest", "Cheapest for target"), ("budget", "Best in budget")):
+            lab = QLabel("")
+            lab.setWordWrap(True)
+            lab.setTextInteractionFlags(Qt.TextSelectableByMouse)
+            lab.setObjectName(f"readout_{key}")
+            name = QLabel(text)
+            rl.addRow(name, lab)
+            self.readout_labels[key], self.readout_names[key] = lab, name
+        col.addWidget(box)
+        box = QGroupBox("Decision")
+        fl = QFormLayout(box)
+        self.claim_box = QComboBox()
+        self.claim_box.addItem("Ranking (E\u03c1\u00b2)", "relative")
+        self.claim_box.addItem("Thresholds (\u03a6)", "absolute")
+        self.claim_box.currentIndexChanged.connect(self._on_claim_changed)
+        fl.addRow("Claim", self.claim_box)
+        self.object_box = QComboBox()
+        self.object_box.addItem("Model", "model")
+        if "scaffold" in self.components.facets:
+            self.object_box.addItem("Model-scaffold system", "system")
+        self.object_box.currentIndexChanged.connect(self._on_object_changed)
+        fl.addRow("Object", self.object_box)
+        self.target_spin = QDoubleSpinBox()
+        self.target_spin.setRange(0.05, 0.999)
+        self.target_spin.setDecimals(3)
+        self.target_spin.setSingleStep(0.01)
+        self.target_spin.valueChanged.connect(self._on_target_changed)
+        fl.addRow("Target", self.target_spin)
+        self.budget_spin = QDoubleSpinBox()
+        self.budget_spin.setRange(0.0, 1e9)
+        self.budget_spin.setDecimals(2)
+        self.budget_spin.setSingleStep(100.0)
+        self.budget_spin.setPrefix("$")
+        self.budget_spin.setSpecialValueText("no budget")
+        self.budget_spin.valueChanged.connect(self._on_budget_changed)
+        fl.addRow("Budget", self.budget_spin)
+        self.models_spin = QSpinBox()
+        self.models_spin.setRange(1, 100000)
+        self.models_spin.setToolTip("Models compared: every one runs the design (enters the cost only)")
+        self.models_spin.valueChanged.connect(self._on_models_changed)
+        fl.addRow("Models compared", self.models_spin)
+        col.addWidget(box)
+
+        box = QGroupBox("Price per trial (USD)")
+        bl = QVBoxLayout(box)
+        self.price_table = QTableWidget(0, 2)
+        self.price_table.setObjectName("price_table")
+        self.price_table.setHorizontalHeaderLabels(["benchmark", "USD per trial"])
+        self.price_table.horizontalHeader().setSectionResizeMode(0, QHeaderView.Stretch)
+        self.price_table.horizontalHeader().setSectionResizeMode(1, QHeaderView.ResizeToContents)
+        self.price_table.verticalHeader().hide()
+        self.price_table.setTextElideMode(Qt.ElideMiddle)
+        self.price_table.setMaximumHeight(150)
+        self.price_table.setSizePolicy(QSizePolicy.Expanding, QSizePolicy.Maximum)
+        self.price_table.itemChanged.connect(self._on_price_edited)
+        bl.addWidget(self.price_table)
+        col.addWidget(box)
+
+        self.message = QLabel("")
+        self.message.setWordWrap(True)
+        self.message.setStyleSheet("color: #a40000;")
+        col.addWidget(self.message)
+        col.addStretch(1)
+
+        scroll = QScrollArea()
+        scroll.setWidget(controls)
+        scroll.setWidgetResizable(True)
+        scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarAlwaysOff)
+        scroll.setMinimumWidth(290)
+        scroll.setMaximumWidth(360)
+
+        # -- plots
+        self.curve_plots: dict[str, pg.PlotWidget] = {}
+        self.curve_items: dict[str, _CurveItems] = {}
+        curves_row = QWidget()
+        hl = QHBoxLayout(curves_row)
+        hl.setContentsMargins(0, 0, 0, 0)
+        for f in self.curve_fields:
+            w = new_plot(f"{self._estimand_html()} vs {FIELDS[f][2]}", FIELDS[f][2], self._estimand_html(),
+                         log_x=(f == "n_tasks"), grid=False)
+            w.setObjectName(f"plot_{f}")
+            hl.addWidget(w)
+            self.curve_plots[f] = w
+            self.curve_items[f] = _CurveItems(w, log_x=(f == "n_tasks"))
+            g = self.grids[f]
+            p = w.getPlotItem()
+            p.setYRange(0, 1, padding=0.02)
+            plots.reference_lines(w, np.arange(0.1, 1.01, 0.1), (g[0], g[-1]))
+            if f == "n_tasks":
+                p.setXRange(0, math.log10(g[-1]), padding=0.02)
+            else:
+                p.setXRange(1, g[-1], padding=0.03)
+        self.frontier_plot = new_plot("Cost frontier", "cost (USD)", self._estimand_html(), log_x=True, grid=False)
+        self.frontier_plot.setObjectName("plot_frontier")
+        self.frontier_plot.getPlotItem().setYRange(0, 1, padding=0.02)
+        fp = self.frontier_plot
+        self.frontier_points = data_item(fp, pen=None, symbol="o", symbolSize=4, symbolPen=None,
+                                         symbolBrush=pg.mkBrush(COLORS["grid_points"]))
+        self.frontier_line = data_item(fp, pen=line(COLORS["frontier"], 2.0), symbol="o", symbolSize=5,
+                                       symbolBrush=pg.mkBrush(COLORS["frontier"]), symbolPen=None)
+        self.frontier_target = pg.InfiniteLine(angle=0, movable=False, pen=line(COLORS["target"], 1.4, Qt.DotLine))
+        fp.addItem(self.frontier_target)
+        self.frontier_cheapest = data_item(fp, pen=None, symbol="star", symbolSize=16,
+                                           symbolBrush=pg.mkBrush(COLORS["target"]), symbolPen=pg.mkPen("k"))
+        self.frontier_budget = data_item(fp, pen=line(COLORS["observed"], 1.2, Qt.DashDotLine))
+        self.frontier_current = data_item(fp, pen=None, symbol="o", symbolSize=10,
+                                          symbolBrush=pg.mkBrush(COLORS["current"]), symbolPen=pg.mkPen("w"))
+        self.dominance_plot = new_plot("Rank dominance P(row beats column)", "", "")
+        self.dominance_plot.setObjectName("plot_dominance")
+        self.dominance_image = None
+
+        bottom = QWidget()
+        bl2 = QHBoxLayout(bottom)
+        bl2.setContentsMargins(0, 0, 0, 0)
+        bl2.addWidget(self.frontier_plot, 1)
+        bl2.addWidget(self.dominance_plot, 1)
+
+        split = QSplitter(Qt.Vertical)
+        split.addWidget(curves_row)
+        split.addWidget(bottom)
+        split.setChildrenCollapsible(False)
+
+        head = QHBoxLayout()
+        c = self.components
+        # A long file name is elided (and whole in the tooltip): it must not widen the panel.
+        self.title = QLabel(f"Components: <b>{_html(plots.elide(c.source, 60))}</b>; {c.n_draws:,} draw(s), "
+                            f"bands from {self.model.band_draws:,}")
+        self.title.setToolTip(str(c.source))
+        self.title.setWordWrap(True)
+        self.export_button = plots.ExportButton(self.plots, self.tables, self._extra_exports)
+        head.addWidget(self.title, 1)
+        head.addWidget(self.export_button)
+        self.legend = QLabel(_legend_html())
+        self.legend.setWordWrap(True)
+
+        right = QWidget()
+        rv = QVBoxLayout(right)
+        rv.setContentsMargins(0, 0, 0, 0)
+        rv.addLayout(head)
+        rv.addWidget(split, 1)
+        rv.addWidget(self.legend)
+
+        outer = QHBoxLayout(self)
+        outer.addWidget(scroll)
+        outer.addWidget(right, 1)
+
+    def _estimand_html(self) -> str:
+        return "\u03a6" if self.state.claim == "absolute" else "E\u03c1\u00b2"
+
+    def _observed_sizes(self) -> dict[str, float]:
+        d = self.observed
+        return {"n_tasks": d.effective_n_tasks, "n_scaffolds": float(d.n_scaffolds),
+                "n_benchmarks": d.effective_n_benchmarks, "n_replicates": float(d.n_replicates)}
+
+    # -- exports ---------------------------------------------------------------------------
+    def plots(self) -> dict[str, pg.PlotWidget]:
+        """Name -> plot widget (for exports)."""
+        out = {f"{self._estimand_plain()} vs {FIELDS[f][2]}": w for f, w in self.curve_plots.items()}
+        out["Cost frontier"] = self.frontier_plot
+        out["Rank dominance"] = self.dominance_plot
+        return out
+
+    def tables(self) -> dict[str, QTableWidget]:
+        return {"Prices per benchmark": self.price_table}
+
+    def _extra_exports(self) -> dict:
+        return {"D-study curves": self.export_curves_csv, "Cost frontier designs": self.export_frontier_csv}
+
+    def _estimand_plain(self) -> str:
+        return "Phi" if self.state.claim == "absolute" else "Erho2"
+
+    def export_curves_csv(self, path) -> Path:
+        """Write the drawn curves (core's arrays) to CSV: one row per facet size."""
+        rows = []
+        for f, c in (self.view.curves if self.view else {}).items():
+            for k, n in enumerate(c.grid):
+                rows.append([f, c.estimand, float(n), float(c.median[k]), float(c.hdi68[k, 0]), float(c.hdi68[k, 1]),
+                             float(c.hdi95[k, 0]), float(c.hdi95[k, 1]), float(c.p_target[k])])
+        return plots.write_csv(path, ["over", "estimand", "n", "median", "hdi68_lower", "hdi68_upper",
+                                      "hdi95_lower", "hdi95_upper", "p_target"], rows)
+
+    def export_frontier_csv(self, path) -> Path:
+        """Write every design of the cost frontier's grid to CSV (``pareto`` marks the front)."""
+        fr = self.frontier
+        if fr is None:
+            raise ValueError("the cost frontier is still being computed; try again in a moment")
+        front = set(int(k) for k in fr.pareto)
+        rows = [[float(fr.n_tasks[k]), float(fr.n_scaffolds[k]), float(fr.n_benchmarks[k]), float(fr.trials[k]),
+                 float(fr.cost[k]), float(fr.median[k]), float(fr.hdi95[k, 0]), float(fr.hdi95[k, 1]),
+                 float(fr.p_target[k]), int(k in front)] for k in range(fr.cost.size)]
+        return plots.write_csv(path, ["n_tasks", "n_scaffolds", "n_benchmarks", "trials", "cost_usd", "median",
+                                      "hdi95_lower", "hdi95_upper", "p_target", "pareto"], rows)
+
+    def export_plot(self, name: str, path) -> Path:
+        """Save the plot called ``name`` (see :meth:`plots`) as PNG or SVG."""
+        return plots.export_plot(self.plots()[name], path)
+
+    def export_table(self, name: str, path) -> Path:
+        return plots.export_table(self.tables()[name], path)
+
+    # -- widget handlers (the view writes the state) ------------------------------------
+    def _on_slider_moved(self, field: str, pos: int) -> None:
+        value = float(self.slider_values[field][pos])
+        self.slider_labels[field].setText(fmt_count(value))
+        if not self._updating_widgets:
+            self.state.update(**{field: value})
+
+    def _on_claim_changed(self, _index: int) -> None:
+        if not self._updating_widgets:
+            self.state.update(claim=self.claim_box.currentData())
+
+    def _on_object_changed(self, _index: int) -> None:
+        if not self._updating_widgets:
+            self.state.update(object_of_measurement=self.object_box.currentData())
+
+    def _on_target_changed(self, value: float) -> None:
+        if not self._updating_widgets:
+            self.state.update(target=round(float(value), 6))
+
+    def _on_budget_changed(self, value: float) -> None:
+        if not self._updating_widgets:
+            self.state.update(budget=None if value <= 0 else float(value))
+
+    def _on_models_changed(self, value: int) -> None:
+        if not self._updating_widgets:
+            self.state.update(n_models=int(value))
+
+    def _on_price_edited(self, item: QTableWidgetItem) -> None:
+        if self._updating_widgets or item.column() != 1:
+            return
+        bench = self.price_table.item(item.row(), 0).data(Qt.UserRole)
+        text = item.text().strip().lstrip("$").replace(",", "")
+        try:
+            price = float(text)
+            prices = {**self._table_prices(), bench: price}
+            if bench == _PRICE_ALL and not self.state.prices:
+                prices = {_PRICE_ALL: price}
+            self.state.update(prices=prices)
+            self.message.setText("")
+        except (ValueError, SessionError) as exc:
+            msg = str(exc) if isinstance(exc, SessionError) else f"{text!r} is not a number"
+            self.message.setText(f"Price of {bench}: {msg}. Enter USD per trial, e.g. 0.25.")
+            self._sync_widgets(frozenset({"prices"}))  # put the state's value back
+
+    def _table_prices(self) -> dict[str, float]:
+        return dict(self.state.prices)
+
+    # -- state handler (the state moves the view) -------------------------------------------
+    def _on_state_changed(self, names: frozenset[str]) -> None:
+        self._sync_widgets(names)
+        if names & {"claim", "object_of_measurement", "prices", "n_models"}:
+            self._compute_observed()
+            self._update_titles()
+        if names & ({"claim", "object_of_measurement", "prices", "n_models", "target", "n_replicates"}
+                    | self._frontier_fixed_sizes()):
+            self.frontier = None if names & {"claim", "object_of_measurement"} else self.frontier
+            self._frontier_timer.start()
+        self._redraw_throttle()
+
+    def _frontier_fixed_sizes(self) -> set[str]:
+        """Sizes the frontier takes from the design: facets absent from the fit or part of the object."""
+        o = object_facets(self.state.object_of_measurement)
+        return {f for f in ("n_tasks", "n_scaffolds", "n_benchmarks")
+                if FIELDS[f][1] not in self.components.facets or FIELDS[f][1] in o}
+
+    def _sync_widgets(self, names: frozenset[str]) -> None:
+        st = self.state
+        self._updating_widgets = True
+        try:
+            for f in self.fields:
+                if f in names or "sizes" in names:
+                    vals = self.slider_values[f]
+                    v = float(getattr(st, f))
+                    pos = int(np.argmin(np.abs(np.log(vals) - math.log(v)))) if f == "n_tasks" else \
+                        int(np.argmin(np.abs(vals - v)))
+                    self.sliders[f].setValue(pos)
+                    self.slider_labels[f].setText(fmt_count(v))
+            if names & {"target", "claim"}:
+                self.target_spin.setValue(st.effective_target)
+            if "budget" in names:
+                self.budget_spin.setValue(0.0 if st.budget is None else st.budget)
+            if "n_models" in names:
+                self.models_spin.setValue(int(st.n_models))
+            if "claim" in names:
+                self.claim_box.setCurrentIndex(max(0, self.claim_box.findData(st.claim)))
+            if "object_of_measurement" in names:
+                self.object_box.setCurrentIndex(max(0, self.object_box.findData(st.object_of_measurement)))
+            if "prices" in names:
+                prices = st.prices or {_PRICE_ALL: 0.0}
+                self.price_table.setRowCount(len(prices))
+                for r, (b, p) in enumerate(prices.items()):
+                    name = QTableWidgetItem(plots.elide(b, 40))
+                    name.setData(Qt.UserRole, b)
+                    name.setToolTip(b)
+                    name.setFlags(name.flags() & ~Qt.ItemIsEditable)
+                    value = QTableWidgetItem(f"{p:.4f}")
+                    value.setData(Qt.UserRole, None)
+                    value.setTextAlignment(Qt.AlignRight | Qt.AlignVCenter)
+                    self.price_table.setItem(r, 0, name)
+                    self.price_table.setItem(r, 1, value)
+                rows_h = sum(self.price_table.rowHeight(r) for r in range(len(prices)))
+                self.price_table.setFixedHeight(min(150, rows_h + self.price_table.horizontalHeader().height()
+                                                    + 2 * self.price_table.frameWidth() + 2))
+                self.price_table.setEditTriggers(QAbstractItemView.DoubleClicked | QAbstractItemView.EditKeyPressed
+                                                 | QAbstractItemView.AnyKeyPressed)
+        finally:
+            self._updating_widgets = False
+
+    def _update_titles(self) -> None:
+        est = self._estimand_html()
+        for f, w in self.curve_plots.items():
+            p = w.getPlotItem()
+            plots.set_title(w, f"{est} vs {FIELDS[f][2]}")
+            p.setLabel("left", est)
+        self.frontier_plot.getPlotItem().setLabel("left", est)
+
+    # -- computing and drawing -------------------------------------------------------------
+    def design(self) -> Design:
+        """The current design (from the state)."""
+        return self.state.design()
+
+    def _compute_observed(self) -> None:
+        st = self.state
+        d = dataclasses.replace(self.observed, price_per_trial=st.design().price_per_trial, n_models=int(st.n_models),
+                                object_of_measurement=st.object_of_measurement, claim=st.claim,
+                                tasks_per_benchmark=None, n_tasks=self.observed.effective_n_tasks,
+                                n_benchmarks=self.observed.effective_n_benchmarks)
+        self.observed_view = self.model.view(d, self.grids, st.effective_target, overs=self.curve_fields)
+        for f, items in self.curve_items.items():
+            items.draw_observed(self.observed_view.curves[f])
+
+    def compute(self) -> DStudyView:
+        """Core's view of the current design (no drawing)."""
+        st = self.state
+        return self.model.view(st.design(), self.grids, st.effective_target, overs=self.curve_fields)
+
+    def _redraw(self) -> None:
+        t0 = time.perf_counter()
+        try:
+            view = self.compute()
+        except ValueError as exc:  # e.g. a design core rejects: say so, keep the last picture
+            self.message.setText(str(exc))
+            return
+        t1 = time.perf_counter()
+        self.draw(view)
+        t2 = time.perf_counter()
+        self.timings.append(((t1 - t0) * 1e3, (t2 - t1) * 1e3))
+        self.redrawn.emit()
+
+    def redraw_now(self) -> DStudyView:
+        """Compute and draw at once, bypassing the throttle (tests, benchmarks)."""
+        self._redraw_throttle.cancel()
+        self._redraw()
+        return self.view
+
+    def draw(self, view: DStudyView) -> None:
+        """Draw a core view: curves, markers, frontier marker and readouts."""
+        self.view = view
+        for f, items in self.curve_items.items():
+            items.draw(view.curves[f])
+        self._draw_readouts(view)
+        self._draw_frontier_marks()
+
+    def _draw_readouts(self, view: DStudyView) -> None:
+        r = view.readouts
+        lab = _TextSetter(self.readout_labels)
+        self.readout_names["coefficient"].setText("\u03a6" if r.estimand == "Phi" else "E\u03c1\u00b2")
+        c, s = r.coefficient, r.snr
+        lab["coefficient"].setText(f"{fmt_interval(c.median, *c.hdi95)}  (median [95% HDI])")
+        lab["snr"].setText(fmt_interval(s.median, *s.hdi95, digits=2))
+        lab["ceiling"].setText(fmt_interval(r.ceiling.median, *r.ceiling.hdi95))
+        lab["p_target"].setText(f"{r.p_target_met:.3f}  ({_symbol(r.estimand)} \u2265 {r.target:.3f})")
+        q = r.required.quantiles
+        lab["min_n"].setText(f"{fmt_count(q[0.5])} [{fmt_count(q[0.025])}, {fmt_count(q[0.975])}]  "
+                             f"P(reachable) {r.required.p_reachable:.2f}")
+        lab["cost"].setText(fmt_usd(r.cost) if view.design.mean_price() > 0 else "no prices entered")
+        lab["trials"].setText(fmt_count(r.trials))
+
+    def _draw_frontier_marks(self) -> None:
+        """Marks that move with the design or budget; the frontier itself is drawn when it is computed."""
+        fr, view = self.frontier, self.view
+        if view is None:
+            return
+        by_cost = view.design.mean_price() > 0
+        x = view.readouts.cost if by_cost else view.readouts.trials
+        self.frontier_current.setData([x], [view.readouts.coefficient.median])
+        budget = self.state.budget
+        if fr is not None and budget is not None and by_cost:
+            self.frontier_budget.setData([budget, budget], [0.0, 1.0])
+            k = fr.best_at_budget(budget)
+            self.readout_labels["budget"].setText(
+                "no design of the grid fits" if k is None else _design_text(fr, k, view.readouts.estimand))
+        else:
+            self.frontier_budget.setData([], [])
+            self.readout_labels["budget"].setText("enter prices and a budget" if not by_cost or budget is None
+                                                  else "computing\u2026")
+
+    def _start_frontier(self) -> None:
+        st = self.state
+        self._frontier_generation += 1
+        design = st.design()
+        if design.mean_price() <= 0:
+            # Without prices every design costs 0 and the front degenerates to one point: rank designs by
+            # their trial count instead (a price of 1 per trial makes core's cost the trial count).
+            design = dataclasses.replace(design, price_per_trial=1.0)
+        if self._frontier_pending is not None:
+            self._frontier_pending[1].cancel()  # a queued job that has not started never runs
+        future = _executor().submit(cost_frontier, self.components, design, target=st.effective_target,
+                                    **self.frontier_grids)
+        _PENDING.append(future)
+        plots.GuiThreadGarbageCollector.track(future)
+        self._frontier_pending = (self._frontier_generation, future)
+        self._frontier_poll.start()
+
+    def _on_frontier_poll(self) -> None:
+        pending = self._frontier_pending
+        if pending is None:
+            self._frontier_poll.stop()
+            return
+        generation, future = pending
+        if not future.done():
+            return
+        self._frontier_poll.stop()
+        self._frontier_pending = None
+        if future.cancelled() or generation != self._frontier_generation:
+            return
+        exc = future.exception()
+        if exc is not None:
+            self.message.setText(f"Cost frontier: {exc}")
+            return
+        self.frontier = future.result()
+        self._draw_frontier()
+        self.frontier_ready.emit()
+
+    def _draw_frontier(self) -> None:
+        fr = self.frontier
+        by_cost = self.state.design().mean_price() > 0
+        x = fr.cost if by_cost else fr.trials
+        p = self.frontier_plot.getPlotItem()
+        p.setLabel("bottom", "cost (USD)" if by_cost else "trials (no prices entered)")
+        self.frontier_points.setData(x, fr.median)
+        order = fr.pareto
+        self.frontier_line.setData(x[order], fr.median[order])
+        self.frontier_target.setValue(fr.target)
+        if fr.cheapest is not None:
+            self.frontier_cheapest.setData([x[fr.cheapest]], [fr.median[fr.cheapest]])
+            self.readout_labels["cheapest"].setText(_design_text(fr, fr.cheapest, fr.estimand, by_cost))
+        else:
+            self.frontier_cheapest.setData([], [])
+            self.readout_labels["cheapest"].setText(f"no design of the grid reaches {fr.target:.2f}")
+        lo, hi = float(np.min(x[x > 0])), float(np.max(x))
+        p.setXRange(math.log10(lo), math.log10(hi), padding=0.03)
+        if self._frontier_lines is not None:
+            p.removeItem(self._frontier_lines)
+        self._frontier_lines = plots.reference_lines(self.frontier_plot, np.arange(0.1, 1.01, 0.1), (lo, hi))
+        self._draw_frontier_marks()
+
+    def wait_for_frontier(self, timeout_ms: int = 30_000) -> bool:
+        """Block until the pending frontier job is done (tests, screenshots)."""
+        deadline = time.perf_counter() + timeout_ms / 1e3
+        from PySide6.QtWidgets import QApplication
+
+        while (self.frontier is None or self._frontier_pending is not None or self._frontier_timer.isActive()) \
+                and time.perf_counter() < deadline:
+            QApplication.processEvents()
+            time.sleep(0.005)
+        return self.frontier is not None
+
+    def _draw_dominance(self) -> None:
+        if self.ranks is None:
+            plots.placeholder(self.dominance_plot, "Ranks need latent model effects\n(fit the model to a corpus)")
+            return
+        r = self.ranks
+        self.dominance_image = plots.heatmap(self.dominance_plot, r.ordered_dominance, r.ordered_models,
+                                             r.ordered_models, colormap="CET-D1", levels=(0.0, 1.0),
+                                             bar_label="P(row > column)", number_rows=True, number_cols=True)
+
+
+def _design_text(fr: CostFrontier, k: int, estimand: str, by_cost: bool = True) -> str:
+    d = fr.design_at(k)
+    money = fmt_usd(d["cost"]) if by_cost else f"{fmt_count(d['trials'])} trials"
+    sizes = " \u00d7 ".join(_count(d[k], word) for k, word in (("n_tasks", "task"), ("n_scaffolds", "scaffold"),
+                                                               ("n_benchmarks", "benchmark")))
+    return f"{sizes}: {_symbol(estimand)} {d['median']:.3f}, {money}"
+
+
+def _count(n: float, word: str) -> str:
+    return f"{fmt_count(n)} {word}{'' if n == 1 else 's'}"
+
+
+def _symbol(estimand: str) -> str:
+    return {"Erho2": "E\u03c1\u00b2", "Phi": "\u03a6"}.get(estimand, estimand)
+
+
+def _html(text: str) -> str:
+    return str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def _legend_html() -> str:
+    def sw(color, text, kind="line"):
+        c = color if isinstance(color, str) else "rgba({},{},{},{:.2f})".format(*color[:3], color[3] / 255)
+        mark = {"line": "&#9472;&#9472;", "box": "&#9608;&#9608;", "dot": "&#9679;", "ring": "&#9675;",
+                "dash": "- -", "star": "&#9733;"}[kind]
+        return f'<span style="color:{c}">{mark}</span>&nbsp;{text}'
+
+    items = [sw(COLORS["median"], "posterior median"), sw((0, 114, 178, 150), "68% HDI", "box"),
+             sw((0, 114, 178, 70), "95% HDI", "box"), sw(COLORS["asymptote"], "asymptote (facet \u2192 \u221e)", "dash"),
+             sw((230, 159, 0, 140), "detection band SNR 2\u20133", "box"), sw(COLORS["target"], "target", "dash"),
+             sw(COLORS["observed"], "observed design", "ring"), sw(COLORS["current"], "current design", "dot"),
+             sw(COLORS["frontier"], "Pareto front"), sw(COLORS["target"], "cheapest design for target", "star")]
+    return '<span style="font-size:9pt">' + " &nbsp; ".join(items) + "</span>"

@@ -1,0 +1,659 @@
+"""Drawing helpers shared by the panels: plot widgets, bands, heatmaps, a throttle, exports.
+
+Nothing here computes a statistic: every array a helper draws is passed in,
+and comes from :mod:`ddr_explorer.core` (ArviZ's split: compute, then draw).
+
+Exports: :func:`export_plot` writes a plot to PNG or SVG with
+``pyqtgraph.exporters`` (the same exporters as pyqtgraph's own right-click
+"Export..." menu, which every plot keeps); :func:`export_table` writes a
+``QTableWidget`` to CSV.  :class:`ExportButton` offers both for the plots and
+tables of a panel.
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+from pathlib import Path
+from typing import Callable, Mapping, Sequence
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import QObject, Qt, QTimer
+from PySide6.QtGui import QAction, QFont
+from PySide6.QtWidgets import QFileDialog, QMenu, QMessageBox, QTableWidget, QToolButton, QWidget
+
+
+def guard_pyside_singleton_refcounts() -> bool:
+    """Work around PySide6 6.12.0 dropping references to ``None`` and ``True``.
+
+    On CPython 3.11 with PySide6/shiboken6 6.12.0, every call of a ``void`` Qt
+    method (``update()``, ``QPainter.drawLine()``, ...) decrements the reference
+    count of ``None`` once, and every ``Signal.emit()`` that of ``True``.  A
+    pyqtgraph redraw makes hundreds of such calls, so after a few dozen slider
+    moves the interpreter aborts ("Fatal Python error: none_dealloc" /
+    "bool_dealloc").  6.11.3 is not affected: pin ``PySide6-Essentials!=6.12.0``.
+
+    Until the binding is fixed, when a probe shows the leak, ``None``, ``True``
+    and ``False`` are made effectively immortal (as CPython 3.12+ makes them
+    anyway) by adding 2**40 to their reference counts.  Nothing is done on a
+    healthy binding or on CPython >= 3.12.
+
+    Returns
+    -------
+    bool
+        True when the workaround was applied.
+    """
+    import sys
+
+    if sys.implementation.name != "cpython" or sys.version_info >= (3, 12):
+        return False
+    from PySide6.QtCore import Signal
+
+    class _Probe(QObject):
+        ping = Signal()
+
+    probe = _Probe()
+    before = sys.getrefcount(None), sys.getrefcount(True)
+    for _ in range(8):
+        probe.ping.emit()
+        probe.setObjectName("probe")  # a void method
+    after = sys.getrefcount(None), sys.getrefcount(True)
+    if before[0] - after[0] < 8 and before[1] - after[1] < 8:
+        return False
+    import ctypes
+
+    for obj in (None, True, False):
+        ctypes.c_ssize_t.from_address(id(obj)).value += 1 << 40
+    return True
+
+
+PYSIDE_REFCOUNT_GUARD = guard_pyside_singleton_refcounts()
+
+class GuiThreadGarbageCollector:
+    """Run Python's cyclic garbage collector only on the GUI thread while windows or background jobs need it.
+
+    Automatic collection starts inside whatever allocation crosses the
+    threshold: in a worker thread (the cost-frontier job allocates a lot), or
+    inside a PySide call.  Collecting pyqtgraph's cyclic wrappers there
+    deletes Qt objects on the wrong thread or under a held Qt mutex, and the
+    app crashes or hangs (observed in this project's tests).  pyqtgraph's
+    recipe (``pyqtgraph.util.garbage_collector``) is to disable automatic
+    collection and collect from a timer on the GUI thread.
+
+    The policy is on while there is an owner (:meth:`acquire`: a window or
+    panel, until it is destroyed) or a background job (:meth:`track`: a
+    ``concurrent.futures.Future``, until it is done); then automatic
+    collection is enabled again, so a script or test session that closes
+    its windows gets Python's default back.  Call from the GUI thread only.
+    """
+
+    interval_ms = 200
+    _timer: QTimer | None = None
+    _owners = 0
+    _futures: list = []
+    _running = False
+
+    @classmethod
+    def acquire(cls, owner: QObject) -> None:
+        """Keep the policy on until ``owner`` is destroyed."""
+        cls._owners += 1
+        # A handler without parameters: PySide then does not wrap the half-destroyed owner for it.
+        owner.destroyed.connect(lambda: cls._release())
+        cls._update()
+
+    @classmethod
+    def track(cls, future) -> None:
+        """Keep the policy on until ``future`` (a background job) is done."""
+        cls._futures.append(future)
+        cls._update()
+
+    @classmethod
+    def active(cls) -> bool:
+        return cls._running
+
+    @classmethod
+    def _release(cls) -> None:
+        cls._owners = max(0, cls._owners - 1)
+        cls._update()
+
+    @classmethod
+    def _update(cls) -> None:
+        import gc
+
+        cls._futures = [f for f in cls._futures if not f.done()]
+        wanted = cls._owners > 0 or bool(cls._futures)
+        if wanted and not cls._running:
+            if cls._timer is None:
+                cls._timer = QTimer()
+                cls._timer.timeout.connect(cls._on_timeout)
+            gc.disable()
+            cls._timer.start(cls.interval_ms)
+            cls._running = True
+        elif not wanted and cls._running:
+            cls._timer.stop()
+            gc.enable()  # no collection here: this may run in a destroyed() handler
+            cls._running = False
+
+    @classmethod
+    def _on_timeout(cls) -> None:
+        import gc
+
+        # As pyqtgraph does: collect each generation when its count passes the usual threshold.
+        t0, t1, t2 = gc.get_threshold()
+        c0, c1, c2 = gc.get_count()
+        if c0 > t0:
+            gc.collect(0)
+            if c1 > t1:
+                gc.collect(1)
+                if c2 > t2:
+                    gc.collect(2)
+        cls._update()
+
+
+# One look for every plot of the app: dark ink on white (readable in print and
+# in the DDR sheet), image arrays indexed [row, column] like the matrices core returns.
+pg.setConfigOptions(background="w", foreground="k", antialias=True, imageAxisOrder="row-major")
+
+#: Colours of the app (colour-blind safe: Okabe-Ito).
+COLORS = {
+    "median": "#0072B2",
+    "band68": (0, 114, 178, 90),
+    "band95": (0, 114, 178, 40),
+    "asymptote": "#555555",
+    "detection": (230, 159, 0, 45),
+    "target": "#D55E00",
+    "observed": "#000000",
+    "current": "#CC79A7",
+    "frontier": "#009E73",
+    "grid_points": (120, 120, 120, 90),
+    "bar": "#56B4E9",
+}
+
+#: Longest label drawn on a categorical axis before it is elided (full names stay in tables and tooltips).
+MAX_LABEL_CHARS = 24
+
+
+def elide(text: str, max_chars: int = MAX_LABEL_CHARS) -> str:
+    """``text`` cut to ``max_chars`` characters with an ellipsis in the middle (keeps prefixes and versions)."""
+    text = str(text)
+    if len(text) <= max_chars:
+        return text
+    head = (max_chars - 1) // 2
+    tail = max_chars - 1 - head
+    return text[:head] + "\u2026" + text[-tail:]
+
+
+# ---------------------------------------------------------------------------
+# Throttling
+# ---------------------------------------------------------------------------
+
+class Throttle(QObject):
+    """Call ``func`` at most once per ``interval_ms``; the last request is never dropped.
+
+    The first request runs at once (the leading edge, so a single move feels
+    instant); requests arriving while the interval runs collapse into one
+    call when it ends (the trailing edge, so the final slider position is
+    always drawn).  superqt's ``qthrottled`` behaves the same; this avoids the
+    dependency.
+
+    Parameters
+    ----------
+    func
+        Called with no arguments.
+    interval_ms
+        Minimum time between two calls (16 ms: one frame at 60 Hz).
+    """
+
+    def __init__(self, func: Callable[[], object], interval_ms: int = 16, parent: QObject | None = None):
+        super().__init__(parent)
+        self._func = func
+        self._pending = False
+        self._timer = QTimer(self)
+        self._timer.setSingleShot(True)
+        self._timer.setInterval(int(interval_ms))
+        self._timer.timeout.connect(self._on_timeout)
+        self.calls = 0
+
+    @property
+    def pending(self) -> bool:
+        """True while a request waits for the interval to end."""
+        return self._pending
+
+    def __call__(self) -> None:
+        if self._timer.isActive():
+            self._pending = True
+            return
+        self._run()
+
+    def flush(self) -> None:
+        """Run a waiting request now (tests, closing)."""
+        if self._pending:
+            self._timer.stop()
+            self._run()
+
+    def cancel(self) -> None:
+        self._pending = False
+        self._timer.stop()
+
+    def _run(self) -> None:
+        self._pending = False
+        self.calls += 1
+        self._timer.start()  # the interval counts from the start of this call
+        self._func()
+
+    def _on_timeout(self) -> None:
+        if self._pending:
+            self._run()
+
+
+# ---------------------------------------------------------------------------
+# Plot widgets and items
+# ---------------------------------------------------------------------------
+
+def new_plot(title: str = "", x_label: str = "", y_label: str = "", *, log_x: bool = False,
+             parent: QWidget | None = None, min_height: int = 200, grid: bool = True) -> pg.PlotWidget:
+    """A white plot with labelled axes, a light grid (unless ``grid`` is False) and the auto-range button hidden.
+
+    Plots redrawn on every slider move pass ``grid=False`` and draw
+    :func:`reference_lines` instead: pyqtgraph's axis grid is repainted
+    with the axes on every frame and costs about 1 ms per plot.
+    """
+    w = pg.PlotWidget(parent=parent)
+    w.setMinimumHeight(min_height)
+    w.setMinimumWidth(150)
+    p = w.getPlotItem()
+    if title:
+        set_title(w, title)
+    if x_label:
+        p.setLabel("bottom", x_label)
+    if y_label:
+        p.setLabel("left", y_label)
+    if grid:
+        p.showGrid(x=True, y=True, alpha=0.15)
+    for name in ("left", "bottom"):  # "(x0.001)" on a share or a coefficient axis reads as a different unit
+        p.getAxis(name).enableAutoSIPrefix(False)
+    p.setLogMode(x=log_x, y=False)
+    p.hideButtons()  # the "A" auto-range button hides part of the axis in small plots
+    return w
+
+
+def set_title(plot: pg.PlotWidget, title: str, size: str = "10pt") -> None:
+    """Set a plot's title without letting its length set the plot's minimum width.
+
+    pyqtgraph gives the title label a minimum width equal to its text (again
+    on every resize), and a plot item wider than its widget is cut off on the
+    right, colour bar included, instead of shrinking; a long title is better
+    clipped than that.
+    """
+    p = plot.getPlotItem()
+    label = p.titleLabel
+    if not getattr(label, "_ddr_relaxed", False):
+        def update_min(label=label):
+            h = label.itemRect().height()
+            label.setMinimumWidth(0)
+            label.setMinimumHeight(h)
+            label._sizeHint = {Qt.SizeHint.MinimumSize: (0, h), Qt.SizeHint.PreferredSize: (0, h),
+                               Qt.SizeHint.MaximumSize: (-1, -1), Qt.SizeHint.MinimumDescent: (0, 0)}
+            label.updateGeometry()
+
+        label.updateMin = update_min  # LabelItem calls self.updateMin() from setText and resizeEvent
+        label._ddr_relaxed = True
+    p.setTitle(title, size=size)
+
+
+def line(color, width: float = 2.0, style=Qt.SolidLine) -> pg.QtGui.QPen:
+    return pg.mkPen(color=color, width=width, style=style)
+
+
+def data_item(plot: pg.PlotWidget, pen=None, **kw) -> pg.PlotDataItem:
+    """An empty :class:`~pyqtgraph.PlotDataItem` added to ``plot``.
+
+    ``skipFiniteCheck`` is on: core's arrays are finite where they are drawn,
+    and the check is a measurable part of a slider redraw.
+    """
+    item = pg.PlotDataItem(pen=pen, skipFiniteCheck=True, **kw)
+    plot.addItem(item)
+    return item
+
+
+def reference_lines(plot: pg.PlotWidget, y_values: Sequence[float], x_range: tuple[float, float]) -> pg.PlotDataItem:
+    """Light horizontal lines at ``y_values`` across ``x_range`` (data coordinates), as one path."""
+    ys = np.repeat(np.asarray(y_values, dtype=np.float64), 2)
+    xs = np.tile(np.asarray(x_range, dtype=np.float64), len(y_values))
+    item = data_item(plot, pen=pg.mkPen((0, 0, 0, 28), width=1), connect="pairs")
+    item.setData(xs, ys)
+    item.setZValue(-40)
+    return item
+
+
+class Band:
+    """A filled interval between two curves: the ``lower`` and ``upper`` edges and their fill.
+
+    The edges are kept so tests and exports can read their data; they are drawn
+    as hairlines of the band's colour (an edge without a pen has no path to fill to).
+    """
+
+    def __init__(self, plot: pg.PlotWidget, brush, z: float = -10):
+        edge = pg.mkPen(brush, width=1)
+        self.lower = data_item(plot, pen=edge)
+        self.upper = data_item(plot, pen=edge)
+        self.fill = pg.FillBetweenItem(self.lower, self.upper, brush=pg.mkBrush(brush))
+        self.fill.setZValue(z)
+        plot.addItem(self.fill)
+
+    def set_data(self, x: np.ndarray, lower: np.ndarray, upper: np.ndarray) -> None:
+        # The fill rebuilds its path on each edge's sigPlotChanged; one rebuild (after the upper edge) is enough.
+        self.lower.blockSignals(True)
+        try:
+            self.lower.setData(x, lower)
+        finally:
+            self.lower.blockSignals(False)
+        self.upper.setData(x, upper)
+
+
+def set_category_ticks(axis: pg.AxisItem, labels: Sequence[str], max_chars: int = MAX_LABEL_CHARS,
+                       offset: float = 0.5) -> None:
+    """Label positions ``offset, 1 + offset, ...`` of ``axis`` with (elided) names."""
+    axis.setTicks([[(k + offset, elide(name, max_chars)) for k, name in enumerate(labels)], []])
+
+
+def fit_left_axis(axis: pg.AxisItem, labels: Sequence[str], max_chars: int = MAX_LABEL_CHARS) -> None:
+    """Widen a left axis to its longest (elided) label, so names are never cut."""
+    fm = pg.QtGui.QFontMetrics(axis.style.get("tickFont") or QFont())
+    width = max((fm.horizontalAdvance(elide(s, max_chars)) for s in labels), default=20)
+    axis.setWidth(width + 14)
+
+
+def heatmap(plot: pg.PlotWidget, matrix: np.ndarray, row_labels: Sequence[str], col_labels: Sequence[str], *,
+            colormap: str = "viridis", levels: tuple[float, float] | None = None, bar_label: str = "",
+            image: pg.ImageItem | None = None, number_rows: bool = False,
+            number_cols: bool = False) -> pg.ImageItem:
+    """Draw ``matrix[row, col]`` as an image: row 0 at the top, names on the axes, a colour bar.
+
+    Parameters
+    ----------
+    plot
+        The plot to draw in (its previous heatmap is replaced when ``image`` is given).
+    matrix
+        ``(R, C)`` values (from core).
+    row_labels, col_labels
+        Names of the rows (left axis) and columns (bottom axis); long names are elided.
+    levels
+        Colour range; default the matrix's finite range.
+    number_rows, number_cols
+        Rows read "1. name"; columns read "1", "2", ... (the bottom axis cannot
+        hold many long names side by side; the panel lists them in a caption).
+    """
+    m = np.asarray(matrix, dtype=np.float64)
+    p = plot.getPlotItem()
+    if image is None:
+        image = pg.ImageItem()
+        p.addItem(image)
+    cmap = pg.colormap.get(colormap)
+    finite = m[np.isfinite(m)]
+    if levels is None:
+        levels = (float(finite.min()), float(finite.max())) if finite.size else (0.0, 1.0)
+        if levels[0] == levels[1]:
+            levels = (levels[0] - 0.5, levels[1] + 0.5)
+    image.setImage(m, levels=levels)
+    image.setColorMap(cmap)
+    image.setRect(pg.QtCore.QRectF(0, 0, m.shape[1], m.shape[0]))
+    p.invertY(True)
+    p.setAspectLocked(False)
+    if number_rows:
+        row_labels = [f"{k + 1}. {elide(name, MAX_LABEL_CHARS - 4)}" for k, name in enumerate(row_labels)]
+    set_category_ticks(p.getAxis("left"), row_labels)
+    if number_cols:
+        # Numbers 1, 5, 10, ... always; the others as a second tick level, which pyqtgraph labels only
+        # when they fit, so a narrow heatmap never overprints its column numbers.
+        major = [(k + 0.5, str(k + 1)) for k in range(m.shape[1]) if k == 0 or (k + 1) % 5 == 0]
+        minor = [(k + 0.5, str(k + 1)) for k in range(m.shape[1]) if not (k == 0 or (k + 1) % 5 == 0)]
+        p.getAxis("bottom").setTicks([major, minor])
+    else:
+        set_category_ticks(p.getAxis("bottom"), col_labels, max_chars=14)
+    fit_left_axis(p.getAxis("left"), row_labels)
+    p.setRange(xRange=(0, max(m.shape[1], 1)), yRange=(0, max(m.shape[0], 1)), padding=0)
+    p.showGrid(x=False, y=False)
+    # Names on the left axis make the item wide: let the widget ask the layout for that width.
+    plot.setMinimumWidth(max(plot.minimumWidth(), int(p.getAxis("left").width()) + 160))
+    bar = getattr(plot, "_ddr_colorbar", None)
+    if bar is None:
+        bar = pg.ColorBarItem(values=levels, colorMap=cmap, interactive=False, width=14, label=bar_label)
+        bar.setImageItem(image, insert_in=p)
+        plot._ddr_colorbar = bar
+    else:
+        bar.setLevels(levels)
+        bar.setColorMap(cmap)
+    return image
+
+
+def placeholder(plot: pg.PlotWidget, text: str) -> pg.TextItem:
+    """A centred message in an empty plot (e.g. "Ranks need a posterior fit")."""
+    p = plot.getPlotItem()
+    item = pg.TextItem(text, color="#555555", anchor=(0.5, 0.5))
+    p.addItem(item)
+    p.setRange(xRange=(0, 1), yRange=(0, 1), padding=0)
+    item.setPos(0.5, 0.5)
+    p.hideAxis("left")
+    p.hideAxis("bottom")
+    return item
+
+
+# ---------------------------------------------------------------------------
+# Exports
+# ---------------------------------------------------------------------------
+
+def export_plot(plot: pg.PlotWidget | pg.PlotItem, path: str | Path, width: int | None = None) -> Path:
+    """Write a plot to ``path``: PNG (raster, ``width`` pixels wide, default 2x the widget) or SVG (vector).
+
+    PNG goes through ``pyqtgraph.exporters.ImageExporter``.  SVG is painted
+    with Qt's ``QSvgGenerator``: pyqtgraph 0.14's ``SVGExporter`` fails on the
+    closed paths ("... Z") that Qt 6 writes for every view box
+    ("ValueError: not enough values to unpack").
+
+    Raises
+    ------
+    ValueError
+        For a suffix other than .png or .svg.
+    """
+    from pyqtgraph import exporters
+
+    path = Path(path)
+    item = plot.getPlotItem() if isinstance(plot, pg.PlotWidget) else plot
+    suffix = path.suffix.lower()
+    if suffix == ".svg":
+        _export_svg(item, path)
+    elif suffix == ".png":
+        ex = exporters.ImageExporter(item)
+        w = int(width or max(2 * item.boundingRect().width(), 800))
+        # pyqtgraph keeps width and height in proportion; both must be ints
+        ex.parameters()["width"] = w
+        ex.export(str(path))
+    else:
+        raise ValueError(f"{path}: plots are exported as .png or .svg, not {suffix or 'no suffix'!r}")
+    return path
+
+
+def _export_svg(item: pg.PlotItem, path: Path) -> None:
+    from PySide6.QtCore import QRectF, QSize
+    from PySide6.QtGui import QPainter
+    from PySide6.QtSvg import QSvgGenerator
+
+    scene = item.scene()
+    if scene is None:
+        raise ValueError(f"{path}: the plot is not shown in a window, so it cannot be exported")
+    source = item.sceneBoundingRect()
+    size = QSize(max(1, int(source.width())), max(1, int(source.height())))
+    gen = QSvgGenerator()
+    gen.setFileName(str(path))
+    gen.setSize(size)
+    gen.setViewBox(QRectF(0, 0, size.width(), size.height()))
+    # Axes replay a cached QPicture, which rescales by the ratio of device resolutions:
+    # give the generator the resolution the picture was recorded at (72 dpi by default would shrink the axes).
+    views = scene.views()
+    gen.setResolution(views[0].logicalDpiX() if views else 96)
+    gen.setTitle(item.titleLabel.text or "DDR Explorer plot")
+    gen.setDescription("Exported by DDR Explorer")
+    painter = QPainter()
+    if not painter.begin(gen):
+        raise OSError(f"{path}: cannot be written")
+    try:
+        painter.fillRect(QRectF(0, 0, size.width(), size.height()), pg.mkColor("w"))
+        scene.render(painter, QRectF(0, 0, size.width(), size.height()), source)
+    finally:
+        painter.end()
+
+
+def table_rows(table: QTableWidget) -> tuple[list[str], list[list[str]]]:
+    """Header and cell values of a table (empty cells as "").
+
+    A cell's ``Qt.UserRole`` data, when set, is its full value (an unrounded
+    number, an unelided name) and is used instead of the displayed text.
+    """
+    header = []
+    for c in range(table.columnCount()):
+        h = table.horizontalHeaderItem(c)
+        if h is None:
+            header.append(f"column {c + 1}")
+        else:  # a plain-ASCII name for CSV readers when the panel gave one
+            header.append(str(h.data(Qt.UserRole)) if h.data(Qt.UserRole) is not None else h.text())
+    rows = []
+    for r in range(table.rowCount()):
+        row = []
+        for c in range(table.columnCount()):
+            it = table.item(r, c)
+            # the full value, not an elided display text
+            full = it.data(Qt.UserRole) if it is not None and it.data(Qt.UserRole) is not None else None
+            if isinstance(full, float):
+                row.append(repr(full))
+            else:
+                row.append(str(full) if full is not None else (it.text() if it is not None else ""))
+        rows.append(row)
+    return header, rows
+
+
+def table_width(table: QTableWidget) -> int:
+    """Pixels needed to show every column of ``table`` without a horizontal scroll bar."""
+    w = sum(table.columnWidth(c) for c in range(table.columnCount()))
+    if table.verticalHeader().isVisible():
+        w += table.verticalHeader().width()
+    return w + 2 * table.frameWidth() + table.verticalScrollBar().sizeHint().width() + 4
+
+
+def export_table(table: QTableWidget, path: str | Path) -> Path:
+    """Write a table's header and cells to CSV (UTF-8, comma-separated)."""
+    path = Path(path)
+    header, rows = table_rows(table)
+    with path.open("w", newline="", encoding="utf-8") as fh:
+        w = csv.writer(fh)
+        w.writerow(header)
+        w.writerows(rows)
+    return path
+
+
+def write_csv(path: str | Path, header: Sequence[str], rows: Sequence[Sequence]) -> Path:
+    """Write rows of numbers/strings to CSV; floats keep full precision (``repr``)."""
+    path = Path(path)
+    with path.open("w", newline="", encoding="utf-8") as fh:
+        w = csv.writer(fh)
+        w.writerow(list(header))
+        for row in rows:
+            w.writerow([repr(float(x)) if isinstance(x, (float, np.floating)) else x for x in row])
+    return path
+
+
+class ExportButton(QToolButton):
+    """An "Export" button whose menu saves each plot (PNG/SVG) and table (CSV) of a panel.
+
+    Parameters
+    ----------
+    plots
+        Callable returning ``{name: PlotWidget}`` (called when the menu opens, so
+        plots created later are listed).
+    tables
+        Callable returning ``{name: QTableWidget}``.
+    extra
+        Callable returning ``{label: callable(path)}`` of further CSV exports.
+    """
+
+    def __init__(self, plots: Callable[[], Mapping[str, pg.PlotWidget]],
+                 tables: Callable[[], Mapping[str, QTableWidget]] | None = None,
+                 extra: Callable[[], Mapping[str, Callable[[Path], object]]] | None = None,
+                 parent: QWidget | None = None):
+        super().__init__(parent)
+        self.setText("Export")
+        self.setToolTip("Save a plot as PNG or SVG, or a table as CSV")
+        self.setPopupMode(QToolButton.InstantPopup)
+        self._plots, self._tables, self._extra = plots, tables or (lambda: {}), extra or (lambda: {})
+        self._menu = QMenu(self)
+        self._menu.aboutToShow.connect(self._on_menu_about_to_show)
+        self.setMenu(self._menu)
+
+    def _on_menu_about_to_show(self) -> None:
+        self._menu.clear()
+        for name, plot in self._plots().items():
+            act = QAction(f"Plot: {name}...", self._menu)
+            act.triggered.connect(lambda _=False, n=name, p=plot: self._save_plot(n, p))
+            self._menu.addAction(act)
+        for name, table in self._tables().items():
+            act = QAction(f"Table: {name} (CSV)...", self._menu)
+            act.triggered.connect(lambda _=False, n=name, t=table: self._save_table(n, t))
+            self._menu.addAction(act)
+        for name, func in self._extra().items():
+            act = QAction(f"{name} (CSV)...", self._menu)
+            act.triggered.connect(lambda _=False, n=name, f=func: self._save_extra(n, f))
+            self._menu.addAction(act)
+
+    def _ask(self, name: str, filters: str) -> Path | None:
+        stem = "".join(ch if ch.isalnum() else "-" for ch in name.lower()).strip("-")
+        path, _ = QFileDialog.getSaveFileName(self, f"Save {name}", stem, filters)
+        return Path(path) if path else None
+
+    def _save_plot(self, name: str, plot) -> None:
+        path = self._ask(name, "PNG image (*.png);;SVG vector image (*.svg)")
+        if path is not None:
+            if path.suffix.lower() not in (".png", ".svg"):
+                path = path.with_suffix(".png")
+            self._guard(lambda: export_plot(plot, path))
+
+    def _save_table(self, name: str, table) -> None:
+        path = self._ask(name, "CSV (*.csv)")
+        if path is not None:
+            self._guard(lambda: export_table(table, path.with_suffix(".csv")))
+
+    def _save_extra(self, name: str, func) -> None:
+        path = self._ask(name, "CSV (*.csv)")
+        if path is not None:
+            self._guard(lambda: func(path.with_suffix(".csv")))
+
+    def _guard(self, job: Callable[[], object]) -> None:
+        try:
+            job()
+        except (OSError, ValueError) as exc:  # a full disk or a bad name must not crash the app
+            QMessageBox.warning(self, "Export failed", str(exc))
+
+
+def fmt_interval(median: float, lo: float, hi: float, digits: int = 3) -> str:
+    """``0.812 [0.701, 0.880]``; infinite bounds as ∞."""
+    def f(x: float) -> str:
+        if x is None or (isinstance(x, float) and math.isnan(x)):
+            return "n/a"
+        if math.isinf(x):
+            return "\u221e" if x > 0 else "-\u221e"
+        return f"{x:.{digits}f}"
+
+    return f"{f(median)} [{f(lo)}, {f(hi)}]"
+
+
+def fmt_count(x: float) -> str:
+    """Whole sizes without decimals, infinite as 'never'."""
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "n/a"
+    if math.isinf(x):
+        return "never"
+    return f"{x:,.0f}" if float(x).is_integer() else f"{x:,.1f}"
+
+
+def fmt_usd(x: float) -> str:
+    return f"${x:,.2f}"

@@ -1,0 +1,145 @@
+"""The NUTS sampler: recovery of known variance components, determinism, progress,
+cancellation and the convergence verdict.
+
+Every fit compiles a NUTS kernel (several seconds on 2 cores), so the fits are few and small
+and shared through module-scoped fixtures; the whole file runs in about a minute.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import ddr_explorer.core.model as M  # before jax: parallel CPU chains
+from ddr_explorer.core.model import FitCancelled, SamplerSettings, fit
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _simulate_module():
+    spec = importlib.util.spec_from_file_location("ddr_bench_simulate", ROOT / "bench" / "simulate.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+TRUTH = {"task": 1.5, "model": 1.0, "scaffold": 0.5, "task:model": 0.8, "task:scaffold": 0.6,
+         "model:scaffold": 0.4}
+SETTINGS = SamplerSettings(draws=150, warmup=150, chains=2, seed=11, chunk_size=50)
+
+
+@pytest.fixture(scope="module")
+def corpus():
+    sim = _simulate_module().simulate_per_benchmark(n_tasks=40, n_models=8, n_scaffolds=4, n_pairs=16,
+                                                    trials_per_cell=3, sigmas=TRUTH, mu=-0.3, seed=5)
+    return sim.table
+
+
+@pytest.fixture(scope="module")
+def events():
+    return []
+
+
+@pytest.fixture(scope="module")
+def posterior(corpus, events):
+    return fit(corpus, "per-benchmark", SETTINGS, progress=lambda *a: events.append(a))
+
+
+def test_recovers_known_variance_components(posterior):
+    assert set(posterior.sigma) == set(TRUTH)
+    for name, true in TRUTH.items():
+        d = posterior.sigma[name].ravel()
+        assert d.shape == (300,)
+        lo, hi = np.quantile(d, [0.005, 0.995])
+        assert lo <= true <= hi, f"sigma[{name}]: truth {true} outside the 99% interval [{lo:.2f}, {hi:.2f}]"
+    # the well-informed components are also pinned down
+    for name in ("task", "task:model"):
+        assert abs(posterior.sigma[name].mean() - TRUTH[name]) < 0.35
+
+
+def test_posterior_holds_draws_levels_and_diagnostics(posterior, corpus):
+    assert posterior.mu.shape == (2, 150)
+    u = posterior.random_effects["model"]
+    assert u.shape == (2, 150, 8)
+    assert list(posterior.levels["model"]["model"]) == sorted(corpus["model"].unique())
+    assert posterior.random_effects["task:model"].shape[-1] == len(posterior.levels["task:model"])
+    vc = posterior.variance_components
+    np.testing.assert_allclose(vc["model"], posterior.sigma["model"] ** 2)
+    assert np.allclose(vc["residual"], np.pi ** 2 / 3)
+    dg = posterior.diagnostics
+    assert set(dg.table.index) == set(TRUTH) | {"mu"}
+    assert {"r_hat", "ess_bulk", "ess_tail"} <= set(dg.table.columns)
+    assert dg.ebfmi.shape == (2,)
+    assert posterior.wall_seconds > 0 and posterior.device.startswith(("cpu", "gpu"))
+    # random effects are draws of the model's u: their spread matches sigma
+    spread = posterior.random_effects["task"].std(axis=-1).mean()
+    assert 0.5 * posterior.sigma["task"].mean() < spread < 1.5 * posterior.sigma["task"].mean()
+
+
+def test_to_inference_data(posterior):
+    idata = posterior.to_inference_data()
+    assert idata.posterior["sigma"].shape == (2, 150, 6)
+    assert list(idata.posterior["sigma"].coords["term"].values) == list(posterior.sigma)
+    assert "u_task__model" in idata.posterior
+    assert "diverging" in idata.sample_stats
+
+
+def test_progress_reports_phases_with_increasing_iterations(events):
+    phases = [e[0] for e in events]
+    assert phases[0] == "compile" and phases[-1] == "diagnostics"
+    for phase, total in (("warmup", 150), ("sampling", 150)):
+        its = [e[1] for e in events if e[0] == phase]
+        # chunks of 50, plus a stop where an adaptation window closes (cross-chain pooling)
+        assert its == sorted(its) and its[-1] == total and 3 <= len(its) <= 5
+        assert all(b - a <= 50 for a, b in zip([0, *its], its))
+        assert all(e[2] == total for e in events if e[0] == phase)
+        assert all(e[3] is not None and e[3] >= 0 for e in events if e[0] == phase)
+
+
+def test_same_seed_same_draws(posterior, corpus):
+    again = fit(corpus, "per-benchmark", SETTINGS)
+    for name in TRUTH:
+        np.testing.assert_array_equal(again.sigma[name], posterior.sigma[name])
+    np.testing.assert_array_equal(again.random_effects["model"], posterior.random_effects["model"])
+
+
+def test_cancellation_raises_between_chunks(corpus):
+    seen = []
+
+    def cancel():
+        return any(p == "warmup" for p, *_ in seen)
+
+    with pytest.raises(FitCancelled, match="cancelled"):
+        fit(corpus, "per-benchmark", SETTINGS, progress=lambda *a: seen.append(a), cancel=cancel)
+    # it stopped after the first warmup chunk, long before sampling
+    assert [p for p, *_ in seen].count("warmup") == 1
+    assert not any(p == "sampling" for p, *_ in seen)
+
+
+def test_cancel_before_anything_runs(corpus):
+    with pytest.raises(FitCancelled):
+        fit(corpus, "per-benchmark", SETTINGS, cancel=lambda: True)
+
+
+def test_short_run_is_flagged_unconverged(corpus):
+    post = fit(corpus, "per-benchmark", SamplerSettings(draws=20, warmup=20, chains=2, seed=3, chunk_size=20))
+    dg = post.diagnostics
+    assert not dg.converged
+    assert not post.converged
+    assert any("bulk ESS" in p for p in dg.problems)
+    assert "NOT converged" in str(dg)
+
+
+def test_settings_are_validated():
+    with pytest.raises(ValueError, match="target_accept"):
+        SamplerSettings(target_accept=1.5)
+    with pytest.raises(ValueError, match="device"):
+        SamplerSettings(device="tpu")
+
+
+def test_unknown_column_fails_before_sampling(corpus):
+    with pytest.raises(M.ModelSpecError, match="'judge'"):
+        fit(corpus, "y ~ (1|task) + (1|judge)", SETTINGS)
