@@ -8,6 +8,7 @@ and shared through module-scoped fixtures; the whole file runs in about a minute
 from __future__ import annotations
 
 import importlib.util
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -22,6 +23,7 @@ ROOT = Path(__file__).resolve().parents[2]
 def _simulate_module():
     spec = importlib.util.spec_from_file_location("ddr_bench_simulate", ROOT / "bench" / "simulate.py")
     mod = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = mod  # dataclasses look their module up while the class is built
     spec.loader.exec_module(mod)
     return mod
 
