@@ -166,40 +166,94 @@ def fit_corpus(corpus: Corpus, spec="per-benchmark", settings=None, *, cache_dir
 
 
 # -- what the D-study, ranks and report take from a posterior -----------------------------
+# The one implementation: core/report/inputs.py imports these.  They read a posterior by
+# attribute (duck typing) and never import the sampler, so the report stays light and any
+# posterior-like object (a cached fit, a test double) can feed them.
 def components_from_posterior(post) -> VarianceComponents:
-    """Per-draw sigma^2 of every term (chains flattened), residual pi^2/3."""
+    """Per-draw variance components of a posterior (chains flattened), residual pi^2/3.
+
+    ``sigma^2_k`` for every random-intercept term ``k`` of the fitted model
+    (seed 000 Eq. 1; SPEC sec. 2): each draw of the posterior gives one draw of
+    every component, so every estimand downstream is computed per draw.  A
+    posterior that carries ``variance_components`` (term -> sigma^2 draws) is
+    used as it is; otherwise its ``sigma`` draws are squared.  The residual is
+    the logistic variance ``pi^2/3`` of the latent scale, or the spec's
+    ``residual_variance`` when the posterior has one.
+
+    Parameters
+    ----------
+    post
+        A :class:`~.model.sampler.Posterior` or any object with ``sigma`` (term
+        -> ``(chains, draws)`` standard deviations) or ``variance_components``.
+
+    Returns
+    -------
+    VarianceComponents
+    """
+    vc = getattr(post, "variance_components", None)
+    if vc is None:
+        vc = {t: np.asarray(s, dtype=np.float64) ** 2 for t, s in getattr(post, "sigma").items()}
+    spec = getattr(post, "spec", None)
+    residual = getattr(spec, "residual_variance", None)
+    formula = getattr(spec, "formula", None)
     return VarianceComponents.from_mapping(
-        {t: np.asarray(s, dtype=np.float64).reshape(-1) ** 2 for t, s in post.sigma.items()},
-        residual=post.spec.residual_variance, source=f"posterior of {post.spec.formula}")
+        {t: np.asarray(v, dtype=np.float64).reshape(-1) for t, v in vc.items()},
+        residual=None if residual is None else float(residual),
+        source=f"posterior of {formula}" if formula else "posterior")
+
+
+def _effect_draws(post, term):
+    """``(S, L)`` draws of one term's random effects and its levels table, or ``(None, None)``."""
+    effects = getattr(post, "random_effects", None) or {}
+    u = effects.get(term)
+    if u is None:
+        return None, None
+    u = np.asarray(u, dtype=np.float64)
+    levels = (getattr(post, "levels", None) or {}).get(term)
+    if levels is not None and not isinstance(levels, pd.DataFrame):
+        levels = pd.DataFrame(levels)
+    return u.reshape(-1, u.shape[-1]), levels
+
+
+def _level_names(levels, term: str, n: int) -> list[str]:
+    if levels is None or len(levels) != n:
+        return [f"{term} {k + 1}" for k in range(n)]
+    return [" / ".join(map(str, row)) for row in levels.astype(str).itertuples(index=False)]
 
 
 def theta_from_posterior(post, obj: str = "model") -> tuple[np.ndarray, list[str]]:
-    """Latent capability draws for ranks (SPEC sec. 5).
+    """Latent capability draws for ranks (SPEC sec. 5; seed 000 sec. 5).
 
     ``obj="model"``: theta_m = u_m (the persistent model effect; benchmark-specific
-    deviations u_bm average out of a leaderboard ranking).  ``obj="system"``:
-    theta_ma = u_m + u_a + u_ma for each observed model-scaffold pair.
+    deviations u_bm have mean zero over benchmarks and average out of a leaderboard
+    ranking).  ``obj="system"``: theta_ma = u_m + u_a + u_ma for each observed
+    model-scaffold pair.  Any other ``obj`` names a term (e.g. ``"agent"`` in seed
+    003's four-facet design) whose random effects are the capabilities.
 
     Returns
     -------
     theta
         ``(S, n)`` draws, chains flattened.
     names
-        The model (or ``"model / scaffold"``) names.
-    """
-    def draws(term):
-        u = post.random_effects.get(term)
-        if u is None:
-            return None, None
-        return np.asarray(u, dtype=np.float64).reshape(-1, u.shape[-1]), post.levels[term]
+        The level names (``"model / scaffold"`` for systems).
 
-    um, lm = draws("model")
+    Raises
+    ------
+    ValueError
+        When the posterior kept no random effects for the term(s) needed.
+    """
+    if obj != "system":
+        u, levels = _effect_draws(post, obj)
+        if u is None:
+            raise ValueError(f"the fit has no {obj} term (or kept no random effects); ranks need (1|{obj})")
+        if obj == "model" and levels is not None and "model" in levels.columns and len(levels) == u.shape[1]:
+            return u, levels["model"].astype(str).tolist()
+        return u, _level_names(levels, obj, u.shape[1])
+    um, lm = _effect_draws(post, "model")
     if um is None:
         raise ValueError("the fit has no model term (or kept no random effects); ranks need (1|model)")
-    if obj == "model":
-        return um, lm["model"].astype(str).tolist()
-    ua, la = draws("scaffold")
-    uma, lma = draws("model:scaffold")
+    ua, la = _effect_draws(post, "scaffold")
+    uma, lma = _effect_draws(post, "model:scaffold")
     if uma is None:
         raise ValueError("system ranks need a model:scaffold term")
     m_idx = {m: i for i, m in enumerate(lm["model"].astype(str))}

@@ -14,12 +14,12 @@ writes the PDF.  Nothing here imports Qt or the sampler.
 
 from .content import SheetContent, sheet_content
 from .inputs import (ANALYSIS_KEYS, DifficultyProfile, FailureTaxonomy, HeldOutReliability, LooSummary,
-                     ReportInputs, TaskDifficulty, fit_info_from_posterior, report_inputs_from, software_versions,
+                     ReportInputs, TaskDifficulty, components_from_posterior, fit_info_from_posterior, report_inputs_from, software_versions,
                      task_difficulty, theta_from_posterior)
 from .sheet import build_sheet, render_sheet
 
 __all__ = [
     "ANALYSIS_KEYS", "DifficultyProfile", "FailureTaxonomy", "HeldOutReliability", "LooSummary", "ReportInputs",
-    "SheetContent", "TaskDifficulty", "build_sheet", "fit_info_from_posterior", "render_sheet",
+    "SheetContent", "TaskDifficulty", "build_sheet", "components_from_posterior", "fit_info_from_posterior", "render_sheet",
     "report_inputs_from", "sheet_content", "software_versions", "task_difficulty", "theta_from_posterior",
 ]

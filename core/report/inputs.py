@@ -13,9 +13,11 @@ the app's integration is one call.  The analyses that need extra fits
 taxonomy) are optional: pass them in ``analyses`` when they were run; the
 sheet says "not run" for the others, and what running them would take.
 
-Nothing here imports the sampler: :func:`fit_info_from_posterior` and
-:func:`theta_from_posterior` read a posterior by attribute (duck typing), so
-a sampler under construction cannot break the report.
+Nothing here imports the sampler: :func:`fit_info_from_posterior` and the
+posterior readers it shares with the app (:func:`~ddr_explorer.core.fitting.components_from_posterior`,
+:func:`~ddr_explorer.core.fitting.theta_from_posterior`, re-exported here) read
+a posterior by attribute (duck typing), so a sampler under construction cannot
+break the report.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ import numpy as np
 import pandas as pd
 
 from ..dstudy import DEFAULT_TARGETS, CostRanking, Design, accuracy_per_dollar, prices_from_cost_column
+from ..fitting import components_from_posterior, theta_from_posterior
 from ..ranks import spearman_rho
 from ..reliability import Summary, VarianceComponents, as_components, summarize
 
@@ -44,6 +47,7 @@ __all__ = [
     "formula_from_terms",
     "software_versions",
     "fit_info_from_posterior",
+    "components_from_posterior",
     "theta_from_posterior",
     "report_inputs_from",
 ]
@@ -514,37 +518,6 @@ def fit_info_from_posterior(posterior) -> dict:
     return info
 
 
-def theta_from_posterior(posterior, term: str = "model") -> tuple[np.ndarray, list[str]] | None:
-    """Latent capability draws ``(chains*draws, levels)`` of one term and its level names.
-
-    ``theta_m = u_m``: for a per-benchmark fit the model effect, for a pooled
-    fit the universe score averaged over benchmarks (``u_bm`` has mean zero
-    over benchmarks; SPEC sec. 5).  Returns None when the posterior kept no
-    random effects for the term.
-    """
-    effects = getattr(posterior, "random_effects", None) or {}
-    if term not in effects:
-        return None
-    u = np.asarray(effects[term], dtype=np.float64)
-    theta = u.reshape(-1, u.shape[-1])
-    levels = (getattr(posterior, "levels", None) or {}).get(term)
-    if levels is not None and len(levels) == theta.shape[1]:
-        df = levels if isinstance(levels, pd.DataFrame) else pd.DataFrame(levels)
-        names = [" / ".join(map(str, row)) for row in df.itertuples(index=False)]
-    else:
-        names = [f"{term} {k + 1}" for k in range(theta.shape[1])]
-    return theta, names
-
-
-def _components_from_posterior(posterior) -> VarianceComponents:
-    vc = getattr(posterior, "variance_components", None)
-    if vc is None:
-        sigma = getattr(posterior, "sigma")
-        vc = {k: np.asarray(v, dtype=np.float64) ** 2 for k, v in sigma.items()}
-    return VarianceComponents.from_mapping({k: np.asarray(v, dtype=np.float64).ravel() for k, v in vc.items()},
-                                           source="posterior")
-
-
 # ---------------------------------------------------------------------------
 # The builder
 # ---------------------------------------------------------------------------
@@ -603,13 +576,14 @@ def report_inputs_from(corpus, components=None, theta=None, *, model_names: Sequ
     if components is None:
         if posterior is None:
             raise ValueError("report inputs need variance components: pass components= or posterior=")
-        components = _components_from_posterior(posterior)
+        components = components_from_posterior(posterior)
     c = as_components(components)
     if theta is None and posterior is not None:
-        got = theta_from_posterior(posterior, "model")
-        if got is not None:
-            theta, names = got
+        try:
+            theta, names = theta_from_posterior(posterior, "model")
             model_names = model_names or names
+        except ValueError:  # no model effects kept: the rank pages say ranks were not computed
+            theta = None
     info: dict[str, Any]
     if posterior is not None:
         info = fit_info_from_posterior(posterior)
