@@ -125,6 +125,10 @@ class AnalysisState:
     observed
         The corpus's own design (``{"n_tasks": ..., ...}``, see
         :func:`observed_sizes`), marked on the D-study curves; None without a corpus.
+    priors
+        Priors that differ from the defaults (SPEC sec. 2; seed 000 App. C.1.3):
+        ``{"sigma": {"df": 3, "scale": 2.5}, "intercept": {"df": 3, "loc": 0, "scale": 2.5}}``;
+        either key may be missing (``{}``: Student-t(3, 0, 2.5) and half-Student-t(3, 0, 2.5)).
     """
 
     corpus_path: str | None = None
@@ -142,6 +146,7 @@ class AnalysisState:
     target: float | None = None
     budget: float | None = None
     observed: dict[str, float] | None = None
+    priors: dict[str, dict[str, float]] = field(default_factory=dict)
     events: StateEvents = field(default_factory=StateEvents, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -217,6 +222,24 @@ class AnalysisState:
         """The corpus's own design with this state's prices, object and claim (None when unknown)."""
         return None if self.observed is None else self.design(**self.observed)
 
+    def model_priors(self):
+        """The :class:`~.model.formula.Priors` of this state (defaults where :attr:`priors` says nothing)."""
+        from .model.formula import HalfStudentT, Priors, StudentT
+
+        kw = {}
+        if "sigma" in self.priors:
+            kw["sigma"] = HalfStudentT(**self.priors["sigma"])
+        if "intercept" in self.priors:
+            kw["intercept"] = StudentT(**self.priors["intercept"])
+        return Priors(**kw)
+
+    def model_spec(self):
+        """The :class:`~.model.formula.ModelSpec` to fit: :attr:`model` (preset or formula) with :attr:`priors`."""
+        from .model.formula import PRESET_FORMULAS, parse_formula, preset
+
+        pri = self.model_priors()
+        return preset(self.model, pri) if self.model in PRESET_FORMULAS else parse_formula(self.model, pri)
+
     def sampler_settings(self):
         """``SamplerSettings`` with this state's overrides (imports the sampler module, not jax)."""
         from .model.sampler import SamplerSettings
@@ -272,6 +295,7 @@ class AnalysisState:
         for k in SIZE_FIELDS:
             out[k] = float(out[k])
         out["n_models"] = int(out["n_models"])
+        out["priors"] = {k: {kk: float(vv) for kk, vv in v.items()} for k, v in self.priors.items()}
         if include_header:
             out = {"format": FILE_FORMAT, "version": FILE_VERSION, **out}
         return out
@@ -372,6 +396,9 @@ def _normalise(name: str, value):
         return {str(k): (float(v) if _is_number(v) else v) for k, v in value.items()}
     if name == "sampler" and isinstance(value, Mapping):
         return dict(value)
+    if name == "priors" and isinstance(value, Mapping):
+        return {str(k): ({str(kk): (float(vv) if _is_number(vv) else vv) for kk, vv in v.items()}
+                         if isinstance(v, Mapping) else v) for k, v in value.items()}
     return value
 
 
@@ -428,6 +455,23 @@ def _check_field(name: str, value, where: str) -> None:
     elif name == "budget":
         if value is not None and not (_is_number(value) and math.isfinite(value) and value > 0):
             fail(f"should be a positive number of USD or null, got {value!r}")
+    elif name == "priors":
+        if not isinstance(value, Mapping):
+            fail('should be an object like {"sigma": {"df": 3, "scale": 2.5}}, got ' + type(value).__name__)
+        from .model.formula import HalfStudentT, StudentT
+
+        kinds = {"sigma": (HalfStudentT, ("df", "scale")), "intercept": (StudentT, ("df", "loc", "scale"))}
+        for k, v in value.items():
+            if k not in kinds:
+                fail(f"has unknown prior {k!r}; priors are sigma (half-Student-t) and intercept (Student-t)")
+            cls, params = kinds[k]
+            if not isinstance(v, Mapping) or set(v) - set(params) or \
+                    not all(_is_number(x) and math.isfinite(x) for x in v.values()):
+                fail(f"gives {k} = {v!r}; expected numbers for {', '.join(params)}")
+            try:
+                cls(**v)
+            except (TypeError, ValueError) as exc:
+                fail(f"gives an invalid {k} prior: {exc}")
     elif name == "observed":
         if value is None:
             return
