@@ -22,7 +22,15 @@ def demo_corpus_path() -> Path:
 
 
 def main(argv: list[str] | None = None) -> int:
+    raw = list(sys.argv[1:] if argv is None else argv)
+    if "--self-test" in raw:  # before anything loads Qt: the self-test sets QT_QPA_PLATFORM=offscreen
+        from .self_test import main as self_test
+
+        return self_test([a for a in raw if a != "--self-test"])
     parser = argparse.ArgumentParser(prog="ddr-explorer", description="DDR Explorer desktop app")
+    parser.add_argument("--self-test", action="store_true",
+                        help="check the installation offscreen (tiny fit, cache, sheet) and exit; "
+                             "--self-test --help lists its options")
     parser.add_argument("path", nargs="?", type=Path, help="corpus to open (default: the demo corpus)")
     parser.add_argument("--format", help="force the input format")
     parser.add_argument("--screenshot", type=Path, help="save a screenshot of the window once loaded, then quit")
