@@ -1,0 +1,208 @@
+"""A sequence of fits with one progress callback and cooperative cancellation.
+
+The refit-heavy analyses (difficulty strata, held-out splits, leave-one-out
+stability, PSIS-LOO) each need many G-study fits of sub-corpora.  They all go
+through :func:`run_fits`, which calls :func:`ddr_explorer.core.fitting.fit_corpus`
+for every job, so every fit is keyed and stored in the HDF5 fit cache: a
+rerun with the same inputs reopens every fit and samples nothing.
+
+Progress is one callback with the sampler's signature
+``progress(phase, i, n, eta_seconds)``: ``phase`` names the job and the
+sampler phase (``"split 3 train: warmup"``), ``i`` of ``n`` counts finished
+jobs, and the ETA is the mean wall time of the jobs sampled so far times the
+jobs left, plus the running job's own ETA (cache hits cost nothing and are
+left out of the mean).  ``cancel()`` is polled before every job and, through
+the sampler, between its chunks; a cancelled batch raises
+:class:`~ddr_explorer.core.model.sampler.FitCancelled`.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+import numpy as np
+import pandas as pd
+
+ProgressCallback = Callable[[str, int, int, "float | None"], None]
+CancelCallback = Callable[[], bool]
+
+__all__ = ["FitJob", "BatchResult", "run_fits", "sub_corpus", "check_cancel", "observed_design", "coefficient_draws"]
+
+
+@dataclass(frozen=True)
+class FitJob:
+    """One fit of a batch.
+
+    Attributes
+    ----------
+    label
+        What the fit is (shown in progress: ``"Q4 (hardest)"``, ``"split 7 train"``).
+    corpus
+        The (sub-)corpus to fit.
+    spec
+        A :class:`~.model.formula.ModelSpec`, preset name or formula.
+    """
+
+    label: str
+    corpus: Any
+    spec: Any = "per-benchmark"
+
+
+@dataclass
+class BatchResult:
+    """The fits of a batch, in job order.
+
+    Attributes
+    ----------
+    results
+        One :class:`~.fitting.FitResult` per job (None for a job that failed with ``skip_failed``).
+    errors
+        Job label -> the message of a job that failed (``skip_failed`` only).
+    n_fitted, n_cached
+        Jobs that ran the sampler / were reopened from the cache.
+    wall_seconds
+        Wall time of the whole batch.
+    """
+
+    results: list = field(default_factory=list)
+    errors: dict = field(default_factory=dict)
+    n_fitted: int = 0
+    n_cached: int = 0
+    wall_seconds: float = 0.0
+
+
+def check_cancel(cancel: CancelCallback | None, what: str) -> None:
+    """Raise :class:`FitCancelled` when ``cancel()`` says so (``what`` says where)."""
+    if cancel is not None and cancel():
+        from .model.sampler import FitCancelled
+
+        raise FitCancelled(f"{what} cancelled by the user")
+
+
+def sub_corpus(corpus, rows, name: str):
+    """A validated corpus made of some rows of ``corpus`` (unused category levels dropped).
+
+    Parameters
+    ----------
+    corpus
+        The full corpus.
+    rows
+        A boolean mask over ``corpus.table`` or a ready table with its columns.
+    name
+        Display name of the part (``"<corpus> [Q4]"``).
+    """
+    from .corpus.corpus import Corpus
+
+    table = corpus.table[rows] if not isinstance(rows, pd.DataFrame) else rows
+    table = table.reset_index(drop=True)
+    for c in table.columns:
+        if isinstance(table[c].dtype, pd.CategoricalDtype):
+            table[c] = table[c].cat.remove_unused_categories()
+    if table.empty:
+        raise ValueError(f"{name}: the part of corpus {corpus.name!r} is empty; nothing to fit")
+    return Corpus(table=table, name=name, source=corpus.source, format=corpus.format,
+                  provenance={**dict(corpus.provenance), "part_of": corpus.name})
+
+
+def run_fits(jobs: Sequence[FitJob], settings=None, *, cache_dir: str | Path | None = None,
+             progress: ProgressCallback | None = None, cancel: CancelCallback | None = None,
+             what: str = "batch", skip_failed: bool = False) -> BatchResult:
+    """Fit every job through the cache, in order.
+
+    Parameters
+    ----------
+    jobs
+        The fits to run.
+    settings
+        :class:`~.model.sampler.SamplerSettings` for every fit (defaults when None).
+    cache_dir
+        The fit cache folder (``fit_corpus``'s default when None).
+    progress
+        ``progress(phase, i, n, eta_seconds)``; ``i`` counts finished jobs.
+    cancel
+        Polled before every job and between the sampler's chunks.
+    what
+        Name of the batch, for the cancellation message.
+    skip_failed
+        A job whose data cannot be fitted (a ``ValueError`` such as a
+        sub-corpus with one model) gets ``None`` and its message in
+        :attr:`BatchResult.errors` instead of stopping the batch.
+
+    Returns
+    -------
+    BatchResult
+
+    Raises
+    ------
+    FitCancelled
+        ``cancel()`` returned True; the fits done so far are in the cache.
+    """
+    from .fitting import fit_corpus
+
+    n = len(jobs)
+    out = BatchResult()
+    t0 = time.perf_counter()
+    sampled_seconds: list[float] = []
+
+    def eta_after(done: int, running_eta: float | None = None) -> float | None:
+        if not sampled_seconds:
+            return running_eta
+        per = sum(sampled_seconds) / len(sampled_seconds)
+        left = n - done - (1 if running_eta is not None else 0)
+        return per * max(left, 0) + (running_eta or 0.0)
+
+    for i, job in enumerate(jobs):
+        check_cancel(cancel, f"{what} ({job.label}, fit {i + 1} of {n})")
+        if progress is not None:
+            progress(f"{job.label}", i, n, eta_after(i))
+
+        def inner(phase, it, total, eta, _label=job.label, _i=i):
+            if progress is not None:
+                progress(f"{_label}: {phase}", _i, n, eta_after(_i, eta if eta is not None else 0.0))
+
+        t = time.perf_counter()
+        try:
+            result = fit_corpus(job.corpus, job.spec, settings, cache_dir=cache_dir, progress=inner, cancel=cancel)
+        except ValueError as exc:  # ModelSpecError included; FitCancelled is a RuntimeError and passes
+            if not skip_failed:
+                raise
+            out.errors[job.label] = str(exc)
+            out.results.append(None)
+            continue
+        if result.from_cache:
+            out.n_cached += 1
+        else:
+            out.n_fitted += 1
+            sampled_seconds.append(time.perf_counter() - t)
+        out.results.append(result)
+    out.wall_seconds = time.perf_counter() - t0
+    if progress is not None:
+        progress(f"{what} done", n, n, 0.0)
+    return out
+
+
+# -- what every analysis reads from a fit ---------------------------------------------------
+def observed_design(corpus, object_of_measurement: str = "model", claim: str = "relative"):
+    """The design a corpus ran (:func:`~.session.observed_sizes`) as a :class:`~.dstudy.Design`."""
+    from .dstudy import Design
+    from .session import observed_sizes
+
+    s = observed_sizes(corpus)
+    return Design(n_tasks=s["n_tasks"], n_scaffolds=s["n_scaffolds"], n_benchmarks=s["n_benchmarks"],
+                  n_replicates=s["n_replicates"], n_models=max(1, corpus.n_levels("model")),
+                  object_of_measurement=object_of_measurement, claim=claim)
+
+
+def coefficient_draws(posterior, design) -> np.ndarray:
+    """Per-draw Erho2 (or Phi, by the design's claim) of ``design`` from a posterior's components.
+
+    Seed 000 Table 1 / SPEC sec. 3, computed per posterior draw
+    (:meth:`~.dstudy.DStudyModel.coefficient`), never from posterior means.
+    """
+    from .dstudy import DStudyModel
+    from .fitting import components_from_posterior
+
+    return DStudyModel(components_from_posterior(posterior), band_draws=None).coefficient(design)
