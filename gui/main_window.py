@@ -1,22 +1,30 @@
 """The main window: open a corpus, show its design, and host the posterior's panels.
 
 Tabs: *Corpus* (the ``ddr inspect`` summary, issues, coverage heatmap and
-connectivity), *Variance components*, *D-study* and *Ranks*.  The last three
-are filled by :meth:`MainWindow.show_posterior` (the fit calls it with the
-posterior's variance components and latent model effects) or from typed-in
-components (Analysis > D-study from typed components...).  Each panel receives
-its model in its constructor, so showing a new posterior replaces the panels.
+connectivity), *Model* (model setup, the fit's progress, ETA, cancel and log),
+*Variance components*, *D-study*, *Ranks* and *Diagnostics*.  A fit runs
+:func:`ddr_explorer.core.fitting.fit_corpus` on a worker thread
+(:class:`~.workers.BackgroundTask`); a cached fit reopens at once.  Its result
+fills the other tabs through :meth:`MainWindow.show_posterior` (also used for
+typed-in components, Analysis > D-study from typed components...).  Each panel
+receives its model in its constructor, so showing a new posterior replaces the
+panels.  An unconverged fit is shown, marked as such, with its diagnostics.
 
 The window owns one :class:`~ddr_explorer.core.session.AnalysisState`: the
-D-study panel reads and writes it, File > Save analysis writes it as JSON and
-File > Open analysis reads it back (and reopens its corpus).
+model and D-study panels read and write it, File > Save analysis writes it as
+JSON and File > Open analysis reads it back (and reopens its corpus).  Window
+geometry and recent files live in ``QSettings``; on close the analysis is
+saved to ``last-session.ddr.json`` beside the settings file and the next start
+reopens it (:meth:`MainWindow.restore_last_session`).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtCore import Signal, Qt
+import time
+
+from PySide6.QtCore import QByteArray, QSettings, Signal, Qt
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (
     QFileDialog,
@@ -35,7 +43,41 @@ from .corpus_panel import CorpusPanel
 from .plots import GuiThreadGarbageCollector
 
 #: Tab titles, in order.
-TABS = ("Corpus", "Variance components", "D-study", "Ranks")
+TABS = ("Corpus", "Model", "Variance components", "D-study", "Ranks", "Diagnostics")
+#: Recent corpora remembered in the settings.
+MAX_RECENT = 8
+#: Name of the analysis saved on close, beside the settings file.
+LAST_SESSION = "last-session.ddr.json"
+
+
+def app_settings() -> QSettings:
+    """The app's settings (INI, per user): window geometry, recent files."""
+    return QSettings(QSettings.IniFormat, QSettings.UserScope, "ddr-explorer", "ddr-explorer")
+
+
+def _fit_job(corpus, spec, settings, cache_dir, use_cache):
+    """Worker-thread part of a fit (pure core, no Qt): returns the FitResult and everything the views need.
+
+    The D-study components, the rank draws and the observed design are computed here too, so the GUI
+    thread only draws.
+    """
+    from ..core.fitting import components_from_posterior, fit_corpus, theta_from_posterior
+
+    def run(progress, cancel):
+        t0 = time.perf_counter()
+        result = fit_corpus(corpus, spec, settings, cache_dir=cache_dir, use_cache=use_cache, progress=progress,
+                            cancel=cancel)
+        post = result.posterior
+        components = components_from_posterior(post)
+        ranks = {}
+        for obj in ("model", "system"):
+            try:
+                ranks[obj] = theta_from_posterior(post, obj)
+            except (ValueError, KeyError):  # no model (or model:scaffold) effects kept: no ranks of that kind
+                ranks[obj] = None
+        return {"result": result, "components": components, "ranks": ranks, "seconds": time.perf_counter() - t0}
+
+    return run
 
 
 def _load_and_inspect(path: Path, fmt: str | None):
@@ -92,8 +134,13 @@ class MainWindow(QMainWindow):
     corpus_loaded = Signal(object)
     load_failed = Signal(str)
     posterior_shown = Signal()
+    fit_finished = Signal(object)
+    fit_cancelled = Signal(str)
+    fit_failed = Signal(str)
+    sheet_written = Signal(object)
+    sheet_failed = Signal(str)
 
-    def __init__(self) -> None:
+    def __init__(self, settings: QSettings | None = None) -> None:
         super().__init__()
         # Garbage collection only on the GUI thread while the window lives (see GuiThreadGarbageCollector).
         GuiThreadGarbageCollector.acquire(self)
@@ -105,7 +152,14 @@ class MainWindow(QMainWindow):
         self.state = AnalysisState()
         self._pending_state: AnalysisState | None = None
         self._jobs: list[BackgroundTask] = []
-        self.components_panel = self.dstudy_panel = self.ranks_panel = None
+        self.components_panel = self.dstudy_panel = self.ranks_panel = self.diagnostics_panel = None
+        self.settings = settings if settings is not None else app_settings()
+        #: Fit cache folder (None: core's default, ``$DDR_CACHE_DIR`` or ``~/.cache/ddr-explorer``).
+        self.cache_dir = None
+        self.fit_task: BackgroundTask | None = None
+        self.fit_result = None
+        self.fit_outputs: dict | None = None
+        self.sheet_task: BackgroundTask | None = None
 
         self.header = QLabel("No corpus loaded")
         self.header.setTextInteractionFlags(Qt.TextSelectableByMouse)
@@ -115,7 +169,17 @@ class MainWindow(QMainWindow):
         self.error_view.setStyleSheet("color: #a40000;")
         self.error_view.hide()
 
+        self.fit_banner = QLabel("")
+        self.fit_banner.setWordWrap(True)
+        self.fit_banner.setStyleSheet("color: #a40000; font-weight: bold;")
+        self.fit_banner.hide()
+
+        from .model_panel import ModelPanel
+
         self.corpus_panel = CorpusPanel()
+        self.model_panel = ModelPanel(self.state)
+        self.model_panel.fit_requested.connect(self.start_fit)
+        self.model_panel.cancel_requested.connect(self.cancel_fit)
         self.tabs = QTabWidget()
         self.tabs.setDocumentMode(True)
         self._slots = {
@@ -127,6 +191,8 @@ class MainWindow(QMainWindow):
                 "The D-study needs variance components: fit the model, or use "
                 "Analysis > D-study from typed components...")),
             "Ranks": _Slot(_placeholder("Ranks need the latent model effects of a posterior fit.")),
+            "Model": _Slot(self.model_panel),
+            "Diagnostics": _Slot(_placeholder("Convergence diagnostics appear here once a fit has run.")),
         }
         for name in TABS:
             self.tabs.addTab(self._slots[name], name)
@@ -135,22 +201,41 @@ class MainWindow(QMainWindow):
         layout = QVBoxLayout(body)
         layout.addWidget(self.header)
         layout.addWidget(self.error_view)
+        layout.addWidget(self.fit_banner)
         layout.addWidget(self.tabs, 1)
         self.setCentralWidget(body)
 
         menu = self.menuBar().addMenu("&File")
         act = QAction("&Open corpus...", self, shortcut=QKeySequence.Open, triggered=self._on_open)
         menu.addAction(act)
+        self.recent_menu = menu.addMenu("Open &recent")
+        self.recent_menu.aboutToShow.connect(self._fill_recent_menu)
+        menu.addAction(QAction("Open &demo corpus", self, triggered=self._on_open_demo))
+        menu.addSeparator()
         menu.addAction(QAction("Open &analysis...", self, triggered=self._on_open_analysis))
         menu.addAction(QAction("&Save analysis as...", self, shortcut=QKeySequence.Save,
                                triggered=self._on_save_analysis))
         menu.addSeparator()
+        self.export_sheet_action = QAction("Export DDR &sheet (PDF)...", self, triggered=self._on_export_sheet)
+        menu.addAction(self.export_sheet_action)
+        menu.addSeparator()
         menu.addAction(QAction("&Quit", self, shortcut=QKeySequence.Quit, triggered=self.close))
         analysis = self.menuBar().addMenu("&Analysis")
+        self.fit_action = QAction("&Fit the model", self, shortcut="Ctrl+R", triggered=self.start_fit)
+        analysis.addAction(self.fit_action)
+        self.cancel_action = QAction("&Cancel the fit", self, triggered=self.cancel_fit, enabled=False)
+        analysis.addAction(self.cancel_action)
+        analysis.addSeparator()
         self.typed_components_action = QAction("D-study from &typed components...", self,
                                                triggered=self._on_typed_components)
         analysis.addAction(self.typed_components_action)
+        self.device_label = QLabel("device: detecting\u2026")
+        self.statusBar().addPermanentWidget(self.device_label)
         self.statusBar().showMessage("Ready")
+        geometry = self.settings.value("window/geometry")
+        if isinstance(geometry, QByteArray) and not geometry.isEmpty():
+            self.restoreGeometry(geometry)
+        self._detect_device()
 
     # -- compatibility: the corpus widgets live in the corpus panel --------------------------
     @property
@@ -198,7 +283,14 @@ class MainWindow(QMainWindow):
             # A new corpus: its observed design and prices; the user's choices of model and decision carry over.
             keep = {k: getattr(self.state, k) for k in ("sampler", "object_of_measurement", "claim", "target",
                                                          "budget")}
+            keep["priors"] = self.state.priors
+            if self.state.model not in ("per-benchmark", "pooled"):
+                keep["model"] = self.state.model  # a formula or the ddr preset is the user's choice
             self.state = AnalysisState.from_corpus(corpus, **keep)
+        self.model_panel.set_state(self.state)
+        self.fit_result = self.fit_outputs = None  # a fit belongs to its corpus
+        self.fit_banner.hide()
+        self.add_recent_file(str(corpus.source))
         self.statusBar().showMessage(f"Loaded {corpus.source}")
         self.corpus_loaded.emit(corpus)
 
@@ -298,6 +390,7 @@ class MainWindow(QMainWindow):
             self.open_corpus(Path(state.corpus_path), state.corpus_format)
         else:
             self.state = state
+            self.model_panel.set_state(state)
         return state
 
     def _on_save_analysis(self) -> None:
@@ -316,6 +409,259 @@ class MainWindow(QMainWindow):
                 self.open_analysis(Path(path))
             except SessionError as exc:
                 QMessageBox.warning(self, "Could not open the analysis", str(exc))
+
+    # -- the fit ---------------------------------------------------------------------------
+    @property
+    def fitting(self) -> bool:
+        """True while a fit runs on the worker."""
+        return self.fit_task is not None and self.fit_task.running
+
+    def start_fit(self) -> bool:
+        """Fit the model of the state to the loaded corpus on a worker thread (or reopen its cached fit).
+
+        Progress, ETA and log go to the Model tab; the result fills the other tabs
+        (:meth:`show_fit`).  Returns False (and says why) when no fit can start.
+        """
+        from ..core.model.formula import ModelSpecError
+
+        mp = self.model_panel
+        if self.fitting:
+            return False
+        if self.corpus is None:
+            mp.message.setText("Open a corpus first (File > Open corpus...).")
+            return False
+        try:
+            spec = self.state.model_spec()
+            spec.validate(self.corpus.table.columns)
+            settings = self.state.sampler_settings()
+        except (ModelSpecError, SessionError, ValueError) as exc:
+            mp.message.setText(f"Cannot fit: {exc}")
+            self.tabs.setCurrentIndex(TABS.index("Model"))
+            return False
+        mp.message.setText("")
+        mp.set_running(True)
+        self.fit_action.setEnabled(False)
+        self.cancel_action.setEnabled(True)
+        mp.append_log(f"Fitting {spec.formula}")
+        mp.append_log(f"  corpus {self.corpus.name}: {self.corpus.n_records:,} records, "
+                      f"{self.corpus.n_trials:,} trials")
+        mp.append_log(f"  {settings.chains} chains x ({settings.warmup} warmup + {settings.draws} draws), "
+                      f"seed {settings.seed}, device {settings.device}")
+        mp.append_log("  looking for a cached fit first")
+        self.statusBar().showMessage("Fitting ...")
+        self.fit_task = BackgroundTask(_fit_job(self.corpus, spec, settings, self.cache_dir, True),
+                                       on_done=self._on_fit_done, on_error=self._on_fit_error,
+                                       on_progress=mp.show_progress, with_callbacks=True, parent=self)
+        self.tabs.setCurrentIndex(TABS.index("Model"))
+        return True
+
+    def cancel_fit(self) -> None:
+        """Ask the running fit to stop at its next check (between sampler chunks)."""
+        if self.fitting:
+            self.fit_task.cancel()
+            self.model_panel.append_log("Cancel requested; the sampler stops at its next chunk")
+            self.model_panel.cancel_button.setEnabled(False)
+            self.statusBar().showMessage("Cancelling the fit ...")
+
+    def _fit_ended(self) -> None:
+        self.fit_action.setEnabled(True)
+        self.cancel_action.setEnabled(False)
+
+    def _on_fit_done(self, out: dict) -> None:
+        self._fit_ended()
+        result = out["result"]
+        post = result.posterior
+        mp = self.model_panel
+        if result.cache_problem:
+            mp.append_log(f"Cache: {result.cache_problem}")
+        if result.from_cache:
+            mp.append_log(f"Reopened the cached fit {result.cache_path} in {out['seconds']:.2f} s "
+                          f"(sampled on {post.device} in {post.wall_seconds:.1f} s)")
+            mp.finish("reopened from the cache")
+        else:
+            mp.append_log(f"Sampled on {post.device} in {post.wall_seconds:.1f} s; "
+                          + ", ".join(f"{k} {v:.1f} s" for k, v in post.timings.items()))
+            if result.cache_path:
+                mp.append_log(f"Stored in the cache: {result.cache_path}")
+            mp.finish("done")
+        for note in post.notes:
+            mp.append_log(f"note: {note}")
+        mp.append_log(str(post.diagnostics).splitlines()[0])
+        self.show_fit(out)
+        self.fit_finished.emit(result)
+
+    def _on_fit_error(self, exc: BaseException) -> None:
+        from ..core.model.sampler import FitCancelled
+
+        self._fit_ended()
+        mp = self.model_panel
+        if isinstance(exc, FitCancelled):
+            mp.append_log(f"Cancelled: {exc}")
+            mp.finish("cancelled")
+            self.statusBar().showMessage("Fit cancelled; the views show what they showed before.")
+            self.fit_cancelled.emit(str(exc))
+            return
+        text = f"{type(exc).__name__}: {exc}"
+        mp.append_log(f"FAILED: {text}")
+        mp.finish("failed")
+        mp.message.setText(f"The fit failed: {text}")
+        self.statusBar().showMessage("The fit failed; see the log in the Model tab.")
+        self.fit_failed.emit(text)
+
+    def show_fit(self, out: dict) -> None:
+        """Fill every view from a fit's outputs (see :func:`_fit_job`); mark an unconverged fit as such."""
+        from .diagnostics_panel import DiagnosticsPanel
+
+        self.fit_outputs = out
+        self.fit_result = result = out["result"]
+        post = result.posterior
+        obj = self.state.object_of_measurement
+        ranks = out["ranks"].get(obj) or out["ranks"].get("model")
+        theta, names = ranks if ranks is not None else (None, None)
+        self.show_posterior(out["components"], theta, names)
+        diag = post.diagnostics
+        info = {"device": post.device, "wall time": f"{post.wall_seconds:.1f} s",
+                "settings": ", ".join(f"{k}={getattr(post.settings, k)}" for k in
+                                      ("chains", "warmup", "draws", "seed", "target_accept")),
+                "model": post.spec.formula,
+                "cache": f"{result.cache_path}" + (" (reopened)" if result.from_cache else "")}
+        self.diagnostics_panel = DiagnosticsPanel(diag, info, getattr(post, "pareto_k", None))
+        self._slots["Diagnostics"].replace(self.diagnostics_panel)
+        if diag.converged:
+            self.fit_banner.hide()
+        else:
+            self.fit_banner.setText("This fit did NOT converge (" + "; ".join(diag.problems[:3])
+                                    + ("; ..." if len(diag.problems) > 3 else "")
+                                    + "). Every number shown comes from it: see the Diagnostics tab, then fit "
+                                    "with more warmup and draws.")
+            self.fit_banner.show()
+            self.tabs.setCurrentIndex(TABS.index("Diagnostics"))
+            self.statusBar().showMessage("The fit did not converge: see Diagnostics")
+
+    def _detect_device(self) -> None:
+        from .model_panel import detect_device
+
+        def done(text: str) -> None:
+            self.device = text
+            self.device_label.setText(f"device: {text}")
+            self.model_panel.set_device(text)
+
+        def failed(exc: BaseException) -> None:
+            done(f"unknown ({type(exc).__name__}: {exc})")
+
+        self.device = None
+        self._jobs.append(BackgroundTask(detect_device, on_done=done, on_error=failed, parent=self))
+
+    # -- the DDR sheet ---------------------------------------------------------------------
+    def export_ddr_sheet(self, path: Path, date_invariant: bool = False) -> bool:
+        """Write the DDR sheet of the current fit and state (design, prices, target, budget) in the background.
+
+        Emits :attr:`sheet_written` with the path, or :attr:`sheet_failed` with the reason.
+        Returns False when there is no fit to report.
+        """
+        if self.fit_result is None or self.corpus is None:
+            self.statusBar().showMessage("The DDR sheet reports a fit: fit the model first (Analysis > Fit).")
+            return False
+        corpus, post, st, summary = self.corpus, self.fit_result.posterior, self.state, self.summary
+        design = st.design()
+        kw = dict(object_of_measurement=st.object_of_measurement, claim=st.claim, design=design,
+                  target=st.target, budget=st.budget, prices=dict(st.prices) or None)
+        path = Path(path)
+
+        def job():
+            from ..core.report.inputs import report_inputs_from
+            from ..core.report.sheet import build_sheet
+
+            inputs = report_inputs_from(corpus, posterior=post, corpus_summary=summary, **kw)
+            return build_sheet(inputs, path, date_invariant=date_invariant)
+
+        def done(out) -> None:
+            self.statusBar().showMessage(f"Wrote {out}")
+            self.sheet_written.emit(Path(out))
+
+        def failed(exc: BaseException) -> None:
+            text = f"{path}: {type(exc).__name__}: {exc}"
+            self.statusBar().showMessage("The DDR sheet could not be written")
+            self.error_view.setText("Could not write the DDR sheet:\n" + text)  # not modal: the app stays usable
+            self.error_view.show()
+            self.sheet_failed.emit(text)
+
+        self.statusBar().showMessage(f"Writing the DDR sheet {path} ...")
+        self.sheet_task = BackgroundTask(job, on_done=done, on_error=failed, parent=self)
+        return True
+
+    def _on_export_sheet(self) -> None:
+        if self.fit_result is None:
+            self.export_ddr_sheet(Path("ddr-sheet.pdf"))  # says why not
+            return
+        path, _ = QFileDialog.getSaveFileName(self, "Export DDR sheet", "ddr-sheet.pdf", "PDF (*.pdf)")
+        if path:
+            self.export_ddr_sheet(Path(path).with_suffix(".pdf"))
+
+    # -- recent files, settings, last session ---------------------------------------------
+    def recent_files(self) -> list[str]:
+        value = self.settings.value("recent/files", [])
+        if isinstance(value, str):  # QSettings returns a one-element list as a string
+            value = [value]
+        return [str(v) for v in (value or [])]
+
+    def add_recent_file(self, path: str) -> None:
+        files = [path, *[f for f in self.recent_files() if f != path]][:MAX_RECENT]
+        self.settings.setValue("recent/files", files)
+
+    def _fill_recent_menu(self) -> None:
+        self.recent_menu.clear()
+        files = self.recent_files()
+        if not files:
+            self.recent_menu.addAction(QAction("(none yet)", self.recent_menu, enabled=False))
+        for f in files:
+            act = QAction(f, self.recent_menu)
+            act.triggered.connect(lambda _=False, f=f: self.open_corpus(Path(f)))
+            self.recent_menu.addAction(act)
+
+    def _on_open_demo(self) -> None:
+        from .app import demo_corpus_path
+
+        self.open_corpus(demo_corpus_path())
+
+    def last_session_path(self) -> Path:
+        """Where the analysis is saved on close (beside the settings file)."""
+        return Path(self.settings.fileName()).parent / LAST_SESSION
+
+    def save_session(self) -> Path | None:
+        """Save window geometry and the analysis of the last session (atomic JSON)."""
+        self.settings.setValue("window/geometry", self.saveGeometry())
+        self.settings.sync()
+        if self.state.corpus_path is None:
+            return None
+        path = self.last_session_path()
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            return self.state.save(path)
+        except OSError:  # a read-only home must not stop the app from closing
+            return None
+
+    def restore_last_session(self) -> bool:
+        """Reopen the analysis saved on the last close; False when there is none (or it is unusable)."""
+        path = self.last_session_path()
+        if not path.exists():
+            return False
+        try:
+            state = AnalysisState.load(path)
+        except SessionError as exc:
+            self.statusBar().showMessage(f"The last session could not be restored: {exc}")
+            return False
+        if not (state.corpus_path and Path(state.corpus_path).exists()):
+            return False
+        self.open_analysis(path)
+        return True
+
+    def closeEvent(self, event) -> None:  # noqa: N802 - Qt override
+        for job in self._jobs + [self.fit_task, self.sheet_task]:
+            if job is not None:
+                job.cancel()  # a running fit stops at its next chunk; nothing waits for it here
+        self.save_session()
+        super().closeEvent(event)
 
     # -- drag and drop ------------------------------------------------------------------
     def dragEnterEvent(self, event) -> None:  # noqa: N802 - Qt override

@@ -71,69 +71,67 @@ def guard_pyside_singleton_refcounts() -> bool:
 PYSIDE_REFCOUNT_GUARD = guard_pyside_singleton_refcounts()
 
 class GuiThreadGarbageCollector:
-    """Run Python's cyclic garbage collector only on the GUI thread while windows or background jobs need it.
+    """Run Python's cyclic garbage collector only on the GUI thread, at safe points, for good.
 
     Automatic collection starts inside whatever allocation crosses the
-    threshold: in a worker thread (the cost-frontier job allocates a lot), or
-    inside a PySide call.  Collecting pyqtgraph's cyclic wrappers there
-    deletes Qt objects on the wrong thread or under a held Qt mutex, and the
-    app crashes or hangs (observed in this project's tests).  pyqtgraph's
-    recipe (``pyqtgraph.util.garbage_collector``) is to disable automatic
-    collection and collect from a timer on the GUI thread.
+    threshold: in a worker thread (a cost-frontier job or a JAX fit allocates
+    a lot), or inside a PySide call that is itself deleting widgets.
+    Collecting pyqtgraph's cyclic wrappers there deletes Qt objects on the
+    wrong thread, or re-enters Qt while it holds its own locks, and the app
+    crashes or hangs.  This was the cause of the intermittent deadlock of the
+    offscreen tests in ``QCoreApplication.sendPostedEvents(DeferredDelete)``:
+    the first version re-enabled automatic collection from a window's
+    ``destroyed`` handler, that is *in the middle of* a batch of deferred
+    deletes, so the next allocation in that batch collected pyqtgraph items
+    inside Qt's deletion of their scene (or a frontier job collected them on
+    its worker thread a moment later).
 
-    The policy is on while there is an owner (:meth:`acquire`: a window or
-    panel, until it is destroyed) or a background job (:meth:`track`: a
-    ``concurrent.futures.Future``, until it is done); then automatic
-    collection is enabled again, so a script or test session that closes
-    its windows gets Python's default back.  Call from the GUI thread only.
+    The policy is pyqtgraph's (``pyqtgraph.util.garbage_collector``):
+    automatic collection is switched off the first time a window, panel or
+    background job needs it (:meth:`acquire`, :meth:`track`) and stays off
+    for the life of the process; a timer on the GUI thread collects each
+    generation when its count passes the usual threshold, and
+    :meth:`collect_now` collects at a known safe point (between tests, after
+    a fit).  Call from the GUI thread only.
     """
 
     interval_ms = 200
     _timer: QTimer | None = None
-    _owners = 0
-    _futures: list = []
     _running = False
 
     @classmethod
-    def acquire(cls, owner: QObject) -> None:
-        """Keep the policy on until ``owner`` is destroyed."""
-        cls._owners += 1
-        # A handler without parameters: PySide then does not wrap the half-destroyed owner for it.
-        owner.destroyed.connect(lambda: cls._release())
-        cls._update()
+    def acquire(cls, owner: QObject | None = None) -> None:
+        """Switch the policy on (``owner`` is accepted for compatibility; the policy outlives it)."""
+        cls._install()
 
     @classmethod
-    def track(cls, future) -> None:
-        """Keep the policy on until ``future`` (a background job) is done."""
-        cls._futures.append(future)
-        cls._update()
+    def track(cls, future=None) -> None:
+        """Switch the policy on before a background job starts (call it *before* submitting the job)."""
+        cls._install()
 
     @classmethod
     def active(cls) -> bool:
         return cls._running
 
     @classmethod
-    def _release(cls) -> None:
-        cls._owners = max(0, cls._owners - 1)
-        cls._update()
-
-    @classmethod
-    def _update(cls) -> None:
+    def _install(cls) -> None:
         import gc
 
-        cls._futures = [f for f in cls._futures if not f.done()]
-        wanted = cls._owners > 0 or bool(cls._futures)
-        if wanted and not cls._running:
-            if cls._timer is None:
-                cls._timer = QTimer()
-                cls._timer.timeout.connect(cls._on_timeout)
-            gc.disable()
-            cls._timer.start(cls.interval_ms)
-            cls._running = True
-        elif not wanted and cls._running:
-            cls._timer.stop()
-            gc.enable()  # no collection here: this may run in a destroyed() handler
-            cls._running = False
+        if cls._running:
+            return
+        gc.disable()
+        if cls._timer is None:
+            cls._timer = QTimer()
+            cls._timer.timeout.connect(cls._on_timeout)
+        cls._timer.start(cls.interval_ms)
+        cls._running = True
+
+    @classmethod
+    def collect_now(cls) -> int:
+        """A full collection now, on the calling (GUI) thread; returns the number of objects found."""
+        import gc
+
+        return gc.collect()
 
     @classmethod
     def _on_timeout(cls) -> None:
@@ -148,7 +146,6 @@ class GuiThreadGarbageCollector:
                 gc.collect(1)
                 if c2 > t2:
                     gc.collect(2)
-        cls._update()
 
 
 # One look for every plot of the app: dark ink on white (readable in print and

@@ -5,7 +5,13 @@ either) with a progress callback that puts ``(phase, i, total, eta)`` on a
 queue and a cancel callback that reads a :class:`threading.Event`; the GUI
 thread polls the queue and the future every ``interval_ms`` and calls the
 handlers.  Emitting Qt signals from worker threads hung the offscreen test
-suite now and then (see gui/dstudy_panel.py); polling cannot.
+suite now and then; polling cannot.
+
+The worker thread must never hold the last reference to a Qt object either:
+when a work item finishes, the executor drops its callable and arguments *on
+the worker thread*, and a Qt wrapper released there is deleted on the wrong
+thread.  So the callbacks handed to the work are closures over a queue and an
+event (plain Python), never bound methods of the :class:`BackgroundTask`.
 """
 
 from __future__ import annotations
@@ -13,11 +19,13 @@ from __future__ import annotations
 import concurrent.futures as cf
 import queue
 import threading
+import time
 from typing import Any, Callable
 
 from PySide6.QtCore import QObject, QTimer
 
 _POOL: cf.ThreadPoolExecutor | None = None
+_FUTURES: list[cf.Future] = []
 
 
 def _pool() -> cf.ThreadPoolExecutor:
@@ -27,6 +35,25 @@ def _pool() -> cf.ThreadPoolExecutor:
     return _POOL
 
 
+def wait_for_tasks(timeout_s: float | None = 120.0) -> bool:
+    """Block until every :class:`BackgroundTask` job submitted so far has finished (tests, shutdown).
+
+    Returns False if some job still runs after ``timeout_s`` seconds.
+    """
+    pending = [f for f in _FUTURES if not f.done()]
+    _, not_done = cf.wait(pending, timeout_s)
+    _FUTURES[:] = [f for f in _FUTURES if not f.done()]
+    return not not_done
+
+
+def _callbacks(events: queue.Queue, cancel: threading.Event):
+    """Progress and cancel callbacks for a worker: plain closures, no reference to any Qt object."""
+    def progress(phase: str, i: int, total: int, eta=None) -> None:
+        events.put((phase, i, total, eta))
+
+    return progress, cancel.is_set
+
+
 class BackgroundTask(QObject):
     """Run ``fn(progress=..., cancel=...)`` (or ``fn()``) on a worker thread.
 
@@ -34,60 +61,73 @@ class BackgroundTask(QObject):
     ----------
     fn
         The work; it receives ``progress`` and ``cancel`` keyword arguments when
-        ``with_callbacks`` is true.
+        ``with_callbacks`` is true.  It must not capture Qt objects.
     on_done, on_error, on_progress
         Called on the GUI thread with the result, the exception, or
-        ``(phase, i, total, eta)``.
+        ``(phase, i, total, eta)`` (every event, in order).
     parent
         Qt parent that owns the polling timer.
+
+    Attributes
+    ----------
+    started_at, finished_at
+        ``time.perf_counter()`` at submission and when the GUI thread saw the end.
     """
 
     def __init__(self, fn: Callable[..., Any], *, on_done: Callable[[Any], None],
                  on_error: Callable[[BaseException], None], on_progress: Callable[..., None] | None = None,
                  with_callbacks: bool = False, parent: QObject | None = None, interval_ms: int = 30):
         super().__init__(parent)
+        from .plots import GuiThreadGarbageCollector
+
+        # Collection off worker threads *before* the job allocates anything (see plots.py).
+        GuiThreadGarbageCollector.track()
         self._events: queue.Queue = queue.Queue()
         self._cancel = threading.Event()
         self.on_done, self.on_error, self.on_progress = on_done, on_error, on_progress
+        self.started_at = time.perf_counter()
+        self.finished_at: float | None = None
         if with_callbacks:
-            self._future = _pool().submit(fn, progress=self._progress, cancel=self._cancel.is_set)
+            progress, cancel = _callbacks(self._events, self._cancel)
+            self._future = _pool().submit(fn, progress=progress, cancel=cancel)
         else:
             self._future = _pool().submit(fn)
-        # keep Python's cyclic collector off worker threads while this job runs (see plots.py)
-        from .plots import GuiThreadGarbageCollector
-
-        GuiThreadGarbageCollector.track(self._future)
+        _FUTURES.append(self._future)
         self._timer = QTimer(self)
         self._timer.setInterval(interval_ms)
         self._timer.timeout.connect(self._on_poll)
         self._timer.start()
-
-    # called on the worker thread: no Qt here
-    def _progress(self, phase: str, i: int, total: int, eta=None) -> None:
-        self._events.put((phase, i, total, eta))
 
     def cancel(self) -> None:
         """Ask the work to stop at its next check (cooperative)."""
         self._cancel.set()
 
     @property
+    def cancel_requested(self) -> bool:
+        return self._cancel.is_set()
+
+    @property
     def running(self) -> bool:
-        return not self._future.done()
+        """True until the GUI thread has handled the end of the job."""
+        return self.finished_at is None
 
     def _on_poll(self) -> None:
-        last = None
-        while True:
-            try:
-                last = self._events.get_nowait()
-            except queue.Empty:
-                break
-        if last is not None and self.on_progress is not None:
-            self.on_progress(*last)
+        if self.on_progress is not None:
+            while True:
+                try:
+                    event = self._events.get_nowait()
+                except queue.Empty:
+                    break
+                self.on_progress(*event)
         if not self._future.done():
             return
         self._timer.stop()
+        self.finished_at = time.perf_counter()
         exc = self._future.exception()
         if exc is not None:
             self.on_error(exc)
         else:
             self.on_done(self._future.result())
+
+
+__all__ = ["BackgroundTask", "wait_for_tasks"]

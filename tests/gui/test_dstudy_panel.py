@@ -37,30 +37,6 @@ POOLED_SD = {"benchmark": 2.45, "benchmark:task": 2.41, "model": .78, "scaffold"
              "benchmark:task:scaffold": 1.03, "benchmark:model:scaffold": .55}
 
 
-@pytest.fixture(autouse=True)
-def _safe_points():
-    """Start each test with no background job running, the last test's widgets deleted and their garbage collected.
-
-    Left to chance, the cyclic garbage of deleted pyqtgraph items is collected inside a later Qt call or
-    on a worker thread, which can crash or deadlock PySide (see ``GuiThreadGarbageCollector``).
-    """
-    import gc
-    import time
-
-    from PySide6.QtCore import QCoreApplication, QEvent, QThreadPool
-
-    assert wait_for_background_jobs(120)
-    pool = QThreadPool.globalInstance()  # the main window's corpus loads
-    deadline = time.monotonic() + 60
-    while pool.activeThreadCount() and time.monotonic() < deadline:
-        QCoreApplication.processEvents()
-        time.sleep(0.01)
-    QCoreApplication.sendPostedEvents(None, QEvent.DeferredDelete)
-    gc.collect()
-    yield
-    assert wait_for_background_jobs(120)
-
-
 def synthetic_components(sd: dict, seed: int, spread: float = 0.25) -> VarianceComponents:
     """``S`` draws of sigma^2 scattered log-normally around the given standard deviations."""
     rng = np.random.default_rng(seed)

@@ -65,30 +65,6 @@ def demo():
     return corpus, inspect_corpus(corpus)
 
 
-@pytest.fixture(autouse=True)
-def _safe_points():
-    """Start each test with no background job running, the last test's widgets deleted and their garbage collected.
-
-    Left to chance, the cyclic garbage of deleted pyqtgraph items is collected inside a later Qt call or
-    on a worker thread, which can crash or deadlock PySide (see ``GuiThreadGarbageCollector``).
-    """
-    import gc
-    import time
-
-    from PySide6.QtCore import QCoreApplication, QEvent, QThreadPool
-
-    assert wait_for_background_jobs(120)
-    pool = QThreadPool.globalInstance()  # the main window's corpus loads
-    deadline = time.monotonic() + 60
-    while pool.activeThreadCount() and time.monotonic() < deadline:
-        QCoreApplication.processEvents()
-        time.sleep(0.01)
-    QCoreApplication.sendPostedEvents(None, QEvent.DeferredDelete)
-    gc.collect()
-    yield
-    assert wait_for_background_jobs(120)
-
-
 def _cell(table, r, c):
     it = table.item(r, c)
     full = it.data(0x0100)
@@ -296,7 +272,8 @@ def test_show_posterior_fills_the_tabs(window, qtbot, components, theta_names):
     with qtbot.waitSignal(window.posterior_shown):
         window.show_posterior(components)
     assert window.ranks_panel is None and window.dstudy_panel is not dp
-    qtbot.waitUntil(lambda: len(window.state.events) == 1, timeout=5000)
+    # the listeners left: the new D-study panel and the model panel
+    qtbot.waitUntil(lambda: len(window.state.events) == 2, timeout=5000)
 
 
 def test_typed_components_open_the_dstudy(window, qtbot, monkeypatch):

@@ -1,0 +1,359 @@
+"""Model setup and the fit's run controls: what to fit, with which priors and sampler, and how it goes.
+
+The panel edits the window's :class:`~ddr_explorer.core.session.AnalysisState`
+(object of measurement, model preset or formula, priors, sampler settings,
+device) and shows a running fit: a progress bar per phase (compile, warmup,
+sampling, diagnostics), the ETA the sampler reports, a Cancel button and a
+log.  It starts nothing itself: the window connects :attr:`ModelPanel.fit_requested`
+and :attr:`ModelPanel.cancel_requested` to the fit worker.
+"""
+
+from __future__ import annotations
+
+import time
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QFontDatabase
+from PySide6.QtWidgets import (
+    QComboBox,
+    QDoubleSpinBox,
+    QFormLayout,
+    QGroupBox,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QPlainTextEdit,
+    QProgressBar,
+    QPushButton,
+    QSpinBox,
+    QVBoxLayout,
+    QWidget,
+)
+
+from ..core.model.formula import PRESET_FORMULAS, HalfStudentT, StudentT
+from ..core.model.sampler import SamplerSettings
+from ..core.session import AnalysisState, SessionError
+
+#: Model choices: the presets of core.model.formula, then a free formula.
+FORMULA = "formula"
+PRESET_LABELS = {
+    "per-benchmark": "Per benchmark (seed 000 Eq. 2)",
+    "pooled": "Pooled over benchmarks (seed 000 Eq. 6)",
+    "ddr": "DDR four-facet design (seed 003 Eq. 1)",
+}
+#: Phases the sampler reports, with the words the progress bar shows.
+PHASES = {"compile": "Compiling the model", "warmup": "Warmup", "sampling": "Sampling",
+          "diagnostics": "Diagnostics"}
+
+
+def fmt_eta(seconds) -> str:
+    """``"ETA 1 min 05 s"``; empty when the sampler gives no estimate yet."""
+    if seconds is None or seconds != seconds or seconds < 0:
+        return ""
+    s = int(round(seconds))
+    return f"ETA {s // 60} min {s % 60:02d} s" if s >= 60 else f"ETA {s} s"
+
+
+def detect_device() -> str:
+    """Where a fit with ``device="auto"`` would run, from JAX (worker thread: importing JAX takes seconds)."""
+    import jax
+
+    # Import the sampler's modules here too, off the GUI thread: loading them holds the interpreter
+    # lock for long stretches, which a first fit would otherwise spend while the window waits.
+    from ..core import fitting  # noqa: F401
+    from ..core.model import diagnostics, sampler  # noqa: F401
+
+    try:
+        gpus = jax.devices("gpu")
+    except RuntimeError:
+        gpus = []
+    if gpus:
+        return f"GPU: {gpus[0].device_kind} ({len(gpus)} device{'s' if len(gpus) > 1 else ''})"
+    cpus = jax.devices("cpu")
+    return f"CPU ({len(cpus)} JAX device{'s' if len(cpus) > 1 else ''}; no GPU visible to JAX)"
+
+
+class ModelPanel(QWidget):
+    """Model setup (object, model, priors, sampler, device) and the fit's progress, ETA, cancel and log.
+
+    Parameters
+    ----------
+    state
+        The analysis state the panel edits.
+
+    Attributes
+    ----------
+    object_box, model_box, formula_edit
+        Object of measurement; preset (or "formula") and the formula typed.
+    sigma_df, sigma_scale, intercept_scale
+        Priors: half-Student-t(df, 0, scale) of every sigma, Student-t(3, 0, scale) of mu.
+    draws_spin, warmup_spin, chains_spin, seed_spin, accept_spin, device_box
+        Sampler settings (:class:`~ddr_explorer.core.model.sampler.SamplerSettings`).
+    device_label
+        The device JAX offers (filled by :meth:`set_device`).
+    fit_button, cancel_button, progress, eta_label, log
+        Run controls and what the running fit reports.
+    message
+        Why the last edit was refused (empty when it was not).
+    """
+
+    fit_requested = Signal()
+    cancel_requested = Signal()
+
+    def __init__(self, state: AnalysisState, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.state = state
+        self._syncing = False
+        self._phase = None
+        self._t0 = None
+
+        self.object_box = QComboBox()
+        self.object_box.addItem("Model (ranked across scaffolds)", "model")
+        self.object_box.addItem("System (model-scaffold pair)", "system")
+        self.model_box = QComboBox()
+        for name in PRESET_FORMULAS:
+            self.model_box.addItem(PRESET_LABELS.get(name, name), name)
+        self.model_box.addItem("Formula (lme4/brms random intercepts)", FORMULA)
+        self.formula_edit = QLineEdit()
+        self.formula_edit.setPlaceholderText("successes | trials(trials) ~ 1 + (1|task) + (1|model) + (1|task:model)")
+        self.formula_view = QLabel()
+        self.formula_view.setWordWrap(True)
+        self.formula_view.setTextInteractionFlags(Qt.TextSelectableByMouse)
+        self.formula_view.setStyleSheet("color: #555555;")
+
+        def dspin(lo, hi, step, decimals=2):
+            w = QDoubleSpinBox()
+            w.setRange(lo, hi)
+            w.setSingleStep(step)
+            w.setDecimals(decimals)
+            return w
+
+        def ispin(lo, hi, step=1):
+            w = QSpinBox()
+            w.setRange(lo, hi)
+            w.setSingleStep(step)
+            return w
+
+        self.sigma_df, self.sigma_scale = dspin(0.5, 100, 0.5), dspin(0.01, 100, 0.5)
+        self.intercept_scale = dspin(0.01, 100, 0.5)
+        self.draws_spin, self.warmup_spin = ispin(1, 100_000, 100), ispin(0, 100_000, 100)
+        self.chains_spin, self.seed_spin = ispin(1, 64), ispin(0, 2**31 - 1)
+        self.accept_spin = dspin(0.5, 0.99, 0.01)
+        self.device_box = QComboBox()
+        for label, value in (("Automatic (GPU when JAX sees one)", "auto"), ("CPU", "cpu"), ("GPU", "gpu")):
+            self.device_box.addItem(label, value)
+        self.device_label = QLabel("detecting\u2026")
+        self.device_label.setWordWrap(True)
+
+        what = QGroupBox("What to fit")
+        f1 = QFormLayout(what)
+        f1.addRow("Object of measurement", self.object_box)
+        f1.addRow("Model", self.model_box)
+        f1.addRow("Formula", self.formula_edit)
+        f1.addRow("", self.formula_view)
+        pri = QGroupBox("Priors (seed 000 App. C.1.3; brms defaults)")
+        f2 = QFormLayout(pri)
+        row = QHBoxLayout()
+        row.addWidget(QLabel("df"))
+        row.addWidget(self.sigma_df)
+        row.addWidget(QLabel("scale"))
+        row.addWidget(self.sigma_scale)
+        f2.addRow("\u03c3 of every term: half-Student-t", row)
+        f2.addRow("intercept \u03bc: Student-t(3, 0, scale)", self.intercept_scale)
+        smp = QGroupBox("Sampler (NUTS)")
+        f3 = QFormLayout(smp)
+        f3.addRow("Draws per chain", self.draws_spin)
+        f3.addRow("Warmup per chain", self.warmup_spin)
+        f3.addRow("Chains", self.chains_spin)
+        f3.addRow("Seed", self.seed_spin)
+        f3.addRow("Target acceptance", self.accept_spin)
+        f3.addRow("Device", self.device_box)
+        f3.addRow("JAX offers", self.device_label)
+
+        self.fit_button = QPushButton("Fit")
+        self.fit_button.setDefault(True)
+        self.cancel_button = QPushButton("Cancel")
+        self.cancel_button.setEnabled(False)
+        self.progress = QProgressBar()
+        self.progress.setRange(0, 1)
+        self.progress.setValue(0)
+        self.progress.setFormat("idle")
+        self.progress.setTextVisible(True)
+        self.eta_label = QLabel("")
+        self.eta_label.setMinimumWidth(130)
+        self.message = QLabel("")
+        self.message.setWordWrap(True)
+        self.message.setStyleSheet("color: #a40000;")
+        self.log = QPlainTextEdit()
+        self.log.setReadOnly(True)
+        self.log.setFont(QFontDatabase.systemFont(QFontDatabase.FixedFont))
+        self.log.setMaximumBlockCount(2000)
+
+        run = QHBoxLayout()
+        run.addWidget(self.fit_button)
+        run.addWidget(self.cancel_button)
+        run.addWidget(self.progress, 1)
+        run.addWidget(self.eta_label)
+        left = QVBoxLayout()
+        left.addWidget(what)
+        left.addWidget(pri)
+        left.addWidget(smp)
+        left.addStretch(1)
+        right = QVBoxLayout()
+        right.addLayout(run)
+        right.addWidget(self.message)
+        right.addWidget(QLabel("Log"))
+        right.addWidget(self.log, 1)
+        top = QHBoxLayout(self)
+        top.addLayout(left, 2)
+        top.addLayout(right, 3)
+
+        self._sync_widgets()
+        self.object_box.currentIndexChanged.connect(self._on_edited)
+        self.model_box.currentIndexChanged.connect(self._on_edited)
+        self.formula_edit.editingFinished.connect(self._on_edited)
+        for w in (self.sigma_df, self.sigma_scale, self.intercept_scale, self.accept_spin, self.draws_spin,
+                  self.warmup_spin, self.chains_spin, self.seed_spin):
+            w.valueChanged.connect(self._on_edited)
+        self.device_box.currentIndexChanged.connect(self._on_edited)
+        self.fit_button.clicked.connect(self.fit_requested)
+        self.cancel_button.clicked.connect(self.cancel_requested)
+        cb = self._on_state_changed
+        state.events.connect(cb)
+        self._listened = [state]
+        listened = self._listened
+        # The state may outlive the panel: stop listening when the widget goes
+        # (no parameters: PySide then does not wrap the half-destroyed panel for the handler).
+        self.destroyed.connect(lambda: listened[0].events.disconnect(cb))
+
+    # -- state -> widgets ------------------------------------------------------------------
+    def set_state(self, state: AnalysisState) -> None:
+        """Follow another state (a new corpus or a reopened analysis)."""
+        self.state.events.disconnect(self._on_state_changed)
+        self.state = self._listened[0] = state
+        state.events.connect(self._on_state_changed)
+        self._sync_widgets()
+
+    def _on_state_changed(self, names: frozenset[str]) -> None:
+        if names & {"model", "sampler", "priors", "object_of_measurement"}:
+            self._sync_widgets()
+
+    def _sync_widgets(self) -> None:
+        st = self.state
+        self._syncing = True
+        try:
+            self.object_box.setCurrentIndex(max(0, self.object_box.findData(st.object_of_measurement)))
+            if st.model in PRESET_FORMULAS:
+                self.model_box.setCurrentIndex(self.model_box.findData(st.model))
+                self.formula_edit.setText(PRESET_FORMULAS[st.model])
+                self.formula_edit.setEnabled(False)
+            else:
+                self.model_box.setCurrentIndex(self.model_box.findData(FORMULA))
+                self.formula_edit.setText(st.model)
+                self.formula_edit.setEnabled(True)
+            try:
+                spec = st.model_spec()
+                self.formula_view.setText("terms: " + ", ".join(spec.term_names))
+            except (ValueError, SessionError) as exc:
+                self.formula_view.setText(str(exc))
+            pri = st.model_priors()
+            self.sigma_df.setValue(pri.sigma.df)
+            self.sigma_scale.setValue(pri.sigma.scale)
+            self.intercept_scale.setValue(pri.intercept.scale)
+            s = st.sampler_settings()
+            self.draws_spin.setValue(s.draws)
+            self.warmup_spin.setValue(s.warmup)
+            self.chains_spin.setValue(s.chains)
+            self.seed_spin.setValue(s.seed)
+            self.accept_spin.setValue(s.target_accept)
+            self.device_box.setCurrentIndex(max(0, self.device_box.findData(s.device)))
+        finally:
+            self._syncing = False
+
+    # -- widgets -> state ------------------------------------------------------------------
+    def _on_edited(self, *_args) -> None:
+        if self._syncing:
+            return
+        choice = self.model_box.currentData()
+        if choice == FORMULA:
+            self.formula_edit.setEnabled(True)
+            model = self.formula_edit.text().strip() or self.state.model
+            if model in PRESET_FORMULAS:  # switching to "formula" starts from the preset's formula
+                model = PRESET_FORMULAS[model]
+        else:
+            model = choice
+        defaults = SamplerSettings()
+        sampler = dict(self.state.sampler)
+        for key, value in (("draws", self.draws_spin.value()), ("warmup", self.warmup_spin.value()),
+                           ("chains", self.chains_spin.value()), ("seed", self.seed_spin.value()),
+                           ("target_accept", round(self.accept_spin.value(), 4)),
+                           ("device", self.device_box.currentData())):
+            if value == getattr(defaults, key):
+                sampler.pop(key, None)  # the state keeps only what differs from the defaults
+            else:
+                sampler[key] = value
+        priors = {}
+        sigma = (round(self.sigma_df.value(), 4), round(self.sigma_scale.value(), 4))
+        if sigma != (HalfStudentT().df, HalfStudentT().scale):
+            priors["sigma"] = {"df": sigma[0], "scale": sigma[1]}
+        if round(self.intercept_scale.value(), 4) != StudentT().scale:
+            priors["intercept"] = {"df": StudentT().df, "loc": StudentT().loc,
+                                   "scale": round(self.intercept_scale.value(), 4)}
+        try:
+            self.state.update(model=model, sampler=sampler, priors=priors,
+                              object_of_measurement=self.object_box.currentData())
+            self.message.setText("")
+        except SessionError as exc:
+            self.message.setText(str(exc).replace("analysis: ", "", 1))
+        self._sync_widgets()
+
+    # -- the running fit -------------------------------------------------------------------
+    def set_device(self, text: str) -> None:
+        self.device_label.setText(text)
+
+    def set_running(self, running: bool) -> None:
+        """Enable Cancel and freeze the setup while a fit runs."""
+        self.fit_button.setEnabled(not running)
+        self.cancel_button.setEnabled(running)
+        for w in (self.object_box, self.model_box, self.formula_edit, self.sigma_df, self.sigma_scale,
+                  self.intercept_scale, self.draws_spin, self.warmup_spin, self.chains_spin, self.seed_spin,
+                  self.accept_spin, self.device_box):
+            w.setEnabled(not running and (w is not self.formula_edit or self.model_box.currentData() == FORMULA))
+        if running:
+            self._phase, self._t0 = None, time.perf_counter()
+            self.progress.setRange(0, 0)  # busy until the first report
+            self.progress.setFormat("starting\u2026")
+            self.eta_label.setText("")
+
+    def show_progress(self, phase: str, i: int, total: int, eta=None) -> None:
+        """Draw one progress report of the sampler (``progress(phase, iteration, total, eta_seconds)``)."""
+        words = PHASES.get(phase, phase)
+        if phase != self._phase:
+            self._phase = phase
+            self.append_log(f"{words}\u2026")
+        if phase == "compile" and i < total:
+            self.progress.setRange(0, 0)  # compilation reports no fraction: a busy bar
+            self.progress.setFormat(words + "\u2026")
+        else:
+            self.progress.setRange(0, max(1, int(total)))
+            self.progress.setValue(int(i))
+            self.progress.setFormat(f"{words}: {int(i)} / {int(total)}")
+        self.eta_label.setText(fmt_eta(eta))
+
+    def finish(self, text: str) -> None:
+        """The fit ended (done, cached, cancelled or failed): stop the bar and say how."""
+        self.set_running(False)
+        self.progress.setRange(0, 1)
+        self.progress.setValue(1 if text.startswith(("done", "reopened")) else 0)
+        self.progress.setFormat(text)
+        self.eta_label.setText("")
+
+    def append_log(self, text: str) -> None:
+        stamp = "" if self._t0 is None else f"[{time.perf_counter() - self._t0:7.1f} s] "
+        self.log.appendPlainText(stamp + text)
+
+    def log_text(self) -> str:
+        return self.log.toPlainText()
+
+
+__all__ = ["ModelPanel", "detect_device", "fmt_eta", "PHASES"]
