@@ -45,9 +45,13 @@ def main(argv: list[str] | None = None) -> int:
     app = QApplication.instance() or QApplication(sys.argv[:1])
     app.setApplicationName("DDR Explorer")
     window = MainWindow()
-    window.resize(1100, 720)
+    if args.screenshot or not window.settings.contains("window/geometry"):
+        window.resize(1100, 720)
     window.show()
-    window.open_corpus(args.path or demo_corpus_path(), args.format)
+    if args.path is not None:
+        window.open_corpus(args.path, args.format)
+    elif args.screenshot or not window.restore_last_session():
+        window.open_corpus(demo_corpus_path())  # first start: the bundled demo corpus
     if args.screenshot:
         def shoot() -> None:
             if window.loading:
