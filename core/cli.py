@@ -324,46 +324,51 @@ def _read_prices(path: Path) -> dict[str, float]:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    from .fitting import fit_corpus
+    """``ddr report``: corpus or cached fit -> fit (or cache hit) -> DDR sheet PDF, progress on stderr."""
     from .model.formula import ModelSpecError, as_spec
-    from .model.sampler import FitCancelled, SamplerSettings
-    from .report.inputs import report_inputs_from
-    from .report.sheet import build_sheet
+    from .model.sampler import SamplerSettings
+    from .report.pipeline import SheetCancelled, analysis_runner, write_ddr_sheet
 
     try:
-        corpus = _load(args)
-        spec = as_spec(args.formula or args.design or ("pooled" if corpus.n_levels("benchmark") > 1
-                                                       else "per-benchmark"))
-        spec.validate(corpus.table.columns)
+        if args.formula and args.design:
+            raise ValueError("give at most one of --formula or --design")
+        spec = as_spec(args.formula or args.design) if (args.formula or args.design) else None
         prices = _read_prices(args.prices) if args.prices else None
         settings = SamplerSettings(draws=args.draws, warmup=args.warmup, chains=args.chains, seed=args.seed,
                                    device=args.device)
-    except CorpusError as exc:
-        _print_errors(exc)
-        return EXIT_INVALID
+        names = [n.strip() for n in (args.analyses or "").split(",") if n.strip()]
+        analyses = {n: analysis_runner(n) for n in names}
     except (ModelSpecError, ValueError, OSError) as exc:
         print(f"ddr: {exc}", file=sys.stderr)
         return EXIT_INVALID
+    options = {k: v for k, v in (("format", args.format), ("encoding", args.encoding), ("benchmark", args.benchmark),
+                                 ("aliases", args.aliases), ("scoring", args.scoring), ("gamma", args.gamma))
+               if v is not None}
     progress = _TerminalProgress(not args.quiet)
-    print(f"ddr: fitting {spec.formula} (or reusing the cached fit) ...", file=sys.stderr)
     try:
-        result = fit_corpus(corpus, spec, settings, cache_dir=args.cache, progress=progress)
-    except FitCancelled as exc:
+        result = write_ddr_sheet(args.path, args.output, corpus=args.corpus, load_options=options, design=spec,
+                                 settings=settings, cache_dir=args.cache, use_cache=not args.no_cache,
+                                 object_of_measurement=args.object, claim=args.claim, target=args.target,
+                                 budget=args.budget, prices=prices, analyses=analyses,
+                                 date_invariant=args.date_invariant, progress=progress)
+    except CorpusError as exc:
+        progress.done()
+        _print_errors(exc)
+        return EXIT_INVALID
+    except SheetCancelled as exc:
+        progress.done()
         print(f"ddr: {exc}", file=sys.stderr)
         return 130
-    finally:
+    except (ModelSpecError, ValueError, OSError) as exc:
         progress.done()
-    if result.cache_problem:
-        print(f"ddr: {result.cache_problem}", file=sys.stderr)
-    print("ddr: computing the D-study, cost and ranks, writing the sheet ...", file=sys.stderr)
-    try:
-        inputs = report_inputs_from(corpus, posterior=result.posterior, object_of_measurement=args.object,
-                                    claim=args.claim, target=args.target, budget=args.budget, prices=prices)
-        out = build_sheet(inputs, args.output, date_invariant=args.date_invariant)
-    except ValueError as exc:
         print(f"ddr: {exc}", file=sys.stderr)
         return EXIT_INVALID
-    print(f"wrote {out}", file=sys.stderr)
+    progress.done()
+    for message in result.messages:
+        print(f"ddr: {message}", file=sys.stderr)
+    origin = "cached fit" if result.from_cache else "new fit"
+    print(f"ddr: wrote {result.path} ({origin}{'' if result.fit_path is None else ' ' + str(result.fit_path)})",
+          file=sys.stderr)
     return EXIT_OK
 
 
@@ -455,6 +460,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--device", default="auto", choices=["auto", "cpu", "gpu"])
     p.add_argument("--cache", type=Path, help="cache folder")
+    p.add_argument("--no-cache", action="store_true", help="neither read nor write the fit cache")
+    p.add_argument("--corpus", type=Path, help="with a cached fit file (.h5) as PATH: the corpus it was fitted to")
+    p.add_argument("--analyses", help="optional analyses to run first, comma-separated: difficulty,heldout,loo "
+                   "(each refits subsets of the corpus)")
     p.add_argument("--date-invariant", action="store_true", help="reproducible output: no build date")
     p.add_argument("--quiet", action="store_true", help="no progress on stderr")
     p.set_defaults(func=cmd_report)

@@ -1,6 +1,12 @@
 """The Deployment Decision Reliability (DDR) sheet: a PDF a buyer of AI agents can read (SPEC sec. 7).
 
-Build it in two calls::
+End to end (corpus or cached fit -> fit through the cache -> PDF), as ``ddr report`` and the
+app's "Export DDR sheet" do::
+
+    from ddr_explorer.core.report import write_ddr_sheet
+    write_ddr_sheet("corpus.csv", "ddr-sheet.pdf", progress=print)
+
+Or from ready numbers, in two calls::
 
     from ddr_explorer.core.report import report_inputs_from, build_sheet
     inputs = report_inputs_from(corpus, components, theta, model_names=names)
@@ -14,12 +20,14 @@ writes the PDF.  Nothing here imports Qt or the sampler.
 
 from .content import SheetContent, sheet_content
 from .inputs import (ANALYSIS_KEYS, DifficultyProfile, FailureTaxonomy, HeldOutReliability, LooSummary,
-                     ReportInputs, TaskDifficulty, components_from_posterior, fit_info_from_posterior, report_inputs_from, software_versions,
-                     task_difficulty, theta_from_posterior)
+                     ReportInputs, TaskDifficulty, components_from_posterior, fit_info_from_posterior,
+                     report_inputs_from, software_versions, task_difficulty, theta_from_posterior)
+from .pipeline import AnalysisContext, SheetCancelled, SheetResult, analysis_runner, write_ddr_sheet
 from .sheet import build_sheet, render_sheet
 
 __all__ = [
-    "ANALYSIS_KEYS", "DifficultyProfile", "FailureTaxonomy", "HeldOutReliability", "LooSummary", "ReportInputs",
-    "SheetContent", "TaskDifficulty", "build_sheet", "components_from_posterior", "fit_info_from_posterior", "render_sheet",
-    "report_inputs_from", "sheet_content", "software_versions", "task_difficulty", "theta_from_posterior",
+    "ANALYSIS_KEYS", "AnalysisContext", "DifficultyProfile", "FailureTaxonomy", "HeldOutReliability", "LooSummary",
+    "ReportInputs", "SheetCancelled", "SheetContent", "SheetResult", "TaskDifficulty", "analysis_runner",
+    "build_sheet", "components_from_posterior", "fit_info_from_posterior", "render_sheet", "report_inputs_from",
+    "sheet_content", "software_versions", "task_difficulty", "theta_from_posterior", "write_ddr_sheet",
 ]

@@ -41,6 +41,7 @@ from pathlib import Path
 
 import numpy as np
 from reportlab.pdfgen.canvas import Canvas
+from reportlab.platypus.flowables import Flowable, _listWrapOn
 from reportlab.platypus import (BaseDocTemplate, CondPageBreak, Frame, KeepInFrame, KeepTogether, PageBreak,
                                 PageTemplate, Paragraph, Spacer, Table)
 
@@ -125,6 +126,38 @@ def footer_lines(inputs: ReportInputs, *, date: str | None) -> list[str]:
     sw = ", ".join(f"{escape(k)} {escape(v)}" for k, v in inputs.versions.items())
     l3 = f"Software: {sw}" + (f" \u00b7 built {date}" if date else "")
     return [l1, l2, l3]
+
+
+class _ShrinkToFit(Flowable):
+    """Keep a block together; shrink it (down to ``min_scale``) rather than start a new page for it.
+
+    A large coverage grid under a long fit table would otherwise push the rest of
+    a section onto a page of its own; shrunk by up to about a third it stays readable.
+    When even that does not fit, the block moves whole to the next page.
+    """
+
+    def __init__(self, flowables, min_scale: float = 0.62):
+        super().__init__()
+        self._content = list(flowables)
+        self.min_scale = min_scale
+        self._frame = None
+
+    def wrap(self, aw, ah):
+        _, natural = _listWrapOn(self._content, aw, self.canv)
+        if natural <= ah or ah >= self.min_scale * natural:
+            self._frame = KeepInFrame(aw, ah, self._content, mode="shrink")
+            self._frame.canv = self.canv
+            return self._frame.wrap(aw, ah)
+        self._frame = None
+        return aw, natural
+
+    def split(self, aw, ah):
+        if self._frame is not None:
+            return [self._frame]
+        return []  # too little room even shrunk: the frame moves the whole block to the next page
+
+    def draw(self):
+        self._frame.drawOn(self.canv, 0, 0)
 
 
 class _SheetCanvas(Canvas):
@@ -657,8 +690,10 @@ def _diagnostics_page(ct: SheetContent) -> list:
                                                            if info.get("wall_seconds") is not None else "") if x)
                  or "n/a"),
                 ("approximate method", "yes" if info.get("approximate") else "no")]
-    for prob in info.get("problems", [])[:6]:
-        fit_rows.append(("problem", escape(prob)))
+    problems = list(info.get("problems") or [])
+    if problems:  # every problem is counted; the first six are spelled out in one row to keep the page whole
+        fit_rows.append((f"problems ({len(problems)})", escape("; ".join(problems[:6]))
+                         + (f"; and {len(problems) - 6} more" if len(problems) > 6 else "")))
     rows = [[_p("Fit", "cell_head"), _p("", "cell_head")]] + [[_p(k, "cell"), _p(v, "cell")] for k, v in fit_rows]
     t1 = Table(rows, colWidths=[80, st.FRAME_WIDTH / 2 - 86])
     t1.setStyle(st.data_table_style(len(rows)))
@@ -716,7 +751,8 @@ def _diagnostics_page(ct: SheetContent) -> list:
             cut.append(f"first 60 of {nm} models")
         if ns > 45:
             cut.append(f"first 45 of {ns} scaffolds")
-        story.append(KeepTogether([
+        story.append(_ShrinkToFit([
+            Spacer(1, 6),
             Paragraph(f"Model {TIMES} scaffold coverage ({fmt_n(cov.get('observed_agents'))} of {fmt_n(nm * ns)} "
                       f"pairs run, {fmt_pct(cov.get('fill', 0), 0)} of the grid)", ss["h2"]),
             fig.coverage_figure(cov, st.FRAME_WIDTH),

@@ -1,0 +1,353 @@
+"""The DDR sheet, headless and end to end: corpus (or cached fit) -> fit -> inputs -> PDF.
+
+:func:`write_ddr_sheet` is the one path that ``ddr report`` and the app's
+"Export DDR sheet" call.  It loads the corpus, fits it through the cache
+(:func:`~ddr_explorer.core.fitting.fit_corpus`: a cache hit takes well under a
+second), runs any optional analyses it is asked for, fills a
+:class:`~.inputs.ReportInputs` (:func:`~.inputs.report_inputs_from`) and writes
+the PDF (:func:`~.sheet.build_sheet`).  Progress goes to a callback with the
+sampler's signature ``progress(phase, done, total, eta_seconds)``; ``cancel()``
+is polled between steps and between the sampler's chunks, and a cancelled
+build raises :class:`SheetCancelled` without touching the output file.
+
+Optional analyses (SPEC sec. 6; seed 003 secs. 5.3-5.4; seed 000 App. D.3)
+need extra fits, so the sheet never runs them by itself.  ``analyses`` maps a
+key of :data:`~.inputs.ANALYSIS_KEYS` to either a ready result
+(:class:`~.inputs.DifficultyProfile`, :class:`~.inputs.HeldOutReliability`,
+:class:`~.inputs.LooSummary`, :class:`~.inputs.FailureTaxonomy`) or a runner:
+a callable taking an :class:`AnalysisContext` and returning such a result.
+:func:`analysis_runner` finds the runners of the batch modules
+(``core/difficulty_study.py``, ``core/heldout.py``, ``core/loo.py``) when they
+are installed and says plainly when they are not.
+
+Nothing here imports Qt; the sampler (JAX) is imported only when a fit has to
+be run.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Mapping
+
+from .inputs import ANALYSIS_KEYS, ReportInputs, report_inputs_from
+from .sheet import build_sheet
+
+__all__ = ["AnalysisContext", "SheetCancelled", "SheetResult", "analysis_runner", "ANALYSIS_ALIASES",
+           "write_ddr_sheet"]
+
+ProgressCallback = Callable[[str, int, int, "float | None"], None]
+CancelCallback = Callable[[], bool]
+
+#: Names accepted on the command line (``--analyses``) -> keys of :data:`~.inputs.ANALYSIS_KEYS`.
+ANALYSIS_ALIASES: dict[str, str] = {"difficulty": "difficulty", "heldout": "held_out", "held_out": "held_out",
+                                    "held-out": "held_out", "loo": "loo", "failure_taxonomy": "failure_taxonomy",
+                                    "failures": "failure_taxonomy"}
+
+#: Where the runner of each analysis lives (module under ``ddr_explorer.core``, candidate function names).
+_RUNNER_MODULES: dict[str, tuple[str, tuple[str, ...]]] = {
+    "difficulty": ("difficulty_study", ("run_difficulty_study", "difficulty_profile", "run")),
+    "held_out": ("heldout", ("run_heldout", "held_out_reliability", "heldout_reliability", "run")),
+    "loo": ("loo", ("run_loo", "loo_summary", "psis_loo", "run")),
+}
+
+
+class SheetCancelled(RuntimeError):
+    """The user cancelled the build of a DDR sheet (the output file was not written)."""
+
+
+@dataclass
+class AnalysisContext:
+    """What an analysis runner gets: the corpus, the main fit and how to report progress.
+
+    Attributes
+    ----------
+    corpus
+        The validated corpus.
+    posterior
+        The main fit's posterior (the sheet's variance components come from it).
+    spec, settings
+        The model spec and sampler settings of the main fit (runners refit
+        subsets with the same settings).
+    cache_dir
+        The fit cache folder (None: the default), so refits are cached too.
+    progress, cancel
+        Callbacks, as for :func:`write_ddr_sheet`; ``progress`` is already
+        bound to the analysis's phase name.
+    """
+
+    corpus: Any
+    posterior: Any
+    spec: Any
+    settings: Any
+    cache_dir: Path | None
+    progress: ProgressCallback | None
+    cancel: CancelCallback | None
+
+
+@dataclass
+class SheetResult:
+    """What :func:`write_ddr_sheet` did.
+
+    Attributes
+    ----------
+    path
+        The PDF written.
+    inputs
+        The :class:`~.inputs.ReportInputs` the sheet was drawn from.
+    fit_key, fit_path, from_cache
+        The fit's cache key and file, and whether it was reopened from the cache.
+    converged
+        The fit's convergence verdict (None when unknown).
+    messages
+        Things the caller should show (a damaged cache file that was refitted, an unconverged fit).
+    """
+
+    path: Path
+    inputs: ReportInputs
+    fit_key: str | None
+    fit_path: Path | None
+    from_cache: bool
+    converged: bool | None
+    messages: list[str] = field(default_factory=list)
+
+
+def analysis_runner(key: str) -> Callable[[AnalysisContext], Any]:
+    """The runner of an optional analysis, from the batch modules of core.
+
+    Parameters
+    ----------
+    key
+        A key of :data:`~.inputs.ANALYSIS_KEYS` or a name of :data:`ANALYSIS_ALIASES`.
+
+    Raises
+    ------
+    ValueError
+        An unknown name, or an analysis whose module is not part of this
+        build (the message names the module and what to do instead).
+    """
+    name = ANALYSIS_ALIASES.get(key, key)
+    if name not in ANALYSIS_KEYS:
+        raise ValueError(f"unknown analysis {key!r}; use difficulty, heldout or loo")
+    if name not in _RUNNER_MODULES:
+        raise ValueError(f"the {name.replace('_', ' ')} analysis has no runner in core; compute it and pass the "
+                         "result in analyses= (see ddr_explorer.core.report.inputs)")
+    module_name, candidates = _RUNNER_MODULES[name]
+    try:
+        module = importlib.import_module(f"ddr_explorer.core.{module_name}")
+    except ModuleNotFoundError as exc:
+        if exc.name != f"ddr_explorer.core.{module_name}":
+            raise
+        raise ValueError(f"the {name.replace('_', ' ')} analysis needs core/{module_name}.py, which this build "
+                         "does not have; leave it out of --analyses (the sheet says it was not run)") from None
+    for fn_name in candidates:
+        fn = getattr(module, fn_name, None)
+        if callable(fn):
+            return _adapt_runner(fn)
+    raise ValueError(f"core/{module_name}.py has none of {', '.join(candidates)}; cannot run the "
+                     f"{name.replace('_', ' ')} analysis")
+
+
+def _adapt_runner(fn) -> Callable[[AnalysisContext], Any]:
+    """Call a batch function with the context fields its signature names (corpus, posterior, ...)."""
+    params = inspect.signature(fn).parameters
+    if len(params) == 1 and next(iter(params)) in ("context", "ctx"):
+        return fn
+
+    def run(ctx: AnalysisContext):
+        kwargs = {k: getattr(ctx, k) for k in ("corpus", "posterior", "spec", "settings", "cache_dir", "progress",
+                                              "cancel") if k in params}
+        return fn(**kwargs)
+
+    return run
+
+
+def _emit(progress, phase: str, done: int, total: int, eta=None) -> None:
+    if progress is not None:
+        progress(phase, done, total, eta)
+
+
+def _check(cancel, what: str) -> None:
+    if cancel is not None and cancel():
+        raise SheetCancelled(f"DDR sheet cancelled {what}; nothing was written")
+
+
+def _load_source(source, corpus, load_options):
+    """``(corpus, posterior or None)`` from a corpus, a corpus file or a cached fit file (.h5)."""
+    from ..corpus.corpus import Corpus
+    from ..corpus.io import load_corpus
+
+    def as_corpus(obj):
+        return obj if isinstance(obj, Corpus) else load_corpus(Path(obj), **dict(load_options or {}))
+
+    if isinstance(source, Corpus):
+        return source, None
+    path = Path(source)
+    if path.suffix.lower() not in (".h5", ".hdf5"):
+        if corpus is not None:
+            raise ValueError(f"{path} is a corpus file; give --corpus only with a cached fit file (.h5)")
+        return as_corpus(path), None
+    from ..cache import CacheFileError, read_fit_file
+    from ..fitting import posterior_from_entry
+
+    try:
+        entry = read_fit_file(path)
+        posterior = posterior_from_entry(entry)
+    except CacheFileError as exc:
+        raise ValueError(f"{path}: not a usable cached fit ({exc}); refit the corpus with `ddr fit`") from None
+    if corpus is None:
+        name = entry.meta.get("corpus_name") or "the corpus"
+        raise ValueError(f"{path} is a cached fit of {name}; the sheet also needs that corpus's trials "
+                         "(accuracy, cost, task difficulty): add --corpus CORPUS_FILE")
+    c = as_corpus(corpus)
+    want = entry.meta.get("corpus_hash")
+    if want and want != c.content_hash:
+        raise ValueError(f"{path} was fitted to a corpus with content hash {want[:12]}, but "
+                         f"{getattr(c, 'file', None) or c.name} has {c.content_hash[:12]}; give the corpus the fit "
+                         "was made from, or fit this one")
+    return c, posterior
+
+
+def write_ddr_sheet(source, output, *, corpus=None, load_options: Mapping[str, Any] | None = None,
+                    design: str | Any | None = None, settings=None, cache_dir: str | Path | None = None,
+                    use_cache: bool = True, object_of_measurement: str = "model", claim: str = "relative",
+                    target: float | None = None, budget: float | None = None,
+                    prices: Mapping[str, float] | None = None, analyses: Mapping[str, Any] | None = None,
+                    date_invariant: bool = False, title: str | None = None,
+                    progress: ProgressCallback | None = None, cancel: CancelCallback | None = None) -> SheetResult:
+    """Write the DDR sheet (SPEC sec. 7; seed 003 sec. 6) of a corpus or of a cached fit.
+
+    Parameters
+    ----------
+    source
+        A :class:`~ddr_explorer.core.corpus.corpus.Corpus`, a corpus file, or a
+        cached fit file (``.h5``, as ``ddr fit`` writes; then ``corpus`` is required).
+    output
+        The PDF to write (its folder must exist); written atomically.
+    corpus
+        With a cached fit: the corpus it was fitted to (a Corpus or a file); its
+        content hash must match the fit's.
+    load_options
+        Passed to :func:`~ddr_explorer.core.corpus.io.load_corpus` (``format``,
+        ``encoding``, importer options).
+    design
+        A model spec, preset (``"per-benchmark"``, ``"pooled"``, ``"ddr"``) or
+        formula; default ``"pooled"`` for several benchmarks, else
+        ``"per-benchmark"``.  Ignored with a cached fit.
+    settings
+        :class:`~ddr_explorer.core.model.sampler.SamplerSettings` (defaults when None).
+    cache_dir, use_cache
+        The fit cache (see :func:`~ddr_explorer.core.fitting.fit_corpus`).
+    object_of_measurement, claim, target, budget, prices
+        As for :func:`~.inputs.report_inputs_from`.
+    analyses
+        Optional analyses: key of :data:`~.inputs.ANALYSIS_KEYS` -> a ready
+        result, or a runner ``f(AnalysisContext) -> result`` (see
+        :func:`analysis_runner`).  A runner that fails leaves the analysis out
+        (the sheet says "not run") and the reason in :attr:`SheetResult.messages`.
+    date_invariant
+        No build date in the footer, reportlab's fixed creation date and
+        document ID: the same inputs give a byte-identical PDF.
+    title
+        Sheet title (default: the corpus name).
+    progress
+        ``progress(phase, done, total, eta_seconds)``: phases ``"load"``, the
+        sampler's phases when a fit runs, ``"analysis <key>"``, ``"inputs"``, ``"sheet"``.
+    cancel
+        Polled between steps (and by the sampler between chunks); return True to stop.
+
+    Returns
+    -------
+    SheetResult
+
+    Raises
+    ------
+    SheetCancelled
+        ``cancel()`` returned True; the output was not written.
+    ValueError
+        Invalid input (the message names the file and the fix).
+    ddr_explorer.core.corpus.issues.CorpusError
+        The corpus file failed validation (its issues name file, row and column).
+    """
+    output = Path(output)
+    if not output.parent.is_dir():
+        raise FileNotFoundError(f"cannot write the DDR sheet to {output}: the folder {output.parent} does not exist; "
+                                "create it or choose another path")
+    _emit(progress, "load", 0, 1)
+    c, posterior = _load_source(source, corpus, load_options)
+    _emit(progress, "load", 1, 1)
+    _check(cancel, "after loading the corpus")
+
+    messages: list[str] = []
+    fit_key = fit_path = None
+    from_cache = posterior is not None
+    if posterior is None:
+        from ..fitting import fit_corpus
+        from ..model.formula import as_spec
+        from ..model.sampler import FitCancelled
+
+        spec = as_spec(design or ("pooled" if c.n_levels("benchmark") > 1 else "per-benchmark"))
+        spec.validate(c.table.columns)
+        _emit(progress, "fit", 0, 1)
+        try:
+            result = fit_corpus(c, spec, settings, cache_dir=cache_dir, use_cache=use_cache, progress=progress,
+                                cancel=cancel)
+        except FitCancelled as exc:
+            raise SheetCancelled(f"DDR sheet cancelled during the fit ({exc}); nothing was written") from None
+        posterior, fit_key, fit_path, from_cache = result.posterior, result.key, result.cache_path, result.from_cache
+        _emit(progress, "fit (cache hit)" if from_cache else "fit", 1, 1, 0.0)
+        if result.cache_problem:
+            messages.append(result.cache_problem)
+    else:
+        fit_path = Path(source)
+    _check(cancel, "after the fit")
+
+    diag = getattr(posterior, "diagnostics", None)
+    converged = None if diag is None else bool(getattr(diag, "converged", False))
+    if converged is False:
+        problems = list(getattr(diag, "problems", None) or [])
+        shown = "; ".join(problems[:3]) + (f"; and {len(problems) - 3} more" if len(problems) > 3 else "")
+        messages.append(f"the fit did not converge ({shown or 'see the diagnostics page'}); page 1 of the sheet "
+                        "says so")
+
+    results: dict[str, Any] = {}
+    for key, value in dict(analyses or {}).items():
+        name = ANALYSIS_ALIASES.get(key, key)
+        if name not in ANALYSIS_KEYS:
+            raise ValueError(f"unknown analysis {key!r}; use {', '.join(ANALYSIS_KEYS)}")
+        if not callable(value) or isinstance(value, type):
+            results[name] = value
+            continue
+        phase = f"analysis {name}"
+        _emit(progress, phase, 0, 1)
+        ctx = AnalysisContext(corpus=c, posterior=posterior, spec=getattr(posterior, "spec", None),
+                              settings=getattr(posterior, "settings", settings), cache_dir=cache_dir,
+                              progress=None if progress is None else
+                              (lambda ph, i, n, eta, _p=phase: progress(f"{_p}: {ph}", i, n, eta)),
+                              cancel=cancel)
+        try:
+            results[name] = value(ctx)
+        except SheetCancelled:
+            raise
+        except Exception as exc:  # noqa: BLE001 - one failed analysis must not sink the sheet; it is reported
+            if type(exc).__name__ == "FitCancelled" or (cancel is not None and cancel()):
+                raise SheetCancelled(f"DDR sheet cancelled during the {name} analysis; nothing was written") from None
+            messages.append(f"the {name.replace('_', ' ')} analysis failed ({type(exc).__name__}: {exc}); "
+                            "the sheet says it was not run")
+            results[name] = None
+        _emit(progress, phase, 1, 1)
+        _check(cancel, f"after the {name} analysis")
+
+    _emit(progress, "inputs", 0, 1)
+    inputs = report_inputs_from(c, posterior=posterior, object_of_measurement=object_of_measurement, claim=claim,
+                                target=target, budget=budget, prices=prices,
+                                analyses={k: v for k, v in results.items() if v is not None}, title=title)
+    _emit(progress, "inputs", 1, 1)
+    _check(cancel, "before writing the PDF")
+    _emit(progress, "sheet", 0, 1)
+    path = build_sheet(inputs, output, date_invariant=date_invariant)
+    _emit(progress, "sheet", 1, 1)
+    return SheetResult(path=path, inputs=inputs, fit_key=fit_key, fit_path=fit_path, from_cache=from_cache,
+                       converged=converged, messages=messages)

@@ -1,0 +1,250 @@
+"""The DDR sheet end to end: corpus or cached fit -> fit (or cache hit) -> PDF, and ``ddr report``.
+
+Real NUTS fits with few draws (they do not converge, which is what the
+unconverged-fit checks need): a small simulated corpus for the pipeline, and
+the demo corpus (Terminal-Bench 2.0) once through the CLI's ``main()``.  The
+numbers on page 1 are checked against core's functions applied to the same
+posterior.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import re
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("reportlab", reason="the DDR sheet needs reportlab (pip install reportlab)")
+
+import ddr_explorer.core.model  # noqa: E402,F401 - before jax: parallel CPU chains
+from ddr_explorer.core.cli import main  # noqa: E402
+from ddr_explorer.core.corpus.io import load_corpus  # noqa: E402
+from ddr_explorer.core.dstudy_summary import dstudy_summary  # noqa: E402
+from ddr_explorer.core.fitting import components_from_posterior, theta_from_posterior  # noqa: E402
+from ddr_explorer.core.model import SamplerSettings  # noqa: E402
+from ddr_explorer.core.reliability import summarize  # noqa: E402
+from ddr_explorer.core.report import LooSummary, SheetCancelled, write_ddr_sheet  # noqa: E402
+from ddr_explorer.core.report import pipeline  # noqa: E402
+from ddr_explorer.core.report.content import fmt_coef, fmt_interval, fmt_var  # noqa: E402
+
+
+def pdf_pages(path: Path) -> list[str]:
+    """Text of each page, whitespace collapsed (pypdf, a test dependency)."""
+    pypdf = pytest.importorskip("pypdf", reason="reading PDF text needs pypdf (pip install pypdf)")
+    return [re.sub(r"\s+", " ", p.extract_text() or "") for p in pypdf.PdfReader(str(path)).pages]
+
+
+ROOT = Path(__file__).resolve().parents[1]
+DEMO = ROOT / "resources" / "demo" / "terminal-bench-2.csv"
+SETTINGS = SamplerSettings(draws=60, warmup=60, chains=2, seed=4, chunk_size=30)
+
+
+def _simulate_module():
+    spec = importlib.util.spec_from_file_location("ddr_bench_simulate_pipeline", ROOT / "bench" / "simulate.py")
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = mod  # dataclasses look their module up while the class is built
+    spec.loader.exec_module(mod)
+    return mod
+
+
+@pytest.fixture(scope="module")
+def small_csv(tmp_path_factory) -> Path:
+    sim = _simulate_module()
+    table = sim.simulate_per_benchmark(n_tasks=20, n_models=6, n_scaffolds=3, n_pairs=10, trials_per_cell=2,
+                                       seed=9).table
+    path = tmp_path_factory.mktemp("corpus") / "small.csv"
+    table.to_csv(path, index=False)
+    return path
+
+
+@pytest.fixture(scope="module")
+def first_build(small_csv, tmp_path_factory):
+    """One real fit through the pipeline, with every progress call recorded."""
+    cache = tmp_path_factory.mktemp("cache")
+    out = tmp_path_factory.mktemp("out") / "sheet.pdf"
+    calls = []
+    result = write_ddr_sheet(small_csv, out, settings=SETTINGS, cache_dir=cache, date_invariant=True,
+                             progress=lambda *a: calls.append(a))
+    return result, cache, calls
+
+
+def test_pipeline_fits_and_reports_progress(first_build):
+    result, cache, calls = first_build
+    assert not result.from_cache and result.fit_path.parent == cache and result.fit_path.exists()
+    phases = [c[0] for c in calls]
+    assert phases[:2] == ["load", "load"] and phases[-4:] == ["inputs", "inputs", "sheet", "sheet"]
+    assert "compile" in phases and "diagnostics" in phases  # the sampler's own phases pass through
+    assert all(0 <= c[1] <= c[2] for c in calls)
+    assert len(pdf_pages(result.path)) == 7
+
+
+def test_page_one_numbers_equal_core_on_the_fitted_posterior(first_build):
+    result, _, _ = first_build
+    inp = result.inputs
+    page = pdf_pages(result.path)[0]
+    # the sheet's components are the posterior's sigma^2 per draw (one implementation, core/fitting.py)
+    assert set(inp.components.terms) == {"task", "model", "scaffold", "task:model", "task:scaffold",
+                                         "model:scaffold"}
+    assert inp.components.n_draws == SETTINGS.draws * SETTINGS.chains
+    core = dstudy_summary(inp.components, inp.observed_design, target=inp.target)["estimands"]["Erho2"]
+    assert f"E\u03c1\u00b2 = {fmt_coef(core['median'])}" in page
+    assert f"95% interval {fmt_interval(core['lower95'], core['upper95'])}" in page
+    for term in inp.components.terms:
+        s = summarize(inp.components.draws[term])
+        assert fmt_var(s.median) in page and fmt_interval(*s.hdi95, fmt=fmt_var) in page
+    assert inp.theta.shape == (SETTINGS.draws * SETTINGS.chains, 6)
+
+
+def test_unconverged_fit_is_said_plainly(first_build):
+    result, _, _ = first_build
+    assert result.converged is False
+    assert any("did not converge" in m for m in result.messages)
+    pages = pdf_pages(result.path)
+    assert "The fit did not converge." in pages[0]
+    assert all("NOT converged" in p for p in pages)
+
+
+def test_cache_hit_gives_a_byte_identical_sheet(first_build, small_csv, tmp_path):
+    result, cache, _ = first_build
+    again = write_ddr_sheet(small_csv, tmp_path / "again.pdf", settings=SETTINGS, cache_dir=cache,
+                            date_invariant=True)
+    assert again.from_cache and again.fit_key == result.fit_key
+    assert again.path.read_bytes() == result.path.read_bytes()
+
+
+def test_sheet_from_the_cached_fit_file_equals_the_corpus_sheet(first_build, small_csv, tmp_path):
+    result, _, _ = first_build
+    from_file = write_ddr_sheet(result.fit_path, tmp_path / "f.pdf", corpus=small_csv, date_invariant=True)
+    assert from_file.from_cache
+    assert from_file.path.read_bytes() == result.path.read_bytes()
+    with pytest.raises(ValueError, match="add --corpus"):
+        write_ddr_sheet(result.fit_path, tmp_path / "g.pdf")
+    other = load_corpus(DEMO)
+    with pytest.raises(ValueError, match="content hash"):
+        write_ddr_sheet(result.fit_path, tmp_path / "h.pdf", corpus=other)
+    assert not (tmp_path / "g.pdf").exists() and not (tmp_path / "h.pdf").exists()
+
+
+def test_cancel_writes_nothing(first_build, small_csv, tmp_path):
+    _, cache, _ = first_build
+    polls = []
+
+    def cancel():  # cancel at the second poll: after the (cached) fit, before the PDF
+        polls.append(1)
+        return len(polls) >= 2
+
+    with pytest.raises(SheetCancelled, match="nothing was written"):
+        write_ddr_sheet(small_csv, tmp_path / "c.pdf", settings=SETTINGS, cache_dir=cache, cancel=cancel)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_analyses_ready_runner_and_failing(first_build, small_csv, tmp_path):
+    _, cache, _ = first_build
+    seen = {}
+
+    def loo_runner(ctx):
+        seen["ctx"] = ctx
+        k = np.r_[np.full(990, 0.2), [0.8, 0.9, 1.4]]
+        return LooSummary.from_pareto_k(k, elpd=-812.5, elpd_se=20.1)
+
+    def broken(ctx):
+        raise RuntimeError("refit exploded")
+
+    res = write_ddr_sheet(small_csv, tmp_path / "a.pdf", settings=SETTINGS, cache_dir=cache, date_invariant=True,
+                          analyses={"loo": loo_runner, "heldout": broken})
+    assert seen["ctx"].posterior is not None and seen["ctx"].corpus.n_levels("model") == 6
+    loo = res.inputs.analysis("loo")
+    assert (loo.good, loo.bad, loo.very_bad) == (990, 2, 1)
+    assert res.inputs.analysis("held_out") is None
+    assert any("held out analysis failed (RuntimeError: refit exploded)" in m for m in res.messages)
+    text = " ".join(pdf_pages(res.path))
+    assert "PSIS-LOO" in text and "990" in text and "812.5" in text
+
+
+def test_analysis_runner_names_what_is_missing(monkeypatch):
+    with pytest.raises(ValueError, match="unknown analysis 'bogus'"):
+        pipeline.analysis_runner("bogus")
+    monkeypatch.setitem(pipeline._RUNNER_MODULES, "loo", ("no_such_loo_module", ("run",)))
+    with pytest.raises(ValueError, match=r"needs core/no_such_loo_module\.py"):
+        pipeline.analysis_runner("loo")
+
+
+# ---------------------------------------------------------------------------
+# ddr report, end to end through main()
+# ---------------------------------------------------------------------------
+
+DEMO_FIT = ["--draws", "40", "--warmup", "40", "--chains", "2", "--seed", "1"]
+
+
+@pytest.fixture(scope="module")
+def demo_cli(tmp_path_factory):
+    """``ddr report`` on the demo corpus: a real (short) fit into a temporary cache."""
+    cache = tmp_path_factory.mktemp("demo-cache")
+    out = tmp_path_factory.mktemp("demo-out")
+    rc = main(["report", str(DEMO), "-o", str(out / "a.pdf"), "--cache", str(cache), "--date-invariant", *DEMO_FIT])
+    return rc, cache, out
+
+
+def test_cli_report_on_the_demo_corpus(demo_cli, capsys):
+    rc, cache, out = demo_cli
+    assert rc == 0
+    assert len(list(cache.glob("fit-*.h5"))) == 1
+    pages = pdf_pages(out / "a.pdf")
+    assert len(pages) == 7
+    first = pages[0]
+    assert "Deployment Decision Reliability \u2014 terminal-bench-2" in first and "One benchmark." in first
+    assert "The fit did not converge." in first  # 40 draws: honest about it
+    # the second run reuses the cached fit, says so on stderr and writes the same bytes
+    rc = main(["report", str(DEMO), "-o", str(out / "b.pdf"), "--cache", str(cache), "--date-invariant", *DEMO_FIT])
+    err = capsys.readouterr().err
+    assert rc == 0 and "fit (cache hit): 1/1" in err and "sheet: 1/1" in err and "cached fit" in err
+    assert (out / "b.pdf").read_bytes() == (out / "a.pdf").read_bytes()
+    # the numbers equal core's on the cached posterior
+    from ddr_explorer.core.cache import read_fit_file
+    from ddr_explorer.core.fitting import posterior_from_entry
+
+    post = posterior_from_entry(read_fit_file(next(cache.glob("fit-*.h5"))))
+    comps = components_from_posterior(post)
+    theta, names = theta_from_posterior(post)
+    assert theta.shape[1] == len(names) == 29
+    s = summarize(comps.draws["model"])
+    assert fmt_interval(*s.hdi95, fmt=fmt_var) in first
+
+
+def test_cli_report_with_prices_and_budget(demo_cli, tmp_path, capsys):
+    _, cache, _ = demo_cli
+    prices = tmp_path / "prices.json"
+    prices.write_text(json.dumps({"terminal-bench-2.0": 0.85}))
+    rc = main(["report", str(DEMO), "-o", str(tmp_path / "p.pdf"), "--cache", str(cache), "--prices", str(prices),
+               "--budget", "20000", "--date-invariant", "--quiet", *DEMO_FIT])
+    assert rc == 0, capsys.readouterr().err
+    pages = pdf_pages(tmp_path / "p.pdf")
+    assert "No cost data." not in pages[0] and "No cost data." not in pages[2]
+    assert "Cost bands" in pages[2]
+
+
+def test_cli_report_from_the_fit_file(demo_cli, tmp_path, capsys):
+    _, cache, out = demo_cli
+    fit = next(cache.glob("fit-*.h5"))
+    assert main(["report", str(fit), "-o", str(tmp_path / "f.pdf"), "--corpus", str(DEMO), "--date-invariant",
+                 "--quiet"]) == 0
+    assert (tmp_path / "f.pdf").read_bytes() == (out / "a.pdf").read_bytes()
+    assert main(["report", str(fit), "-o", str(tmp_path / "g.pdf"), "--quiet"]) == 2
+    assert "add --corpus CORPUS_FILE" in capsys.readouterr().err
+
+
+def test_cli_report_bad_inputs(tmp_path, capsys):
+    bad = tmp_path / "bad.csv"
+    bad.write_text("benchmark,task,model,scaffold,result\nb,t1,m1,s1,1\nb,t2,m1,s1,7\n")
+    assert main(["report", str(bad), "-o", str(tmp_path / "x.pdf"), "--cache", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert "bad.csv" in err and "result" in err
+    assert main(["report", str(DEMO), "-o", str(tmp_path / "x.pdf"), "--analyses", "bogus"]) == 2
+    assert "unknown analysis 'bogus'" in capsys.readouterr().err
+    assert main(["report", str(DEMO), "-o", str(tmp_path / "nodir" / "x.pdf"), "--cache", str(tmp_path)]) == 2
+    assert "does not exist" in capsys.readouterr().err
+    assert not (tmp_path / "x.pdf").exists()
