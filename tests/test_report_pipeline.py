@@ -248,3 +248,17 @@ def test_cli_report_bad_inputs(tmp_path, capsys):
     assert main(["report", str(DEMO), "-o", str(tmp_path / "nodir" / "x.pdf"), "--cache", str(tmp_path)]) == 2
     assert "does not exist" in capsys.readouterr().err
     assert not (tmp_path / "x.pdf").exists()
+
+
+def test_posterior_in_memory_is_used_as_is(first_build, small_csv, tmp_path):
+    """The app's path: a fit it already holds, no refit, the same sheet."""
+    from ddr_explorer.core.cache import read_fit_file
+    from ddr_explorer.core.fitting import posterior_from_entry
+
+    result, _, _ = first_build
+    post = posterior_from_entry(read_fit_file(result.fit_path))
+    corpus = load_corpus(small_csv)
+    res = write_ddr_sheet(corpus, tmp_path / "m.pdf", posterior=post, date_invariant=True,
+                          cache_dir=tmp_path / "empty-cache")
+    assert not (tmp_path / "empty-cache").exists() and not res.from_cache and res.fit_path is None
+    assert res.path.read_bytes() == result.path.read_bytes()

@@ -211,6 +211,7 @@ def _load_source(source, corpus, load_options):
 
 
 def write_ddr_sheet(source, output, *, corpus=None, load_options: Mapping[str, Any] | None = None,
+                    posterior=None, corpus_summary: Mapping[str, Any] | None = None,
                     design: str | Any | None = None, settings=None, cache_dir: str | Path | None = None,
                     use_cache: bool = True, object_of_measurement: str = "model", claim: str = "relative",
                     target: float | None = None, budget: float | None = None,
@@ -232,6 +233,12 @@ def write_ddr_sheet(source, output, *, corpus=None, load_options: Mapping[str, A
     load_options
         Passed to :func:`~ddr_explorer.core.corpus.io.load_corpus` (``format``,
         ``encoding``, importer options).
+    posterior
+        A fit already in memory (the app's): used as it is, nothing is fitted.
+        It must be a fit of ``source`` (a Corpus or corpus file).
+    corpus_summary
+        A ready :func:`~ddr_explorer.core.inspection.inspect_corpus` of the
+        corpus (the app has one), so it is not recomputed.
     design
         A model spec, preset (``"per-benchmark"``, ``"pooled"``, ``"ddr"``) or
         formula; default ``"pooled"`` for several benchmarks, else
@@ -276,13 +283,18 @@ def write_ddr_sheet(source, output, *, corpus=None, load_options: Mapping[str, A
         raise FileNotFoundError(f"cannot write the DDR sheet to {output}: the folder {output.parent} does not exist; "
                                 "create it or choose another path")
     _emit(progress, "load", 0, 1)
+    given = posterior
     c, posterior = _load_source(source, corpus, load_options)
+    if given is not None:
+        if posterior is not None:
+            raise ValueError("give either a cached fit file as the source or posterior=, not both")
+        posterior = given
     _emit(progress, "load", 1, 1)
     _check(cancel, "after loading the corpus")
 
     messages: list[str] = []
     fit_key = fit_path = None
-    from_cache = posterior is not None
+    from_cache = posterior is not None and given is None  # a fit file given as the source
     if posterior is None:
         from ..fitting import fit_corpus
         from ..model.formula import as_spec
@@ -300,7 +312,7 @@ def write_ddr_sheet(source, output, *, corpus=None, load_options: Mapping[str, A
         _emit(progress, "fit (cache hit)" if from_cache else "fit", 1, 1, 0.0)
         if result.cache_problem:
             messages.append(result.cache_problem)
-    else:
+    elif given is None:
         fit_path = Path(source)
     _check(cancel, "after the fit")
 
@@ -343,7 +355,8 @@ def write_ddr_sheet(source, output, *, corpus=None, load_options: Mapping[str, A
     _emit(progress, "inputs", 0, 1)
     inputs = report_inputs_from(c, posterior=posterior, object_of_measurement=object_of_measurement, claim=claim,
                                 target=target, budget=budget, prices=prices,
-                                analyses={k: v for k, v in results.items() if v is not None}, title=title)
+                                analyses={k: v for k, v in results.items() if v is not None},
+                                corpus_summary=corpus_summary, title=title)
     _emit(progress, "inputs", 1, 1)
     _check(cancel, "before writing the PDF")
     _emit(progress, "sheet", 0, 1)
