@@ -1,0 +1,145 @@
+"""Difficulty-conditional reliability: one G-study per task-difficulty stratum (seed 003 sec. 3 and 5.3).
+
+Tasks are split into quartiles of their mean success across agents
+(:func:`~.report.inputs.task_difficulty`: Q1 easiest, Q4 hardest), the G-study
+is refitted on each stratum's records alone, and the coefficient of one
+design is computed per posterior draw of each stratum's variance components.
+Seed 003 reports ``Erho2_Qk`` per stratum and the gap ``Erho2_agg - Erho2_Q4``
+as "the measurement cost of using aggregate reliability to support claims
+about hard-task deployments".
+
+Which design the strata are read at.  Seed 003 does not say.  Here every
+stratum, and the aggregate, is read at the *same* design, by default the
+full corpus's observed design (its tasks per benchmark, scaffolds per model,
+benchmarks and replicates).  A stratum holds a quarter of the tasks, so
+reading it at its own size would mix two effects (fewer tasks and harder
+tasks) into the gap; at one common size the gap isolates what difficulty does
+to the variance components (sigma^2_model shrinks when every agent fails).
+Pass ``design=`` for another size.
+
+Every fit goes through :func:`~.batch.run_fits` (the HDF5 fit cache): a rerun
+with the same corpus, model and settings samples nothing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from .batch import CancelCallback, ProgressCallback, FitJob, coefficient_draws, observed_design, run_fits, sub_corpus
+from .report.inputs import DifficultyProfile, TaskDifficulty, task_difficulty
+
+__all__ = ["DifficultyStudy", "difficulty_study", "run_difficulty_study", "stratum_masks"]
+
+
+@dataclass
+class DifficultyStudy:
+    """A difficulty-conditional study and the draws behind it.
+
+    Attributes
+    ----------
+    profile
+        The :class:`~.report.inputs.DifficultyProfile` the DDR sheet draws.
+    strata
+        The task strata (:class:`~.report.inputs.TaskDifficulty`).
+    design
+        The design every coefficient is computed at.
+    draws
+        ``"aggregate"`` and each stratum label -> per-draw coefficient (None: that fit failed).
+    errors
+        Stratum label -> why its fit failed.
+    n_fitted, n_cached
+        Fits sampled / reopened from the cache.
+    """
+
+    profile: DifficultyProfile
+    strata: TaskDifficulty
+    design: object
+    draws: dict
+    errors: dict = field(default_factory=dict)
+    n_fitted: int = 0
+    n_cached: int = 0
+
+    def to_dict(self) -> dict:
+        """Plain JSON-ready numbers: per stratum median and 95% HDI, the gap, the design."""
+        def summ(s):
+            return None if s is None else {"median": s.median, "lower95": s.hdi95[0], "upper95": s.hdi95[1]}
+
+        p = self.profile
+        return {"strata": [{"label": lab, "n_tasks": int(n), "mean_success": float(m), "erho2": summ(e),
+                            "error": self.errors.get(lab)}
+                           for lab, n, m, e in zip(p.labels, self.strata.stratum_n, self.strata.stratum_mean,
+                                                   p.erho2)],
+                "aggregate": summ(p.aggregate), "gap_aggregate_minus_hardest": p.gap,
+                "design": self.design.to_dict(), "n_fitted": self.n_fitted, "n_cached": self.n_cached}
+
+
+def stratum_masks(corpus, strata: TaskDifficulty) -> list[np.ndarray]:
+    """Boolean row masks of ``corpus.table``, one per stratum (stratum 1 first)."""
+    t = corpus.table
+    labels = t["benchmark"].astype(str) + "/" + t["task"].astype(str)
+    of = dict(zip(strata.tasks, strata.quartile))
+    q = labels.map(of).to_numpy()
+    return [q == s for s in range(1, strata.n_strata + 1)]
+
+
+def difficulty_study(corpus, spec="per-benchmark", settings=None, cache_dir: str | Path | None = None,
+                     progress: ProgressCallback | None = None, cancel: CancelCallback | None = None, *,
+                     n_strata: int = 4, design=None, object_of_measurement: str = "model",
+                     claim: str = "relative") -> DifficultyStudy:
+    """Refit the G-study per difficulty stratum and compare each stratum's coefficient with the aggregate.
+
+    Parameters
+    ----------
+    corpus
+        A validated corpus.
+    spec, settings
+        Model and sampler settings of every fit (the aggregate and each stratum).
+    cache_dir, progress, cancel
+        See :func:`~.batch.run_fits`.
+    n_strata
+        4 for quartiles (seed 003).
+    design
+        The :class:`~.dstudy.Design` to read every fit at; default: the
+        corpus's observed design (see the module note).
+    object_of_measurement, claim
+        Of the default design.
+
+    Returns
+    -------
+    DifficultyStudy
+        With ``profile.gap`` = median(aggregate) - median(hardest stratum).
+
+    Raises
+    ------
+    ValueError
+        Fewer than two tasks (no strata to compare).
+    FitCancelled
+        ``cancel()`` returned True.
+    """
+    strata = task_difficulty(corpus.table, n_strata)
+    if strata.n_strata < 2:
+        raise ValueError(f"corpus {corpus.name!r} has {len(strata.tasks)} task(s); difficulty strata need at "
+                         "least 2 tasks")
+    design = design or observed_design(corpus, object_of_measurement, claim)
+    jobs = [FitJob("aggregate", corpus, spec)]
+    for label, mask in zip(strata.labels, stratum_masks(corpus, strata)):
+        jobs.append(FitJob(label, sub_corpus(corpus, mask, f"{corpus.name} [{label.split()[0]}]"), spec))
+    batch = run_fits(jobs, settings, cache_dir=cache_dir, progress=progress, cancel=cancel,
+                     what="difficulty study", skip_failed=True)
+    if batch.results[0] is None:
+        raise ValueError(f"the fit of the whole corpus failed: {batch.errors['aggregate']}")
+    draws = {job.label: (None if r is None else coefficient_draws(r.posterior, design))
+             for job, r in zip(jobs, batch.results)}
+    profile = DifficultyProfile.from_draws(strata.labels, [draws[lab] for lab in strata.labels], draws["aggregate"],
+                                           strata.stratum_mean)
+    return DifficultyStudy(profile, strata, design, draws, dict(batch.errors), batch.n_fitted, batch.n_cached)
+
+
+def run_difficulty_study(corpus, spec="per-benchmark", settings=None, cache_dir: str | Path | None = None,
+                         progress: ProgressCallback | None = None,
+                         cancel: CancelCallback | None = None) -> DifficultyProfile:
+    """The DDR sheet's runner: :func:`difficulty_study` with quartiles, returning its profile."""
+    return difficulty_study(corpus, spec, settings, cache_dir, progress, cancel).profile
