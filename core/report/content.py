@@ -34,7 +34,7 @@ from .inputs import DifficultyProfile, FailureTaxonomy, HeldOutReliability, LooS
 
 __all__ = [
     "E_RHO2", "PHI", "SIGMA2",
-    "escape", "fmt_coef", "fmt_interval", "fmt_var", "fmt_pct", "fmt_n", "fmt_usd", "fmt_prob", "fmt_r",
+    "escape", "fmt_coef", "fmt_interval", "fmt_var", "fmt_pct", "fmt_n", "fmt_usd", "fmt_sig3", "fmt_prob", "fmt_r",
     "term_label", "Notice", "Decision", "ComponentRow", "SheetContent", "sheet_content", "verdict",
 ]
 
@@ -122,7 +122,15 @@ def fmt_usd(x) -> str:
         return f"${x:,.0f}"
     if abs(x) >= 1:
         return f"${x:,.2f}"
-    return f"${x:.3g}"
+    return f"${x:#.3g}"  # three significant digits, trailing zeros kept: $0.100 lines up with $0.0566
+
+
+def fmt_sig3(x) -> str:
+    """Three significant digits, trailing zeros kept, never in exponent form (27.0, 6.07, 1,234)."""
+    if not _finite(x):
+        return "n/a"
+    x = float(x)
+    return f"{x:,.0f}" if abs(x) >= 100 else f"{x:#.3g}"
 
 
 def fmt_prob(x) -> str:

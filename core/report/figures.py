@@ -230,8 +230,17 @@ class Plot:
             self.add(Line(xx - cap, yy, xx + cap, yy, strokeColor=color, strokeWidth=width))
 
     def text(self, x: float, y: float, s: str, *, size: float = ANNOT_SIZE, color=st.INK, anchor: str = "start",
-             font: str = st.FONT, dx: float = 0, dy: float = 0):
-        """Text at a data point, offset by ``dx``, ``dy`` points."""
+             font: str = st.FONT, dx: float = 0, dy: float = 0, halo: bool = False):
+        """Text at a data point, offset by ``dx``, ``dy`` points.
+
+        ``halo``: a translucent white box behind the text, so a label that a
+        curve or band crosses stays readable.
+        """
+        if halo:
+            w = st.text_width(s, font, size)
+            x0 = float(self.px(x)) + dx - {"start": 0.0, "middle": w / 2, "end": w}[anchor]
+            self.add(Rect(x0 - 1.2, float(self.py(y)) + dy - size * 0.28, w + 2.4, size * 1.12,
+                          fillColor=colors.Color(1, 1, 1, alpha=0.82), strokeColor=None, strokeWidth=0))
         self.add(String(float(self.px(x)) + dx, float(self.py(y)) + dy, s, fontName=font, fontSize=size,
                         fillColor=color, textAnchor=anchor))
 
@@ -322,12 +331,14 @@ def dstudy_figure(curve, width: float = 260, height: float = 190, *, required: f
            ylabel=_symbol(curve.estimand), yfmt=lambda v: f"{v:.1f}")
     # Labels go where the observed design is not: its marker and interval sit on the curve.
     obs_right = float(p.px(np.clip(curve.observed_x, grid.min(), grid.max()))) > p.x0 + p.w * 0.55
+    p.line(grid, curve.median, st.MEDIAN, 1.3)
+    # drawn over the bands and the curve, on a halo: the curve often crosses the band's label
     if obs_right:
-        p.text(grid.min(), (lo + hi) / 2, "detection limit (SNR 2\u20133)", dx=3, dy=-2, size=5.6, color=st.MUTED)
+        p.text(grid.min(), (lo + hi) / 2, "detection limit (SNR 2\u20133)", dx=3, dy=-2, size=5.6, color=st.MUTED,
+               halo=True)
     else:
         p.text(grid.max(), (lo + hi) / 2, "detection limit (SNR 2\u20133)", anchor="end", dx=-3, dy=-2, size=5.6,
-               color=st.MUTED)
-    p.line(grid, curve.median, st.MEDIAN, 1.3)
+               color=st.MUTED, halo=True)
     asym = curve.asymptote.median
     if curve.target < 1:
         p.hline(curve.target, st.TARGET, 0.8, dash=[3, 2])
@@ -342,7 +353,7 @@ def dstudy_figure(curve, width: float = 260, height: float = 190, *, required: f
             dy = 11.0  # above the observed design's label, which sits over a near-zero marker
         else:
             dy = -7.0 if below else 2.0
-        p.text(grid.max(), asym, f"{word} {asym:.2f}", anchor="end", dy=dy, color=st.MUTED, size=5.8)
+        p.text(grid.max(), asym, f"{word} {asym:.2f}", anchor="end", dy=dy, color=st.MUTED, size=5.8, halo=True)
     if required is not None and math.isfinite(required) and grid.min() <= required <= grid.max():
         p.vline(required, st.TARGET, 0.6, dash=[1, 1.5], y0=0, y1=curve.target)
         p.text(required, 0.02, f"n = {required:,.0f}", dx=2, color=st.TARGET, size=5.6)

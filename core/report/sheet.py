@@ -48,7 +48,7 @@ from reportlab.platypus import (BaseDocTemplate, CondPageBreak, Frame, KeepInFra
 from . import figures as fig
 from . import styles as st
 from .content import (E_RHO2, GEQ, PHI, SIGMA2, TIMES, SheetContent, escape, fmt_coef, fmt_interval, fmt_n,
-                      fmt_pct, fmt_prob, fmt_r, fmt_usd, fmt_var, sheet_content, term_label)
+                      fmt_pct, fmt_prob, fmt_r, fmt_sig3, fmt_usd, fmt_var, sheet_content, term_label)
 from .inputs import ReportInputs
 
 __all__ = ["build_sheet", "render_sheet", "footer_lines"]
@@ -434,8 +434,7 @@ def _agent_table(ct: SheetContent, with_cost: bool, top: int = 15) -> Table:
         r = [_p(_name(acc.agents[k]), "cell"), _p(fmt_pct(acc.accuracy[k]), "cell_right")]
         if with_cost:
             r += [_p(fmt_usd(acc.cost_per_trial[k]), "cell_right"),
-                  _p(f"{acc.accuracy_per_dollar[k]:,.3g}" if np.isfinite(acc.accuracy_per_dollar[k]) else "n/a",
-                     "cell_right"),
+                  _p(fmt_sig3(acc.accuracy_per_dollar[k]), "cell_right"),
                   _p(fmt_n(acc.rank_accuracy[k]), "cell_right"), _p(fmt_n(acc.rank_per_dollar[k]), "cell_right")]
         else:
             r += [_p(fmt_n(acc.rank_accuracy[k]), "cell_right")]
@@ -496,7 +495,7 @@ def _cost_page(ct: SheetContent) -> list:
                      _p(_design_text(f, k), "cell"), _p(fmt_coef(f.median[k]), "cell_right")])
     if b.get("target") is not None:
         k = b["target"]
-        rows.append([_p(f"meets the target (P {GEQ} {f.prob:.2f})", "cell"), _p(fmt_usd(f.cost[k]), "cell_right"),
+        rows.append([_p(f"meets the target (P(target met) {GEQ} {f.prob:.2f})", "cell"), _p(fmt_usd(f.cost[k]), "cell_right"),
                      _p(_design_text(f, k), "cell"), _p(fmt_coef(f.median[k]), "cell_right")])
     rows.append([_p("observed design", "cell"), _p(fmt_usd(d.cost()), "cell_right"),
                  _p(f"{_count(d.effective_n_tasks, 'task')} {TIMES} {_count(d.n_scaffolds, 'scaffold')} {TIMES} "
@@ -617,13 +616,15 @@ def _difficulty_page(ct: SheetContent) -> list:
                        ("very bad (k > 1)", loo.very_bad)):
             share = n / loo.total if loo.total else float("nan")
             rows.append([_p(escape(lab), "cell"), _p(fmt_n(n), "cell_right"),
-                         _p("&lt; 0.1%" if 0 < share < 0.001 else fmt_pct(share), "cell_right")])
+                         _p("&lt; 0.1%" if 0 < share < 0.001 else "&gt; 99.9%" if 0.999 < share < 1 else fmt_pct(share),
+                            "cell_right")])
         t = Table(rows, colWidths=[120, 70, 60], hAlign="LEFT")
         t.setStyle(st.data_table_style(len(rows)))
         story.append(t)
         if loo.elpd is not None:
-            story.append(_p(f"elpd<sub>loo</sub> = {loo.elpd:,.1f}" + (f" \u00b1 {loo.elpd_se:,.1f}" if loo.elpd_se
-                                                                        is not None else ""), "caption"))
+            elpd = f"{loo.elpd:,.1f}".replace("-", "\u2212")  # a typographic minus, as everywhere else
+            se = f" \u00b1 {loo.elpd_se:,.1f}" if loo.elpd_se is not None else ""
+            story.append(_p(f"elpd<sub>loo</sub> = {elpd}{se}", "caption"))
     else:
         story.append(_p("<b>Not run.</b> PSIS-LOO needs the pointwise log-likelihood of the fit; it would count the "
                         "observations whose Pareto k exceeds 0.7 (importance sampling unreliable there).", "note"))
