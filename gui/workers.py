@@ -93,6 +93,7 @@ class BackgroundTask(QObject):
         else:
             self._future = _pool().submit(fn)
         _FUTURES.append(self._future)
+        GuiThreadGarbageCollector.track(self._future)
         self._timer = QTimer(self)
         self._timer.setInterval(interval_ms)
         self._timer.timeout.connect(self._on_poll)
