@@ -1,0 +1,233 @@
+"""PSIS-LOO over binomial cells, with Pareto-k counts (seed 000 App. D.3; SPEC sec. 6).
+
+The observation left out is one binomial cell (benchmark, task, model,
+scaffold: the unit the model is fitted on, SPEC sec. 1).  Its log-likelihood
+in draw s is the binomial log-probability under the fitted linear predictor
+
+    eta_c(s) = mu(s) + sum_F u_F(s)[level of F in cell c]      (seed 000 Eq. 2 / Eq. 6)
+    log p(y_c | s) = log C(n_c, k_c) + k_c log sigma(eta_c) + (n_c - k_c) log sigma(-eta_c)
+
+computed from the kept random effects of *every* term, task-level ones
+included.  ``arviz.loo`` smooths the importance ratios ``1 / p(y_c | s)``
+with a generalized Pareto fit (Vehtari, Gelman and Gabry 2017); its shape k
+says how far each cell's leave-one-out estimate can be trusted: k <= 0.7
+good, 0.7 < k <= 1 bad, k > 1 very bad (:class:`~.report.inputs.LooSummary`).
+
+The fit cache keeps no task-level random effects (:mod:`.fitting`), so a
+cached posterior cannot give the pointwise log-likelihood.  :func:`run_loo`
+therefore stores its own result (the Pareto k of every cell, elpd, its
+standard error and p_loo) in a small JSON file beside the fit, keyed by the
+fit's cache key: a rerun with the same inputs neither fits nor recomputes.
+Only when neither that file nor a posterior with all effects is at hand does
+it refit (through :func:`~.fitting.fit_corpus`, without reading the cache).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+from scipy.special import gammaln
+
+from .batch import CancelCallback, ProgressCallback, check_cancel
+from .report.inputs import LooSummary
+
+__all__ = ["LooResult", "pointwise_log_likelihood", "psis_loo", "loo_study", "run_loo"]
+
+
+@dataclass
+class LooResult:
+    """PSIS-LOO of a fit.
+
+    Attributes
+    ----------
+    pareto_k
+        ``(n_cells,)`` Pareto shape per binomial cell, in the design's cell order.
+    elpd, elpd_se, p_loo
+        Expected log pointwise predictive density, its standard error, and the
+        effective number of parameters.
+    cells
+        The cell table (identifying columns, successes, trials), same order.
+    from_cache
+        True when read from the stored result (no fit, no recomputation).
+    """
+
+    pareto_k: np.ndarray
+    elpd: float
+    elpd_se: float
+    p_loo: float
+    cells: object = None
+    from_cache: bool = False
+
+    @property
+    def summary(self) -> LooSummary:
+        return LooSummary.from_pareto_k(self.pareto_k, self.elpd, self.elpd_se)
+
+    def worst_cells(self, n: int = 10):
+        """The ``n`` cells with the largest Pareto k (a DataFrame), or None without a cell table."""
+        if self.cells is None:
+            return None
+        out = self.cells.assign(pareto_k=self.pareto_k)
+        return out.sort_values("pareto_k", ascending=False).head(n).reset_index(drop=True)
+
+    def to_dict(self) -> dict:
+        s = self.summary
+        return {"n_cells": int(self.pareto_k.size), "good": s.good, "bad": s.bad, "very_bad": s.very_bad,
+                "elpd_loo": self.elpd, "elpd_se": self.elpd_se, "p_loo": self.p_loo,
+                "max_pareto_k": float(np.max(self.pareto_k)), "from_cache": self.from_cache}
+
+
+def pointwise_log_likelihood(posterior, data) -> tuple[np.ndarray, object]:
+    """Binomial log-likelihood of every cell in every draw (module note).
+
+    Parameters
+    ----------
+    posterior
+        A :class:`~.model.sampler.Posterior` that kept the random effects of every term.
+    data
+        The corpus (or table) it was fitted to.
+
+    Returns
+    -------
+    log_lik
+        ``(chains, draws, n_cells)`` float64.
+    cells
+        The cell table, in the same order.
+
+    Raises
+    ------
+    ValueError
+        The posterior lacks a term's random effects, or its levels do not match the data.
+    """
+    from .model.design_matrix import build_design
+
+    design = build_design(data, posterior.spec)
+    missing = [t for t in design.term_names if t not in posterior.random_effects]
+    if missing:
+        raise ValueError(f"the posterior kept no draws of the random effects of {', '.join(missing)}; PSIS-LOO "
+                         "needs them (refit with keep_random_effects=True; cached fits keep no task effects)")
+    mu = np.asarray(posterior.mu, dtype=np.float64)
+    eta = np.broadcast_to(mu[..., None], (*mu.shape, design.n_cells)).copy()
+    for k, term in enumerate(design.term_names):
+        u = np.asarray(posterior.random_effects[term], dtype=np.float64)
+        if u.shape[-1] != design.n_levels[k]:
+            raise ValueError(f"term {term}: the posterior has {u.shape[-1]} levels, the data {design.n_levels[k]}; "
+                             "give the corpus the fit was made on")
+        eta += u[..., design.codes[k]]
+    k_ = design.successes.astype(np.float64)
+    n_ = design.trials.astype(np.float64)
+    log_choose = gammaln(n_ + 1) - gammaln(k_ + 1) - gammaln(n_ - k_ + 1)
+    # log sigma(eta) = -log(1 + e^-eta), log sigma(-eta) = -log(1 + e^eta), stably
+    ll = log_choose - k_ * np.logaddexp(0.0, -eta) - (n_ - k_) * np.logaddexp(0.0, eta)
+    return ll, design.cells
+
+
+def psis_loo(log_lik) -> LooResult:
+    """PSIS-LOO (``arviz.loo``) of a ``(chains, draws, n_obs)`` log-likelihood array."""
+    import arviz as az
+
+    ll = np.asarray(log_lik, dtype=np.float64)
+    if ll.ndim == 2:
+        ll = ll[None]
+    if ll.ndim != 3 or ll.shape[2] < 1:
+        raise ValueError(f"log-likelihood should have shape (chains, draws, observations), got {ll.shape}")
+    idata = az.from_dict(posterior={"_": np.zeros(ll.shape[:2])}, log_likelihood={"y": ll})
+    with warnings.catch_warnings():
+        # arviz warns when some k > 0.7; the counts say so in the result
+        warnings.simplefilter("ignore")
+        # reff = 1: the draws are treated as independent (NUTS draws of these models are close to it,
+        # and a relative efficiency from a dummy posterior would be meaningless)
+        res = az.loo(idata, pointwise=True, var_name="y", reff=1.0)
+    return LooResult(np.asarray(res.pareto_k, dtype=np.float64).ravel(), float(res.elpd_loo), float(res.se),
+                     float(res.p_loo))
+
+
+def _store_path(cache_dir, key: str) -> Path:
+    from .fitting import default_cache_dir
+
+    return Path(cache_dir or default_cache_dir()) / f"loo-{key}.json"
+
+
+def _read_stored(path: Path) -> LooResult | None:
+    try:
+        d = json.loads(path.read_text())
+        return LooResult(np.asarray(d["pareto_k"], dtype=np.float64), float(d["elpd"]), float(d["elpd_se"]),
+                         float(d["p_loo"]), None, True)
+    except (OSError, ValueError, KeyError, TypeError):
+        return None  # absent or damaged: recompute
+
+
+def _store(path: Path, res: LooResult) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    d = {"pareto_k": res.pareto_k.tolist(), "elpd": res.elpd, "elpd_se": res.elpd_se, "p_loo": res.p_loo}
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".loo-", suffix=".tmp")
+    with os.fdopen(fd, "w") as f:
+        json.dump(d, f)
+    os.replace(tmp, path)  # atomic: a reader never sees half a file
+
+
+def loo_study(corpus, posterior=None, spec="per-benchmark", settings=None, cache_dir: str | Path | None = None,
+              progress: ProgressCallback | None = None, cancel: CancelCallback | None = None, *,
+              use_cache: bool = True) -> LooResult:
+    """PSIS-LOO of the fit of ``corpus`` (module note: what is reused, what is refitted).
+
+    Parameters
+    ----------
+    corpus
+        The corpus.
+    posterior
+        Its fit, when at hand (its spec and settings then define the fit);
+        used directly when it kept every term's random effects.
+    spec, settings
+        The model and sampler settings (when ``posterior`` is None).
+    cache_dir, progress, cancel
+        As for :func:`~.fitting.fit_corpus`.
+    use_cache
+        False: neither read nor store the LOO result.
+    """
+    from .fitting import fit_corpus, fit_key
+    from .model.formula import as_spec
+    from .model.sampler import SamplerSettings
+
+    if posterior is not None:
+        spec, settings = posterior.spec, posterior.settings
+    spec = as_spec(spec)
+    settings = settings or SamplerSettings()
+    key = fit_key(corpus, spec, settings)
+    path = _store_path(cache_dir, key)
+    if use_cache and (posterior is None or any(t not in posterior.random_effects for t in spec.term_names)):
+        stored = _read_stored(path)
+        if stored is not None and progress is not None:
+            progress("PSIS-LOO (stored)", 1, 1, 0.0)
+        if stored is not None:
+            return stored
+    check_cancel(cancel, "PSIS-LOO")
+    if posterior is None or any(t not in posterior.random_effects for t in spec.term_names):
+        result = fit_corpus(corpus, spec, settings, cache_dir=cache_dir, use_cache=use_cache, progress=progress,
+                            cancel=cancel)
+        posterior = result.posterior
+        if any(t not in posterior.random_effects for t in spec.term_names):
+            # from the cache, without task-level effects: sample again (same key, same draws) keeping them
+            posterior = fit_corpus(corpus, spec, settings, use_cache=False, progress=progress,
+                                   cancel=cancel).posterior
+    if progress is not None:
+        progress("PSIS-LOO", 0, 1, None)
+    ll, cells = pointwise_log_likelihood(posterior, corpus)
+    res = psis_loo(ll)
+    res.cells = cells
+    if use_cache:
+        _store(path, res)
+    if progress is not None:
+        progress("PSIS-LOO", 1, 1, 0.0)
+    return res
+
+
+def run_loo(corpus, posterior=None, spec="per-benchmark", settings=None, cache_dir: str | Path | None = None,
+            progress: ProgressCallback | None = None, cancel: CancelCallback | None = None) -> LooSummary:
+    """The DDR sheet's runner: :func:`loo_study` summarised as Pareto-k counts and elpd."""
+    return loo_study(corpus, posterior, spec, settings, cache_dir, progress, cancel).summary
