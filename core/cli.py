@@ -184,6 +184,10 @@ def cmd_dstudy(args: argparse.Namespace) -> int:
             components, defaults = components_for_dstudy(args)
         design = _design_from_args(args, components, defaults)
         summary = dstudy_summary(components, design, target=args.target, budget=args.budget)
+        if getattr(args, "external_ranking", None) is not None:
+            from .external_ranking import external_ranking_summary
+
+            summary["external_ranking"] = external_ranking_summary(args)
     except (ComponentsFileError, ValueError) as exc:
         print(f"ddr: {exc}", file=sys.stderr)
         return EXIT_INVALID
@@ -191,6 +195,10 @@ def cmd_dstudy(args: argparse.Namespace) -> int:
         _print_errors(exc)
         return EXIT_INVALID
     print(json.dumps(summary, indent=2) if args.json else format_dstudy(summary))
+    if "external_ranking" in summary and not args.json:
+        from .external_ranking import format_external
+
+        print(format_external(summary["external_ranking"]))
     return EXIT_OK
 
 
@@ -372,6 +380,59 @@ def cmd_report(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_analyses(args: argparse.Namespace) -> int:
+    """``ddr analyses``: difficulty strata, held-out splits, PSIS-LOO, leave-one-out stability; progress on stderr."""
+    from .analyses import format_analyses, parse_which, run_analyses
+    from .model.formula import ModelSpecError, as_spec
+    from .model.sampler import FitCancelled, SamplerSettings
+
+    try:
+        which = parse_which(args.which)
+        posterior = None
+        if args.path.suffix.lower() in (".h5", ".hdf5"):
+            from .cache import CacheFileError, read_fit_file
+            from .fitting import posterior_from_entry
+
+            if args.corpus is None:
+                raise ValueError(f"{args.path} is a cached fit; give the corpus it was fitted to with --corpus FILE")
+            try:
+                posterior = posterior_from_entry(read_fit_file(args.path))
+            except CacheFileError as exc:
+                raise ValueError(f"{args.path}: not a usable cached fit ({exc}); refit with `ddr fit`") from None
+            args.path = args.corpus
+            spec, settings = posterior.spec, posterior.settings
+        corpus = _load(args)
+        if posterior is None:
+            if args.formula and args.design:
+                raise ValueError("give at most one of --formula or --design")
+            default = "pooled" if corpus.n_levels("benchmark") > 1 else "per-benchmark"
+            spec = as_spec(args.formula or args.design or default)
+            settings = SamplerSettings(draws=args.draws, warmup=args.warmup, chains=args.chains, seed=args.seed,
+                                       device=args.device)
+        spec.validate(corpus.table.columns)
+    except CorpusError as exc:
+        _print_errors(exc)
+        return EXIT_INVALID
+    except (ModelSpecError, ValueError, OSError) as exc:
+        print(f"ddr: {exc}", file=sys.stderr)
+        return EXIT_INVALID
+    progress = _TerminalProgress(not args.quiet)
+    try:
+        result = run_analyses(corpus, which, spec, settings, cache_dir=args.cache, n_splits=args.splits,
+                              n_strata=args.strata, posterior=posterior, progress=progress)
+    except FitCancelled as exc:
+        progress.done()
+        print(f"ddr: {exc}", file=sys.stderr)
+        return 130
+    except (ModelSpecError, ValueError) as exc:
+        progress.done()
+        print(f"ddr: {exc}", file=sys.stderr)
+        return EXIT_INVALID
+    progress.done()
+    print(json.dumps(result, indent=2) if args.json else format_analyses(result))
+    return EXIT_OK
+
+
 def cmd_formats(args: argparse.Namespace) -> int:
     from .corpus.io import available_formats
 
@@ -425,6 +486,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--chains", type=int, help="chains when fitting")
     p.add_argument("--seed", type=int, default=0, help="seed when fitting")
     p.add_argument("--cache", type=Path, help="cache folder")
+    p.add_argument("--external-ranking", type=Path, metavar="FILE",
+                   help="CSV/JSON of model -> rank (1 = best) or score: Kendall tau and Spearman rho against the "
+                   "latent ranking")
+    p.add_argument("--external-kind", choices=["rank", "score"],
+                   help="read the external ranking's values as ranks or scores (default: from the file)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=cmd_dstudy)
 
@@ -467,6 +533,27 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--date-invariant", action="store_true", help="reproducible output: no build date")
     p.add_argument("--quiet", action="store_true", help="no progress on stderr")
     p.set_defaults(func=cmd_report)
+
+    p = sub.add_parser("analyses", help="refit-heavy analyses: difficulty strata, held-out splits, PSIS-LOO, "
+                       "leave-one-benchmark/model-out")
+    _add_corpus_arguments(p)
+    p.add_argument("--which", default="difficulty,heldout,loo,lobo,lomo",
+                   help="comma-separated: difficulty,heldout,loo,lobo,lomo (default: all)")
+    p.add_argument("--corpus", type=Path, help="with a cached fit file (.h5) as PATH: the corpus it was fitted to")
+    p.add_argument("--design", choices=["per-benchmark", "pooled", "ddr"],
+                   help="a named model (default: pooled for several benchmarks, else per-benchmark)")
+    p.add_argument("--formula", help="a random-intercept formula instead of --design")
+    p.add_argument("--splits", type=int, default=50, help="held-out 70/30 splits (default 50, seed 003)")
+    p.add_argument("--strata", type=int, default=4, help="difficulty strata (default 4: quartiles)")
+    p.add_argument("--draws", type=int, default=500, help="post-warmup draws per chain (held-out splits: at most 250)")
+    p.add_argument("--warmup", type=int, default=400, help="warmup iterations per chain (splits: at most 250)")
+    p.add_argument("--chains", type=int, default=4, help="chains (held-out splits: at most 2)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--device", default="auto", choices=["auto", "cpu", "gpu"])
+    p.add_argument("--cache", type=Path, help="cache folder")
+    p.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.set_defaults(func=cmd_analyses)
 
     p = sub.add_parser("formats", help="list the input formats")
     p.set_defaults(func=cmd_formats)

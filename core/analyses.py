@@ -1,0 +1,149 @@
+"""``ddr analyses``: the refit-heavy analyses of one corpus, headless, as one JSON object or text.
+
+Names (``--which``): ``difficulty`` (:mod:`.difficulty_study`), ``heldout``
+(:mod:`.heldout`), ``loo`` (:mod:`.loo`), ``lobo`` and ``lomo``
+(:mod:`.stability`).  Every fit goes through the HDF5 fit cache, so a rerun
+with the same inputs samples nothing.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+
+__all__ = ["ANALYSIS_NAMES", "parse_which", "run_analyses", "format_analyses"]
+
+ANALYSIS_NAMES: tuple[str, ...] = ("difficulty", "heldout", "loo", "lobo", "lomo")
+_ALIASES = {"held_out": "heldout", "held-out": "heldout", "leave-one-benchmark-out": "lobo",
+            "leave-one-model-out": "lomo"}
+
+
+def parse_which(text: str | None) -> list[str]:
+    """``"difficulty,loo"`` -> ``["difficulty", "loo"]``; all of them when empty."""
+    if not text:
+        return list(ANALYSIS_NAMES)
+    names = []
+    for raw in text.split(","):
+        n = _ALIASES.get(raw.strip().lower(), raw.strip().lower())
+        if not n:
+            continue
+        if n not in ANALYSIS_NAMES:
+            raise ValueError(f"--which: unknown analysis {raw.strip()!r}; choose from {', '.join(ANALYSIS_NAMES)}")
+        if n not in names:
+            names.append(n)
+    if not names:
+        raise ValueError(f"--which: no analysis named; choose from {', '.join(ANALYSIS_NAMES)}")
+    return names
+
+
+def _clean(x):
+    """JSON-ready: NaN -> None, numpy scalars -> Python."""
+    if isinstance(x, dict):
+        return {str(k): _clean(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_clean(v) for v in x]
+    if isinstance(x, (np.floating, float)):
+        return None if not math.isfinite(float(x)) else float(x)
+    if isinstance(x, np.integer):
+        return int(x)
+    if isinstance(x, np.ndarray):
+        return _clean(x.tolist())
+    return x
+
+
+def run_analyses(corpus, which, spec, settings, *, cache_dir: str | Path | None = None, n_splits: int = 50,
+                 n_strata: int = 4, posterior=None, progress=None, cancel=None) -> dict:
+    """Run the named analyses in order; one JSON-ready dict per analysis.
+
+    Parameters
+    ----------
+    corpus
+        A validated corpus.
+    which
+        Names from :data:`ANALYSIS_NAMES`.
+    spec, settings
+        The model and sampler settings of the fits (held-out splits use
+        :func:`~.heldout.split_settings` of them).
+    cache_dir
+        The fit cache folder.
+    n_splits, n_strata
+        Held-out splits (50 in seed 003), difficulty strata (4: quartiles).
+    posterior
+        The main fit, when at hand (PSIS-LOO uses it if it kept every effect).
+    progress, cancel
+        ``progress(phase, i, n, eta)`` with the analysis name prefixed; ``cancel()`` polled between fits.
+    """
+    from .difficulty_study import difficulty_study
+    from .heldout import held_out_study
+    from .loo import loo_study
+    from .stability import stability_table
+
+    out: dict = {}
+    for name in which:
+        def prog(phase, i, n, eta, _name=name):
+            if progress is not None:
+                progress(f"{_name} - {phase}", i, n, eta)
+
+        if name == "difficulty":
+            out[name] = difficulty_study(corpus, spec, settings, cache_dir, prog, cancel, n_strata=n_strata).to_dict()
+        elif name == "heldout":
+            out[name] = held_out_study(corpus, spec, settings, cache_dir, prog, cancel, n_splits=n_splits).to_dict()
+        elif name == "loo":
+            out[name] = loo_study(corpus, posterior, spec, settings, cache_dir, prog, cancel).to_dict()
+        else:
+            facet = "benchmark" if name == "lobo" else "model"
+            if corpus.n_levels(facet) < 2:
+                out[name] = {"skipped": f"the corpus has one {facet}; nothing to leave out"}
+                continue
+            table = stability_table(corpus, facet, spec, settings, cache_dir, prog, cancel)
+            out[name] = {"facet": facet, "design": table.attrs["design"], "n_fitted": table.attrs["n_fitted"],
+                         "n_cached": table.attrs["n_cached"], "rows": table.to_dict(orient="records")}
+    return _clean(out)
+
+
+def _f(x, fmt="{:.3f}"):
+    return "n/a" if x is None else fmt.format(x)
+
+
+def format_analyses(result: dict) -> str:
+    """Plain text of :func:`run_analyses`."""
+    lines = []
+    d = result.get("difficulty")
+    if d:
+        lines.append("Difficulty-conditional Erho2 (seed 003 sec. 5.3; every stratum at the corpus's design):")
+        for s in d["strata"]:
+            e = s["erho2"]
+            lines.append(f"  {s['label']:<14} {s['n_tasks']:>4} tasks, mean success {s['mean_success']:.2f}: "
+                         + ("failed: " + str(s["error"]) if e is None else
+                            f"{e['median']:.3f} [{e['lower95']:.3f}, {e['upper95']:.3f}]"))
+        a = d["aggregate"]
+        lines.append(f"  {'aggregate':<14} {a['median']:.3f} [{a['lower95']:.3f}, {a['upper95']:.3f}]; "
+                     f"gap aggregate - hardest {_f(d['gap_aggregate_minus_hardest'], '{:+.3f}')}")
+    h = result.get("heldout")
+    if h:
+        lines.append(f"Held-out reliability (seed 003 sec. 5.4), {h['n_splits']} splits of {h['train_fraction']}: "
+                     f"Pearson r {_f(h['pearson_r'], '{:+.2f}')}, mean gap held-out - projected "
+                     f"{_f(h['mean_gap'], '{:+.3f}')}")
+    lo = result.get("loo")
+    if lo:
+        lines.append(f"PSIS-LOO over {lo['n_cells']} cells: Pareto k <= 0.7: {lo['good']}, 0.7-1: {lo['bad']}, "
+                     f"> 1: {lo['very_bad']}; elpd_loo {lo['elpd_loo']:.1f} (se {lo['elpd_se']:.1f}), "
+                     f"p_loo {lo['p_loo']:.1f}")
+    for key, what in (("lobo", "Leave-one-benchmark-out"), ("lomo", "Leave-one-model-out")):
+        t = result.get(key)
+        if not t:
+            continue
+        if "skipped" in t:
+            lines.append(f"{what}: skipped ({t['skipped']})")
+            continue
+        lines.append(f"{what} (Erho2 at the full corpus's design; rank correlation with the full fit):")
+        lines.append(f"  {'left out':<24}{'Erho2':>8}{'change':>9}{'Spearman':>10}{'Kendall':>9}")
+        for r in t["rows"]:
+            if r.get("error"):
+                lines.append(f"  {str(r['left_out'])[:23]:<24} failed: {r['error']}")
+                continue
+            lines.append(f"  {str(r['left_out'])[:23]:<24}{_f(r.get('erho2')):>8}{_f(r.get('delta_erho2'), '{:+.3f}'):>9}"
+                         f"{_f(r.get('spearman'), '{:+.2f}'):>10}{_f(r.get('kendall'), '{:+.2f}'):>9}")
+    return "\n".join(lines)
