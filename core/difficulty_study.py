@@ -119,6 +119,9 @@ def difficulty_study(corpus, spec="per-benchmark", settings=None, cache_dir: str
     FitCancelled
         ``cancel()`` returned True.
     """
+    if not (isinstance(n_strata, (int, np.integer)) and n_strata >= 2):
+        raise ValueError(f"difficulty strata: n_strata should be a whole number >= 2 (4 for quartiles), "
+                         f"got {n_strata!r}")
     strata = task_difficulty(corpus.table, n_strata)
     if strata.n_strata < 2:
         raise ValueError(f"corpus {corpus.name!r} has {len(strata.tasks)} task(s); difficulty strata need at "

@@ -96,6 +96,8 @@ def test_a_single_task_is_a_clear_error(corpus):
     one = bf.corpus_of(corpus.table[corpus.table["task"].astype(str) == "t000"].reset_index(drop=True), "one")
     with pytest.raises(ValueError, match="1 task"):
         difficulty_study(one)
+    with pytest.raises(ValueError, match="n_strata should be a whole number >= 2"):
+        difficulty_study(one, n_strata=1)
 
 
 # -- the real sampler: only easy tasks separate the models ------------------------------------
