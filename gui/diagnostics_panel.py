@@ -49,6 +49,8 @@ class DiagnosticsPanel(QWidget):
         Optional plain facts shown under the verdict (device, wall time, settings, cache file).
     pareto_k
         Optional array of PSIS-LOO Pareto k values (one per observation).
+    loo
+        Optional PSIS-LOO summary (``LooResult.to_dict()``: counts of good, bad, very bad k).
 
     Attributes
     ----------
@@ -57,7 +59,7 @@ class DiagnosticsPanel(QWidget):
     """
 
     def __init__(self, diagnostics: Diagnostics, fit_info: dict | None = None, pareto_k=None,
-                 parent: QWidget | None = None):
+                 loo: dict | None = None, parent: QWidget | None = None):
         super().__init__(parent)
         self.diagnostics = d = diagnostics
         self.terms = list(d.table.index)
@@ -73,8 +75,11 @@ class DiagnosticsPanel(QWidget):
         lines = [f"{d.n_draws:,} post-warmup draws; divergent transitions: {d.divergences}",
                  "E-BFMI per chain: " + ", ".join(f"{v:.2f}" for v in np.atleast_1d(d.ebfmi))]
         lines += [f"warning: {w}" for w in d.warnings]
-        if pareto_k is None:
-            lines.append("Pareto k (PSIS-LOO): not computed for this fit")
+        if loo is not None:
+            lines.append(f"Pareto k (PSIS-LOO over {loo['n_cells']:,} cells): max {float(loo['max_pareto_k']):.2f}; "
+                         f"{loo['good']} good (\u2264 0.7), {loo['bad']} bad, {loo['very_bad']} very bad (> 1)")
+        elif pareto_k is None:
+            lines.append("Pareto k (PSIS-LOO): not computed for this fit (Analysis > Run analyses)")
         else:
             k = np.asarray(pareto_k, dtype=float)
             lines.append(f"Pareto k (PSIS-LOO): max {np.nanmax(k):.2f}; {int(np.sum(k > 0.7))} of {k.size} "
@@ -121,7 +126,7 @@ class DiagnosticsPanel(QWidget):
         self.ess_plot.addItem(pg.InfiniteLine(MIN_ESS_BULK, angle=90, pen=plots.line(plots.COLORS["target"], 1.5,
                                                                                       Qt.DashLine)))
         for p in (self.rhat_plot, self.ess_plot):
-            plots.set_category_ticks(p.getPlotItem().getAxis("left"), labels)
+            plots.set_category_ticks(p.getPlotItem().getAxis("left"), labels, offset=0.0)
             plots.fit_left_axis(p.getPlotItem().getAxis("left"), labels)
             p.getPlotItem().invertY(True)
         self.rhat_plot.setXRange(1.0, max(1.02, float(np.nanmax(r_hat)) if r_hat.size else 1.02), padding=0.05)

@@ -43,7 +43,7 @@ from .corpus_panel import CorpusPanel
 from .plots import GuiThreadGarbageCollector
 
 #: Tab titles, in order.
-TABS = ("Corpus", "Model", "Variance components", "D-study", "Ranks", "Diagnostics")
+TABS = ("Corpus", "Model", "Variance components", "D-study", "Ranks", "Diagnostics", "Analyses")
 #: Recent corpora remembered in the settings.
 MAX_RECENT = 8
 #: Name of the analysis saved on close, beside the settings file.
@@ -139,6 +139,8 @@ class MainWindow(QMainWindow):
     fit_failed = Signal(str)
     sheet_written = Signal(object)
     sheet_failed = Signal(str)
+    analyses_finished = Signal(object)
+    analyses_failed = Signal(str)
 
     def __init__(self, settings: QSettings | None = None) -> None:
         super().__init__()
@@ -160,6 +162,9 @@ class MainWindow(QMainWindow):
         self.fit_result = None
         self.fit_outputs: dict | None = None
         self.sheet_task: BackgroundTask | None = None
+        self.analyses_task: BackgroundTask | None = None
+        self.analyses: dict | None = None
+        self.analyses_panel = None
 
         self.header = QLabel("No corpus loaded")
         self.header.setTextInteractionFlags(Qt.TextSelectableByMouse)
@@ -193,6 +198,8 @@ class MainWindow(QMainWindow):
             "Ranks": _Slot(_placeholder("Ranks need the latent model effects of a posterior fit.")),
             "Model": _Slot(self.model_panel),
             "Diagnostics": _Slot(_placeholder("Convergence diagnostics appear here once a fit has run.")),
+            "Analyses": _Slot(_placeholder("Difficulty-conditional and held-out reliability and PSIS-LOO refit the "
+                                           "model many times: Analysis > Run difficulty, held-out and LOO analyses.")),
         }
         for name in TABS:
             self.tabs.addTab(self._slots[name], name)
@@ -225,6 +232,9 @@ class MainWindow(QMainWindow):
         analysis.addAction(self.fit_action)
         self.cancel_action = QAction("&Cancel the fit", self, triggered=self.cancel_fit, enabled=False)
         analysis.addAction(self.cancel_action)
+        self.analyses_action = QAction("Run &difficulty, held-out and LOO analyses", self,
+                                       triggered=lambda: self.start_analyses())
+        analysis.addAction(self.analyses_action)
         analysis.addSeparator()
         self.typed_components_action = QAction("D-study from &typed components...", self,
                                                triggered=self._on_typed_components)
@@ -288,7 +298,7 @@ class MainWindow(QMainWindow):
                 keep["model"] = self.state.model  # a formula or the ddr preset is the user's choice
             self.state = AnalysisState.from_corpus(corpus, **keep)
         self.model_panel.set_state(self.state)
-        self.fit_result = self.fit_outputs = None  # a fit belongs to its corpus
+        self.fit_result = self.fit_outputs = self.analyses = None  # a fit belongs to its corpus
         self.fit_banner.hide()
         self.add_recent_file(str(corpus.source))
         self.statusBar().showMessage(f"Loaded {corpus.source}")
@@ -425,7 +435,7 @@ class MainWindow(QMainWindow):
         from ..core.model.formula import ModelSpecError
 
         mp = self.model_panel
-        if self.fitting:
+        if self.fitting or (self.analyses_task is not None and self.analyses_task.running):
             return False
         if self.corpus is None:
             mp.message.setText("Open a corpus first (File > Open corpus...).")
@@ -456,9 +466,11 @@ class MainWindow(QMainWindow):
         return True
 
     def cancel_fit(self) -> None:
-        """Ask the running fit to stop at its next check (between sampler chunks)."""
-        if self.fitting:
-            self.fit_task.cancel()
+        """Ask the running fit (or analyses) to stop at its next check (between sampler chunks)."""
+        running = [t for t in (self.fit_task, self.analyses_task) if t is not None and t.running]
+        for task in running:
+            task.cancel()
+        if running:
             self.model_panel.append_log("Cancel requested; the sampler stops at its next chunk")
             self.model_panel.cancel_button.setEnabled(False)
             self.statusBar().showMessage("Cancelling the fit ...")
@@ -510,8 +522,6 @@ class MainWindow(QMainWindow):
 
     def show_fit(self, out: dict) -> None:
         """Fill every view from a fit's outputs (see :func:`_fit_job`); mark an unconverged fit as such."""
-        from .diagnostics_panel import DiagnosticsPanel
-
         self.fit_outputs = out
         self.fit_result = result = out["result"]
         post = result.posterior
@@ -520,13 +530,7 @@ class MainWindow(QMainWindow):
         theta, names = ranks if ranks is not None else (None, None)
         self.show_posterior(out["components"], theta, names)
         diag = post.diagnostics
-        info = {"device": post.device, "wall time": f"{post.wall_seconds:.1f} s",
-                "settings": ", ".join(f"{k}={getattr(post.settings, k)}" for k in
-                                      ("chains", "warmup", "draws", "seed", "target_accept")),
-                "model": post.spec.formula,
-                "cache": f"{result.cache_path}" + (" (reopened)" if result.from_cache else "")}
-        self.diagnostics_panel = DiagnosticsPanel(diag, info, getattr(post, "pareto_k", None))
-        self._slots["Diagnostics"].replace(self.diagnostics_panel)
+        self._show_diagnostics()
         if diag.converged:
             self.fit_banner.hide()
         else:
@@ -537,6 +541,88 @@ class MainWindow(QMainWindow):
             self.fit_banner.show()
             self.tabs.setCurrentIndex(TABS.index("Diagnostics"))
             self.statusBar().showMessage("The fit did not converge: see Diagnostics")
+
+    # -- the refit-heavy analyses ----------------------------------------------------------
+    def start_analyses(self, which=("difficulty", "heldout", "loo"), n_splits: int = 10, n_strata: int = 4) -> bool:
+        """Run :func:`~ddr_explorer.core.analyses.run_analyses` on the worker (every fit through the cache).
+
+        Progress, ETA, cancel and log are the Model tab's; the result fills the Analyses tab and the
+        Pareto k line of the Diagnostics tab.
+        """
+        from ..core.model.formula import ModelSpecError
+
+        mp = self.model_panel
+        if self.fitting or (self.analyses_task is not None and self.analyses_task.running):
+            return False
+        if self.corpus is None:
+            mp.message.setText("Open a corpus first (File > Open corpus...).")
+            return False
+        try:
+            spec = self.state.model_spec()
+            spec.validate(self.corpus.table.columns)
+            settings = self.state.sampler_settings()
+        except (ModelSpecError, SessionError, ValueError) as exc:
+            mp.message.setText(f"Cannot run the analyses: {exc}")
+            return False
+        corpus, cache, which = self.corpus, self.cache_dir, list(which)
+        post = None if self.fit_result is None else self.fit_result.posterior
+
+        def job(progress, cancel):
+            from ..core.analyses import run_analyses
+
+            return run_analyses(corpus, which, spec, settings, cache_dir=cache, n_splits=n_splits,
+                                n_strata=n_strata, posterior=post, progress=progress, cancel=cancel)
+
+        def done(results: dict) -> None:
+            from .analyses_panel import AnalysesPanel
+
+            self.fit_action.setEnabled(True)
+            self.cancel_action.setEnabled(False)
+            mp.append_log("Analyses done: " + ", ".join(results))
+            mp.finish("done")
+            self.analyses = results
+            self.analyses_panel = AnalysesPanel(results)
+            self._slots["Analyses"].replace(self.analyses_panel)
+            if self.fit_result is not None and "loo" in results:
+                self._show_diagnostics()  # its Pareto k line
+            self.tabs.setCurrentIndex(TABS.index("Analyses"))
+            self.analyses_finished.emit(results)
+
+        def failed(exc: BaseException) -> None:
+            self.fit_action.setEnabled(True)
+            self.cancel_action.setEnabled(False)
+            text = f"{type(exc).__name__}: {exc}"
+            cancelled = "cancel" in type(exc).__name__.lower() or "cancelled by the user" in str(exc)
+            mp.append_log(("Cancelled: " if cancelled else "Analyses FAILED: ") + text)
+            mp.finish("cancelled" if cancelled else "failed")
+            self.analyses_failed.emit(text)
+
+        mp.set_running(True)
+        self.fit_action.setEnabled(False)
+        self.cancel_action.setEnabled(True)
+        mp.append_log(f"Analyses {', '.join(which)} of {spec.formula} ({n_splits} held-out splits, "
+                      f"{n_strata} difficulty strata); every fit goes through the cache")
+        self.analyses_task = BackgroundTask(job, on_done=done, on_error=failed, on_progress=mp.show_progress,
+                                            with_callbacks=True, parent=self)
+        self.tabs.setCurrentIndex(TABS.index("Model"))
+        return True
+
+    def _show_diagnostics(self) -> None:
+        """The Diagnostics tab of the current fit (with the PSIS-LOO Pareto k summary once the analyses ran)."""
+        from .diagnostics_panel import DiagnosticsPanel
+
+        result = self.fit_result
+        post = result.posterior
+        diag = post.diagnostics
+        info = {"device": post.device, "wall time": f"{post.wall_seconds:.1f} s",
+                "settings": ", ".join(f"{k}={getattr(post.settings, k)}" for k in
+                                      ("chains", "warmup", "draws", "seed", "target_accept")),
+                "model": post.spec.formula,
+                "cache": f"{result.cache_path}" + (" (reopened)" if result.from_cache else "")}
+        loo = (self.analyses or {}).get("loo")
+        self.diagnostics_panel = DiagnosticsPanel(diag, info, getattr(post, "pareto_k", None),
+                                                  loo if isinstance(loo, dict) and "n_cells" in loo else None)
+        self._slots["Diagnostics"].replace(self.diagnostics_panel)
 
     def _detect_device(self) -> None:
         from .model_panel import detect_device
@@ -657,7 +743,7 @@ class MainWindow(QMainWindow):
         return True
 
     def closeEvent(self, event) -> None:  # noqa: N802 - Qt override
-        for job in self._jobs + [self.fit_task, self.sheet_task]:
+        for job in self._jobs + [self.fit_task, self.sheet_task, self.analyses_task]:
             if job is not None:
                 job.cancel()  # a running fit stops at its next chunk; nothing waits for it here
         self.save_session()

@@ -1,0 +1,75 @@
+"""The Analyses tab draws core's analyses result as it is; the window runs them in the background and cancels."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+pytest.importorskip("PySide6")
+pytest.importorskip("pyqtgraph")
+pytestmark = pytest.mark.gui
+
+from ddr_explorer.gui.analyses_panel import AnalysesPanel  # noqa: E402
+from ddr_explorer.gui.app import demo_corpus_path  # noqa: E402
+from ddr_explorer.gui.main_window import TABS, MainWindow  # noqa: E402
+
+#: Shaped like ``ddr analyses --json`` (core.analyses.run_analyses) of a four-stratum, five-split run.
+RESULTS = {
+    "difficulty": {
+        "strata": [{"label": f"Q{k} (hardest)" if k == 1 else f"Q{k}", "n_tasks": 22 + k, "mean_success": 0.1 * k,
+                    "erho2": {"median": 0.5 + 0.1 * k, "lower95": 0.4 + 0.08 * k, "upper95": 0.6 + 0.09 * k},
+                    "error": None} for k in range(1, 5)],
+        "aggregate": {"median": 0.83, "lower95": 0.78, "upper95": 0.87}, "gap_aggregate_minus_hardest": 0.23,
+        "design": {}, "n_fitted": 4, "n_cached": 0},
+    "heldout": {"n_splits": 5, "pearson_r": 0.91, "spearman": 0.9, "mean_gap": -0.012, "train_fraction": 0.7,
+                "splits": [{"split": k, "projected": 0.7 + 0.02 * k, "held_out": 0.69 + 0.021 * k,
+                            "gap": 0.001 * k - 0.01, "n_train_trials": 100, "n_held_out_trials": 40, "error": None}
+                           for k in range(4)]
+                + [{"split": 4, "projected": None, "held_out": None, "gap": None, "n_train_trials": 100,
+                    "n_held_out_trials": 40, "error": "sampler failed"}],
+                "settings": None, "n_fitted": 10, "n_cached": 0},
+    "loo": {"n_cells": 1000, "good": 990, "bad": 8, "very_bad": 2, "elpd_loo": -1234.5, "elpd_se": 21.0,
+            "p_loo": 88.2, "max_pareto_k": 1.3, "from_cache": False},
+}
+
+
+def test_analyses_panel_draws_the_result(qtbot, tmp_path):
+    panel = AnalysesPanel(RESULTS)
+    qtbot.addWidget(panel)
+    strata = RESULTS["difficulty"]["strata"]
+    x, y = panel.difficulty_points.getData()
+    np.testing.assert_array_equal(x, [1, 2, 3, 4])
+    np.testing.assert_allclose(y, [s["erho2"]["median"] for s in strata])
+    e = panel.difficulty_errors.opts
+    np.testing.assert_allclose(e["y"] - e["bottom"], [s["erho2"]["lower95"] for s in strata])
+    np.testing.assert_allclose(e["y"] + e["top"], [s["erho2"]["upper95"] for s in strata])
+    assert panel.aggregate_line.value() == 0.83
+    assert [panel.difficulty_table.item(r, 3).data(0x0100) for r in range(4)] == [s["erho2"]["median"] for s in strata]
+    hx, hy = panel.heldout_points.getData()
+    np.testing.assert_allclose(hx, [0.7 + 0.02 * k for k in range(4)])  # the failed split is listed, not drawn
+    np.testing.assert_allclose(hy, [0.69 + 0.021 * k for k in range(4)])
+    assert panel.heldout_table.rowCount() == 5 and panel.heldout_table.item(4, 4).data(0x0100) == "sampler failed"
+    text = panel.summary.text()
+    assert "Pearson r 0.910" in text and "2 very bad" in text and "max 1.30" in text
+    for name in panel.plots():
+        assert panel.export_plot(name, tmp_path / f"{name}.png").stat().st_size > 0
+    for name in panel.tables():
+        rows = panel.export_table(name, tmp_path / f"{name}.csv").read_text().splitlines()
+        assert len(rows) == panel.tables()[name].rowCount() + 1
+
+
+def test_analyses_run_in_the_background_and_cancel(qtbot, tmp_path):
+    w = MainWindow()
+    qtbot.addWidget(w)
+    w.cache_dir = tmp_path
+    assert not w.start_analyses() and "Open a corpus" in w.model_panel.message.text()
+    with qtbot.waitSignal(w.corpus_loaded, timeout=60_000):
+        w.open_corpus(demo_corpus_path())
+    w.state.update(sampler={"draws": 10, "warmup": 10, "chains": 1})
+    with qtbot.waitSignal(w.analyses_failed, timeout=600_000) as blocker:
+        assert w.start_analyses(which=("difficulty",), n_strata=2)
+        assert not w.start_fit()  # one long job at a time
+        w.model_panel.cancel_button.click()
+    assert "cancel" in blocker.args[0].lower()
+    assert w.model_panel.progress.format() == "cancelled" and w.model_panel.fit_button.isEnabled()
+    assert w.analyses is None and w.tabs.tabText(TABS.index("Analyses")) == "Analyses"
