@@ -471,7 +471,8 @@ def _notices(ct: SheetContent) -> list[Notice]:
         if _finite(info.get("min_ess_bulk")):
             bits.append(f"min bulk ESS {fmt_n(round(float(info['min_ess_bulk'])))} (needs {GEQ} 400)")
         if info.get("divergences") is not None:
-            bits.append(f"{fmt_n(info['divergences'])} divergent transitions (needs 0)")
+            n_div = int(info["divergences"])
+            bits.append(f"{fmt_n(n_div)} divergent transition{'' if n_div == 1 else 's'} (needs 0)")
         out.append(Notice("serious", "The fit did not converge.",
                           (("; ".join(bits) + ". ") if bits else "") +
                           "Every number on this sheet is provisional: refit with longer warmup and more draws "
@@ -642,7 +643,8 @@ def _decision_tasks(ct: SheetContent) -> Decision:
             + (f", with {' and '.join(held)} as observed. " if held else ". "))
     if n_obs >= ct.required_90:
         text += (f"The observed {fmt_n(n_obs)} tasks are enough (P(target met) = {fmt_prob(p_obs)}); "
-                 f"a replication could use as few as {fmt_n(ct.required_90)}. ")
+                 f"a replication could use as few as {fmt_n(ct.required_90)} and still meet it with 90% "
+                 "assurance. ")
     else:
         text += f"The observed {fmt_n(n_obs)} tasks meet the target with probability {fmt_prob(p_obs)}. "
     if req["p_reachable"] < 0.995:
@@ -720,7 +722,7 @@ def _decision_cost(ct: SheetContent) -> Decision:
     text += (f"The observed design costs {fmt_usd(d.cost())} for {sym} {fmt_coef(ct.headline['median'])}")
     rpd = ct.view.readouts.rpd
     if rpd is not None:
-        text += f" (reliability per dollar {rpd.median:.3g} per USD per trial)"
+        text += f" (reliability per dollar {fmt_sig3(rpd.median)} per USD per trial)"
     text += ". "
     if inp.budget is not None and b.get("budget") is not None:
         k = b["budget"]

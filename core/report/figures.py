@@ -657,6 +657,9 @@ def rank_dominance_figure(ranks, width: float = 523, *, max_models: int = 60, la
     for v in (0, 0.5, 1):
         d.add(String(x_heat + v * cb_w, cb_y - 7, f"{v:g}", fontName=st.FONT, fontSize=5.6, fillColor=st.MUTED,
                      textAnchor="middle"))
+    # say what the colours mean next to the bar, so the heatmap reads without its title
+    d.add(String(x_heat + cb_w + 6, cb_y + 1, "P(row model ranks above column model): orange = row better",
+                 fontName=st.FONT, fontSize=5.6, fillColor=st.MUTED))
     # rank intervals
     x_int = x_heat + heat_w + gap
     p = Plot(d, x_int, y_top - n * row, interval_w, n * row, (0.5, m_all + 0.5), (0, 1))

@@ -511,8 +511,8 @@ def _cost_page(ct: SheetContent) -> list:
     rpd = ct.view.readouts.rpd
     if rpd is not None:
         story.append(_p(f"Reliability per dollar of the observed design (seed 003): RPD = {_sym(ct)} / mean cost per "
-                        f"observation = {rpd.median:.3g} per USD per trial (95% interval {rpd.hdi95[0]:.3g}"
-                        f"\u2013{rpd.hdi95[1]:.3g}).", "caption"))
+                        f"observation = {fmt_sig3(rpd.median)} per USD per trial (95% interval "
+                        f"{fmt_sig3(rpd.hdi95[0])}\u2013{fmt_sig3(rpd.hdi95[1])}).", "caption"))
     acc = inp.accuracy
     if acc is None:
         return story
