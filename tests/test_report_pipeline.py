@@ -262,3 +262,20 @@ def test_posterior_in_memory_is_used_as_is(first_build, small_csv, tmp_path):
                           cache_dir=tmp_path / "empty-cache")
     assert not (tmp_path / "empty-cache").exists() and not res.from_cache and res.fit_path is None
     assert res.path.read_bytes() == result.path.read_bytes()
+
+
+def test_cli_report_runs_the_analyses_it_is_asked_for(demo_cli, tmp_path, monkeypatch):
+    """``--analyses`` resolves each name to a runner and passes its result to the sheet."""
+    _, cache, _ = demo_cli
+    asked = []
+
+    def fake_runner(name):
+        asked.append(name)
+        return lambda ctx: LooSummary.from_pareto_k(np.r_[np.full(7000, 0.1), np.full(209, 0.8)])
+
+    monkeypatch.setattr(pipeline, "analysis_runner", fake_runner)
+    rc = main(["report", str(DEMO), "-o", str(tmp_path / "l.pdf"), "--cache", str(cache), "--analyses", "loo",
+               "--date-invariant", "--quiet", *DEMO_FIT])
+    assert rc == 0 and asked == ["loo"]
+    text = " ".join(pdf_pages(tmp_path / "l.pdf"))
+    assert "7,000" in text and "209" in text
