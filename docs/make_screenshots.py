@@ -1,120 +1,117 @@
-"""Render each panel of the app offscreen into docs/*.png.
+"""Render each view of the app offscreen into docs/*.png, from a real fit of the demo corpus.
 
-Data: the bundled Terminal-Bench 2.0 demo corpus for the corpus panel; for
-the posterior panels, until the sampler's fit of the demo is wired in,
-*synthetic* variance components shaped like a per-benchmark Terminal-Bench
-fit (standard deviations on the latent scale: task 3.0, model 1.74, scaffold
-0.37, task:model 1.39, task:scaffold 1.11, model:scaffold 0.46, scattered
-log-normally across 4,000 draws) and synthetic latent model effects for
-twelve made-up models.  The observed design is the demo's (89 tasks, 3
-scaffolds per model, 5 trials per cell, 29 models) with a made-up price of
-USD 0.80 per trial.
+The window opens the bundled Terminal-Bench 2.0 demo corpus, fits the
+per-benchmark model (seed 000 Eq. 2) through the Model tab exactly as a user
+would (the fit is cached, so a second run reopens it at once), and saves one
+screenshot per tab, one while the fit runs, and one of the typed-components
+dialog.  The demo corpus has no cost column: the screenshots use a made-up price of
+USD 0.80 per trial and a budget of USD 20,000.  The Analyses tab shows PSIS-LOO of
+the fit (no refit); the difficulty and held-out analyses refit the model dozens of
+times and are left to the user.
 
-Run:  python docs/make_screenshots.py [--out docs]
+Run:  python docs/make_screenshots.py [--out docs] [--draws 500 --warmup 300 --chains 4] [--cache DIR]
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import time
 from pathlib import Path
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-import numpy as np  # noqa: E402
-
-SD = {"task": 3.0, "model": 1.74, "scaffold": 0.37, "task:model": 1.39, "task:scaffold": 1.11,
-      "model:scaffold": 0.46}
-MODELS = ["alpha-1", "bravo-large-2025-preview", "charlie", "delta-mini", "echo-xl-instruct-v3.1",
-          "foxtrot", "golf-nano", "hotel-7b", "india-reasoning-experimental-build-0412", "juliet",
-          "kilo-coder", "lima"]
+#: Window size of every screenshot.
+SIZE = (1280, 820)
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", type=Path, default=Path(__file__).resolve().parent)
+    ap.add_argument("--draws", type=int, default=500)
+    ap.add_argument("--warmup", type=int, default=300)
+    ap.add_argument("--chains", type=int, default=4)
+    ap.add_argument("--cache", type=Path, default=None, help="fit cache folder (default: the app's)")
     args = ap.parse_args(argv)
     out: Path = args.out
     out.mkdir(parents=True, exist_ok=True)
 
+    from PySide6.QtCore import QSettings
     from PySide6.QtWidgets import QApplication
 
     app = QApplication.instance() or QApplication([])
-    from ddr_explorer.core.corpus.io import load_corpus
-    from ddr_explorer.core.dstudy import DStudyModel
-    from ddr_explorer.core.inspection import inspect_corpus
-    from ddr_explorer.core.ranks import rank_analysis
-    from ddr_explorer.core.reliability import VarianceComponents
-    import time
+    import tempfile
 
-    from ddr_explorer.core.session import AnalysisState
+    # Never touch the user's settings or last session.
+    QSettings.setPath(QSettings.IniFormat, QSettings.UserScope, tempfile.mkdtemp(prefix="ddr-shots-"))
     from ddr_explorer.gui.app import demo_corpus_path
     from ddr_explorer.gui.components_entry import ComponentsEntryDialog
-    from ddr_explorer.gui.components_panel import ComponentsPanel
-    from ddr_explorer.gui.corpus_panel import CorpusPanel
-    from ddr_explorer.gui.dstudy_panel import DStudyPanel
-    from ddr_explorer.gui.ranks_panel import RanksPanel
+    from ddr_explorer.gui.main_window import TABS, MainWindow
+    from ddr_explorer.gui.workers import wait_for_tasks
 
-    rng = np.random.default_rng(2026)
-    comps = VarianceComponents.from_mapping({t: (v * np.exp(rng.normal(0, 0.25, 4000))) ** 2 for t, v in SD.items()},
-                                            source="synthetic, shaped like a Terminal-Bench per-benchmark fit")
-    theta = np.sort(rng.normal(0, 1.74, len(MODELS)))[::-1][None, :] + rng.normal(0, 0.45, (4000, len(MODELS)))
-    ranks = rank_analysis(theta, MODELS)
-    corpus = load_corpus(demo_corpus_path())
-    summary = inspect_corpus(corpus)
-    state = AnalysisState.from_corpus(corpus, prices={"terminal-bench-2.0": 0.80}, budget=20000.0)
-
-    shown = []
-
-    def shoot(widget, name: str, size: tuple[int, int]) -> Path:
-        shown.append(widget)
-        widget.resize(*size)
-        widget.show()
-        for _ in range(5):
+    def pump(seconds: float = 0.0, until=None, limit: float = 1800.0) -> None:
+        t0 = time.perf_counter()
+        while True:
             app.processEvents()
+            elapsed = time.perf_counter() - t0
+            if (until is None and elapsed >= seconds) or (until is not None and until()) or elapsed > limit:
+                return
+            time.sleep(0.01)
+
+    def shoot(widget, name: str) -> Path:
+        pump(0.3)
         path = out / name
         widget.grab().save(str(path))
         print(f"wrote {path}")
         return path
 
-    shoot(CorpusPanel(corpus, summary), "corpus-panel.png", (1400, 820))
-    shoot(ComponentsPanel(comps), "components-panel.png", (1200, 560))
-    panel = DStudyPanel(DStudyModel(comps), state.observed_design(), state, ranks)
-    panel.resize(1500, 900)
-    panel.show()
-    panel.wait_for_frontier(120_000)
-    shoot(panel, "dstudy-panel.png", (1500, 900))
-    state.update(n_tasks=30.0, n_scaffolds=6.0, target=0.9)
-    panel.wait_for_frontier(120_000)
-    panel.redraw_now()
-    shoot(panel, "dstudy-panel-moved.png", (1500, 900))
-    shoot(RanksPanel(ranks), "ranks-panel.png", (1300, 760))
-    dialog = ComponentsEntryDialog(rows=SD, scale="sd")
-    shoot(dialog, "components-entry.png", (560, 680))
-
-    # The main window at the app's default size, with every tab filled.
-    from ddr_explorer.gui.main_window import MainWindow
-
     window = MainWindow()
-    window.resize(1100, 720)
+    window.resize(*SIZE)
     window.show()
+    if args.cache is not None:
+        window.cache_dir = args.cache
     window.open_corpus(demo_corpus_path())
-    while window.loading:
-        app.processEvents()
-        time.sleep(0.01)
-    window.show_posterior(comps, theta, MODELS)
+    pump(until=lambda: not window.loading and window.device is not None)
+    window.state.update(budget=20000.0, prices={"terminal-bench-2.0": 0.80})
+    mp = window.model_panel
+    mp.draws_spin.setValue(args.draws)
+    mp.warmup_spin.setValue(args.warmup)
+    mp.chains_spin.setValue(args.chains)
+    window.tabs.setCurrentIndex(TABS.index("Corpus"))
+    shoot(window, "main-window-corpus.png")
+
+    window.start_fit()
+    # A shot while it runs (when the fit is not cached yet): once warmup has begun.
+    pump(until=lambda: not window.fitting or "Warmup" in mp.log_text())
+    if window.fitting:
+        pump(1.0)
+        shoot(window, "main-window-fitting.png")
+    pump(until=lambda: not window.fitting)
+    if window.fit_result is None:
+        print("the fit failed:\n" + mp.log_text())
+        return 1
+    window.start_analyses(which=("loo",))
+    pump(until=lambda: not window.analyses_task.running)
     window.dstudy_panel.wait_for_frontier(120_000)
-    for k, name in enumerate(("corpus", "components", "dstudy", "ranks")):
-        window.tabs.setCurrentIndex(k)
-        shoot(window, f"main-window-{name}.png", (1100, 720))
+    for tab in TABS:
+        window.tabs.setCurrentIndex(TABS.index(tab))
+        shoot(window, f"main-window-{tab.lower().replace(' ', '-')}.png")
+
+    dialog = ComponentsEntryDialog(rows={"task": 3.0, "model": 1.74, "scaffold": 0.37, "task:model": 1.39,
+                                         "task:scaffold": 1.11, "model:scaffold": 0.46}, scale="sd")
+    dialog.resize(560, 680)
+    dialog.show()
+    shoot(dialog, "components-entry.png")
+
     # Tear the widgets down while the application exists: leaving it to interpreter exit can crash PySide6.
     from ddr_explorer.gui.dstudy_panel import wait_for_background_jobs
 
+    wait_for_tasks(120)
     wait_for_background_jobs(120)
-    for w in shown:
+    for w in (window, dialog):
         w.close()
         w.deleteLater()
-    app.processEvents()
+    pump(0.2)
     return 0
 
 

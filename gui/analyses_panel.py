@@ -136,6 +136,7 @@ class AnalysesPanel(QWidget):
             t.setEditTriggers(QAbstractItemView.NoEditTriggers)
             t.resizeColumnsToContents()
         self.summary = QLabel("<br>".join(_html(x) for x in lines) or "No analysis has run.")
+        self.summary.setTextFormat(Qt.RichText)
         self.summary.setWordWrap(True)
         self.summary.setTextInteractionFlags(Qt.TextSelectableByMouse)
 

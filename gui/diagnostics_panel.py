@@ -64,6 +64,7 @@ class DiagnosticsPanel(QWidget):
         self.diagnostics = d = diagnostics
         self.terms = list(d.table.index)
         self.verdict = QLabel()
+        self.verdict.setTextFormat(Qt.RichText)
         self.verdict.setWordWrap(True)
         self.verdict.setTextInteractionFlags(Qt.TextSelectableByMouse)
         if d.converged:
@@ -105,6 +106,7 @@ class DiagnosticsPanel(QWidget):
                     item.setForeground(QBrush(_BAD))
                 self.table.setItem(r, c, item)
         self.table.resizeColumnsToContents()
+        self.table.horizontalHeader().setStretchLastSection(True)
 
         comp = d.components
         labels = list(comp.index)

@@ -225,6 +225,7 @@ class MainWindow(QMainWindow):
         menu.addSeparator()
         self.export_sheet_action = QAction("Export DDR &sheet (PDF)...", self, triggered=self._on_export_sheet)
         menu.addAction(self.export_sheet_action)
+        menu.addAction(QAction("Export every plot and &table...", self, triggered=self._on_export_all))
         menu.addSeparator()
         menu.addAction(QAction("&Quit", self, shortcut=QKeySequence.Quit, triggered=self.close))
         analysis = self.menuBar().addMenu("&Analysis")
@@ -600,8 +601,10 @@ class MainWindow(QMainWindow):
         mp.set_running(True)
         self.fit_action.setEnabled(False)
         self.cancel_action.setEnabled(True)
-        mp.append_log(f"Analyses {', '.join(which)} of {spec.formula} ({n_splits} held-out splits, "
-                      f"{n_strata} difficulty strata); every fit goes through the cache")
+        sizes = ([f"{n_splits} held-out splits"] if "heldout" in which else []) + \
+            ([f"{n_strata} difficulty strata"] if "difficulty" in which else [])
+        mp.append_log(f"Analyses {', '.join(which)} of {spec.formula}" + (f" ({', '.join(sizes)})" if sizes else "")
+                      + "; every fit goes through the cache")
         self.analyses_task = BackgroundTask(job, on_done=done, on_error=failed, on_progress=mp.show_progress,
                                             with_callbacks=True, parent=self)
         self.tabs.setCurrentIndex(TABS.index("Model"))
@@ -675,6 +678,43 @@ class MainWindow(QMainWindow):
         self.statusBar().showMessage(f"Writing the DDR sheet {path} ...")
         self.sheet_task = BackgroundTask(job, on_done=done, on_error=failed, parent=self)
         return True
+
+    def panels(self) -> dict:
+        """The panels shown now, by tab name (tabs with a placeholder are left out)."""
+        out = {"Corpus": self.corpus_panel, "Variance components": self.components_panel,
+               "D-study": self.dstudy_panel, "Ranks": self.ranks_panel, "Diagnostics": self.diagnostics_panel,
+               "Analyses": self.analyses_panel}
+        return {k: v for k, v in out.items() if v is not None and hasattr(v, "plots")}
+
+    def export_all(self, folder: Path) -> list[Path]:
+        """Write every plot (PNG and SVG) and every table (CSV) of every panel into ``folder``.
+
+        Files are named ``<tab>-<plot or table>.<ext>`` in lower case with dashes.
+        """
+        from . import plots
+
+        def slug(text: str) -> str:
+            return "-".join("".join(ch if ch.isalnum() else " " for ch in text.lower()).split())
+
+        folder = Path(folder)
+        folder.mkdir(parents=True, exist_ok=True)
+        written = []
+        for tab, panel in self.panels().items():
+            for name, plot in panel.plots().items():
+                for ext in ("png", "svg"):
+                    written.append(plots.export_plot(plot, folder / f"{slug(tab)}-{slug(name)}.{ext}"))
+            for name, table in panel.tables().items():
+                written.append(plots.export_table(table, folder / f"{slug(tab)}-{slug(name)}.csv"))
+        return written
+
+    def _on_export_all(self) -> None:
+        folder = QFileDialog.getExistingDirectory(self, "Export every plot and table into")
+        if folder:
+            try:
+                files = self.export_all(Path(folder))
+                self.statusBar().showMessage(f"Wrote {len(files)} files into {folder}")
+            except (OSError, ValueError) as exc:
+                QMessageBox.warning(self, "Export failed", str(exc))
 
     def _on_export_sheet(self) -> None:
         if self.fit_result is None:

@@ -231,6 +231,25 @@ def test_ddr_sheet_is_written_from_the_current_state(fitted, tmp_path):
     assert "no/such/folder" in blocker.args[0] and w.error_view.isVisibleTo(w)
 
 
+def test_every_plot_and_table_is_exported(fitted, tmp_path):
+    from PySide6.QtGui import QImage
+
+    w = fitted["window"]
+    panels = w.panels()
+    assert set(panels) >= {"Corpus", "Variance components", "D-study", "Ranks", "Diagnostics"}
+    files = w.export_all(tmp_path)
+    n_plots = sum(len(p.plots()) for p in panels.values())
+    n_tables = sum(len(p.tables()) for p in panels.values())
+    assert len(files) == len(set(files)) == 2 * n_plots + n_tables
+    for f in files:
+        if f.suffix == ".png":
+            assert not QImage(str(f)).isNull()
+        elif f.suffix == ".svg":
+            assert "<svg" in f.read_text(encoding="utf-8")[:2000]
+    rows = (tmp_path / "diagnostics-diagnostics.csv").read_text(encoding="utf-8").splitlines()
+    assert len(rows) == 1 + len(w.fit_result.posterior.diagnostics.table)
+
+
 def test_cancel_a_running_fit(qtbot, tmp_path):
     w = MainWindow()
     qtbot.addWidget(w)
