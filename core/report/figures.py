@@ -533,10 +533,14 @@ def difficulty_figure(difficulty, profile=None, width: float = 260, height: floa
                 y0, y1 = float(p.py(0)), float(p.py(s.median))
                 d.add(Rect(x0, y0, x1 - x0, max(y1 - y0, 0.01), fillColor=col, strokeColor=None, strokeWidth=0))
                 p.errorbar(cx, s.hdi95[0], s.hdi95[1], st.INK, 0.7, 1.8)
-                # the value sits at the foot of the bar, clear of the interval
-                inside = s.hdi95[0] > 0.1
-                p.text(cx, 0.02 if inside else s.hdi95[1], f"{s.median:.2f}", anchor="middle", dy=0 if inside else 2,
-                       size=5.8, color=colors.white if inside else st.INK, font=st.FONT_BOLD)
+                # The value sits at the foot of the bar (never up by the legend); where the interval reaches
+                # down to the foot, it moves right of the interval's line; a bar too short to hold it gets
+                # the value just above it, right of the line.
+                clear = s.hdi95[0] > 0.1
+                tall = s.median >= 0.08
+                p.text(cx, 0.02 if tall else s.median, f"{s.median:.2f}", anchor="middle" if clear else "start",
+                       dx=0 if clear else 1.8, dy=0 if tall else 2, size=5.8,
+                       color=colors.white if tall else st.INK, font=st.FONT_BOLD)
             else:
                 p.text(cx, 0.05, "no fit", anchor="middle", size=5.6, color=st.MUTED)
             p.text(cx, 0, lab, anchor="middle", dy=-9, size=TICK_SIZE)
