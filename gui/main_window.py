@@ -163,6 +163,8 @@ class MainWindow(QMainWindow):
         self.fit_outputs: dict | None = None
         self.sheet_task: BackgroundTask | None = None
         self.analyses_task: BackgroundTask | None = None
+        #: Seconds the GUI thread spent drawing the views of the last fit.
+        self.show_seconds: float | None = None
         self.analyses: dict | None = None
         self.analyses_panel = None
 
@@ -500,7 +502,10 @@ class MainWindow(QMainWindow):
         for note in post.notes:
             mp.append_log(f"note: {note}")
         mp.append_log(str(post.diagnostics).splitlines()[0])
+        t0 = time.perf_counter()
         self.show_fit(out)
+        self.show_seconds = time.perf_counter() - t0
+        mp.append_log(f"Views drawn in {self.show_seconds * 1e3:.0f} ms")
         self.fit_finished.emit(result)
 
     def _on_fit_error(self, exc: BaseException) -> None:

@@ -42,6 +42,7 @@ class StallMeter:
 
     def __init__(self):
         self.gaps: list[float] = []
+        self.times: list[float] = []
         self._last = None
         self._timer = QTimer()
         self._timer.setInterval(5)
@@ -57,6 +58,7 @@ class StallMeter:
     def _tick(self):
         now = time.perf_counter()
         self.gaps.append(now - self._last)
+        self.times.append(now)
         self._last = now
 
     @property
@@ -104,13 +106,17 @@ def fitted(qapp, tmp_path_factory, request):
     t0 = time.perf_counter()
     assert w.start_fit()
     assert w.fitting and w.model_panel.cancel_button.isEnabled() and not w.model_panel.fit_button.isEnabled()
+    task = w.fit_task
     bot.waitUntil(lambda: not w.fitting, timeout=600_000)
     seconds = time.perf_counter() - t0
     meter.stop()
+    # While the worker ran: the ticks before the GUI thread saw the end (then it draws the result's views).
+    meter.gaps = [g for g, t in zip(meter.gaps, meter.times) if t <= task.finished_at]
     w.model_panel.show_progress = original
-    print(f"\nGUI fit of the demo corpus: {seconds:.1f} s; longest event-loop stall during the fit: "
+    print(f"\nGUI fit of the demo corpus: {seconds:.1f} s; longest event-loop stall while the worker ran: "
           f"{meter.longest * 1e3:.0f} ms (target < 100 ms); 99th percentile tick gap "
-          f"{np.percentile(meter.gaps, 99) * 1e3:.0f} ms over {len(meter.gaps)} ticks")
+          f"{np.percentile(meter.gaps, 99) * 1e3:.0f} ms over {len(meter.gaps)} ticks; then drawing the views "
+          f"of the result took {w.show_seconds * 1e3:.0f} ms on the GUI thread")
     yield {"window": w, "events": events, "meter": meter, "cache": cache, "seconds": seconds, "bot": bot}
     wait_for_tasks(120)
     w.close()
