@@ -98,6 +98,31 @@ if [ "$INSTALL" = 1 ]; then
     fi
 fi
 echo "== installed in $(elapsed) s"
+# never import the repository's bare ddr_explorer/ folder from the working directory (python -m / -)
+export PYTHONSAFEPATH=1
+
+# jax 0.11.2 (the H200 image's) segfaults while compiling the sampler's pmapped chunk on CPU (seen
+# on CPU with Python 3.12 + jax/jaxlib 0.11.2 in any sampler setting; jax 0.10.2 and 0.12.0.1 run
+# it, as does jit(vmap(...)) in place of pmap).  The self-test below runs the real code path on the
+# GPU first; for the steps after it, with jax 0.11.x, a sitecustomize replaces jax.pmap by
+# jit(vmap) (one device, chains vectorised: the same Markov chains' distribution).
+# GPU_CHECK_PMAP_WORKAROUND=0 turns that off.
+JAX_VER=$("$PY" -c "import importlib.metadata as m; print(m.version('jax'))" 2>/dev/null || echo unknown)
+WORKAROUND=${GPU_CHECK_PMAP_WORKAROUND:-$(case "$JAX_VER" in 0.11.*) echo 1 ;; *) echo 0 ;; esac)}
+mkdir -p /tmp/ddr-pmap-shim
+cat > /tmp/ddr-pmap-shim/sitecustomize.py <<'PYEOF'
+"""bench/gpu_check.sh: jax.pmap -> jax.jit(jax.vmap) when DDR_PMAP_AS_JIT=1 (jax 0.11.2 workaround)."""
+import os
+
+if os.environ.get("DDR_PMAP_AS_JIT") == "1":
+    import ddr_explorer.core.model  # noqa: F401  (XLA_FLAGS before jax, as the app does)
+    import jax
+
+    def _pmap_as_jit(f, axis_name=None, *, in_axes=0, out_axes=0, devices=None, **_ignored):
+        return jax.jit(jax.vmap(f, in_axes=in_axes, out_axes=out_axes))
+
+    jax.pmap = _pmap_as_jit
+PYEOF
 
 # -- environment ----------------------------------------------------------------------------------
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader 2>/dev/null \
@@ -130,6 +155,12 @@ fi
 # -- 1. self-test ---------------------------------------------------------------------------------
 run_step self-test "$(limit 150 380)" "$PY" -m ddr_explorer.gui.self_test --no-gui --device "$DEVICE" \
     --keep "$OUT"
+
+if [ "$WORKAROUND" = 1 ]; then
+    echo
+    echo "== NOTE: jax $JAX_VER: jax.pmap runs as jit(vmap) in the steps below (GPU_CHECK_PMAP_WORKAROUND=0: off)"
+    export PYTHONPATH=/tmp/ddr-pmap-shim${PYTHONPATH:+:$PYTHONPATH} DDR_PMAP_AS_JIT=1
+fi
 
 # -- 2. HAL-scale pooled benchmark ----------------------------------------------------------------
 # shellcheck disable=SC2086

@@ -56,7 +56,22 @@ if ! (cd /tmp && env -u PYTHONPATH -u VIRTUAL_ENV PYTHONNOUSERSITE=1 "$APP" --se
     exit 1
 fi
 st1=$(date +%s)
-"$DIST/$NAME/ddr" --help >/dev/null && echo "== the ddr CLI in the build answers --help"
+echo "== the frozen ddr CLI: demo corpus -> Parquet -> inspect (pyarrow in the build)"
+CLI_TMP=$(mktemp -d)
+DEMO="$DIST/$NAME/_internal/ddr_explorer/resources/demo/terminal-bench-2.csv"
+[ -f "$DEMO" ] || DEMO=$(find "$DIST/$NAME" -name terminal-bench-2.csv | head -1)
+"$DIST/$NAME/ddr" convert "$DEMO" -o "$CLI_TMP/demo.parquet" >/dev/null
+"$DIST/$NAME/ddr" inspect "$CLI_TMP/demo.parquet" --json > "$CLI_TMP/parquet.json"
+"$DIST/$NAME/ddr" inspect "$DEMO" --json > "$CLI_TMP/csv.json"
+"$PY" - "$CLI_TMP" <<'PYEOF'
+import json, sys
+p, c = (json.load(open(f"{sys.argv[1]}/{n}.json")) for n in ("parquet", "csv"))
+keys = ("n_records", "n_trials", "n_successes", "n_tasks", "n_models", "n_scaffolds")
+assert p["format"] == "parquet", p["format"]
+assert all(p[k] == c[k] for k in keys), {k: (p[k], c[k]) for k in keys}
+print("    Parquet round trip: " + ", ".join(f"{k} {p[k]:,}" for k in keys) + " (same as the CSV)")
+PYEOF
+rm -rf "$CLI_TMP"
 
 size=$(du -sh "$DIST/$NAME" | cut -f1)
 files=$(find "$DIST/$NAME" -type f | wc -l)
