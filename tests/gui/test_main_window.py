@@ -48,3 +48,20 @@ def test_broken_file_keeps_the_loaded_corpus(window, qtbot, tmp_path):
     with qtbot.waitSignal(window.corpus_loaded, timeout=30_000):  # and the app keeps working
         window.open_corpus(demo_corpus_path())
     assert not window.error_view.isVisibleTo(window)
+
+
+def test_drop_a_file_and_reopen_it_from_recent_files(window, qtbot):
+    from PySide6.QtCore import QMimeData, QPointF, Qt, QUrl
+    from PySide6.QtGui import QDropEvent
+
+    mime = QMimeData()
+    mime.setUrls([QUrl.fromLocalFile(str(demo_corpus_path()))])
+    event = QDropEvent(QPointF(10, 10), Qt.CopyAction, mime, Qt.LeftButton, Qt.NoModifier)
+    with qtbot.waitSignal(window.corpus_loaded, timeout=30_000):
+        window.dropEvent(event)
+    assert window.corpus.n_records == 7387
+    window._fill_recent_menu()
+    actions = [a for a in window.recent_menu.actions() if a.text() == str(demo_corpus_path())]
+    assert len(actions) == 1
+    with qtbot.waitSignal(window.corpus_loaded, timeout=30_000):
+        actions[0].trigger()
