@@ -147,9 +147,15 @@ def run_fits(jobs: Sequence[FitJob], settings=None, *, cache_dir: str | Path | N
     t0 = time.perf_counter()
     sampled_seconds: list[float] = []
 
+    job_start = [t0]
+
     def eta_after(done: int, running_eta: float | None = None) -> float | None:
         if not sampled_seconds:
-            return running_eta
+            if running_eta is None:
+                return None
+            # no fit finished yet: take the running one's elapsed + remaining time as the time per fit
+            per = time.perf_counter() - job_start[0] + running_eta
+            return running_eta + per * max(n - done - 1, 0)
         per = sum(sampled_seconds) / len(sampled_seconds)
         left = n - done - (1 if running_eta is not None else 0)
         return per * max(left, 0) + (running_eta or 0.0)
@@ -163,7 +169,7 @@ def run_fits(jobs: Sequence[FitJob], settings=None, *, cache_dir: str | Path | N
             if progress is not None:
                 progress(f"{_label}: {phase}", _i, n, eta_after(_i, eta if eta is not None else 0.0))
 
-        t = time.perf_counter()
+        t = job_start[0] = time.perf_counter()
         try:
             result = fit_corpus(job.corpus, job.spec, settings, cache_dir=cache_dir, progress=inner, cancel=cancel)
         except ValueError as exc:  # ModelSpecError included; FitCancelled is a RuntimeError and passes

@@ -108,3 +108,18 @@ def test_coefficient_of_the_observed_design_is_the_hand_formula(fake_sampler, co
 def test_empty_part_is_a_clear_error(corpus):
     with pytest.raises(ValueError, match="empty"):
         sub_corpus(corpus, np.zeros(len(corpus.table), bool), "nothing")
+
+
+def test_eta_before_any_fit_finishes_counts_the_jobs_left(monkeypatch, corpus, tmp_path):
+    import ddr_explorer.core.model.sampler as sampler
+
+    def slow_start(data, spec="per-benchmark", settings=None, progress=None, cancel=None):
+        progress("warmup", 0, 10, 10.0)  # the sampler's own ETA for the running fit: 10 s
+        return bf.moment_fit(data, spec, settings, progress, cancel)
+
+    monkeypatch.setattr(sampler, "fit", slow_start)
+    events = []
+    run_fits(_jobs(corpus), SETTINGS, cache_dir=tmp_path, progress=lambda *a: events.append(a))
+    first = next(e for e in events if e[0] == "all: warmup")
+    # 10 s left of this fit, and two more fits of at least 10 s each
+    assert 30.0 <= first[3] < 31.0
