@@ -54,7 +54,11 @@ PARAMETERISATION AND MOVES
    (log sigma + v d, x_kj e^(gamma_j v_k d)), gamma_j = d log a_j / d log sigma, with the
    group's Jacobian e^(d sum_k v_k sum_j gamma_kj) (Liu and Sabatti 2000), for v each
    eigenvector of the adapted covariance of log sigma.  This follows the ridge that ties
-   the sigmas to their many weakly informed levels, which NUTS crosses slowly.
+   the sigmas to their many weakly informed levels, which NUTS crosses slowly.  Every second
+   repeat uses the u-scaling group instead, (log sigma + v d, u_kj e^(v_k d)) in u-space,
+   i.e. x_kj -> x_kj e^(v_k d) a_kj(sigma) / a_kj(sigma'), Jacobian prod_j e^(v_k d) a_kj(sigma) /
+   a_kj(sigma'): it also rescales the levels the data pin down (the logit's latent-scale ridge).
+   Kept after measurement (TB2: no post-warmup divergence in 10,400 draws over four seeds).
 8. Hierarchical gather: a term nested in another is summed onto the host's levels first,
    so the likelihood gathers 3 terms per cell instead of 10 (pooled: 1.2 ms instead of 3.8 ms
    per gradient on one core).
@@ -694,6 +698,8 @@ def _run_chains(design, spec, lay, gibbs, rough, settings: SamplerSettings, devi
     n_scale = settings.scale_steps if settings.scale_steps > 0 else 0
 
     term_of_level = jnp.asarray(np.repeat(np.arange(lay.K), lay.J), jnp.int32)
+    c0v = jnp.asarray(lay.c0, dtype)
+    c1v = jnp.asarray(lay.c1, dtype)
 
     def _scale_moves(z, aux, key, pot, cov_g):
         # Directions: the eigenvectors of the adapted covariance of log sigma (the dense mass
@@ -708,13 +714,22 @@ def _run_chains(design, spec, lay, gibbs, rough, settings: SamplerSettings, devi
         def one(t, carry):
             z, U, key, nacc = carry
             p = t // n_scale
+            # odd repeats: the u-scaling group (log sigma_k + dls_k, u_k e^(dls_k)), which also
+            # scales the data-pinned levels: the logit's latent-scale ridge (attenuation of
+            # single-trial cells traded against larger effects)
+            full = (t % n_scale) % 2 == 1
             key, k1, k2 = jax.random.split(key, 3)
             v = dirs[:, p] * jnp.exp(lstep[p])
             d = jax.random.normal(k1, (), dtype)
             dls = v * d  # change of each log sigma_k
-            zp = {"g": z["g"].at[1:lay.K + 1].add(dls), "x": z["x"] * jnp.exp(gam * dls[term_of_level])}
+            dl = dls[term_of_level]
+            ls_lv = z["g"][1:lay.K + 1][term_of_level]
+            # x' = x e^(gamma dl)  or  x' = x e^(dl) a(sigma) / a(sigma')
+            log_fx = jnp.where(full, dl + log_scale(ls_lv, c0v, c1v, jnp) - log_scale(ls_lv + dl, c0v, c1v, jnp),
+                               gam * dl)
+            zp = {"g": z["g"].at[1:lay.K + 1].add(dls), "x": z["x"] * jnp.exp(log_fx)}
             Up = pot(zp)
-            log_r = U - Up + jnp.dot(dls, gam_sum)
+            log_r = U - Up + jnp.sum(log_fx)
             acc = (jnp.log(jax.random.uniform(k2, (), dtype)) < log_r) & jnp.isfinite(Up)
             z = jax.tree.map(lambda new, old: jnp.where(acc, new, old), zp, z)
             return z, jnp.where(acc, Up, U), key, nacc.at[p].add(acc.astype(dtype))
