@@ -36,6 +36,7 @@ Every fit is cached: a rerun samples nothing.
 from __future__ import annotations
 
 import dataclasses
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -180,18 +181,23 @@ def held_out_study(corpus, spec="per-benchmark", settings=None, cache_dir: str |
         sizes.append((int(train["trials"].sum()), int(held["trials"].sum())))
         jobs += [FitJob(f"split {i + 1} train", tc, spec), FitJob(f"split {i + 1} held-out", hc, spec)]
     # one seed per split: different splits should not share Monte Carlo error
-    rows, batch_fitted, batch_cached, errors = [], 0, 0, {}
+    rows, batch_fitted, batch_cached, errors, split_seconds = [], 0, 0, {}, []
     for i in range(n_splits):
         pair = jobs[2 * i: 2 * i + 2]
         st = dataclasses.replace(base, seed=base.seed + i)
 
         def sub_progress(phase, done, total, eta, _i=i):
             if progress is not None:
-                left = None if eta is None else eta * (n_splits - _i)  # this split's ETA x splits left
+                # this split's own ETA, plus the mean wall time of the splits sampled so far per split left
+                per = float(np.mean(split_seconds)) if split_seconds else None
+                left = None if per is None and eta is None else (eta or 0.0) + (per or 0.0) * (n_splits - _i - 1)
                 progress(phase, 2 * _i + done, 2 * n_splits, left)
 
+        t_split = time.perf_counter()
         b = run_fits(pair, st, cache_dir=cache_dir, progress=sub_progress, cancel=cancel,
                      what="held-out study", skip_failed=True)
+        if b.n_fitted:
+            split_seconds.append(time.perf_counter() - t_split)
         batch_fitted += b.n_fitted
         batch_cached += b.n_cached
         row = {"split": i + 1, "projected": np.nan, "held_out": np.nan, "gap": np.nan,
