@@ -272,6 +272,9 @@ def new_plot(title: str = "", x_label: str = "", y_label: str = "", *, log_x: bo
     :func:`reference_lines` instead: pyqtgraph's axis grid is repainted
     with the axes on every frame and costs about 1 ms per plot.
     """
+    # Every plot of the app is made here: from the first one on, pyqtgraph's cyclic garbage is collected
+    # only on the GUI thread, at safe moments (see GuiThreadGarbageCollector).
+    GuiThreadGarbageCollector.acquire()
     w = pg.PlotWidget(parent=parent)
     w.setMinimumHeight(min_height)
     w.setMinimumWidth(150)

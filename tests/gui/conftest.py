@@ -25,6 +25,21 @@ def _private_settings(tmp_path_factory):
     yield folder
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _gc_on_the_gui_thread(request):
+    """The app's garbage-collection policy from the first GUI test on, as the app has it from its first plot."""
+    try:
+        import PySide6  # noqa: F401
+    except ImportError:
+        yield
+        return
+    request.getfixturevalue("qapp")
+    from ddr_explorer.gui.plots import GuiThreadGarbageCollector
+
+    GuiThreadGarbageCollector.acquire()
+    yield
+
+
 def wait_for_all_jobs(timeout_s: float = 120.0) -> bool:
     """Every background job of the app finished: corpus loads, fits, sheets and cost frontiers."""
     from ddr_explorer.gui.dstudy_panel import wait_for_background_jobs
