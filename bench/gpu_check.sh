@@ -39,7 +39,7 @@ else
     PY=${PYTHON:-python3}
     DEVICE=gpu
     POOLED_DEFAULT=""
-    AGREE_DEFAULT="--a cpu --b gpu"
+    AGREE_DEFAULT="--a cpu --b gpu --warmup 200 --draws 300"  # 4 chains: ESS ~ 500+ on TB2, in the time left
 fi
 # install the carried wheels and the project (always on the GPU machine; GPU_CHECK_INSTALL=1 to rehearse
 # the install here with a Python 3.12 environment like the machine's)
@@ -153,7 +153,7 @@ if [ "$DRY" != 1 ] && [ $HAVE_GPU != 1 ]; then
 fi
 
 # -- 1. self-test ---------------------------------------------------------------------------------
-run_step self-test "$(limit 150 380)" "$PY" -m ddr_explorer.gui.self_test --no-gui --device "$DEVICE" \
+run_step self-test "$(limit 120 380)" "$PY" -m ddr_explorer.gui.self_test --no-gui --device "$DEVICE" \
     --keep "$OUT"
 
 if [ "$WORKAROUND" = 1 ]; then
@@ -164,7 +164,7 @@ fi
 
 # -- 2. HAL-scale pooled benchmark ----------------------------------------------------------------
 # shellcheck disable=SC2086
-run_step pooled "$(limit 260 170)" "$PY" bench/bench_sampler.py --corpus pooled --no-reference \
+run_step pooled "$(limit 240 170)" "$PY" bench/bench_sampler.py --corpus pooled --no-reference \
     --json "$OUT/pooled_gpu.json" $POOLED_ARGS
 
 # -- 3. CPU-vs-GPU agreement ----------------------------------------------------------------------
