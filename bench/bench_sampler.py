@@ -167,9 +167,13 @@ def bench(corpus: str, reference: bool, settings: M.SamplerSettings, seed: int, 
     design = M.build_design(table, spec_name)
     print(f"== {corpus}: {spec_name} model, {design.n_cells} binomial cells, {design.n_trials} trials, "
           f"{int(design.n_levels.sum())} random effects")
+    cpu0 = time.process_time()
     post = M.fit(table, spec_name, settings)
     ours = summarize_ours(post)
-    print(f"  ours: {ours['device']}, timings {ours['timings']}, {ours['steps_per_draw']:.0f} leapfrog steps/draw")
+    # CPU seconds of all threads: on a shared (loaded) box wall time overstates the cost, this does not
+    ours["cpu"] = time.process_time() - cpu0
+    print(f"  ours: {ours['device']}, timings {ours['timings']}, {ours['steps_per_draw']:.0f} leapfrog steps/draw, "
+          f"CPU {ours['cpu']:.0f} s (all threads)")
     print(f"  converged: {ours['converged']}" + ("" if ours["converged"] else " (" +
                                                  "; ".join(post.diagnostics.problems) + ")"))
     print(post.diagnostics.table.to_string(float_format=lambda v: f"{v:.3f}"))
