@@ -52,7 +52,7 @@ class AnalysesPanel(QWidget):
         diff, held, loo = results.get("difficulty"), results.get("heldout"), results.get("loo")
 
         self.difficulty_plot = plots.new_plot("E\u03c1\u00b2 by task difficulty (median, 95% HDI)",
-                                              "difficulty stratum (1 = hardest)", "E\u03c1\u00b2")
+                                              "task-difficulty stratum", "E\u03c1\u00b2")
         self.difficulty_table = QTableWidget(0, 6)
         self.difficulty_table.setHorizontalHeaderLabels(["stratum", "tasks", "mean success", "median E\u03c1\u00b2",
                                                          "95% lower", "95% upper"])
@@ -91,7 +91,9 @@ class AnalysesPanel(QWidget):
                              f"aggregate minus hardest stratum {_num(diff.get('gap_aggregate_minus_hardest')):.3f}")
             plots.set_category_ticks(self.difficulty_plot.getPlotItem().getAxis("bottom"),
                                      [s["label"] for s in strata], offset=1)
-            self.difficulty_plot.setYRange(0, 1, padding=0.02)
+            low = np.nanmin(np.concatenate([lo, [agg["lower95"]] if agg else []]))
+            self.difficulty_plot.setYRange(max(0.0, low - 0.05) if np.isfinite(low) else 0.0, 1.0, padding=0.02)
+            self.difficulty_plot.setXRange(0.5, len(strata) + 0.5, padding=0)
         else:
             plots.placeholder(self.difficulty_plot, "not run")
 
@@ -115,8 +117,11 @@ class AnalysesPanel(QWidget):
             self.heldout_plot.addItem(self.heldout_points)
             self.heldout_plot.addItem(pg.InfiniteLine(pos=(0, 0), angle=45,
                                                       pen=plots.line(plots.COLORS["asymptote"], 1, Qt.DashLine)))
-            self.heldout_plot.setXRange(0, 1, padding=0.02)
-            self.heldout_plot.setYRange(0, 1, padding=0.02)
+            both = np.concatenate([px, py])
+            lo_, hi_ = (float(np.min(both)), float(np.max(both))) if both.size else (0.0, 1.0)
+            pad = max(0.01, 0.1 * (hi_ - lo_))
+            self.heldout_plot.setXRange(max(0.0, lo_ - pad), min(1.0, hi_ + pad), padding=0)
+            self.heldout_plot.setYRange(max(0.0, lo_ - pad), min(1.0, hi_ + pad), padding=0)
             lines.append(f"Held-out: {held.get('n_splits', 0)} splits (train fraction "
                          f"{_num(held.get('train_fraction')):.2f}); Pearson r {_num(held.get('pearson_r')):.3f}, "
                          f"Spearman {_num(held.get('spearman')):.3f}, mean gap (held out - projected) "

@@ -16,7 +16,7 @@ from ddr_explorer.gui.main_window import TABS, MainWindow  # noqa: E402
 #: Shaped like ``ddr analyses --json`` (core.analyses.run_analyses) of a four-stratum, five-split run.
 RESULTS = {
     "difficulty": {
-        "strata": [{"label": f"Q{k} (hardest)" if k == 1 else f"Q{k}", "n_tasks": 22 + k, "mean_success": 0.1 * k,
+        "strata": [{"label": f"Q{k} (easiest)" if k == 1 else f"Q{k} (hardest)" if k == 4 else f"Q{k}", "n_tasks": 22 + k, "mean_success": 0.1 * k,
                     "erho2": {"median": 0.5 + 0.1 * k, "lower95": 0.4 + 0.08 * k, "upper95": 0.6 + 0.09 * k},
                     "error": None} for k in range(1, 5)],
         "aggregate": {"median": 0.83, "lower95": 0.78, "upper95": 0.87}, "gap_aggregate_minus_hardest": 0.23,
