@@ -4,7 +4,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: run test bench clean
+.PHONY: run test bench package clean
 
 $(BIN)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -21,6 +21,9 @@ test: $(BIN)/.installed
 
 bench: $(BIN)/.installed
 	for f in bench/bench_*.py; do echo "== $$f"; $(BIN)/python $$f || exit 1; done
+
+package: $(BIN)/.installed
+	PYTHON=$(CURDIR)/$(BIN)/python packaging/build.sh
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache
