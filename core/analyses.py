@@ -13,7 +13,8 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["ANALYSIS_NAMES", "parse_which", "run_analyses", "format_analyses"]
+__all__ = ["ANALYSIS_NAMES", "parse_which", "run_analysis_studies", "studies_to_dict", "sheet_analyses",
+           "run_analyses", "format_analyses"]
 
 ANALYSIS_NAMES: tuple[str, ...] = ("difficulty", "heldout", "loo", "lobo", "lomo")
 _ALIASES = {"held_out": "heldout", "held-out": "heldout", "leave-one-benchmark-out": "lobo",
@@ -53,9 +54,9 @@ def _clean(x):
     return x
 
 
-def run_analyses(corpus, which, spec, settings, *, cache_dir: str | Path | None = None, n_splits: int = 50,
-                 n_strata: int = 4, posterior=None, progress=None, cancel=None) -> dict:
-    """Run the named analyses in order; one JSON-ready dict per analysis.
+def run_analysis_studies(corpus, which, spec, settings, *, cache_dir: str | Path | None = None, n_splits: int = 50,
+                         n_strata: int = 4, posterior=None, progress=None, cancel=None) -> dict:
+    """Run the named analyses in order; the study objects, keyed by name.
 
     Parameters
     ----------
@@ -74,6 +75,14 @@ def run_analyses(corpus, which, spec, settings, *, cache_dir: str | Path | None 
         The main fit, when at hand (PSIS-LOO uses it if it kept every effect).
     progress, cancel
         ``progress(phase, i, n, eta)`` with the analysis name prefixed; ``cancel()`` polled between fits.
+
+    Returns
+    -------
+    dict
+        ``difficulty`` -> :class:`~.difficulty_study.DifficultyStudy`, ``heldout`` ->
+        :class:`~.heldout.HeldOutStudy`, ``loo`` -> :class:`~.loo.LooResult`, ``lobo`` / ``lomo``
+        -> a stability DataFrame, or a ``{"skipped": why}`` dict when there is nothing to leave out.
+        :func:`studies_to_dict` makes them JSON-ready, :func:`sheet_analyses` hands them to the DDR sheet.
     """
     from .difficulty_study import difficulty_study
     from .heldout import held_out_study
@@ -87,20 +96,58 @@ def run_analyses(corpus, which, spec, settings, *, cache_dir: str | Path | None 
                 progress(f"{_name} - {phase}", i, n, eta)
 
         if name == "difficulty":
-            out[name] = difficulty_study(corpus, spec, settings, cache_dir, prog, cancel, n_strata=n_strata).to_dict()
+            out[name] = difficulty_study(corpus, spec, settings, cache_dir, prog, cancel, n_strata=n_strata)
         elif name == "heldout":
-            out[name] = held_out_study(corpus, spec, settings, cache_dir, prog, cancel, n_splits=n_splits).to_dict()
+            out[name] = held_out_study(corpus, spec, settings, cache_dir, prog, cancel, n_splits=n_splits)
         elif name == "loo":
-            out[name] = loo_study(corpus, posterior, spec, settings, cache_dir, prog, cancel).to_dict()
+            out[name] = loo_study(corpus, posterior, spec, settings, cache_dir, prog, cancel)
         else:
             facet = "benchmark" if name == "lobo" else "model"
             if corpus.n_levels(facet) < 2:
                 out[name] = {"skipped": f"the corpus has one {facet}; nothing to leave out"}
                 continue
-            table = stability_table(corpus, facet, spec, settings, cache_dir, prog, cancel)
-            out[name] = {"facet": facet, "design": table.attrs["design"], "n_fitted": table.attrs["n_fitted"],
-                         "n_cached": table.attrs["n_cached"], "rows": table.to_dict(orient="records")}
+            out[name] = stability_table(corpus, facet, spec, settings, cache_dir, prog, cancel)
+    return out
+
+
+def studies_to_dict(studies: dict) -> dict:
+    """JSON-ready numbers of :func:`run_analysis_studies` (what ``ddr analyses --json`` prints)."""
+    out: dict = {}
+    for name, st in studies.items():
+        if isinstance(st, dict):
+            out[name] = st
+        elif name in ("lobo", "lomo"):
+            out[name] = {"facet": "benchmark" if name == "lobo" else "model", "design": st.attrs["design"],
+                         "n_fitted": st.attrs["n_fitted"], "n_cached": st.attrs["n_cached"],
+                         "rows": st.to_dict(orient="records")}
+        else:
+            out[name] = st.to_dict()
     return _clean(out)
+
+
+def sheet_analyses(studies: dict) -> dict:
+    """The studies the DDR sheet draws, under :data:`~.report.inputs.ANALYSIS_KEYS`.
+
+    ``difficulty`` -> its :class:`~.report.inputs.DifficultyProfile`, ``heldout`` -> ``held_out``
+    (:class:`~.report.inputs.HeldOutReliability`, absent when no split succeeded), ``loo`` -> its
+    :class:`~.report.inputs.LooSummary`.  The stability tables are not on the sheet.
+    """
+    out: dict = {}
+    if "difficulty" in studies:
+        out["difficulty"] = studies["difficulty"].profile
+    if "heldout" in studies and studies["heldout"].result is not None:
+        out["held_out"] = studies["heldout"].result
+    if "loo" in studies:
+        out["loo"] = studies["loo"].summary
+    return out
+
+
+def run_analyses(corpus, which, spec, settings, *, cache_dir: str | Path | None = None, n_splits: int = 50,
+                 n_strata: int = 4, posterior=None, progress=None, cancel=None) -> dict:
+    """:func:`run_analysis_studies`, as one JSON-ready dict per analysis (:func:`studies_to_dict`)."""
+    return studies_to_dict(run_analysis_studies(corpus, which, spec, settings, cache_dir=cache_dir,
+                                                n_splits=n_splits, n_strata=n_strata, posterior=posterior,
+                                                progress=progress, cancel=cancel))
 
 
 def _f(x, fmt="{:.3f}"):

@@ -166,6 +166,7 @@ class MainWindow(QMainWindow):
         #: Seconds the GUI thread spent drawing the views of the last fit.
         self.show_seconds: float | None = None
         self.analyses: dict | None = None
+        self.analyses_for_sheet: dict = {}  # ANALYSIS_KEYS -> the objects the DDR sheet draws
         self.analyses_panel = None
 
         self.header = QLabel("No corpus loaded")
@@ -302,6 +303,7 @@ class MainWindow(QMainWindow):
             self.state = AnalysisState.from_corpus(corpus, **keep)
         self.model_panel.set_state(self.state)
         self.fit_result = self.fit_outputs = self.analyses = None  # a fit belongs to its corpus
+        self.analyses_for_sheet = {}
         self.fit_banner.hide()
         self.add_recent_file(str(corpus.source))
         self.statusBar().showMessage(f"Loaded {corpus.source}")
@@ -502,6 +504,11 @@ class MainWindow(QMainWindow):
         for note in post.notes:
             mp.append_log(f"note: {note}")
         mp.append_log(str(post.diagnostics).splitlines()[0])
+        if self.analyses_for_sheet:
+            # the analyses were run for the previous fit's model and settings: the sheet must not mix them
+            self.analyses_for_sheet = {}
+            mp.append_log("The earlier analyses belong to the previous fit and are left out of the DDR sheet; "
+                          "run them again for this fit (Analysis menu)")
         t0 = time.perf_counter()
         self.show_fit(out)
         self.show_seconds = time.perf_counter() - t0
@@ -574,13 +581,17 @@ class MainWindow(QMainWindow):
         post = None if self.fit_result is None else self.fit_result.posterior
 
         def job(progress, cancel):
-            from ..core.analyses import run_analyses
+            from ..core.analyses import run_analysis_studies, sheet_analyses, studies_to_dict
 
-            return run_analyses(corpus, which, spec, settings, cache_dir=cache, n_splits=n_splits,
-                                n_strata=n_strata, posterior=post, progress=progress, cancel=cancel)
+            studies = run_analysis_studies(corpus, which, spec, settings, cache_dir=cache, n_splits=n_splits,
+                                           n_strata=n_strata, posterior=post, progress=progress, cancel=cancel)
+            # the panel draws the plain numbers; the DDR sheet export gets the study objects
+            return studies_to_dict(studies), sheet_analyses(studies)
 
-        def done(results: dict) -> None:
+        def done(out) -> None:
             from .analyses_panel import AnalysesPanel
+
+            results, self.analyses_for_sheet = out
 
             self.fit_action.setEnabled(True)
             self.cancel_action.setEnabled(False)
@@ -659,7 +670,8 @@ class MainWindow(QMainWindow):
         corpus, post, st, summary = self.corpus, self.fit_result.posterior, self.state, self.summary
         design = st.design()
         kw = dict(object_of_measurement=st.object_of_measurement, claim=st.claim, design=design,
-                  target=st.target, budget=st.budget, prices=dict(st.prices) or None)
+                  target=st.target, budget=st.budget, prices=dict(st.prices) or None,
+                  analyses=dict(self.analyses_for_sheet) or None)  # the Analyses tab's results, when run
         path = Path(path)
 
         def job():

@@ -162,3 +162,23 @@ def test_analyses_on_a_corpus_then_on_its_cache_file(fake_sampler, capsys, corpu
 def test_unknown_analysis_is_exit_2(capsys, corpus_csv):
     assert main(["analyses", str(corpus_csv), "--which", "difficulty,nonsense"]) == 2
     assert "unknown analysis 'nonsense'" in capsys.readouterr().err
+
+
+def test_studies_feed_the_sheet_with_the_same_numbers_as_the_json(fake_sampler, table, tmp_path):
+    """The app's DDR-sheet export gets the study objects; ``ddr analyses --json`` their numbers: the same ones."""
+    from ddr_explorer.core.analyses import run_analysis_studies, sheet_analyses, studies_to_dict
+    from ddr_explorer.core.model.sampler import SamplerSettings
+    from ddr_explorer.core.report.inputs import ANALYSIS_KEYS, DifficultyProfile, HeldOutReliability, LooSummary
+
+    corpus = bf.corpus_of(table)
+    studies = run_analysis_studies(corpus, ["difficulty", "heldout", "loo", "lobo"], "per-benchmark",
+                                   SamplerSettings(draws=40, warmup=10, chains=2), cache_dir=tmp_path, n_splits=2)
+    sheet = sheet_analyses(studies)
+    assert set(sheet) == {"difficulty", "held_out", "loo"} and set(sheet) <= set(ANALYSIS_KEYS)
+    assert isinstance(sheet["difficulty"], DifficultyProfile) and isinstance(sheet["loo"], LooSummary)
+    assert isinstance(sheet["held_out"], HeldOutReliability) and sheet["held_out"].n_splits == 2
+    js = studies_to_dict(studies)
+    assert js["lobo"] == {"skipped": "the corpus has one benchmark; nothing to leave out"}
+    assert js["difficulty"]["aggregate"]["median"] == pytest.approx(sheet["difficulty"].aggregate.median)
+    assert js["heldout"]["mean_gap"] == pytest.approx(sheet["held_out"].mean_gap)
+    assert js["loo"]["good"] + js["loo"]["bad"] + js["loo"]["very_bad"] == sheet["loo"].total == 100
