@@ -1,9 +1,9 @@
 """Parameter recovery: posterior intervals of KNOWN variance components cover the truth.
 
-A small version of bench/bench_recovery.py: four per-benchmark corpora (seed 000 Eq. 2)
+A small version of bench/bench_recovery.py: three per-benchmark corpora (seed 000 Eq. 2)
 simulated exactly from the model with fixed sigmas, each fitted with a short run.  With a
 correct sampler each 90% central interval of sigma^2 holds the truth with probability about
-0.9, so of the 24 intervals at least 18 must hold it (P(Binomial(24, 0.9) <= 17) = 0.007), and
+0.9, so of the 18 intervals at least 13 must hold it (P(Binomial(18, 0.9) <= 12) = 0.006), and
 the data-rich components (task, task:model) must be centred on the truth.  A sampler that
 lost a Jacobian term, stuck in a funnel or mixed up terms fails one of these.  Seeds are
 fixed, so the outcome is deterministic.
@@ -26,7 +26,7 @@ ROOT = Path(__file__).resolve().parents[2]
 TRUTH = {"task": 1.5, "model": 1.0, "scaffold": 0.6, "task:model": 0.9, "task:scaffold": 0.7,
          "model:scaffold": 0.4}
 SETTINGS = SamplerSettings(draws=150, warmup=150, chains=2, seed=4, chunk_size=150, keep_random_effects=False)
-N_DATASETS = 4
+N_DATASETS = 3
 
 
 def _simulate_module():
@@ -55,7 +55,8 @@ def test_90_percent_intervals_cover_the_truth(fits):
             lo, hi = np.quantile(post.sigma[name].ravel() ** 2, [0.05, 0.95])
             hits.append(lo <= s * s <= hi)
     assert len(hits) == 6 * N_DATASETS
-    assert sum(hits) >= 18, f"only {sum(hits)} of {len(hits)} 90% intervals hold the true sigma^2"
+    print(f"{sum(hits)} of {len(hits)} intervals hold the truth")
+    assert sum(hits) >= 13, f"only {sum(hits)} of {len(hits)} 90% intervals hold the true sigma^2"
 
 
 def test_data_rich_components_are_centred_on_the_truth(fits):
