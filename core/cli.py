@@ -308,27 +308,23 @@ def cmd_fit(args: argparse.Namespace) -> int:
 
 def _read_prices(path: Path) -> dict[str, float]:
     """Prices per trial per benchmark: JSON {benchmark: usd} or CSV with benchmark,price columns."""
-    import csv as _csv
+    from .price_tables import read_trial_prices
 
-    text = path.read_text(encoding="utf-8-sig")
-    if text.lstrip().startswith("{"):
-        try:
-            obj = json.loads(text)
-            return {str(k): float(v) for k, v in obj.items()}
-        except (ValueError, TypeError, AttributeError) as exc:
-            raise ValueError(f"{path}: expected a JSON object {{benchmark: USD per trial}} ({exc})") from None
-    rows = list(_csv.reader(text.splitlines()))
-    if not rows or [h.strip().lower() for h in rows[0][:2]] != ["benchmark", "price"]:
-        raise ValueError(f"{path}, line 1: expected the header 'benchmark,price' (USD per trial)")
-    out = {}
-    for i, row in enumerate(rows[1:], start=2):
-        if not row:
-            continue
-        try:
-            out[row[0].strip()] = float(row[1])
-        except (IndexError, ValueError):
-            raise ValueError(f"{path}, line {i}, column 'price': not a number") from None
-    return out
+    return read_trial_prices(path)
+
+
+def _token_prices(table, path: Path) -> dict[str, float]:
+    """USD per trial per benchmark from the corpus's token counts x a model price file (``--token-prices``)."""
+    from .dstudy import prices_from_tokens
+    from .price_tables import read_token_prices
+
+    try:
+        return prices_from_tokens(table, read_token_prices(path))
+    except KeyError as exc:
+        raise ValueError(f"--token-prices {path}: the corpus has no {exc} column; token prices need "
+                         "input_tokens and output_tokens") from None
+    except ValueError as exc:
+        raise ValueError(f"--token-prices {path}: {exc}") from None
 
 
 def cmd_report(args: argparse.Namespace) -> int:
@@ -344,6 +340,8 @@ def cmd_report(args: argparse.Namespace) -> int:
         prices = _read_prices(args.prices) if args.prices else None
         settings = SamplerSettings(draws=args.draws, warmup=args.warmup, chains=args.chains, seed=args.seed,
                                    device=args.device)
+        if args.prices and args.token_prices:
+            raise ValueError("give at most one of --prices or --token-prices")
         names = [n.strip() for n in (args.analyses or "").split(",") if n.strip()]
         analyses = {n: analysis_runner(n) for n in names}
     except (ModelSpecError, ValueError, OSError) as exc:
@@ -353,8 +351,16 @@ def cmd_report(args: argparse.Namespace) -> int:
                                  ("aliases", args.aliases), ("scoring", args.scoring), ("gamma", args.gamma))
                if v is not None}
     progress = _TerminalProgress(not args.quiet)
+    source, corpus_arg = args.path, args.corpus
     try:
-        result = write_ddr_sheet(args.path, args.output, corpus=args.corpus, load_options=options, design=spec,
+        if args.token_prices:
+            from .corpus.io import load_corpus
+
+            is_fit = Path(args.path).suffix.lower() in (".h5", ".hdf5")
+            loaded = load_corpus(Path(corpus_arg if is_fit and corpus_arg else args.path), **options)
+            prices = _token_prices(loaded.table, args.token_prices)
+            source, corpus_arg = (args.path, loaded) if is_fit else (loaded, None)
+        result = write_ddr_sheet(source, args.output, corpus=corpus_arg, load_options=options, design=spec,
                                  settings=settings, cache_dir=args.cache, use_cache=not args.no_cache,
                                  object_of_measurement=args.object, claim=args.claim, target=args.target,
                                  budget=args.budget, prices=prices, analyses=analyses,
@@ -479,6 +485,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--target", type=float, help="target coefficient (default 0.85 relative, 0.90 absolute)")
     p.add_argument("--budget", type=float, help="budget in USD: the best design on the cost frontier")
     p.add_argument("--price-per-trial", type=float, help="USD per trial (default: from the corpus's cost column)")
+    p.add_argument("--token-prices", type=Path, metavar="FILE",
+                   help="USD per million input/output tokens per model (CSV model,input,output or JSON); "
+                   "prices per trial from the corpus's token counts")
     p.add_argument("--design", choices=["per-benchmark", "pooled", "ddr"], help="model to fit a corpus with")
     p.add_argument("--format", help="force the corpus format")
     p.add_argument("--draws", type=int, help="post-warmup draws per chain when fitting")
@@ -520,6 +529,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--target", type=float, help="target coefficient (default 0.85 relative, 0.90 absolute)")
     p.add_argument("--budget", type=float, help="budget in USD")
     p.add_argument("--prices", type=Path, help="USD per trial per benchmark (JSON or CSV benchmark,price)")
+    p.add_argument("--token-prices", type=Path, metavar="FILE",
+                   help="USD per million input/output tokens per model (CSV model,input,output or JSON); "
+                   "prices per trial come from the corpus's token counts")
     p.add_argument("--draws", type=int, default=500)
     p.add_argument("--warmup", type=int, default=400)
     p.add_argument("--chains", type=int, default=4)

@@ -1220,8 +1220,10 @@ def row_costs_from_tokens(table: pd.DataFrame, price_table: Mapping[str, tuple[f
         shown = ", ".join(map(repr, missing[:5])) + (" ..." if len(missing) > 5 else "")
         raise ValueError(f"no price for model(s) {shown} ({len(missing)} in all); add them to the price table "
                          "as model: (USD per 1M input tokens, USD per 1M output tokens)")
-    p_in = table[model].map(lambda m: float(price_table[m][0]))
-    p_out = table[model].map(lambda m: float(price_table[m][1]))
+    # object dtype first: mapping a categorical column would give a categorical, which cannot multiply
+    names = table[model].astype(object)
+    p_in = names.map(lambda m: float(price_table[m][0])).astype(float)
+    p_out = names.map(lambda m: float(price_table[m][1])).astype(float)
     return (table[input_tokens].astype(float) * p_in + table[output_tokens].astype(float) * p_out) / 1e6
 
 

@@ -294,6 +294,8 @@ def components_for_dstudy(args) -> tuple[VarianceComponents, dict]:
             post = posterior_from_entry(read_fit_file(path))
         except CacheFileError as exc:
             raise ValueError(f"{path}: {exc}") from None
+        if getattr(args, "token_prices", None) is not None:
+            raise ValueError(f"--token-prices needs the corpus's token counts: give the corpus, not the fit {path}")
         return components_from_posterior(post), {}
     from .corpus.io import load_corpus
     from .model.sampler import SamplerSettings
@@ -302,5 +304,12 @@ def components_for_dstudy(args) -> tuple[VarianceComponents, dict]:
     settings = SamplerSettings(draws=getattr(args, "draws", None) or 500, warmup=getattr(args, "warmup", None) or 400,
                                chains=getattr(args, "chains", None) or 4, seed=getattr(args, "seed", 0) or 0)
     design = getattr(args, "design", None) or "per-benchmark"
+    defaults = observed_design_defaults(corpus)
+    token_prices = getattr(args, "token_prices", None)
+    if token_prices is not None:  # before the fit: a bad price file costs nothing
+        from .dstudy import prices_from_tokens
+        from .price_tables import read_token_prices
+
+        defaults["price_per_trial"] = prices_from_tokens(corpus.table, read_token_prices(token_prices))
     result = fit_corpus(corpus, design, settings, cache_dir=getattr(args, "cache", None))
-    return components_from_posterior(result.posterior), observed_design_defaults(corpus)
+    return components_from_posterior(result.posterior), defaults
