@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import os
 import time
 
 from PySide6.QtCore import QByteArray, QSettings, Signal, Qt
@@ -55,6 +56,10 @@ def app_settings() -> QSettings:
     return QSettings(QSettings.IniFormat, QSettings.UserScope, "ddr-explorer", "ddr-explorer")
 
 
+#: Fits run in a child process (core.fit_process) rather than on a worker thread of this one.
+FIT_IN_CHILD_PROCESS = os.environ.get("DDR_FIT_IN_PROCESS", "1") != "0"
+
+
 def _fit_job(corpus, spec, settings, cache_dir, use_cache):
     """Worker-thread part of a fit (pure core, no Qt): returns the FitResult and everything the views need.
 
@@ -65,8 +70,16 @@ def _fit_job(corpus, spec, settings, cache_dir, use_cache):
 
     def run(progress, cancel):
         t0 = time.perf_counter()
-        result = fit_corpus(corpus, spec, settings, cache_dir=cache_dir, use_cache=use_cache, progress=progress,
-                            cancel=cancel)
+        if use_cache and FIT_IN_CHILD_PROCESS:
+            # JAX compiles partly under the interpreter lock (150-210 ms at a stretch, measured): in a
+            # child process the GUI thread never waits for it.  The result comes back through the cache.
+            from ..core.fit_process import fit_corpus_in_process
+
+            result = fit_corpus_in_process(corpus, spec, settings, cache_dir=cache_dir, progress=progress,
+                                           cancel=cancel)
+        else:
+            result = fit_corpus(corpus, spec, settings, cache_dir=cache_dir, use_cache=use_cache,
+                                progress=progress, cancel=cancel)
         post = result.posterior
         components = components_from_posterior(post)
         ranks = {}
