@@ -83,6 +83,7 @@ the variance components; R-hat: max split R-hat; div: post-warmup divergences.
 ======================================  =======  =====  =======  =====  =======  ===  ==========
 config (TB2, per-benchmark, Eq. 2)      wall s   CPU s  min ESS  ESS/s  max R^   div  vs ref
 ======================================  =======  =====  =======  =====  =======  ===  ==========
+defaults, seed 0, idle box (later)      38.4     68     1046     27.2   1.005    0    19x
 defaults, seed 0                        142.5    74     1046     7.3    1.0045   0    >= 5.2x
 defaults without u-scaling, seed 0      147.5    --     1115     7.6    1.0028   0    >= 5.4x
 draws 300, seed 1                       60.4     --     589      9.8    1.0057   0
@@ -92,7 +93,8 @@ draws 1500, seed 3                      304.0    --     3454     11.4   1.0023  
 plain numpyro NUTS (PERF-NOTES, idle)   269      --     377      1.40   --       --   1x
 ======================================  =======  =====  =======  =====  =======  ===  ==========
 
-The reference was not re-run in the same session (it needs ~270 s of two idle cores, ~20 min on
+The idle-box row was measured after the others had finished (load 1.3 at the start; compile
+10.1 s, warmup 9.7 s, sampling 16.3 s): the 60 s target is met on 2 idle cores.  The reference was not re-run in the same session (it needs ~270 s of two idle cores, ~20 min on
 the loaded box); "vs ref" divides our ESS/s on the loaded box by PERF-NOTES' idle-box reference,
 so it is a lower bound.  Post-warmup divergences: none in 11,600 TB2 draws over five seeds with
 the u-scaling repeat (and none in 2,000 without it); the one divergence measured earlier did not
