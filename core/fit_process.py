@@ -8,7 +8,10 @@ in the HDF5 fit cache; the parent then reopens it from there (a verified read, n
 so the result is the same object a cache hit gives.  Progress travels over a queue, cancellation
 over an event, exactly as :func:`~.fitting.fit_corpus` takes them.
 
-The child is started with the ``spawn`` method (a fresh interpreter: JAX is not fork-safe).
+The child is started with the ``spawn`` method (a fresh interpreter: JAX is not fork-safe), so, as
+for any spawned process, the program's main script must be import-safe (its work under
+``if __name__ == "__main__":``; the ``ddr-explorer`` entry point, ``python -m ddr_explorer.gui.app``
+and pytest are).  The frozen build calls ``multiprocessing.freeze_support()`` (packaging/launcher.py).
 """
 
 from __future__ import annotations
