@@ -444,28 +444,44 @@ class MainWindow(QMainWindow):
         """True while a fit runs on the worker."""
         return self.fit_task is not None and self.fit_task.running
 
+    def _busy(self) -> bool:
+        """A fit or the analyses run now (one long job at a time)."""
+        return self.fitting or (self.analyses_task is not None and self.analyses_task.running)
+
+    def _job_inputs(self, failure: str):
+        """``(spec, settings)`` of the state for a fit or the analyses, or None when none can start.
+
+        Says why in the Model tab: no corpus, or a model or sampler setting the corpus cannot take
+        (``failure`` leads that message).  Returns None silently while a job runs.
+        """
+        from ..core.model.formula import ModelSpecError
+
+        if self._busy():
+            return None
+        if self.corpus is None:
+            self.model_panel.message.setText("Open a corpus first (File > Open corpus...).")
+            return None
+        try:
+            spec = self.state.model_spec()
+            spec.validate(self.corpus.table.columns)
+            return spec, self.state.sampler_settings()
+        except (ModelSpecError, SessionError, ValueError) as exc:
+            self.model_panel.message.setText(f"{failure}: {exc}")
+            return None
+
     def start_fit(self) -> bool:
         """Fit the model of the state to the loaded corpus on a worker thread (or reopen its cached fit).
 
         Progress, ETA and log go to the Model tab; the result fills the other tabs
         (:meth:`show_fit`).  Returns False (and says why) when no fit can start.
         """
-        from ..core.model.formula import ModelSpecError
-
         mp = self.model_panel
-        if self.fitting or (self.analyses_task is not None and self.analyses_task.running):
+        ready = self._job_inputs("Cannot fit")
+        if ready is None:
+            if self.corpus is not None and not self._busy():
+                self.tabs.setCurrentIndex(TABS.index("Model"))
             return False
-        if self.corpus is None:
-            mp.message.setText("Open a corpus first (File > Open corpus...).")
-            return False
-        try:
-            spec = self.state.model_spec()
-            spec.validate(self.corpus.table.columns)
-            settings = self.state.sampler_settings()
-        except (ModelSpecError, SessionError, ValueError) as exc:
-            mp.message.setText(f"Cannot fit: {exc}")
-            self.tabs.setCurrentIndex(TABS.index("Model"))
-            return False
+        spec, settings = ready
         mp.message.setText("")
         mp.set_running(True)
         self.fit_action.setEnabled(False)
@@ -575,21 +591,11 @@ class MainWindow(QMainWindow):
         Progress, ETA, cancel and log are the Model tab's; the result fills the Analyses tab and the
         Pareto k line of the Diagnostics tab.
         """
-        from ..core.model.formula import ModelSpecError
-
         mp = self.model_panel
-        if self.fitting or (self.analyses_task is not None and self.analyses_task.running):
+        ready = self._job_inputs("Cannot run the analyses")
+        if ready is None:
             return False
-        if self.corpus is None:
-            mp.message.setText("Open a corpus first (File > Open corpus...).")
-            return False
-        try:
-            spec = self.state.model_spec()
-            spec.validate(self.corpus.table.columns)
-            settings = self.state.sampler_settings()
-        except (ModelSpecError, SessionError, ValueError) as exc:
-            mp.message.setText(f"Cannot run the analyses: {exc}")
-            return False
+        spec, settings = ready
         corpus, cache, which = self.corpus, self.cache_dir, list(which)
         post = None if self.fit_result is None else self.fit_result.posterior
 

@@ -8,12 +8,27 @@ missing (e.g. in a bare checkout).
 
 from __future__ import annotations
 
+import importlib.util
 import os
+import sys
 from pathlib import Path
 
 import pytest
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
+
+
+def _register_batch_fakes():
+    """Make ``tests/batch_fakes.py`` importable as ``ddr_batch_fakes`` (pytest runs with
+    ``--import-mode=importlib``, so the tests folder is not on ``sys.path``)."""
+    if "ddr_batch_fakes" not in sys.modules:
+        spec = importlib.util.spec_from_file_location("ddr_batch_fakes", Path(__file__).with_name("batch_fakes.py"))
+        mod = importlib.util.module_from_spec(spec)
+        sys.modules[spec.name] = mod
+        spec.loader.exec_module(mod)
+
+
+_register_batch_fakes()
 
 
 def shared_corpora_path() -> Path:
@@ -35,3 +50,15 @@ def corpora_dir() -> Path:
     if not path.is_dir():
         pytest.skip(f"real corpora folder not found at {path} (set DDR_SHARED_CORPORA to its location)")
     return path
+
+
+@pytest.fixture
+def fake_sampler(monkeypatch):
+    """Replace the NUTS sampler by ``batch_fakes.moment_fit`` (draws known by hand); returns its call log."""
+    import ddr_batch_fakes as bf
+
+    import ddr_explorer.core.model.sampler as sampler
+
+    monkeypatch.setattr(sampler, "fit", bf.moment_fit)
+    bf.CALLS.clear()
+    return bf.CALLS

@@ -13,30 +13,9 @@ from ddr_explorer.core.cli import main
 from ddr_explorer.core.external_ranking import ExternalRankingError, read_external_ranking
 
 
-def _load_fakes():
-    import importlib.util
-    import sys
-    from pathlib import Path
-
-    if "ddr_batch_fakes" not in sys.modules:
-        spec = importlib.util.spec_from_file_location("ddr_batch_fakes", Path(__file__).with_name("batch_fakes.py"))
-        mod = importlib.util.module_from_spec(spec)
-        sys.modules[spec.name] = mod
-        spec.loader.exec_module(mod)
-    return sys.modules["ddr_batch_fakes"]
-
-
-bf = _load_fakes()
+import ddr_batch_fakes as bf  # noqa: E402 - registered by tests/conftest.py
 FAST = ["--draws", "40", "--warmup", "10", "--chains", "2"]
 
-
-@pytest.fixture
-def fake_sampler(monkeypatch):
-    import ddr_explorer.core.model.sampler as sampler
-
-    monkeypatch.setattr(sampler, "fit", bf.moment_fit)
-    bf.CALLS.clear()
-    return bf.CALLS
 
 
 @pytest.fixture(scope="module")

@@ -12,20 +12,7 @@ from ddr_explorer.core.fitting import fit_corpus
 from ddr_explorer.core.model.sampler import FitCancelled, SamplerSettings
 
 
-def _fakes():
-    import importlib.util
-    import sys
-    from pathlib import Path
-
-    if "ddr_batch_fakes" not in sys.modules:
-        spec = importlib.util.spec_from_file_location("ddr_batch_fakes", Path(__file__).with_name("batch_fakes.py"))
-        mod = importlib.util.module_from_spec(spec)
-        sys.modules[spec.name] = mod
-        spec.loader.exec_module(mod)
-    return sys.modules["ddr_batch_fakes"]
-
-
-bf = _fakes()
+import ddr_batch_fakes as bf  # noqa: E402 - registered by tests/conftest.py
 TINY = SamplerSettings(draws=15, warmup=15, chains=2, chunk_size=5, seed=3)
 
 

@@ -13,20 +13,7 @@ from ddr_explorer.core.cli import main
 from ddr_explorer.core.price_tables import PriceFileError, read_token_prices, read_trial_prices
 
 
-def _fakes():
-    import importlib.util
-    import sys
-    from pathlib import Path
-
-    if "ddr_batch_fakes" not in sys.modules:
-        spec = importlib.util.spec_from_file_location("ddr_batch_fakes", Path(__file__).with_name("batch_fakes.py"))
-        mod = importlib.util.module_from_spec(spec)
-        sys.modules[spec.name] = mod
-        spec.loader.exec_module(mod)
-    return sys.modules["ddr_batch_fakes"]
-
-
-bf = _fakes()
+import ddr_batch_fakes as bf  # noqa: E402 - registered by tests/conftest.py
 
 
 def test_token_price_layouts(tmp_path):

@@ -14,31 +14,10 @@ from ddr_explorer.core.ranks import kendall_tau, spearman_rho
 from ddr_explorer.core.stability import leave_one_benchmark_out, leave_one_model_out, stability_table
 
 
-def _load_fakes():
-    import importlib.util
-    import sys
-    from pathlib import Path
-
-    if "ddr_batch_fakes" not in sys.modules:
-        spec = importlib.util.spec_from_file_location("ddr_batch_fakes", Path(__file__).with_name("batch_fakes.py"))
-        mod = importlib.util.module_from_spec(spec)
-        sys.modules[spec.name] = mod
-        spec.loader.exec_module(mod)
-    return sys.modules["ddr_batch_fakes"]
-
-
-bf = _load_fakes()
+import ddr_batch_fakes as bf  # noqa: E402 - registered by tests/conftest.py
 SETTINGS = SamplerSettings(draws=40, warmup=10, chains=2, seed=1)
 E = np.pi ** 2 / 3
 
-
-@pytest.fixture
-def fake_sampler(monkeypatch):
-    import ddr_explorer.core.model.sampler as sampler
-
-    monkeypatch.setattr(sampler, "fit", bf.moment_fit)
-    bf.CALLS.clear()
-    return bf.CALLS
 
 
 def _bench(name, seed, n_tasks=8):
