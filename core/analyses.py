@@ -8,10 +8,9 @@ with the same inputs samples nothing.
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
 
-import numpy as np
+from .reliability import to_jsonable
 
 __all__ = ["ANALYSIS_NAMES", "parse_which", "run_analysis_studies", "studies_to_dict", "sheet_analyses",
            "run_analyses", "format_analyses"]
@@ -37,21 +36,6 @@ def parse_which(text: str | None) -> list[str]:
     if not names:
         raise ValueError(f"--which: no analysis named; choose from {', '.join(ANALYSIS_NAMES)}")
     return names
-
-
-def _clean(x):
-    """JSON-ready: NaN -> None, numpy scalars -> Python."""
-    if isinstance(x, dict):
-        return {str(k): _clean(v) for k, v in x.items()}
-    if isinstance(x, (list, tuple)):
-        return [_clean(v) for v in x]
-    if isinstance(x, (np.floating, float)):
-        return None if not math.isfinite(float(x)) else float(x)
-    if isinstance(x, np.integer):
-        return int(x)
-    if isinstance(x, np.ndarray):
-        return _clean(x.tolist())
-    return x
 
 
 def run_analysis_studies(corpus, which, spec, settings, *, cache_dir: str | Path | None = None, n_splits: int = 50,
@@ -122,7 +106,7 @@ def studies_to_dict(studies: dict) -> dict:
                          "rows": st.to_dict(orient="records")}
         else:
             out[name] = st.to_dict()
-    return _clean(out)
+    return to_jsonable(out)
 
 
 def sheet_analyses(studies: dict) -> dict:

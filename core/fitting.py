@@ -270,13 +270,10 @@ def theta_from_posterior(post, obj: str = "model") -> tuple[np.ndarray, list[str
 
 def observed_design_defaults(corpus: Corpus) -> dict:
     """The corpus's own design: median tasks per benchmark, scaffolds per model, benchmarks, replicates."""
+    from .session import observed_sizes
+
     t = corpus.table
-    tasks = t.groupby("benchmark", observed=True)["task"].nunique()
-    scaffolds = t.groupby("model", observed=True)["scaffold"].nunique()
-    cell = t.groupby(["benchmark", "task", "model", "scaffold"], observed=True)["trials"].sum()
-    out = {"n_tasks": float(np.median(tasks)), "n_benchmarks": float(len(tasks)),
-           "n_scaffolds": float(max(1.0, np.median(scaffolds))), "n_models": int(t["model"].nunique()),
-           "n_replicates": float(max(1.0, np.median(cell)))}
+    out = {**observed_sizes(corpus), "n_models": int(t["model"].nunique())}
     if corpus.has_cost:
         per_trial = t.groupby("benchmark", observed=True).apply(
             lambda g: float(g["cost"].sum() / g["trials"].sum()), include_groups=False)
