@@ -145,3 +145,21 @@ def test_settings_are_validated():
 def test_unknown_column_fails_before_sampling(corpus):
     with pytest.raises(M.ModelSpecError, match="'judge'"):
         fit(corpus, "y ~ (1|task) + (1|judge)", SETTINGS)
+
+
+def test_the_fit_limits_blas_to_one_thread_per_chain():
+    # JAX's CPU Cholesky calls scipy's OpenBLAS; with its default thread count, the parallel chain
+    # devices oversubscribe the cores (the pooled collapsed move ran 3.7x slower)
+    threadpoolctl = pytest.importorskip("threadpoolctl")
+    from ddr_explorer.core.model.sampler import _single_threaded_blas
+
+    import scipy.linalg.cython_lapack  # noqa: F401  (the LAPACK jaxlib calls)
+
+    def threads():
+        return {i["filepath"]: i["num_threads"] for i in threadpoolctl.threadpool_info() if i["user_api"] == "blas"}
+
+    before = threads()
+    assert before, "no BLAS library loaded"
+    with _single_threaded_blas():
+        assert set(threads().values()) == {1}, threads()
+    assert threads() == before  # the limit is lifted afterwards
