@@ -101,6 +101,17 @@ def ebfmi(energy: np.ndarray) -> np.ndarray:
         return num / den
 
 
+def draws_advice(min_ess: float, draws: int, target: float = MIN_ESS_BULK) -> str | None:
+    """What to rerun with when the bulk ESS falls short: ESS grows about linearly with the draws
+    of a chain that has forgotten its start, so ``draws * target / min_ess`` with a 20% margin,
+    rounded up to a hundred.  None when the ESS is enough or unknown."""
+    if not np.isfinite(min_ess) or min_ess <= 0 or min_ess >= target:
+        return None
+    need = int(np.ceil(draws * target / min_ess * 1.2 / 100.0) * 100)
+    return (f"about {need} draws per chain (now {draws}) should bring the smallest bulk ESS "
+            f"({min_ess:.0f}) above {target:.0f}: refit with draws = {need} (--draws {need})")
+
+
 def diagnose(posterior, max_r_hat: float = MAX_R_HAT, min_ess_bulk: float = MIN_ESS_BULK) -> Diagnostics:
     """Diagnostics of a :class:`~.sampler.Posterior` (SPEC section 6)."""
     rows = {}
@@ -123,6 +134,9 @@ def diagnose(posterior, max_r_hat: float = MAX_R_HAT, min_ess_bulk: float = MIN_
         problems.append(f"bulk ESS of sigma[{name}] is {row.ess_bulk:.0f} (< {min_ess_bulk:.0f})")
     if div:
         problems.append(f"{div} divergent transition(s) after warmup")
+    advice = draws_advice(comp["ess_bulk"].min(), posterior.mu.shape[-1], min_ess_bulk)
+    if advice and (len(bad_e) or len(bad_r)) and not div:
+        warnings.append(advice)
     if np.any(bf < MIN_EBFMI):
         warnings.append(f"E-BFMI below {MIN_EBFMI} in chain(s) {np.flatnonzero(bf < MIN_EBFMI).tolist()}: "
                         f"{np.round(bf, 2).tolist()}")

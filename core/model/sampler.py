@@ -73,20 +73,24 @@ the draws do not depend on the chunk size.  Same seed and settings -> identical 
 
 MEASUREMENTS
 ------------
-Measured 2026-11-30 on the shared 2-core box while four other engineers ran fits and GUI tests
-(load average 7-11): wall times are inflated 2-5x and noisy; "CPU" is the fit process's CPU seconds
+Measured 2026-11-30 on the shared 2-core box: rows marked "idle" with nothing else running, the
+others while four other engineers ran fits and GUI tests (load average 7-11: wall times inflated
+2-5x and noisy); "CPU" is the fit process's CPU seconds
 (all threads), which on 2 idle cores is close to 2x the wall of the parallel phases plus the
 single-threaded compile.  Defaults: 4 chains x (300 warmup + 500 draws), target_accept 0.85,
-float32, collapsed="joint", scale_steps=2 (with the u-scaling repeat).  ESS: min bulk ESS over
+float32, collapsed="joint", scale_steps=6 (rows not marked "scale_steps 6" or "defaults (scale_steps
+6)" used the earlier default, 2).  ESS: min bulk ESS over
 the variance components; R-hat: max split R-hat; div: post-warmup divergences.
 
 ======================================  =======  =====  =======  =====  =======  ===  ==========
 config (TB2, per-benchmark, Eq. 2)      wall s   CPU s  min ESS  ESS/s  max R^   div  vs ref
 ======================================  =======  =====  =======  =====  =======  ===  ==========
-defaults, seed 0, idle box (later)      40.5     72     1046     25.8   1.005    0    5.8x
+defaults (scale_steps 6), idle          42.4     73     1122     26.5   1.001    0    6.0x
+plain numpyro NUTS, SAME RUN, idle       58.3     --     256      4.39   1.012    0    1x
+scale_steps 2, before the speed-ups     40.5     72     1046     25.8   1.005    0    5.8x
+plain numpyro NUTS, that run             57.6     --     256      4.45   1.012    0    1x
 collapsed off, scale_steps 0, idle      29.6     --     159      5.4    1.026    0
   same, 4 x (500 + 1000), idle           43.7     --     472      10.8   1.010    0
-plain numpyro NUTS, SAME RUN, idle       57.6     --     256      4.45   1.012    0    1x
 defaults, seed 0                        142.5    74     1046     7.3    1.0045   0    --
 defaults without u-scaling, seed 0      147.5    --     1115     7.6    1.0028   0    --
 draws 300, seed 1                       60.4     --     589      9.8    1.0057   0
@@ -96,11 +100,11 @@ draws 1500, seed 3                      304.0    --     3454     11.4   1.0023  
 plain numpyro NUTS (PERF-NOTES, idle)   269      --     377      1.40   --       --   1x
 ======================================  =======  =====  =======  =====  =======  ===  ==========
 
-The idle-box rows were measured after the others had finished (ours: compile 9.8 s, warmup
-10.7 s, sampling 17.5 s): the 60 s target is met on 2 idle cores, and plain numpyro NUTS measured
+The idle-box rows were measured after the others had finished (defaults: compile 14.0 s, warmup
+9.9 s, sampling 15.3 s): the 60 s target is met on 2 idle cores, and plain numpyro NUTS measured
 in the same run (bench_sampler.py --corpus tb2; every term non-centred, diagonal mass,
-4 x (500 + 500), 127 leapfrog steps per draw at step size 0.030-0.036) took 57.6 s and did not
-converge (ESS 256, R-hat 1.012): ours is 5.8x in ESS/s.  (An earlier version of the benchmark
+4 x (500 + 500), 127 leapfrog steps per draw at step size 0.030-0.036) took 58.3 s and did not
+converge (ESS 256, R-hat 1.012): ours is 6.0x in ESS/s.  (An earlier version of the benchmark
 stopped the reference's clock when ``MCMC.run`` returned, before JAX had computed the draws, and
 reported 7.8 s; the clock now stops on ``block_until_ready`` of the draws.)  Per leapfrog step
 the two cost about the same (numpyro's kernel, one chain: ours 200-216 us per gradient, plain
@@ -119,26 +123,42 @@ Every TB2 draw used exactly 63 leapfrog steps (tree depth 6) at a step size of 0
 default stays at 500 draws (ESS >= 1000 in both 500-draw runs).
 
 HAL-scale pooled corpus (bench/simulate.py seed 0: 9 benchmarks, 54 models, 13 scaffolds,
-1,116 tasks, 41,158 cells; pooled preset, Eq. 6), defaults, ``bench_sampler.py --corpus pooled
---no-reference``: 4,071 s wall on the loaded box (55 CPU-minutes: about
-28 minutes on 2 idle cores), of which warmup 3,271 s, sampling 725 s, compile 74 s; 127 leapfrog
-steps per sampling draw; NOT converged: min bulk ESS 158 (benchmark:task:model; model:scaffold
-348, all others 424-1,717), max R-hat 1.019 (benchmark:task:model; model:scaffold 1.011), no
-divergence; ESS/s 0.04.  Posterior means next to the truth: benchmark 1.80 (2.45, 9 levels),
-benchmark:task 2.46 (2.41), model 0.73 (0.78), scaffold 0.67 (0.79), benchmark:model 0.67 (0.52),
-benchmark:scaffold 0.64 (0.69), model:scaffold 0.30 (0.36), benchmark:task:model 0.85 (0.88),
-benchmark:task:scaffold 1.05 (1.03), benchmark:model:scaffold 0.52 (0.55).  The reference was
-not run (PERF-NOTES: unfinished after 50 minutes).  Warmup costs 7.5x more per iteration than
-sampling (deep trees before the step size and metric settle): the cheapest next win.  The 10-minute target on 2 cores is NOT met.
-Where the time goes, seen on a small pooled data set (4 benchmarks, 1,495 single-trial cells,
-4 x (250 + 250), 67 s): the collapsed block (benchmark, model, scaffold and their interactions
-with the run term) mixes well (bulk ESS 220-500), NUTS runs at tree depth 6 (63 steps per draw),
-but benchmark:task (ESS 40, R-hat 1.08), benchmark:task:model (ESS 17, R-hat 1.18) and
-benchmark:task:scaffold (ESS 19, R-hat 1.15) trade variance among themselves slowly: with one
-Bernoulli trial per cell the two cell-level interactions are barely identified, and the scale
-moves along the eigenvectors of the log-sigma covariance do not cross that ridge fast enough.
-The next step is a move for that task block (e.g. a collapsed or marginal update of the three
-task-level sigmas given the task sums), not more NUTS iterations.
+1,117 tasks, 41,354 cells, 32,014 random effects; pooled preset, Eq. 6), idle 2-core box:
+
+============================================  ======  =======  =====  ======  =========================
+config (pooled, Eq. 6)                        wall s  min ESS  ESS/s  max R^  converged
+============================================  ======  =======  =====  ======  =========================
+4 x (300 + 1000), defaults                    742     465      0.63   1.006   yes (12.4 min)
+2 x (300 + 2000), defaults                    791     332      0.42   1.003   no (ESS)
+4 x (300 + 500), scale_steps 6 (defaults)     422     264      0.63   1.022   no (ESS, R-hat)
+4 x (300 + 500), scale_steps 2                412     158      0.38   1.008   no (ESS)
+4 x (300 + 500), scale_steps 16               551     245      0.44   1.005   no (ESS)
+same before the BLAS-thread limit             829     159      0.19   1.014   no
+first version (loaded box, 2026-11-30 a.m.)   4,071   158      0.04   1.019   no
+============================================  ======  =======  =====  ======  =========================
+
+The slowest component is always benchmark:task:model (27,427 levels, about 1.5 single-trial cells
+each); every other component has bulk ESS >= 690 in the converged 4-chain run.  What bought the
+10x: the gradient went from 4.1 ms to 0.8 ms per evaluation on one core once the per-term sums
+became slice sums (a ``segment_sum`` into K segments fused badly with its producer on XLA CPU),
+and the collapsed move from 158 ms to 43 ms per chain once OpenBLAS ran one thread per chain
+device (:func:`_single_threaded_blas`).  Per NUTS step a chain now costs about 0.8 ms of the 2
+cores (4 chains; 1.2 ms for one chain alone: numpyro's tree building adds about 0.4 ms per step on
+32,014 coordinates), 127 steps per draw, plus about 40 ms per iteration for the collapsed move.
+Posterior means next to the truth (converged run): benchmark 1.78 (2.45, 9 levels), benchmark:task
+2.46 (2.41), model 0.73 (0.78), scaffold 0.66 (0.79), benchmark:model 0.67 (0.52),
+benchmark:scaffold 0.65 (0.69), model:scaffold 0.30 (0.36), benchmark:task:model 0.85 (0.88),
+benchmark:task:scaffold 1.05 (1.03), benchmark:model:scaffold 0.51 (0.55).  The plain-NUTS
+reference was not run on this corpus (PERF-NOTES: unfinished after 50 minutes; the issue: R-hat up
+to 5 with 2 x (250 + 250)).  Next: integrate benchmark:task:model out of NUTS by Gauss-Hermite
+quadrature per level (a 1-D integral over one to ten cells): 27,427 fewer coordinates and its
+sigma in the likelihood directly, for about 1.4 ms more per gradient (Q = 8, measured).
+
+On a small pooled data set (4 benchmarks, 1,495 single-trial cells, 4 x (250 + 250), measured with
+scale_steps 2 before the speed-ups) the same picture: the collapsed block mixes well (bulk ESS
+220-500), benchmark:task (ESS 40), benchmark:task:model (17) and benchmark:task:scaffold (19) trade
+variance among themselves slowly: with one Bernoulli trial per cell the two cell-level interactions
+are barely identified.
 
 Parameter recovery (bench/bench_recovery.py, 4 chains x (250 + 250)): per-benchmark shape (30
 tasks, 8 models, 5 scaffolds, 16 runs, 3 trials, TB2 truth), 10 data sets: coverage of the 90%

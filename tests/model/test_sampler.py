@@ -163,3 +163,39 @@ def test_the_fit_limits_blas_to_one_thread_per_chain():
     with _single_threaded_blas():
         assert set(threads().values()) == {1}, threads()
     assert threads() == before  # the limit is lifted afterwards
+
+
+def test_draws_advice_scales_the_draws_to_the_ess_target():
+    from ddr_explorer.core.model.diagnostics import draws_advice
+
+    # 500 draws gave ESS 264: 500 * 400 / 264 * 1.2 = 909 -> 1000
+    assert "--draws 1000" in draws_advice(264.0, 500)
+    assert "--draws 200" in draws_advice(300.0, 100)  # 100 * 400 / 300 * 1.2 = 160 -> 200
+    assert draws_advice(400.0, 500) is None
+    assert draws_advice(float("nan"), 500) is None
+
+
+def test_an_unconverged_fit_says_how_many_draws_would_do():
+    from types import SimpleNamespace
+
+    from ddr_explorer.core.model.diagnostics import diagnose
+
+    rng = np.random.default_rng(3)
+    chains, draws = 4, 300
+
+    def ar1(rho):
+        x = np.zeros((chains, draws))
+        for t in range(1, draws):
+            x[:, t] = rho * x[:, t - 1] + rng.standard_normal(chains)
+        return 1.0 + 0.1 * x
+
+    post = SimpleNamespace(sigma={"task": ar1(0.9), "model": ar1(0.0) + 1.0}, mu=ar1(0.0),
+                           sample_stats={"diverging": np.zeros((chains, draws), bool),
+                                         "energy": rng.standard_normal((chains, draws)),
+                                         "tree_depth": np.full((chains, draws), 3)},
+                           settings=SimpleNamespace(max_tree_depth=8))
+    d = diagnose(post)
+    ess = d.table.loc["task", "ess_bulk"]
+    assert ess < 400 and not d.converged
+    need = int(np.ceil(draws * 400 / ess * 1.2 / 100) * 100)
+    assert any(f"--draws {need}" in w for w in d.warnings), d.warnings
