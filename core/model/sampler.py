@@ -365,6 +365,50 @@ class Posterior:
         return to_inference_data(self, random_effects=random_effects)
 
 
+# -- compiled-code cache -------------------------------------------------------------------
+#: Upper bound of the compiled-sampler cache on disk (JAX evicts least recently used entries).
+COMPILATION_CACHE_BYTES = 512 * 2 ** 20
+
+
+def _enable_compilation_cache() -> str | None:
+    """Keep JAX's compiled samplers on disk, so that a refit of the same shapes (another seed,
+    prior or number of draws; the app restarted) skips most of the compile: TB2's chunk compiles
+    in 11.4 s cold and 3.5 s from the cache (measured).  The folder is ``$DDR_JAX_CACHE_DIR``,
+    else ``jax-compiled`` in the fit cache folder; ``DDR_JAX_CACHE_DIR=off`` disables it, and a
+    cache folder the user configured in JAX is left alone.  JAX stores serialised executables,
+    not pickles, and recompiles when an entry cannot be read.
+    """
+    import os
+
+    import jax
+
+    env = os.environ.get("DDR_JAX_CACHE_DIR", "")
+    if env.lower() in ("off", "0", "none"):
+        return None
+    current = jax.config.jax_compilation_cache_dir
+    if current:
+        return current
+    if env:
+        path = env
+    else:
+        from ..fitting import default_cache_dir  # lazily: fitting imports this module
+
+        path = str(default_cache_dir() / "jax-compiled")
+    try:
+        os.makedirs(path, exist_ok=True)
+    except OSError:  # a read-only home: compile every time, as before
+        return None
+    jax.config.update("jax_compilation_cache_dir", path)
+    jax.config.update("jax_persistent_cache_min_compile_time_secs", 1.0)
+    try:  # JAX bounds the folder only with filelock installed (about 1 MB per compiled shape)
+        import filelock  # noqa: F401
+    except ImportError:
+        pass
+    else:
+        jax.config.update("jax_compilation_cache_max_size", COMPILATION_CACHE_BYTES)
+    return path
+
+
 # -- device selection ---------------------------------------------------------------------
 def _single_threaded_blas():
     """Limit OpenBLAS (which JAX's CPU Cholesky and triangular solves call) to one thread.
@@ -1122,6 +1166,7 @@ def fit(data, spec: ModelSpec | str = "per-benchmark", settings: SamplerSettings
     import jax
 
     devices, kind = _devices(settings.device)
+    _enable_compilation_cache()
     ctx = jax.enable_x64(True) if settings.float64 else contextlib.nullcontext()
     with ctx, jax.default_device(devices[0]), _single_threaded_blas():
         import jax.numpy as jnp

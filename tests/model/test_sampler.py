@@ -199,3 +199,28 @@ def test_an_unconverged_fit_says_how_many_draws_would_do():
     assert ess < 400 and not d.converged
     need = int(np.ceil(draws * 400 / ess * 1.2 / 100) * 100)
     assert any(f"--draws {need}" in w for w in d.warnings), d.warnings
+
+
+def test_compiled_samplers_are_cached_on_disk_where_the_user_says(tmp_path, monkeypatch):
+    import jax
+
+    from ddr_explorer.core.model.sampler import _enable_compilation_cache
+
+    before = jax.config.jax_compilation_cache_dir
+    try:
+        jax.config.update("jax_compilation_cache_dir", None)
+        monkeypatch.setenv("DDR_JAX_CACHE_DIR", "off")
+        assert _enable_compilation_cache() is None
+        assert not jax.config.jax_compilation_cache_dir
+        monkeypatch.setenv("DDR_JAX_CACHE_DIR", str(tmp_path / "jit"))
+        assert _enable_compilation_cache() == str(tmp_path / "jit")
+        assert (tmp_path / "jit").is_dir() and jax.config.jax_compilation_cache_dir == str(tmp_path / "jit")
+        # a folder already configured in JAX (by the user or an earlier fit) is left alone
+        monkeypatch.setenv("DDR_JAX_CACHE_DIR", str(tmp_path / "other"))
+        assert _enable_compilation_cache() == str(tmp_path / "jit")
+        monkeypatch.delenv("DDR_JAX_CACHE_DIR")
+        monkeypatch.setenv("DDR_CACHE_DIR", str(tmp_path / "fits"))
+        jax.config.update("jax_compilation_cache_dir", None)
+        assert _enable_compilation_cache() == str(tmp_path / "fits" / "jax-compiled")
+    finally:
+        jax.config.update("jax_compilation_cache_dir", before)
