@@ -107,10 +107,11 @@ in the same run (bench_sampler.py --corpus tb2; every term non-centred, diagonal
 converge (ESS 256, R-hat 1.012): ours is 6.0x in ESS/s.  (An earlier version of the benchmark
 stopped the reference's clock when ``MCMC.run`` returned, before JAX had computed the draws, and
 reported 7.8 s; the clock now stops on ``block_until_ready`` of the draws.)  Per leapfrog step
-the two cost about the same (numpyro's kernel, one chain: ours 200-216 us per gradient, plain
-171 us): ours wins by needing 63 steps per draw instead of 127 and by mixing the sigmas better.
-PERF-NOTES' 270 s is 4.7x the 57.6 s measured here (conditions unknown).  The rows without "idle" were measured
-on the loaded box.  Post-warmup divergences: none in 11,600 TB2 draws over five seeds with
+the two cost about the same (in numpyro's kernel, one chain, before the slice sums described
+below: ours 200-216 us per gradient, plain 171 us; a standalone value-and-gradient after them:
+ours 129 us, plain 99 us): ours wins by needing 63 steps per draw instead of 127 and by mixing
+the sigmas better.  PERF-NOTES' 270 s is 4.7x the 57.6 s measured here (conditions unknown).
+Post-warmup divergences: none in 11,600 TB2 draws over five seeds with
 the u-scaling repeat (and none in 2,000 without it); the one divergence measured earlier did not
 reproduce.  Warmup divergences (about 20 per fit, 5 per chain) sit at iteration 1 and at the
 first iterations after each slow adaptation window closes (iterations 101, 151, 251 of 300):
