@@ -264,6 +264,9 @@ def run_self_test(*, corpus_path: Path | None = None, device: str = "auto", gui:
     settings = SamplerSettings(device=device, **TINY)
     with tempfile.TemporaryDirectory(prefix="ddr-self-test-") as tmp:
         cache_dir = Path(tmp) / "cache"
+        # the compiled sampler too goes to the temporary folder: the self-test leaves the user's
+        # cache folder alone (the self-test is a process of its own, so this changes nothing else)
+        os.environ["DDR_JAX_CACHE_DIR"] = str(Path(tmp) / "jax-compiled")
 
         def fit():
             res = fit_corpus(corpus, spec_name, settings, cache_dir=cache_dir)
