@@ -131,6 +131,7 @@ config (pooled, Eq. 6)                        wall s  min ESS  ESS/s  max R^  co
 ============================================  ======  =======  =====  ======  =========================
 4 x (300 + 1000), defaults                    742     465      0.63   1.006   yes (12.4 min)
 2 x (300 + 2000), defaults                    791     332      0.42   1.003   no (ESS)
+4 x (300 + 1000), max_tree_depth 6           451     163      0.36   1.012   no (ESS, R-hat)
 4 x (300 + 500), scale_steps 6 (defaults)     422     264      0.63   1.022   no (ESS, R-hat)
 4 x (300 + 500), scale_steps 2                412     158      0.38   1.008   no (ESS)
 4 x (300 + 500), scale_steps 16               551     245      0.44   1.005   no (ESS)
@@ -139,7 +140,9 @@ first version (loaded box, 2026-11-30 a.m.)   4,071   158      0.04   1.019   no
 ============================================  ======  =======  =====  ======  =========================
 
 The slowest component is always benchmark:task:model (27,427 levels, about 1.5 single-trial cells
-each); every other component has bulk ESS >= 690 in the converged 4-chain run.  What bought the
+each); every other component has bulk ESS >= 690 in the converged 4-chain run.  Neither two
+longer chains (less oversubscription) nor shorter trees (63 steps instead of 127) buy ESS per
+second for it: both lower it (0.42 and 0.36 against 0.63).  What bought the
 10x: the gradient went from 4.1 ms to 0.8 ms per evaluation on one core once the per-term sums
 became slice sums (a ``segment_sum`` into K segments fused badly with its producer on XLA CPU),
 and the collapsed move from 158 ms to 43 ms per chain once OpenBLAS ran one thread per chain
