@@ -149,7 +149,7 @@ and the collapsed move from 158 ms to 43 ms per chain once OpenBLAS ran one thre
 device (:func:`_single_threaded_blas`).  Per NUTS step a chain now costs about 0.8 ms of the 2
 cores (4 chains; 1.2 ms for one chain alone: numpyro's tree building adds about 0.4 ms per step on
 32,014 coordinates), 127 steps per draw, plus about 40 ms per iteration for the collapsed move.
-Posterior means next to the truth (converged run): benchmark 1.78 (2.45, 9 levels), benchmark:task
+Posterior means next to the truth (the 412 s run): benchmark 1.78 (2.45, 9 levels), benchmark:task
 2.46 (2.41), model 0.73 (0.78), scaffold 0.66 (0.79), benchmark:model 0.67 (0.52),
 benchmark:scaffold 0.65 (0.69), model:scaffold 0.30 (0.36), benchmark:task:model 0.85 (0.88),
 benchmark:task:scaffold 1.05 (1.03), benchmark:model:scaffold 0.51 (0.55).  The plain-NUTS
