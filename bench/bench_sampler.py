@@ -111,7 +111,7 @@ def reference_fit(table: pd.DataFrame, spec_name: str, chains: int = 4, warmup: 
     # MCMC.run returns once the chains are dispatched: JAX computes asynchronously, so the clock
     # stops only when the draws exist (without this the reference looked 7x faster than it is)
     smp = jax.block_until_ready(mcmc.get_samples(group_by_chain=True))
-    jax.block_until_ready(mcmc.get_extra_fields())
+    extra = jax.block_until_ready(mcmc.get_extra_fields())
     wall = time.perf_counter() - t0
     out = {"wall": wall, "sigma": {}, "r_hat": {}, "ess": {}}
     for k, name in enumerate(names):
@@ -120,8 +120,8 @@ def reference_fit(table: pd.DataFrame, spec_name: str, chains: int = 4, warmup: 
         out["sigma"][name] = float(d.mean())
         out["r_hat"][name] = r
         out["ess"][name] = eb
-    out["divergences"] = int(np.sum(np.asarray(mcmc.get_extra_fields()["diverging"])))
-    out["steps_per_draw"] = float(np.mean(np.asarray(mcmc.get_extra_fields()["num_steps"])))
+    out["divergences"] = int(np.sum(np.asarray(extra["diverging"])))
+    out["steps_per_draw"] = float(np.mean(np.asarray(extra["num_steps"])))
     out["draws"] = chains * draws
     return out
 

@@ -134,8 +134,9 @@ def diagnose(posterior, max_r_hat: float = MAX_R_HAT, min_ess_bulk: float = MIN_
         problems.append(f"bulk ESS of sigma[{name}] is {row.ess_bulk:.0f} (< {min_ess_bulk:.0f})")
     if div:
         problems.append(f"{div} divergent transition(s) after warmup")
-    advice = draws_advice(comp["ess_bulk"].min(), posterior.mu.shape[-1], min_ess_bulk)
-    if advice and (len(bad_e) or len(bad_r)) and not div:
+    # more draws help a short run, not a sampler that diverges (None when the ESS is enough)
+    advice = None if div else draws_advice(comp["ess_bulk"].min(), posterior.mu.shape[-1], min_ess_bulk)
+    if advice:
         warnings.append(advice)
     if np.any(bf < MIN_EBFMI):
         warnings.append(f"E-BFMI below {MIN_EBFMI} in chain(s) {np.flatnonzero(bf < MIN_EBFMI).tolist()}: "

@@ -413,7 +413,7 @@ def _enable_compilation_cache() -> str | None:
     return path
 
 
-# -- device selection ---------------------------------------------------------------------
+# -- where the chains run ------------------------------------------------------------------
 def _single_threaded_blas():
     """Limit OpenBLAS (which JAX's CPU Cholesky and triangular solves call) to one thread.
 
@@ -431,7 +431,6 @@ def _single_threaded_blas():
     import scipy.linalg.cython_lapack  # noqa: F401
 
     return threadpool_limits(limits=1, user_api="blas")
-
 
 
 def _devices(kind: str):
