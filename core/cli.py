@@ -267,7 +267,7 @@ def cmd_fit(args: argparse.Namespace) -> int:
         spec = as_spec(args.formula or args.design)
         spec.validate(corpus.table.columns)
         settings = SamplerSettings(draws=args.draws, warmup=args.warmup, chains=args.chains, seed=args.seed,
-                                   device=args.device)
+                                   device=args.device, marginalise=args.marginalise)
     except CorpusError as exc:
         _print_errors(exc)
         return EXIT_INVALID
@@ -512,6 +512,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--chains", type=int, default=4, help="chains (default 4)")
     p.add_argument("--seed", type=int, default=0, help="random seed (same seed, same draws)")
     p.add_argument("--device", default="auto", choices=["auto", "cpu", "gpu"], help="where to sample")
+    p.add_argument("--marginalise", default="auto", choices=["auto", "off"],
+                   help="auto (default): integrate a term of many weakly informed levels (pooled: "
+                        "benchmark:task:model) out by checked Gauss-Hermite quadrature; off: sample every level")
     p.add_argument("--cache", type=Path, help="cache folder (default $DDR_CACHE_DIR or ~/.cache/ddr-explorer)")
     p.add_argument("--no-cache", action="store_true", help="neither read nor write the cache")
     p.add_argument("--quiet", action="store_true", help="no progress on stderr")

@@ -88,6 +88,8 @@ def posterior_to_entry(post, corpus: Corpus | None = None) -> CacheEntry:
         "wall_seconds": post.wall_seconds, "timings": {k: float(v) for k, v in post.timings.items()
                                                       if isinstance(v, (int, float))},
         "n_cells": post.n_cells, "n_trials": post.n_trials, "notes": list(post.notes), "levels": levels,
+        "integrated_terms": list(getattr(post, "integrated", [])),
+        "quadrature_error": getattr(post, "quadrature_error", None),
         "corpus_hash": None if corpus is None else corpus.content_hash,
         "corpus_name": None if corpus is None else corpus.name,
     }
@@ -117,7 +119,9 @@ def posterior_from_entry(entry: CacheEntry):
     post = Posterior(sigma=sigma, mu=a["posterior/mu"], random_effects=u, levels=levels, spec=spec,
                      settings=settings, device=meta["device"], wall_seconds=meta["wall_seconds"],
                      timings=meta["timings"], sample_stats=stats, n_cells=meta["n_cells"],
-                     n_trials=meta["n_trials"], notes=meta["notes"])
+                     n_trials=meta["n_trials"], notes=meta["notes"],
+                     integrated=list(meta.get("integrated_terms", [])),
+                     quadrature_error=meta.get("quadrature_error"))
     post.diagnostics = diagnose(post)
     return post
 

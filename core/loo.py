@@ -28,6 +28,7 @@ import json
 import os
 import tempfile
 import warnings
+import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -212,7 +213,11 @@ def loo_study(corpus, posterior=None, spec="per-benchmark", settings=None, cache
                             cancel=cancel)
         posterior = result.posterior
         if any(t not in posterior.random_effects for t in spec.term_names):
-            # from the cache, without task-level effects: sample again (same key, same draws) keeping them
+            # from the cache, without task-level effects: sample again (same key, same draws) keeping
+            # them; a term integrated out by quadrature has no draws at all, so that refit samples
+            # every term's levels (marginalise="off")
+            if posterior.integrated:
+                settings = dataclasses.replace(settings, marginalise="off")
             posterior = fit_corpus(corpus, spec, settings, use_cache=False, progress=progress,
                                    cancel=cancel).posterior
     if progress is not None:

@@ -130,3 +130,25 @@ def test_real_fit_elpd_identity_and_beats_the_constant_rate(corpus, tmp_path):
     rate = cells["successes"].sum() / cells["trials"].sum()
     null = float(np.sum(binom.logpmf(cells["successes"], cells["trials"], rate)))
     assert res.elpd > null + 5, (res.elpd, null)
+
+
+def test_a_fit_that_integrated_a_term_out_is_sampled_again_without_integrating(fake_sampler, corpus, tmp_path,
+                                                                            monkeypatch):
+    # a term integrated out by quadrature has no effect draws; LOO needs them, so it refits with
+    # marginalise="off" (and not again with the same settings, which would integrate it again)
+    import ddr_explorer.core.model.sampler as sampler
+
+    seen = []
+
+    def integrating_fit(data, spec="per-benchmark", settings=None, progress=None, cancel=None):
+        post = bf.moment_fit(data, spec, settings, progress, cancel)
+        seen.append(settings.marginalise)
+        if settings.marginalise == "auto":
+            del post.random_effects["task:model"]
+            post.integrated = ["task:model"]
+        return post
+
+    monkeypatch.setattr(sampler, "fit", integrating_fit)
+    res = loo_study(corpus, spec="per-benchmark", settings=SETTINGS, cache_dir=tmp_path)
+    assert seen == ["auto", "off"]
+    assert res.pareto_k.size == 60

@@ -20,6 +20,9 @@ import pandas as pd
 MAX_R_HAT = 1.01
 MIN_ESS_BULK = 400
 MIN_EBFMI = 0.3
+#: Largest summed log-likelihood error (nats) of an integrated term's quadrature at the posterior
+#: (the same bound :mod:`.quadrature` checks before it integrates).
+QUADRATURE_TOLERANCE = 0.05
 
 
 @dataclass
@@ -134,6 +137,11 @@ def diagnose(posterior, max_r_hat: float = MAX_R_HAT, min_ess_bulk: float = MIN_
         problems.append(f"bulk ESS of sigma[{name}] is {row.ess_bulk:.0f} (< {min_ess_bulk:.0f})")
     if div:
         problems.append(f"{div} divergent transition(s) after warmup")
+    q_err = getattr(posterior, "quadrature_error", None)
+    if q_err is not None and q_err > QUADRATURE_TOLERANCE:
+        problems.append(f"the quadrature that integrates {', '.join(posterior.integrated)} out is off by "
+                        f"{q_err:.2g} nats at the posterior (> {QUADRATURE_TOLERANCE}): refit with "
+                        "marginalise = off (--marginalise off)")
     # more draws help a short run, not a sampler that diverges (None when the ESS is enough)
     advice = None if div else draws_advice(comp["ess_bulk"].min(), posterior.mu.shape[-1], min_ess_bulk)
     if advice:

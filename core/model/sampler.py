@@ -5,8 +5,9 @@ The model (SPEC section 2)::
     successes_c ~ Binomial(trials_c, logistic(eta_c)),   eta_c = mu + sum_k u_k[level_k(c)]
     u_k ~ N(0, sigma_k^2 I),  sigma_k ~ half-Student-t(3, 0, 2.5),  mu ~ Student-t(3, 0, 2.5)
 
-is sampled exactly (no approximation) with numpyro's NUTS on JAX, in coordinates chosen so
-that a cheap mass matrix fits the posterior.  See ``PARAMETERISATION`` below for the maths
+is sampled exactly with numpyro's NUTS on JAX, in coordinates chosen so that a cheap mass
+matrix fits the posterior (the one numerical approximation, a checked 1-D quadrature for one
+weakly identified term, is item 10).  See ``PARAMETERISATION`` below for the maths
 and ``MEASUREMENTS`` for what each idea bought.
 
 PARAMETERISATION AND MOVES
@@ -64,7 +65,19 @@ PARAMETERISATION AND MOVES
    per gradient on one core).
 9. One CPU device per chain (``XLA_FLAGS=--xla_force_host_platform_device_count``, set by
    :mod:`ddr_explorer.core.model` when imported before jax), chains pmapped: 4 chains on 2
-   cores never wait for each other's trees, which vmapped chains do.  float32.
+   cores never wait for each other's trees, which vmapped chains do.  A device with one chain
+   runs it without a vmap (:func:`_per_device`): a batch of one doubled the cost of every
+   gradient.  float32.
+10. One term integrated out (``marginalise="auto"``, :mod:`.quadrature`).  A term whose many
+   levels the data barely inform (sigma^2 I <= 1 at every level, at least 1,000 levels: the
+   pooled model's benchmark:task:model, 27,427 levels of 1.5 single-trial cells) is integrated
+   out of the likelihood level by level by Gauss-Hermite quadrature, after a check that the
+   rule is accurate on the data; its log sigma becomes the last global coordinate.  Its sigma
+   no longer has to drag thousands of coordinates along the ridge they form with it, and NUTS
+   has that many fewer coordinates.  Its random effects are not drawn (nothing downstream but
+   PSIS-LOO uses a task-level term's effects, and LOO refits with ``marginalise="off"``).  The
+   rule's accuracy is checked again at the posterior, and a fit where it fails is reported as
+   not converged.
 
 The run is split into jitted chunks of ``chunk_size`` iterations (a ``lax.fori_loop`` over
 numpyro's functional ``sample_kernel`` and the moves above), so the caller sees progress and
@@ -247,6 +260,12 @@ class SamplerSettings:
     pool_adaptation
         Pool the warmup (co)variance estimates of all chains at each adaptation window and
         give every chain the median adapted step size (cross-chain adaptation).
+    marginalise
+        ``"auto"`` (default): integrate one term with many weakly informed levels (the pooled
+        model's benchmark:task:model) out of the likelihood by Gauss-Hermite quadrature per level
+        when :func:`.quadrature.choose_marginal_term` finds the quadrature accurate on the data
+        (module docstring, item 10); its sigma is sampled, its random effects are not kept.
+        ``"off"``: sample every term's levels.
     """
 
     draws: int = 500
@@ -265,6 +284,7 @@ class SamplerSettings:
     collapsed_steps: int = 30
     scale_steps: int = 6
     pool_adaptation: bool = True
+    marginalise: str = "auto"
 
     def __post_init__(self):
         if self.draws < 1 or self.warmup < 0 or self.chains < 1:
@@ -281,6 +301,8 @@ class SamplerSettings:
         if self.parameterisation not in ("auto", "term", "centered", "noncentered"):
             raise ValueError(f"parameterisation must be auto, term, centered or noncentered, got "
                              f"'{self.parameterisation}'.")
+        if self.marginalise not in ("auto", "off"):
+            raise ValueError(f"marginalise must be 'auto' or 'off', got '{self.marginalise}'.")
 
 
 @dataclass
@@ -313,6 +335,12 @@ class Posterior:
         Size of the data.
     notes
         Design remarks (folded terms, ...).
+    integrated
+        Terms integrated out of the likelihood by quadrature (``SamplerSettings.marginalise``):
+        their sigma is sampled, their random effects have no draws.
+    quadrature_error
+        For an integrated term: the quadrature's summed log-likelihood error (nats) at the last
+        draw and the 97.5% quantile of its sigma (:func:`.quadrature.rule_error`); None otherwise.
     """
 
     sigma: dict[str, np.ndarray]
@@ -329,6 +357,8 @@ class Posterior:
     n_cells: int = 0
     n_trials: int = 0
     notes: list[str] = field(default_factory=list)
+    integrated: list[str] = field(default_factory=list)
+    quadrature_error: "float | None" = None
 
     @property
     def term_names(self) -> tuple[str, ...]:
@@ -551,6 +581,16 @@ class _GibbsBlock:
         return int(self.offsets[-1])
 
 
+@dataclass
+class _Marginal:
+    """The term integrated out by quadrature (:mod:`.quadrature`) and its sigma's prior."""
+
+    term: "object"  # quadrature.MarginalTerm
+    sigma_df: float
+    sigma_scale: float
+    sigma0: float  # rough sigma: the chains' start
+
+
 def _per_level_broadcaster(J):
     """v (K,) -> (sum J,) with v[k] repeated J[k] times, as a concatenation of broadcasts
     (cheaper on XLA CPU than a gather by a level-to-term index, and its gradient is slice sums)."""
@@ -565,11 +605,12 @@ def _per_level_broadcaster(J):
 
 
 def _make_functions(design: DesignMatrix, lay: _Layout, dtype, term_columns, gibbs: _GibbsBlock | None,
-                    mh_steps: int):
+                    mh_steps: int, marg: "_Marginal | None" = None):
     """The potential generator, the map to (sigma, mu, u) and the collapsed move.
 
-    NUTS samples z = {"g": (1+2K,), "x": (L,)} for the terms of ``lay``; the inner terms of the
-    Gibbs block enter the likelihood as a fixed offset ``s`` on the run term's levels.
+    NUTS samples z = {"g": (1+2K+M,), "x": (L,)} for the terms of ``lay`` (M = 1 when a term is
+    integrated out: its log sigma is the last global coordinate); the inner terms of the Gibbs
+    block enter the likelihood as a fixed offset ``s`` on the run term's levels.
     """
     import jax
     import jax.numpy as jnp
@@ -594,6 +635,11 @@ def _make_functions(design: DesignMatrix, lay: _Layout, dtype, term_columns, gib
     host_maps = {p: jnp.asarray(m, jnp.int32) for p, (q, m) in hosts.items()}
     root_codes = jnp.asarray(design.codes[[lay.terms[p] for p in roots]], jnp.int32)
     top = gibbs.top_pos if gibbs is not None else None
+    if marg is not None:
+        from .quadrature import make_log_likelihood
+
+        marg_loglik = make_log_likelihood(marg.term, dtype)
+        m_df, m_sc = float(marg.sigma_df), float(marg.sigma_scale)
 
     def _segment_sum(v):
         # per-term sums as slice sums: a segment_sum into K segments is a scatter with K-fold
@@ -606,7 +652,7 @@ def _make_functions(design: DesignMatrix, lay: _Layout, dtype, term_columns, gib
 
     def _parts(z):
         g, x = z["g"], z["x"]
-        alpha, log_sigma, w = g[0], g[1:K + 1], g[K + 1:]
+        alpha, log_sigma, w = g[0], g[1:K + 1], g[K + 1:2 * K + 1]
         sigma = jnp.exp(log_sigma)
         # a = sigma / sqrt(c0 + c1 sigma^2) (geometry.log_scale), with the per-term factors
         # computed once per term: one rsqrt and one log per level instead of exp, log and exp
@@ -631,7 +677,15 @@ def _make_functions(design: DesignMatrix, lay: _Layout, dtype, term_columns, gib
         def potential(z):
             alpha, log_sigma, sigma, w, ubar, dev, sum_log_a = _parts(z)
             eta = _eta(alpha, dev, s)
-            loglik = jnp.sum(y * eta - n * jax.nn.softplus(eta))
+            if marg is None:
+                loglik = jnp.sum(y * eta - n * jax.nn.softplus(eta))
+            else:
+                # the integrated term: its levels by quadrature (item 10), its sigma half-t
+                # with the log-Jacobian of sigma = exp(log sigma)
+                ls_m = z["g"][2 * K + 1]
+                s_m = jnp.exp(ls_m)
+                loglik = (marg_loglik(eta, s_m) - 0.5 * (m_df + 1.0) * jnp.log1p((s_m / m_sc) ** 2 / m_df)
+                          + ls_m)
             ss = _segment_sum(dev * dev)
             # deviations ~ N(0, sigma^2) on the sum-zero subspace (J-1 dims); auxiliary mean(u*);
             # log-Jacobian of x -> u* = a(sigma) x
@@ -768,7 +822,7 @@ def _make_functions(design: DesignMatrix, lay: _Layout, dtype, term_columns, gib
                 ls_in_new.append(ls_new[i])
                 u_in_new.append(u_new[i])
         alpha_new = mu_new + jnp.sum(mean_new)
-        g_new = jnp.concatenate([alpha_new[None], log_sigma_new, w_new])
+        g_new = jnp.concatenate([alpha_new[None], log_sigma_new, w_new, g[2 * K + 1:]])
         u_in_new = jnp.concatenate(u_in_new) if u_in_new else u_in
         ls_in_new = jnp.stack(ls_in_new) if ls_in_new else ls_in
         return {"g": g_new, "x": x_new}, u_in_new, ls_in_new, nacc / mh_steps
@@ -776,7 +830,8 @@ def _make_functions(design: DesignMatrix, lay: _Layout, dtype, term_columns, gib
     return potential_gen, constrain, collapsed_move, offset
 
 
-def _initial_point(lay: _Layout, rough: RoughFit, chains: int, seed: int, jitter: float = 1.0):
+def _initial_point(lay: _Layout, rough: RoughFit, chains: int, seed: int, jitter: float = 1.0,
+                   marg: _Marginal | None = None):
     """Chain starts near the rough mode and the initial inverse mass matrix (conditional variances)."""
     K = lay.K
     rng = np.random.default_rng([seed, 7919])
@@ -795,6 +850,12 @@ def _initial_point(lay: _Layout, rough: RoughFit, chains: int, seed: int, jitter
     # sigma starts are spread on purpose (about a factor 1.3 either way): R-hat needs overdispersed starts
     gs[:, 1:K + 1] = log_s0[None, :] + jitter * 0.25 * rng.standard_normal((chains, K))
     xs = x0[None, :] + jitter * rng.standard_normal((chains, x0.size)) * np.sqrt(var_x)[None, :]
+    if marg is not None:
+        # the integrated term's log sigma, last global coordinate; drawn after the others so that
+        # the other starts do not depend on whether a term is integrated
+        ls_m = np.log(marg.sigma0) + jitter * 0.25 * rng.standard_normal((chains, 1))
+        gs = np.concatenate([gs, ls_m], axis=1)
+        var_g = np.concatenate([var_g, [1.0 / (2.0 * marg.term.n_levels) + 0.02]])
     return {"g": gs, "x": xs}, {"g": var_g, "x": var_x}
 
 
@@ -815,11 +876,32 @@ def _initial_gibbs(gibbs: _GibbsBlock, rough: RoughFit, chains: int, seed: int, 
 
 
 # -- the chunked runner --------------------------------------------------------------------
+def _per_device(f, in_axes, per: int):
+    """``f`` over the ``per`` chains of one device: vmapped, or, for one chain, called directly.
+
+    A vmap over a batch of one is not free on XLA CPU: it changes the layout of every
+    intermediate, and the pooled potential's value and gradient took 1.94 ms under it against
+    0.84 ms without (one core, measured); so a lone chain is squeezed, run, and given its
+    batch axis back.
+    """
+    import jax
+
+    if per != 1:
+        return jax.vmap(f, in_axes=in_axes)
+
+    def one(*args):
+        args = [jax.tree.map(lambda a: a[0], x) if ax == 0 else x for x, ax in zip(args, in_axes)]
+        return jax.tree.map(lambda a: a[None], f(*args))
+
+    return one
+
+
 _STATS = ("diverging", "energy", "num_steps", "accept_prob", "step_size", "potential_energy")
 
 
 def _run_chains(design, spec, lay, gibbs, rough, settings: SamplerSettings, devices, dtype,
-                progress: ProgressCallback | None, cancel: CancelCallback | None, timings: dict):
+                progress: ProgressCallback | None, cancel: CancelCallback | None, timings: dict,
+                marg: _Marginal | None = None):
     import jax
     import jax.numpy as jnp
     from numpyro.infer.hmc import hmc
@@ -832,10 +914,11 @@ def _run_chains(design, spec, lay, gibbs, rough, settings: SamplerSettings, devi
     K = design.n_terms
     cols = [spec.term(nm).columns for nm in design.term_names]
     potential_gen, constrain, move, offset = _make_functions(design, lay, dtype, cols, gibbs,
-                                                            settings.collapsed_steps)
+                                                            settings.collapsed_steps, marg)
     init_kernel, sample_kernel = hmc(potential_fn_gen=potential_gen, algo="NUTS")
     dense = [("g",)] if settings.dense_globals else []
-    init_z, inv_mass = _initial_point(lay, rough, C, settings.seed)
+    init_z, inv_mass = _initial_point(lay, rough, C, settings.seed, marg=marg)
+    n_marg = 0 if marg is None else 1
     imm = {("g",): jnp.diag(jnp.asarray(inv_mass["g"], dtype)) if settings.dense_globals
            else jnp.asarray(inv_mass["g"], dtype),
            ("x",): jnp.asarray(inv_mass["x"], dtype)}
@@ -854,7 +937,7 @@ def _run_chains(design, spec, lay, gibbs, rough, settings: SamplerSettings, devi
             "sm_lstep": np.zeros((C, lay.K)), "sm_acc": np.zeros((C, lay.K))}
     prop0 = jnp.asarray(np.diag(prop_var0), dtype)
     welford_from = int(0.15 * W)
-    step0 = float((lay.L + 2 * lay.K + 1) ** -0.25)
+    step0 = float((lay.L + 2 * lay.K + 1 + n_marg) ** -0.25)
 
     def _s(aux):
         return offset(aux["u"]) if gibbs is not None else jnp.zeros((), dtype)
@@ -989,6 +1072,7 @@ def _run_chains(design, spec, lay, gibbs, rough, settings: SamplerSettings, devi
         rec = {"diverging": st.diverging, "energy": st.energy, "num_steps": st.num_steps,
                "accept_prob": st.accept_prob, "step_size": st.adapt_state.step_size,
                "potential_energy": st.potential_energy, "nuts_sigma": sigma, "mu": mu, "gibbs_ls": aux["ls"],
+               "marg_sigma": jnp.exp(st.z["g"][2 * lay.K + 1:]),
                "gibbs_accept": aux["acc"], "scale_accept": aux["sm_acc"]}
         if settings.keep_random_effects:
             rec["nuts_u"] = u.astype(jnp.float32)
@@ -1013,13 +1097,13 @@ def _run_chains(design, spec, lay, gibbs, rough, settings: SamplerSettings, devi
     t0 = time.perf_counter()
     if progress:
         progress("compile", 0, 1, None)
-    init_p = jax.pmap(jax.vmap(_init_one), devices=devs)
+    init_p = jax.pmap(_per_device(_init_one, (0, 0, 0), per), devices=devs)
     state = init_p(z0, keys, aux)
     jax.block_until_ready(state)
     timings["compile_init"] = time.perf_counter() - t0
     n_arg = jnp.asarray(S, jnp.int32)
     # one compiled chunk serves warmup and sampling (compiling two cost as much as a short TB2 run)
-    chunk = jax.pmap(jax.vmap(chunk_one, in_axes=(0, 0, None)), in_axes=(0, 0, None), devices=devs)
+    chunk = jax.pmap(_per_device(chunk_one, (0, 0, None), per), in_axes=(0, 0, None), devices=devs)
     chunk = chunk.lower(state, aux, n_arg).compile()
     timings["compile"] = time.perf_counter() - t0
     if progress:
@@ -1153,7 +1237,16 @@ def fit(data, spec: ModelSpec | str = "per-benchmark", settings: SamplerSettings
     cols = [spec.term(n).columns for n in design.term_names]
     group = collapsed_group(design, cols) if settings.collapsed in ("joint", "gibbs") else None
     inner = list(group.terms[1:]) if group is not None and settings.collapsed == "gibbs" else []
-    nuts_terms = [k for k in range(design.n_terms) if k not in inner]
+    marg, marg_note = None, ""
+    if settings.marginalise == "auto":
+        from .quadrature import choose_marginal_term
+
+        in_group = set(group.terms) if group is not None else set()
+        mt, marg_note = choose_marginal_term(design, rough, [k for k in range(design.n_terms) if k not in in_group])
+        if mt is not None:
+            p = spec.priors.for_term(design.term_names[mt.term])
+            marg = _Marginal(term=mt, sigma_df=p.df, sigma_scale=p.scale, sigma0=float(rough.sigma[mt.term]))
+    nuts_terms = [k for k in range(design.n_terms) if k not in inner and (marg is None or k != marg.term.term)]
     lay = _make_layout(design, spec, rough, settings.parameterisation, nuts_terms)
     gibbs = None
     if group is not None:
@@ -1176,7 +1269,7 @@ def fit(data, spec: ModelSpec | str = "per-benchmark", settings: SamplerSettings
 
         dtype = jnp.float64 if settings.float64 else jnp.float32
         warm, samp, n_dev = _run_chains(design, spec, lay, gibbs, rough, settings, devices, dtype, progress,
-                                        cancel, timings)
+                                        cancel, timings, marg)
 
     t = time.perf_counter()
     if progress:
@@ -1192,6 +1285,8 @@ def fit(data, spec: ModelSpec | str = "per-benchmark", settings: SamplerSettings
             sigma[names[k]] = np.exp(samp["gibbs_ls"][:, :, i].astype(np.float64))
             if settings.keep_random_effects:
                 effects[names[k]] = samp["gibbs_u"][:, :, gibbs.offsets[i]:gibbs.offsets[i + 1]]
+    if marg is not None:
+        sigma[names[marg.term.term]] = samp["marg_sigma"][:, :, 0].astype(np.float64)
     sigma = {nm: sigma[nm] for nm in names}
     effects = {nm: effects[nm] for nm in names if nm in effects}
     stats = {k: samp[k] for k in _STATS}
@@ -1212,6 +1307,22 @@ def fit(data, spec: ModelSpec | str = "per-benchmark", settings: SamplerSettings
     if gibbs is not None:
         post.notes.append("collapsed block: " + ", ".join(names[k] for k in group.terms) +
                           f" (run term {names[group.terms[0]]}, {group.n_runs} runs)")
+    if marg is not None:
+        post.notes.append(marg.term.describe())
+        post.integrated = [names[marg.term.term]]
+        if settings.keep_random_effects and len(effects) == design.n_terms - 1:
+            from .quadrature import rule_error
+
+            # accuracy where the posterior is: eta at chain 0's last draw, sigma at its 97.5% quantile
+            mt = marg.term
+            eta = np.full(design.n_cells, float(post.mu[0, -1]))
+            for k, nm in enumerate(names):
+                if k != mt.term:
+                    eta += np.asarray(effects[nm][0, -1], np.float64)[design.codes[k]]
+            s_hi = float(np.quantile(sigma[mt.name], 0.975))
+            post.quadrature_error = rule_error(mt, eta, s_hi)
+            post.notes.append(f"quadrature error at the posterior (last draw, sigma[{mt.name}] = {s_hi:.2f}): "
+                              f"{post.quadrature_error:.1e} nats")
     post.diagnostics = diagnose(post)
     timings["diagnostics"] = time.perf_counter() - t
     if progress:
