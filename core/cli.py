@@ -448,6 +448,8 @@ def cmd_formats(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from .model.sampler import DEFAULT_DRAWS  # no jax: the sampler imports it lazily
+
     parser = argparse.ArgumentParser(prog="ddr", description="DDR Explorer, headless: inspect corpora, fit "
                                      "G-studies, run D-studies and write DDR sheets.")
     parser.add_argument("--version", action="version", version=f"ddr {__version__}")
@@ -507,7 +509,8 @@ def build_parser() -> argparse.ArgumentParser:
     _add_corpus_arguments(p)
     p.add_argument("--formula", help="random-intercept formula, e.g. \"y ~ (1|task) + (1|model) + (1|task:model)\"")
     p.add_argument("--design", choices=["per-benchmark", "pooled", "ddr"], help="a named model")
-    p.add_argument("--draws", type=int, default=500, help="post-warmup draws per chain (default 500)")
+    p.add_argument("--draws", type=int, default=DEFAULT_DRAWS,
+                   help=f"post-warmup draws per chain (default {DEFAULT_DRAWS})")
     p.add_argument("--warmup", type=int, default=400, help="warmup iterations per chain (default 400)")
     p.add_argument("--chains", type=int, default=4, help="chains (default 4)")
     p.add_argument("--seed", type=int, default=0, help="random seed (same seed, same draws)")
@@ -535,7 +538,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--token-prices", type=Path, metavar="FILE",
                    help="USD per million input/output tokens per model (CSV model,input,output or JSON); "
                    "prices per trial come from the corpus's token counts")
-    p.add_argument("--draws", type=int, default=500)
+    p.add_argument("--draws", type=int, default=DEFAULT_DRAWS)
     p.add_argument("--warmup", type=int, default=400)
     p.add_argument("--chains", type=int, default=4)
     p.add_argument("--seed", type=int, default=0)

@@ -237,10 +237,10 @@ def _posterior_for_dstudy(args):
         except CacheFileError as exc:
             raise ValueError(f"{path}: {exc}") from None
     from .corpus.io import load_corpus
-    from .model.sampler import SamplerSettings
+    from .model.sampler import DEFAULT_DRAWS, SamplerSettings
 
     corpus = load_corpus(path, getattr(args, "format", None))
-    settings = SamplerSettings(draws=getattr(args, "draws", None) or 500, warmup=getattr(args, "warmup", None) or 400,
+    settings = SamplerSettings(draws=getattr(args, "draws", None) or DEFAULT_DRAWS, warmup=getattr(args, "warmup", None) or 400,
                                chains=getattr(args, "chains", None) or 4, seed=getattr(args, "seed", 0) or 0)
     design = getattr(args, "design", None) or "per-benchmark"
     return fit_corpus(corpus, design, settings, cache_dir=getattr(args, "cache", None)).posterior

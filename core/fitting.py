@@ -299,10 +299,10 @@ def components_for_dstudy(args) -> tuple[VarianceComponents, dict]:
             raise ValueError(f"--token-prices needs the corpus's token counts: give the corpus, not the fit {path}")
         return components_from_posterior(post), {}
     from .corpus.io import load_corpus
-    from .model.sampler import SamplerSettings
+    from .model.sampler import DEFAULT_DRAWS, SamplerSettings
 
     corpus = load_corpus(path, getattr(args, "format", None))
-    settings = SamplerSettings(draws=getattr(args, "draws", None) or 500, warmup=getattr(args, "warmup", None) or 400,
+    settings = SamplerSettings(draws=getattr(args, "draws", None) or DEFAULT_DRAWS, warmup=getattr(args, "warmup", None) or 400,
                                chains=getattr(args, "chains", None) or 4, seed=getattr(args, "seed", 0) or 0)
     design = getattr(args, "design", None) or "per-benchmark"
     defaults = observed_design_defaults(corpus)

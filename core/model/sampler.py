@@ -90,16 +90,19 @@ Measured 2026-11-30 on the shared 2-core box: rows marked "idle" with nothing el
 others while four other engineers ran fits and GUI tests (load average 7-11: wall times inflated
 2-5x and noisy); "CPU" is the fit process's CPU seconds
 (all threads), which on 2 idle cores is close to 2x the wall of the parallel phases plus the
-single-threaded compile.  Defaults: 4 chains x (300 warmup + 500 draws), target_accept 0.85,
+single-threaded compile.  Defaults: 4 chains x (300 warmup + 500 draws) in the rows below up to
+the evening session (700 draws since, :data:`DEFAULT_DRAWS`), target_accept 0.85,
 float32, collapsed="joint", scale_steps=6 (rows not marked "scale_steps 6" or "defaults (scale_steps
-6)" used the earlier default, 2).  ESS: min bulk ESS over
+6)" used the earlier default, 2), marginalise="auto" where a row says "integrated".  ESS: min bulk ESS over
 the variance components; R-hat: max split R-hat; div: post-warmup divergences.
 
 ======================================  =======  =====  =======  =====  =======  ===  ==========
 config (TB2, per-benchmark, Eq. 2)      wall s   CPU s  min ESS  ESS/s  max R^   div  vs ref
 ======================================  =======  =====  =======  =====  =======  ===  ==========
+defaults, lone chain without vmap, idle  32.6     58     1140     35.0   1.003    0    7.3x
+plain numpyro NUTS, SAME RUN, idle       53.8     --     256      4.76   1.012    0    1x
 defaults (scale_steps 6), idle          42.4     73     1122     26.5   1.001    0    6.0x
-plain numpyro NUTS, SAME RUN, idle       58.3     --     256      4.39   1.012    0    1x
+plain numpyro NUTS, that run, idle       58.3     --     256      4.39   1.012    0    1x
 scale_steps 2, before the speed-ups     40.5     72     1046     25.8   1.005    0    5.8x
 plain numpyro NUTS, that run             57.6     --     256      4.45   1.012    0    1x
 collapsed off, scale_steps 0, idle      29.6     --     159      5.4    1.026    0
@@ -113,11 +116,13 @@ draws 1500, seed 3                      304.0    --     3454     11.4   1.0023  
 plain numpyro NUTS (PERF-NOTES, idle)   269      --     377      1.40   --       --   1x
 ======================================  =======  =====  =======  =====  =======  ===  ==========
 
-The idle-box rows were measured after the others had finished (defaults: compile 14.0 s, warmup
-9.9 s, sampling 15.3 s): the 60 s target is met on 2 idle cores, and plain numpyro NUTS measured
-in the same run (bench_sampler.py --corpus tb2; every term non-centred, diagonal mass,
-4 x (500 + 500), 127 leapfrog steps per draw at step size 0.030-0.036) took 58.3 s and did not
-converge (ESS 256, R-hat 1.012): ours is 6.0x in ESS/s.  (An earlier version of the benchmark
+The idle-box rows were measured after the others had finished.  Latest (top row, session of
+2026-11-30 evening, one chain per device run without a vmap): compile 8.8 s, warmup 8.8 s, sampling
+12.9 s, 32.6 s in all: the 60 s target is met on 2 idle cores, and plain numpyro NUTS measured in
+the same run (bench_sampler.py --corpus tb2; every term non-centred, diagonal mass,
+4 x (500 + 500), 127 leapfrog steps per draw at step size 0.030-0.036) took 53.8 s and did not
+converge (ESS 256, R-hat 1.012): ours is 7.3x in ESS/s (6.0x before the vmap change: compile 14.0 s,
+warmup 9.9 s, sampling 15.3 s).  (An earlier version of the benchmark
 stopped the reference's clock when ``MCMC.run`` returned, before JAX had computed the draws, and
 reported 7.8 s; the clock now stops on ``block_until_ready`` of the draws.)  Per leapfrog step
 the two cost about the same (in numpyro's kernel, one chain, before the slice sums described
@@ -142,7 +147,12 @@ HAL-scale pooled corpus (bench/simulate.py seed 0: 9 benchmarks, 54 models, 13 s
 ============================================  ======  =======  =====  ======  =========================
 config (pooled, Eq. 6)                        wall s  min ESS  ESS/s  max R^  converged
 ============================================  ======  =======  =====  ======  =========================
-4 x (300 + 1000), defaults                    742     465      0.63   1.006   yes (12.4 min)
+POOLED_FINAL_ROW
+4 x (300 + 600), integrated                   401     526      1.31   1.004   yes (6.7 min)
+4 x (300 + 500), integrated                   355     381      1.07   1.008   no (ESS 381, bms)
+4 x (300 + 600), integrated, autodiff, vmap   634     461      0.73   1.008   yes
+4 x (300 + 1000), not integrated, no vmap     640     506      0.79   1.006   yes
+4 x (300 + 1000), before the vmap change      742     465      0.63   1.006   yes (12.4 min)
 2 x (300 + 2000), defaults                    791     332      0.42   1.003   no (ESS)
 4 x (300 + 1000), max_tree_depth 6           451     163      0.36   1.012   no (ESS, R-hat)
 4 x (300 + 500), scale_steps 6 (defaults)     422     264      0.63   1.022   no (ESS, R-hat)
@@ -152,10 +162,17 @@ same before the BLAS-thread limit             829     159      0.19   1.014   no
 first version (loaded box, 2026-11-30 a.m.)   4,071   158      0.04   1.019   no
 ============================================  ======  =======  =====  ======  =========================
 
-The slowest component is always benchmark:task:model (27,427 levels, about 1.5 single-trial cells
-each); every other component has bulk ESS >= 690 in the converged 4-chain run.  Neither two
-longer chains (less oversubscription) nor shorter trees (63 steps instead of 127) buy ESS per
-second for it: both lower it (0.42 and 0.36 against 0.63).  What bought the
+Sampled level by level, the slowest component was always benchmark:task:model (27,427 levels,
+about 1.5 single-trial cells each, 0.12 effective draws per draw); neither two longer chains (less
+oversubscription) nor shorter trees (63 steps instead of 127) bought ESS per second for it (0.42
+and 0.36 against 0.63).  Integrated out by quadrature (item 10) it gets 0.52 effective draws per
+draw (ESS 1,231 of 2,400), and the slowest components become those of the collapsed block
+(benchmark:model:scaffold, model:scaffold: about 0.2 per draw), hence the 700 default draws.  Per
+iteration the integrated fit costs 0.42 s of the 2 cores in sampling against 0.47 s sampled level
+by level: the quadrature's gradient (0.9 ms, written out; autodiff through the products took
+2.6x as long, and that version's 634 s row shows it) is paid back by NUTS on 4,587 coordinates
+instead of 32,014.  Running a lone chain per device without a vmap (item 9) took the level-by-level
+fit from 742 s to 640 s with the same draws.  What bought the first
 10x: the gradient went from 4.1 ms to 0.8 ms per evaluation on one core once the per-term sums
 became slice sums (a ``segment_sum`` into K segments fused badly with its producer on XLA CPU),
 and the collapsed move from 158 ms to 43 ms per chain once OpenBLAS ran one thread per chain
@@ -167,9 +184,11 @@ Posterior means next to the truth (the 412 s run): benchmark 1.78 (2.45, 9 level
 benchmark:scaffold 0.65 (0.69), model:scaffold 0.30 (0.36), benchmark:task:model 0.85 (0.88),
 benchmark:task:scaffold 1.05 (1.03), benchmark:model:scaffold 0.51 (0.55).  The plain-NUTS
 reference was not run on this corpus (PERF-NOTES: unfinished after 50 minutes; the issue: R-hat up
-to 5 with 2 x (250 + 250)).  Next: integrate benchmark:task:model out of NUTS by Gauss-Hermite
-quadrature per level (a 1-D integral over one to ten cells): 27,427 fewer coordinates and its
-sigma in the likelihood directly, for about 1.4 ms more per gradient (Q = 8, measured).
+to 5 with 2 x (250 + 250)).  The integrated fits agree with them: posterior means of sigma from the
+401 s run 1.786, 2.461, 0.730, 0.651, 0.665, 0.651, 0.300, 0.851, 1.047, 0.514 in the order above
+(the 640 s level-by-level run: 1.792, 2.460, 0.730, 0.654, 0.664, 0.651, 0.290, 0.848, 1.048,
+0.518).  Quadrature accuracy on this corpus: 8 nodes, summed log-likelihood error 3.3e-3 nats at
+the rough sigma 0.81 and 1.5 times it.
 
 On a small pooled data set (4 benchmarks, 1,495 single-trial cells, 4 x (250 + 250), measured with
 scale_steps 2 before the speed-ups) the same picture: the collapsed block mixes well (bulk ESS
@@ -211,6 +230,12 @@ from .geometry import CollapsedGroup, RoughFit, collapsed_group, level_scales, l
 
 ProgressCallback = Callable[[str, int, int, "float | None"], None]
 CancelCallback = Callable[[], bool]
+
+
+#: Post-warmup draws per chain by default: 4 x 700 draws bring the slowest component of the HAL-scale
+#: pooled fit to bulk ESS of about 530 (it had 381 with 500: 0.19 effective draws per draw, measured),
+#: and cost TB2 about 5 s more than 500.
+DEFAULT_DRAWS = 700
 
 
 class FitCancelled(RuntimeError):
@@ -268,7 +293,7 @@ class SamplerSettings:
         ``"off"``: sample every term's levels.
     """
 
-    draws: int = 500
+    draws: int = DEFAULT_DRAWS
     warmup: int = 300
     chains: int = 4
     seed: int = 0
@@ -1264,12 +1289,20 @@ def fit(data, spec: ModelSpec | str = "per-benchmark", settings: SamplerSettings
     devices, kind = _devices(settings.device)
     _enable_compilation_cache()
     ctx = jax.enable_x64(True) if settings.float64 else contextlib.nullcontext()
-    with ctx, jax.default_device(devices[0]), _single_threaded_blas():
-        import jax.numpy as jnp
+    try:
+        with ctx, jax.default_device(devices[0]), _single_threaded_blas():
+            import jax.numpy as jnp
 
-        dtype = jnp.float64 if settings.float64 else jnp.float32
-        warm, samp, n_dev = _run_chains(design, spec, lay, gibbs, rough, settings, devices, dtype, progress,
-                                        cancel, timings, marg)
+            dtype = jnp.float64 if settings.float64 else jnp.float32
+            warm, samp, n_dev = _run_chains(design, spec, lay, gibbs, rough, settings, devices, dtype, progress,
+                                            cancel, timings, marg)
+    finally:
+        # Every fit compiles fresh closures over its own data, so its executables can never be
+        # reused in memory (the disk cache serves refits); JAX keeps them anyway, and their JIT code
+        # holds about 1,550 memory maps per fit: a process ran out of maps (vm.max_map_count
+        # 65,530) after 32 fits in a row ("LLVM compilation error: Cannot allocate memory").  With
+        # the caches cleared the count stays flat (measured: 1,503-1,507 maps over 6 fits).
+        jax.clear_caches()
 
     t = time.perf_counter()
     if progress:
