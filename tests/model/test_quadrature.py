@@ -165,7 +165,9 @@ SHORT = dict(draws=300, warmup=200, chains=2, seed=3, chunk_size=100)
 
 @pytest.fixture(scope="module")
 def weak_fits():
-    data = _weak_corpus(n_tasks=400, seed=2)
+    # two trials per cell: with one, a cell-level term is barely identified and both posteriors
+    # are wide ridges that short chains cannot compare
+    data = _weak_corpus(n_tasks=300, n_models=6, trials=2, seed=2)
     on = fit(data, FORMULA, SamplerSettings(**SHORT))
     off = fit(data, FORMULA, SamplerSettings(marginalise="off", **SHORT))
     return on, off
@@ -175,6 +177,7 @@ def test_integrated_fit_reports_the_term_and_keeps_no_effects_for_it(weak_fits):
     on, off = weak_fits
     assert on.integrated == ["task:model"] and off.integrated == []
     assert "task:model" in on.sigma and on.sigma["task:model"].shape == (2, 300)
+    assert on.quadrature_error is not None and on.quadrature_error < 0.05 and off.quadrature_error is None
     assert "task:model" not in on.random_effects and "task:model" in off.random_effects
     assert any("integrated out of NUTS" in n for n in on.notes)
 
@@ -185,8 +188,9 @@ def test_integrating_out_leaves_the_posterior_unchanged(weak_fits):
     for term in on.sigma:
         a, b = on.sigma[term].ravel() ** 2, off.sigma[term].ravel() ** 2
         ess = min(on.diagnostics.table.loc[term, "ess_bulk"], off.diagnostics.table.loc[term, "ess_bulk"])
+        assert ess >= 100, f"{term}: ESS {ess:.0f} is too small for the comparison to mean anything"
         se = np.sqrt(a.var() / ess + b.var() / ess)
         assert abs(a.mean() - b.mean()) < 4 * se + 1e-3, f"{term}: {a.mean():.3f} vs {b.mean():.3f} (se {se:.3f})"
-    # and the integrated term mixes at least as well as when its 1,600 levels are sampled
+    # and the integrated term mixes at least as well as when its 1,800 levels are sampled
     t = on.diagnostics.table
     assert t.loc["task:model", "ess_bulk"] >= off.diagnostics.table.loc["task:model", "ess_bulk"]
