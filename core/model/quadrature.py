@@ -52,6 +52,8 @@ MAX_TRIALS_PER_LEVEL = 16
 #: Node counts tried in turn until the check passes.
 NODE_COUNTS = (8, 12, 16, 24)
 REFERENCE_NODES = 64
+#: The reason :func:`choose_marginal_term` gives when no term qualifies (not worth a note).
+NO_CANDIDATE = "no term has enough weakly informed levels to integrate out"
 
 
 def gauss_hermite(q: int) -> tuple[np.ndarray, np.ndarray]:
@@ -175,7 +177,7 @@ def choose_marginal_term(design: DesignMatrix, rough, candidates: list[int]) -> 
             continue
         ok.append(k)
     if not ok:
-        return None, "no term has enough weakly informed levels to integrate out"
+        return None, NO_CANDIDATE
     k = max(ok, key=lambda t: design.n_levels[t])
     name = design.term_names[k]
     trial_cell, sign, blocks = trial_layout(design, k)

@@ -235,6 +235,7 @@ import pandas as pd
 from .design_matrix import DesignMatrix, build_design
 from .formula import ModelSpec, as_spec
 from .geometry import CollapsedGroup, RoughFit, collapsed_group, level_scales, log_scale, rough_fit
+from .quadrature import NO_CANDIDATE, choose_marginal_term
 
 ProgressCallback = Callable[[str, int, int, "float | None"], None]
 CancelCallback = Callable[[], bool]
@@ -1272,8 +1273,6 @@ def fit(data, spec: ModelSpec | str = "per-benchmark", settings: SamplerSettings
     inner = list(group.terms[1:]) if group is not None and settings.collapsed == "gibbs" else []
     marg, marg_note = None, ""
     if settings.marginalise == "auto":
-        from .quadrature import choose_marginal_term
-
         in_group = set(group.terms) if group is not None else set()
         mt, marg_note = choose_marginal_term(design, rough, [k for k in range(design.n_terms) if k not in in_group])
         if mt is not None:
@@ -1348,6 +1347,8 @@ def fit(data, spec: ModelSpec | str = "per-benchmark", settings: SamplerSettings
     if gibbs is not None:
         post.notes.append("collapsed block: " + ", ".join(names[k] for k in group.terms) +
                           f" (run term {names[group.terms[0]]}, {group.n_runs} runs)")
+    if marg is None and marg_note and marg_note != NO_CANDIDATE:
+        post.notes.append(marg_note)  # a candidate refused because the quadrature was not accurate
     if marg is not None:
         post.notes.append(marg.term.describe())
         post.integrated = [names[marg.term.term]]
