@@ -112,6 +112,16 @@ class MarginalTerm:
                 f"({self.n_levels} levels; summed log-likelihood error <= {err:.1e} nats at sigma = {at})")
 
 
+def eta_without(design: DesignMatrix, term: int, mu: float, effects) -> np.ndarray:
+    """Linear predictor of every cell without ``term``: mu + sum over the other terms k of
+    ``effects[k][level of the cell]`` (``effects`` indexed by design term; ``effects[term]`` unused)."""
+    eta = np.full(design.n_cells, float(mu))
+    for k in range(design.n_terms):
+        if k != term:
+            eta += np.asarray(effects[k], np.float64)[design.codes[k]]
+    return eta
+
+
 def trial_layout(design: DesignMatrix, term: int):
     """Bernoulli trials of each level of ``term``, grouped by the level's number of trials.
 
@@ -181,12 +191,7 @@ def choose_marginal_term(design: DesignMatrix, rough, candidates: list[int]) -> 
     k = max(ok, key=lambda t: design.n_levels[t])
     name = design.term_names[k]
     trial_cell, sign, blocks = trial_layout(design, k)
-    # eta at the rough mode without term k
-    eta = np.full(design.n_cells, float(rough.mu))
-    for t in range(design.n_terms):
-        if t != k:
-            eta += rough.u[t][design.codes[t]]
-    eta_t = eta[trial_cell]
+    eta_t = eta_without(design, k, rough.mu, rough.u)[trial_cell]  # at the rough mode
     zr, wr = gauss_hermite(REFERENCE_NODES)
     s0 = float(rough.sigma[k])
     sigmas = [s0, 1.5 * s0]

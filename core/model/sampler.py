@@ -235,7 +235,7 @@ import pandas as pd
 from .design_matrix import DesignMatrix, build_design
 from .formula import ModelSpec, as_spec
 from .geometry import CollapsedGroup, RoughFit, collapsed_group, level_scales, log_scale, rough_fit
-from .quadrature import NO_CANDIDATE, choose_marginal_term
+from .quadrature import NO_CANDIDATE, MarginalTerm, choose_marginal_term, eta_without, make_log_likelihood, rule_error
 
 ProgressCallback = Callable[[str, int, int, "float | None"], None]
 CancelCallback = Callable[[], bool]
@@ -619,7 +619,7 @@ class _GibbsBlock:
 class _Marginal:
     """The term integrated out by quadrature (:mod:`.quadrature`) and its sigma's prior."""
 
-    term: "object"  # quadrature.MarginalTerm
+    term: MarginalTerm
     sigma_df: float
     sigma_scale: float
     sigma0: float  # rough sigma: the chains' start
@@ -670,8 +670,6 @@ def _make_functions(design: DesignMatrix, lay: _Layout, dtype, term_columns, gib
     root_codes = jnp.asarray(design.codes[[lay.terms[p] for p in roots]], jnp.int32)
     top = gibbs.top_pos if gibbs is not None else None
     if marg is not None:
-        from .quadrature import make_log_likelihood
-
         marg_loglik = make_log_likelihood(marg.term, dtype)
         m_df, m_sc = float(marg.sigma_df), float(marg.sigma_scale)
 
@@ -952,7 +950,6 @@ def _run_chains(design, spec, lay, gibbs, rough, settings: SamplerSettings, devi
     init_kernel, sample_kernel = hmc(potential_fn_gen=potential_gen, algo="NUTS")
     dense = [("g",)] if settings.dense_globals else []
     init_z, inv_mass = _initial_point(lay, rough, C, settings.seed, marg=marg)
-    n_marg = 0 if marg is None else 1
     imm = {("g",): jnp.diag(jnp.asarray(inv_mass["g"], dtype)) if settings.dense_globals
            else jnp.asarray(inv_mass["g"], dtype),
            ("x",): jnp.asarray(inv_mass["x"], dtype)}
@@ -971,7 +968,7 @@ def _run_chains(design, spec, lay, gibbs, rough, settings: SamplerSettings, devi
             "sm_lstep": np.zeros((C, lay.K)), "sm_acc": np.zeros((C, lay.K))}
     prop0 = jnp.asarray(np.diag(prop_var0), dtype)
     welford_from = int(0.15 * W)
-    step0 = float((lay.L + 2 * lay.K + 1 + n_marg) ** -0.25)
+    step0 = float((init_z["x"].shape[1] + init_z["g"].shape[1]) ** -0.25)
 
     def _s(aux):
         return offset(aux["u"]) if gibbs is not None else jnp.zeros((), dtype)
@@ -1352,15 +1349,11 @@ def fit(data, spec: ModelSpec | str = "per-benchmark", settings: SamplerSettings
     if marg is not None:
         post.notes.append(marg.term.describe())
         post.integrated = [names[marg.term.term]]
-        if settings.keep_random_effects and len(effects) == design.n_terms - 1:
-            from .quadrature import rule_error
-
+        if settings.keep_random_effects:
             # accuracy where the posterior is: eta at chain 0's last draw, sigma at its 97.5% quantile
             mt = marg.term
-            eta = np.full(design.n_cells, float(post.mu[0, -1]))
-            for k, nm in enumerate(names):
-                if k != mt.term:
-                    eta += np.asarray(effects[nm][0, -1], np.float64)[design.codes[k]]
+            eta = eta_without(design, mt.term, post.mu[0, -1],
+                              [effects[nm][0, -1] if nm in effects else None for nm in names])
             s_hi = float(np.quantile(sigma[mt.name], 0.975))
             post.quadrature_error = rule_error(mt, eta, s_hi)
             post.notes.append(f"quadrature error at the posterior (last draw, sigma[{mt.name}] = {s_hi:.2f}): "
