@@ -87,8 +87,11 @@ class ModelPanel(QWidget):
         Object of measurement; preset (or "formula") and the formula typed.
     sigma_df, sigma_scale, intercept_scale
         Priors: half-Student-t(df, 0, scale) of every sigma, Student-t(3, 0, scale) of mu.
-    draws_spin, warmup_spin, chains_spin, seed_spin, accept_spin, device_box
-        Sampler settings (:class:`~ddr_explorer.core.model.sampler.SamplerSettings`).
+    draws_spin, warmup_spin, chains_spin, seed_spin, accept_spin, device_box, marginal_box
+        Sampler settings (:class:`~ddr_explorer.core.model.sampler.SamplerSettings`);
+        ``marginal_box`` is its ``marginalise`` ("auto": a weak, many-level cell term is
+        integrated out by checked quadrature, :mod:`~ddr_explorer.core.model.quadrature`;
+        "off": every level is sampled).
     device_label
         The device JAX offers (filled by :meth:`set_device`).
     fit_button, cancel_button, progress, eta_label, log
@@ -142,6 +145,15 @@ class ModelPanel(QWidget):
         self.device_box = QComboBox()
         for label, value in (("Automatic (GPU when JAX sees one)", "auto"), ("CPU", "cpu"), ("GPU", "gpu")):
             self.device_box.addItem(label, value)
+        # why a user turns it off: the integrated term's effects are not drawn (LOO refits anyway),
+        # or a fit reported a quadrature error above its tolerance
+        self.marginal_box = QComboBox()
+        for label, value in (("Integrate out when accurate (auto)", "auto"), ("Sample every level (off)", "off")):
+            self.marginal_box.addItem(label, value)
+        self.marginal_box.setToolTip(
+            "A cell-level term with at least 1,000 weakly informed levels (e.g. benchmark:task:model) can be\n"
+            "integrated out by Gauss-Hermite quadrature, checked against a 64-node reference (0.05 nats).\n"
+            "NUTS then samples its sigma alone. 'off' samples every level (slower on large pooled corpora).")
         self.device_label = QLabel("detecting\u2026")
         self.device_label.setWordWrap(True)
 
@@ -167,6 +179,7 @@ class ModelPanel(QWidget):
         f3.addRow("Chains", self.chains_spin)
         f3.addRow("Seed", self.seed_spin)
         f3.addRow("Target acceptance", self.accept_spin)
+        f3.addRow("Weak cell-level term", self.marginal_box)
         f3.addRow("Device", self.device_box)
         f3.addRow("JAX offers", self.device_label)
 
@@ -216,6 +229,7 @@ class ModelPanel(QWidget):
                   self.warmup_spin, self.chains_spin, self.seed_spin):
             w.valueChanged.connect(self._on_edited)
         self.device_box.currentIndexChanged.connect(self._on_edited)
+        self.marginal_box.currentIndexChanged.connect(self._on_edited)
         self.fit_button.clicked.connect(self.fit_requested)
         self.cancel_button.clicked.connect(self.cancel_requested)
         cb = self._on_state_changed
@@ -267,6 +281,7 @@ class ModelPanel(QWidget):
             self.seed_spin.setValue(s.seed)
             self.accept_spin.setValue(s.target_accept)
             self.device_box.setCurrentIndex(max(0, self.device_box.findData(s.device)))
+            self.marginal_box.setCurrentIndex(max(0, self.marginal_box.findData(s.marginalise)))
         finally:
             self._syncing = False
 
@@ -287,7 +302,8 @@ class ModelPanel(QWidget):
         for key, value in (("draws", self.draws_spin.value()), ("warmup", self.warmup_spin.value()),
                            ("chains", self.chains_spin.value()), ("seed", self.seed_spin.value()),
                            ("target_accept", round(self.accept_spin.value(), 4)),
-                           ("device", self.device_box.currentData())):
+                           ("device", self.device_box.currentData()),
+                           ("marginalise", self.marginal_box.currentData())):
             if value == getattr(defaults, key):
                 sampler.pop(key, None)  # the state keeps only what differs from the defaults
             else:
@@ -317,7 +333,7 @@ class ModelPanel(QWidget):
         self.cancel_button.setEnabled(running)
         for w in (self.object_box, self.model_box, self.formula_edit, self.sigma_df, self.sigma_scale,
                   self.intercept_scale, self.draws_spin, self.warmup_spin, self.chains_spin, self.seed_spin,
-                  self.accept_spin, self.device_box):
+                  self.accept_spin, self.device_box, self.marginal_box):
             w.setEnabled(not running and (w is not self.formula_edit or self.model_box.currentData() == FORMULA))
         if running:
             self._phase, self._t0 = None, time.perf_counter()

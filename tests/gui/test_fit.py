@@ -298,6 +298,9 @@ def test_model_setup_edits_the_state(qtbot):
     mp.accept_spin.setValue(0.95)
     mp.device_box.setCurrentIndex(mp.device_box.findData("cpu"))
     assert w.state.sampler_settings().target_accept == 0.95 and w.state.sampler_settings().device == "cpu"
+    assert w.state.sampler_settings().marginalise == "auto" and "marginalise" not in w.state.sampler
+    mp.marginal_box.setCurrentIndex(mp.marginal_box.findData("off"))
+    assert w.state.sampler["marginalise"] == "off" and w.state.sampler_settings().marginalise == "off"
     mp.object_box.setCurrentIndex(mp.object_box.findData("system"))
     assert w.state.object_of_measurement == "system"
     mp.model_box.setCurrentIndex(mp.model_box.findData("formula"))
@@ -311,6 +314,7 @@ def test_model_setup_edits_the_state(qtbot):
     # a state change moves the widgets
     w.state.update(model="pooled", sampler={"draws": 77})
     assert mp.model_box.currentData() == "pooled" and mp.draws_spin.value() == 77
+    assert mp.marginal_box.currentData() == "auto"  # the new state's default
     # no corpus: the fit says why instead of starting
     assert not w.start_fit() and "Open a corpus" in mp.message.text()
 
