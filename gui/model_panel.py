@@ -30,6 +30,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from ..core.model import quadrature
 from ..core.model.formula import PRESET_FORMULAS, HalfStudentT, StudentT
 from ..core.model.sampler import SamplerSettings
 from ..core.session import AnalysisState, SessionError
@@ -151,8 +152,9 @@ class ModelPanel(QWidget):
         for label, value in (("Integrate out when accurate (auto)", "auto"), ("Sample every level (off)", "off")):
             self.marginal_box.addItem(label, value)
         self.marginal_box.setToolTip(
-            "A cell-level term with at least 1,000 weakly informed levels (e.g. benchmark:task:model) can be\n"
-            "integrated out by Gauss-Hermite quadrature, checked against a 64-node reference (0.05 nats).\n"
+            f"A cell-level term with at least {quadrature.MIN_LEVELS:,} weakly informed levels (e.g. "
+            f"benchmark:task:model) can be\nintegrated out by Gauss-Hermite quadrature, checked against a "
+            f"{quadrature.REFERENCE_NODES}-node reference ({quadrature.LOGLIK_TOLERANCE:g} nats).\n"
             "NUTS then samples its sigma alone. 'off' samples every level (slower on large pooled corpora).")
         self.device_label = QLabel("detecting\u2026")
         self.device_label.setWordWrap(True)
