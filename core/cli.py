@@ -448,7 +448,11 @@ def cmd_formats(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from .model.sampler import DEFAULT_DRAWS  # no jax: the sampler imports it lazily
+    from .model.sampler import SamplerSettings  # no jax: the sampler imports it lazily
+
+    # one set of sampler defaults for the app and every command, so that a fit made in one is
+    # reused from the cache by the others
+    dflt = SamplerSettings()
 
     parser = argparse.ArgumentParser(prog="ddr", description="DDR Explorer, headless: inspect corpora, fit "
                                      "G-studies, run D-studies and write DDR sheets.")
@@ -492,9 +496,9 @@ def build_parser() -> argparse.ArgumentParser:
                    "prices per trial from the corpus's token counts")
     p.add_argument("--design", choices=["per-benchmark", "pooled", "ddr"], help="model to fit a corpus with")
     p.add_argument("--format", help="force the corpus format")
-    p.add_argument("--draws", type=int, help="post-warmup draws per chain when fitting")
-    p.add_argument("--warmup", type=int, help="warmup iterations per chain when fitting")
-    p.add_argument("--chains", type=int, help="chains when fitting")
+    p.add_argument("--draws", type=int, help=f"post-warmup draws per chain when fitting (default {dflt.draws})")
+    p.add_argument("--warmup", type=int, help=f"warmup iterations per chain when fitting (default {dflt.warmup})")
+    p.add_argument("--chains", type=int, help=f"chains when fitting (default {dflt.chains})")
     p.add_argument("--seed", type=int, default=0, help="seed when fitting")
     p.add_argument("--cache", type=Path, help="cache folder")
     p.add_argument("--external-ranking", type=Path, metavar="FILE",
@@ -509,10 +513,9 @@ def build_parser() -> argparse.ArgumentParser:
     _add_corpus_arguments(p)
     p.add_argument("--formula", help="random-intercept formula, e.g. \"y ~ (1|task) + (1|model) + (1|task:model)\"")
     p.add_argument("--design", choices=["per-benchmark", "pooled", "ddr"], help="a named model")
-    p.add_argument("--draws", type=int, default=DEFAULT_DRAWS,
-                   help=f"post-warmup draws per chain (default {DEFAULT_DRAWS})")
-    p.add_argument("--warmup", type=int, default=400, help="warmup iterations per chain (default 400)")
-    p.add_argument("--chains", type=int, default=4, help="chains (default 4)")
+    p.add_argument("--draws", type=int, default=dflt.draws, help=f"post-warmup draws per chain (default {dflt.draws})")
+    p.add_argument("--warmup", type=int, default=dflt.warmup, help=f"warmup iterations per chain (default {dflt.warmup})")
+    p.add_argument("--chains", type=int, default=dflt.chains, help=f"chains (default {dflt.chains})")
     p.add_argument("--seed", type=int, default=0, help="random seed (same seed, same draws)")
     p.add_argument("--device", default="auto", choices=["auto", "cpu", "gpu"], help="where to sample")
     p.add_argument("--marginalise", default="auto", choices=["auto", "off"],
@@ -538,9 +541,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--token-prices", type=Path, metavar="FILE",
                    help="USD per million input/output tokens per model (CSV model,input,output or JSON); "
                    "prices per trial come from the corpus's token counts")
-    p.add_argument("--draws", type=int, default=DEFAULT_DRAWS)
-    p.add_argument("--warmup", type=int, default=400)
-    p.add_argument("--chains", type=int, default=4)
+    p.add_argument("--draws", type=int, default=dflt.draws, help=f"post-warmup draws per chain (default {dflt.draws})")
+    p.add_argument("--warmup", type=int, default=dflt.warmup, help=f"warmup iterations per chain (default {dflt.warmup})")
+    p.add_argument("--chains", type=int, default=dflt.chains, help=f"chains (default {dflt.chains})")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--device", default="auto", choices=["auto", "cpu", "gpu"])
     p.add_argument("--cache", type=Path, help="cache folder")
@@ -563,9 +566,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--formula", help="a random-intercept formula instead of --design")
     p.add_argument("--splits", type=int, default=50, help="held-out 70/30 splits (default 50, seed 003)")
     p.add_argument("--strata", type=int, default=4, help="difficulty strata (default 4: quartiles)")
-    p.add_argument("--draws", type=int, default=500, help="post-warmup draws per chain (held-out splits: at most 250)")
-    p.add_argument("--warmup", type=int, default=400, help="warmup iterations per chain (splits: at most 250)")
-    p.add_argument("--chains", type=int, default=4, help="chains (held-out splits: at most 2)")
+    p.add_argument("--draws", type=int, default=dflt.draws,
+                   help=f"post-warmup draws per chain (default {dflt.draws}; held-out splits: at most 250)")
+    p.add_argument("--warmup", type=int, default=dflt.warmup,
+                   help=f"warmup iterations per chain (default {dflt.warmup}; splits: at most 250)")
+    p.add_argument("--chains", type=int, default=dflt.chains,
+                   help=f"chains (default {dflt.chains}; held-out splits: at most 2)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--device", default="auto", choices=["auto", "cpu", "gpu"])
     p.add_argument("--cache", type=Path, help="cache folder")

@@ -228,7 +228,7 @@ def _posterior_for_dstudy(args):
     just made or reopened (same model, same settings, so a cache hit).
     """
     from .cache import CacheFileError, read_fit_file
-    from .fitting import fit_corpus, posterior_from_entry
+    from .fitting import fit_corpus, posterior_from_entry, settings_from_args
 
     path = Path(args.path)
     if path.suffix == ".h5":
@@ -237,11 +237,9 @@ def _posterior_for_dstudy(args):
         except CacheFileError as exc:
             raise ValueError(f"{path}: {exc}") from None
     from .corpus.io import load_corpus
-    from .model.sampler import DEFAULT_DRAWS, SamplerSettings
 
     corpus = load_corpus(path, getattr(args, "format", None))
-    settings = SamplerSettings(draws=getattr(args, "draws", None) or DEFAULT_DRAWS, warmup=getattr(args, "warmup", None) or 400,
-                               chains=getattr(args, "chains", None) or 4, seed=getattr(args, "seed", 0) or 0)
+    settings = settings_from_args(args)
     design = getattr(args, "design", None) or "per-benchmark"
     return fit_corpus(corpus, design, settings, cache_dir=getattr(args, "cache", None)).posterior
 

@@ -285,6 +285,15 @@ def observed_design_defaults(corpus: Corpus) -> dict:
     return out
 
 
+def settings_from_args(args):
+    """``SamplerSettings`` from a command's ``--draws/--warmup/--chains/--seed`` (those not given, or None:
+    the app's defaults, so that the command reuses a fit the app cached, and the reverse)."""
+    from .model.sampler import SamplerSettings
+
+    given = {k: getattr(args, k, None) for k in ("draws", "warmup", "chains", "seed")}
+    return SamplerSettings(**{k: v for k, v in given.items() if v is not None})
+
+
 def components_for_dstudy(args) -> tuple[VarianceComponents, dict]:
     """For ``ddr dstudy PATH``: the components of a cached fit file or of a corpus's fit."""
     from .cache import CacheFileError, read_fit_file
@@ -299,11 +308,9 @@ def components_for_dstudy(args) -> tuple[VarianceComponents, dict]:
             raise ValueError(f"--token-prices needs the corpus's token counts: give the corpus, not the fit {path}")
         return components_from_posterior(post), {}
     from .corpus.io import load_corpus
-    from .model.sampler import DEFAULT_DRAWS, SamplerSettings
 
     corpus = load_corpus(path, getattr(args, "format", None))
-    settings = SamplerSettings(draws=getattr(args, "draws", None) or DEFAULT_DRAWS, warmup=getattr(args, "warmup", None) or 400,
-                               chains=getattr(args, "chains", None) or 4, seed=getattr(args, "seed", 0) or 0)
+    settings = settings_from_args(args)
     design = getattr(args, "design", None) or "per-benchmark"
     defaults = observed_design_defaults(corpus)
     token_prices = getattr(args, "token_prices", None)

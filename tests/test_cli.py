@@ -112,3 +112,23 @@ def test_console_script_runs():
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert "Agents              81" in proc.stdout
+
+
+def test_fitting_commands_share_the_apps_sampler_defaults():
+    # a fit made in the app is a cache hit for `ddr fit/report/analyses/dstudy`, and the reverse:
+    # the cache key holds every sampler setting, so one differing default means a refit
+    import argparse
+
+    from ddr_explorer.core.cli import build_parser
+    from ddr_explorer.core.fitting import settings_from_args
+    from ddr_explorer.core.model.sampler import SamplerSettings
+
+    app = SamplerSettings()
+    parser = build_parser()
+    for argv in (["fit", "c.csv"], ["report", "c.csv", "-o", "x.pdf"], ["analyses", "c.csv"]):
+        a = parser.parse_args(argv)
+        assert (a.draws, a.warmup, a.chains, a.seed) == (app.draws, app.warmup, app.chains, app.seed), argv
+    # dstudy leaves them unset, and settings_from_args fills in the app's defaults
+    a = parser.parse_args(["dstudy", "c.csv"])
+    assert settings_from_args(a) == app
+    assert settings_from_args(argparse.Namespace(draws=50, warmup=0, chains=None)) == SamplerSettings(draws=50, warmup=0)
