@@ -10,7 +10,9 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import math
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -203,12 +205,20 @@ def cmd_dstudy(args: argparse.Namespace) -> int:
 
 
 class _TerminalProgress:
-    """Progress of a fit on stderr: phase, iteration, ETA (one updating line on a terminal)."""
+    """Progress of a fit on stderr: phase, iteration, ETA.
 
-    def __init__(self, enabled: bool):
+    On a terminal one updating line; in a log (stderr not a terminal) a line when a phase
+    starts or ends and at most every ``every`` seconds in between, so that a batch log of a
+    long fit shows it is alive without a line per chunk.
+    """
+
+    def __init__(self, enabled: bool, every: float = 30.0, clock=time.monotonic):
         self.enabled = enabled
         self.tty = sys.stderr.isatty()
         self.last = None
+        self.every = every
+        self.clock = clock
+        self.printed_at = -math.inf
 
     def __call__(self, phase: str, i: int, total: int, eta) -> None:
         if not self.enabled:
@@ -217,8 +227,9 @@ class _TerminalProgress:
         line = f"{phase}: {i}/{total}{eta_txt}"
         if self.tty:
             print("\r" + line.ljust(60), end="", file=sys.stderr, flush=True)
-        elif phase != self.last or i == total:
+        elif phase != self.last or i == total or self.clock() - self.printed_at >= self.every:
             print(line, file=sys.stderr, flush=True)
+            self.printed_at = self.clock()
         self.last = phase
 
     def done(self) -> None:

@@ -132,3 +132,19 @@ def test_fitting_commands_share_the_apps_sampler_defaults():
     a = parser.parse_args(["dstudy", "c.csv"])
     assert settings_from_args(a) == app
     assert settings_from_args(argparse.Namespace(draws=50, warmup=0, chains=None)) == SamplerSettings(draws=50, warmup=0)
+
+
+def test_fit_progress_in_a_log_prints_phase_changes_and_every_30_seconds(capsys):
+    from ddr_explorer.core.cli import _TerminalProgress
+
+    now = [0.0]
+    prog = _TerminalProgress(True, every=30.0, clock=lambda: now[0])
+    prog.tty = False  # stderr redirected to a log
+    for phase, i, total, t in [("compile", 0, 1, 0), ("compile", 1, 1, 5), ("warmup", 25, 400, 6),
+                               ("warmup", 50, 400, 20), ("warmup", 75, 400, 37), ("warmup", 100, 400, 50),
+                               ("warmup", 400, 400, 300), ("sampling", 25, 700, 301)]:
+        now[0] = t
+        prog(phase, i, total, None)
+    lines = capsys.readouterr().err.splitlines()
+    assert lines == ["compile: 0/1", "compile: 1/1", "warmup: 25/400", "warmup: 75/400", "warmup: 400/400",
+                     "sampling: 25/700"]
