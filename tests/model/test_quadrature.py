@@ -140,6 +140,18 @@ def test_choice_takes_the_weak_cell_level_term_and_checks_its_accuracy(monkeypat
     assert Qd.choose_marginal_term(d, r, list(range(d.n_terms)))[0] is None
 
 
+def test_choice_takes_levels_of_moderate_information_when_the_check_passes():
+    # 8 trials per (task, model): sigma^2 I up to about 1.3 (BRIDGE's pooled benchmark:task:model
+    # reaches 1.47); the prefilter lets it through and the accuracy check needs more nodes
+    d = build_design(_weak_corpus(trials=8, sigma_tm=1.3), M.as_spec(FORMULA))
+    r = rough_fit(d)
+    k = d.term_names.index("task:model")
+    assert 1.0 < float(np.max(r.sigma[k] ** 2 * r.info[k])) <= Qd.MAX_SIGMA2_INFO
+    mt, why = Qd.choose_marginal_term(d, r, list(range(d.n_terms)))
+    assert mt is not None and mt.name == "task:model" and why == ""
+    assert mt.n_nodes > 8 and max(mt.checks.values()) <= Qd.LOGLIK_TOLERANCE
+
+
 def test_choice_refuses_levels_the_data_pin_down():
     # 12 trials per (task, model): sigma^2 I far above 1, and fixed nodes would be inaccurate
     d = build_design(_weak_corpus(trials=12, sigma_tm=1.5), M.as_spec(FORMULA))
