@@ -153,7 +153,7 @@ def test_choice_takes_levels_of_moderate_information_when_the_check_passes():
 
 
 def test_choice_refuses_levels_the_data_pin_down():
-    # 12 trials per (task, model): sigma^2 I far above 1, and fixed nodes would be inaccurate
+    # 12 trials per (task, model): sigma^2 I up to about 3, above the prefilter's 2
     d = build_design(_weak_corpus(trials=12, sigma_tm=1.5), M.as_spec(FORMULA))
     mt, why = Qd.choose_marginal_term(d, rough_fit(d), list(range(d.n_terms)))
     assert mt is None and "weakly informed" in why
