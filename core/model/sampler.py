@@ -240,7 +240,11 @@ prefilter at 2 the term is integrated (12 nodes, 8.4e-3 nats): 4 x (300 + 200) i
 1.7 s, sampling 2.2 s per iteration against about 3 s sampled), still 255 steps per draw at step
 size 0.011, min bulk ESS 28 (benchmark:model:scaffold).  Some direction is far narrower than the
 adapted mass matrix allows for; finding it is the next step (the 40,000-trial HAL-scale corpus
-does not show it).
+does not show it).  Ruled out with 2 x (150 + 50) runs (every one still at 255 steps per draw,
+step size 0.009-0.026): collapsed "off" and "gibbs" (so not the run-level block), parameterisation
+"term" (so not the partial centring), dense_globals off (so not the global block).  Left to test:
+correlations between data-rich crossed levels that a diagonal mass cannot express, e.g. a swebench
+task's benchmark:task effect (158 trials) against its benchmark:task:scaffold levels.
 """
 
 from __future__ import annotations
