@@ -266,9 +266,9 @@ def fit_summary(result) -> dict:
 
 
 def cmd_fit(args: argparse.Namespace) -> int:
-    from .fitting import fit_corpus
+    from .fitting import fit_corpus, settings_from_args
     from .model.formula import ModelSpecError, as_spec
-    from .model.sampler import FitCancelled, SamplerSettings
+    from .model.sampler import FitCancelled
 
     if (args.formula is None) == (args.design is None):
         print("ddr: give exactly one of --formula or --design", file=sys.stderr)
@@ -277,8 +277,7 @@ def cmd_fit(args: argparse.Namespace) -> int:
         corpus = _load(args)
         spec = as_spec(args.formula or args.design)
         spec.validate(corpus.table.columns)
-        settings = SamplerSettings(draws=args.draws, warmup=args.warmup, chains=args.chains, seed=args.seed,
-                                   device=args.device, marginalise=args.marginalise)
+        settings = settings_from_args(args)
     except CorpusError as exc:
         _print_errors(exc)
         return EXIT_INVALID
@@ -340,8 +339,8 @@ def _token_prices(table, path: Path) -> dict[str, float]:
 
 def cmd_report(args: argparse.Namespace) -> int:
     """``ddr report``: corpus or cached fit -> fit (or cache hit) -> DDR sheet PDF, progress on stderr."""
+    from .fitting import settings_from_args
     from .model.formula import ModelSpecError, as_spec
-    from .model.sampler import SamplerSettings
     from .report.pipeline import SheetCancelled, analysis_runner, write_ddr_sheet
 
     try:
@@ -349,8 +348,7 @@ def cmd_report(args: argparse.Namespace) -> int:
             raise ValueError("give at most one of --formula or --design")
         spec = as_spec(args.formula or args.design) if (args.formula or args.design) else None
         prices = _read_prices(args.prices) if args.prices else None
-        settings = SamplerSettings(draws=args.draws, warmup=args.warmup, chains=args.chains, seed=args.seed,
-                                   device=args.device)
+        settings = settings_from_args(args)
         if args.prices and args.token_prices:
             raise ValueError("give at most one of --prices or --token-prices")
         names = [n.strip() for n in (args.analyses or "").split(",") if n.strip()]
@@ -400,8 +398,9 @@ def cmd_report(args: argparse.Namespace) -> int:
 def cmd_analyses(args: argparse.Namespace) -> int:
     """``ddr analyses``: difficulty strata, held-out splits, PSIS-LOO, leave-one-out stability; progress on stderr."""
     from .analyses import format_analyses, parse_which, run_analyses
+    from .fitting import settings_from_args
     from .model.formula import ModelSpecError, as_spec
-    from .model.sampler import FitCancelled, SamplerSettings
+    from .model.sampler import FitCancelled
 
     try:
         which = parse_which(args.which)
@@ -424,8 +423,7 @@ def cmd_analyses(args: argparse.Namespace) -> int:
                 raise ValueError("give at most one of --formula or --design")
             default = "pooled" if corpus.n_levels("benchmark") > 1 else "per-benchmark"
             spec = as_spec(args.formula or args.design or default)
-            settings = SamplerSettings(draws=args.draws, warmup=args.warmup, chains=args.chains, seed=args.seed,
-                                       device=args.device)
+            settings = settings_from_args(args)
         spec.validate(corpus.table.columns)
     except CorpusError as exc:
         _print_errors(exc)

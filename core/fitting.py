@@ -286,11 +286,12 @@ def observed_design_defaults(corpus: Corpus) -> dict:
 
 
 def settings_from_args(args):
-    """``SamplerSettings`` from a command's ``--draws/--warmup/--chains/--seed`` (those not given, or None:
-    the app's defaults, so that the command reuses a fit the app cached, and the reverse)."""
+    """``SamplerSettings`` from a command's ``--draws/--warmup/--chains/--seed/--device/--marginalise``
+    (those the command lacks, or None: the app's defaults, so that the command reuses a fit the app
+    cached, and the reverse)."""
     from .model.sampler import SamplerSettings
 
-    given = {k: getattr(args, k, None) for k in ("draws", "warmup", "chains", "seed")}
+    given = {k: getattr(args, k, None) for k in ("draws", "warmup", "chains", "seed", "device", "marginalise")}
     return SamplerSettings(**{k: v for k, v in given.items() if v is not None})
 
 

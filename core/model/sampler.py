@@ -222,8 +222,8 @@ benchmark:task:model 0.85, the other five 1.00; none of the short fits converged
 coverage of the converged fits alone): per-benchmark at the app's defaults 4 x (300 + 700), 10.7 s
 per fit: 15 of 20 fits converged (the other five: max R-hat 1.011-1.024, min bulk ESS 193-636;
 task:scaffold the slowest term in the two inspected), coverage 0.91 +- 0.03 over all 120
-intervals, 0.92 +- 0.03 over the 90 of converged fits.  Pooled at 4 x (300 + 1500), 35 s per fit: 9 of 20 converged (min bulk ESS 104-389 in the
-others), coverage 0.925 +- 0.019 over 200 intervals (benchmark:task 0.75 +- 0.10, the lowest),
+intervals, 0.92 +- 0.03 over the 90 of converged fits.  Pooled at 4 x (300 + 1500), 35 s per
+fit: 9 of 20 converged (min bulk ESS 104-389 in the others), coverage 0.925 +- 0.019 over 200 intervals (benchmark:task 0.75 +- 0.10, the lowest),
 0.944 +- 0.024 over the 90 of converged fits.  The slow direction is the one the three task-level
 sigmas (benchmark:task, benchmark:task:scaffold, benchmark:task:model) share: their log sigmas
 correlate +0.5 to +0.8 a posteriori (one Bernoulli trial per cell scales them together).  On
