@@ -127,7 +127,124 @@ def rough_fit(design: DesignMatrix, sigma0: float = 1.0, outer: int = 12, sweeps
                     iterations=it)
 
 
-def level_scales(rough: RoughFit, mode: str = "auto") -> list[tuple[np.ndarray, np.ndarray]]:
+#: A term is centred on its host only where that takes the host out of the likelihood: where the
+#: host's levels lose most of their information to it (information-weighted mean of the ratio
+#: of conditional precisions before and after, :func:`nested_information`, at least this).  A
+#: variance ratio of 10 is an sd ratio of about 3, from where a diagonal mass matrix starts to
+#: cost leapfrog steps.  Measured ratios: benchmark:task -> benchmark 103 on BRIDGE and 17.5 on
+#: the HAL-scale simulation (hosted); every other pair 1.1-5.4 on BRIDGE, HAL and Terminal-Bench 2.0,
+#: where hosting task:model and task:scaffold on task cost a third of TB2's bulk ESS (not hosted).
+MIN_ABSORBED_RATIO = 10.0
+
+
+def absorbed_ratio(design: DesignMatrix, rough: RoughFit, terms: list[int], child: int, host: int,
+                   level_map: np.ndarray) -> float:
+    """How much of its information the host term's levels lose when ``child`` is centred on them.
+
+    The information-weighted mean over the host's levels of
+    ``(I_raw + 1/sigma^2) / (I_eff + 1/sigma^2)``, with I_eff from :func:`nested_information` for
+    that one pair.  Positions index ``terms``.
+    """
+    chains = [[] for _ in terms]
+    chains[child] = [(host, level_map)]
+    eff = nested_information(design, rough, terms, chains)[host]
+    k = terms[host]
+    raw = rough.info[k]
+    s2 = rough.sigma[k] ** 2
+    ratio = (raw + 1.0 / s2) / (eff + 1.0 / s2)
+    return float(np.sum(raw * ratio) / max(np.sum(raw), 1e-300))
+
+
+def host_chains(design: DesignMatrix, term_columns, terms: list[int], rough: RoughFit | None = None,
+                min_ratio: float = MIN_ABSORBED_RATIO) -> list[list[tuple[int, np.ndarray]]]:
+    """Each NUTS term's chain of hosts for nested centring (sampler module docstring, item 11).
+
+    The candidate host of a term is the term with the most levels among those whose facets are
+    a strict subset of its own (benchmark:task -> benchmark, benchmark:task:scaffold ->
+    benchmark:task).  With ``rough`` given, a candidate is kept only where
+    :func:`absorbed_ratio` reaches ``min_ratio``; the chain follows kept hosts to a root.  One
+    host per term, never all ancestors: a term nested in two crossed terms
+    (benchmark:task:scaffold in benchmark:task and in benchmark:scaffold) subtracting both would
+    count their common ancestor twice.
+
+    Returns, per position in ``terms``, a list of (ancestor position, level map) with
+    ``map[level of the term] = level of the ancestor``.
+    """
+    cols = [set(term_columns[k]) for k in terms]
+    J = design.n_levels
+
+    def level_map(p, q):
+        m = np.zeros(int(J[terms[p]]), np.int32)
+        m[design.codes[terms[p]]] = design.codes[terms[q]]
+        return m
+
+    host = {}
+    for p, k in enumerate(terms):
+        anc = [q for q in range(len(terms)) if cols[q] < cols[p]]
+        if not anc:
+            continue
+        q = max(anc, key=lambda q: (int(J[terms[q]]), -len(cols[q]), -q))
+        if rough is None or absorbed_ratio(design, rough, terms, p, q, level_map(p, q)) >= min_ratio:
+            host[p] = q
+    out = []
+    for p in range(len(terms)):
+        chain, q = [], host.get(p)
+        while q is not None:
+            chain.append((q, level_map(p, q)))
+            q = host.get(q)
+        out.append(chain)
+    return out
+
+
+def nested_information(design: DesignMatrix, rough: RoughFit, terms: list[int], chains) -> list[np.ndarray]:
+    """Fisher information of each level under nested centring, at the rough fit.
+
+    With nested centring (sampler, item 11) a level P that hosts other terms reaches the cells
+    through them: holding every x fixed, ``d eta_c / d u_P = kappa_c`` with kappa the sum over P
+    and the terms it hosts of ``d u_Q / d u_P = -omega_Q sum_{R in chain(Q)} d u_R / d u_P``,
+    and the hosted terms' priors depend on u_P too.  The information of level j of P is
+    therefore::
+
+        I_eff,j = sum_{c in j} W_c kappa_c^2 + sum_{Q hosted} sum_{q in Q under j} (d u_q / d u_P)^2 / sigma_Q^2
+
+    with W = n p (1 - p) at the rough mode and omega_Q = sigma_Q^2 I_Q / (1 + sigma_Q^2 I_Q)
+    from the hosted terms' own effective information (computed deepest first).  For one
+    host and its children this is ``sum_c I_c / (1 + sigma_C^2 I_c)``, the information left
+    for u_P once its children are integrated out: a benchmark under its tasks has hardly
+    any (BRIDGE's swebench: the raw information of 79,000 trials, but its tasks absorb it).
+    A level that hosts nothing keeps its raw information.
+
+    Returns one array per position of ``terms``.
+    """
+    y_n = design.trials.astype(float)
+    eta = rough.mu + sum(rough.u[k][design.codes[k]] for k in range(design.n_terms))
+    p = _expit(eta)
+    W = y_n * p * (1 - p)
+    K = len(terms)
+    sig = rough.sigma[terms]
+    eff = [rough.info[k].astype(float).copy() for k in terms]
+    depth = [len(ch) for ch in chains]
+    desc = {P: [Q for Q in range(K) if any(q == P for q, _ in chains[Q])] for P in range(K)}
+    for P in sorted(range(K), key=lambda q: -depth[q]):
+        if not desc[P]:
+            continue
+        JP = int(design.n_levels[terms[P]])
+        d = {P: np.ones(JP)}
+        for Q in sorted(desc[P], key=lambda q: depth[q]):
+            om = sig[Q] ** 2 * eff[Q] / (1.0 + sig[Q] ** 2 * eff[Q])
+            d[Q] = -om * sum(d[R][m] for R, m in chains[Q] if R in d)
+        kappa = sum(d[Q][design.codes[terms[Q]]] for Q in d)
+        lik = np.bincount(design.codes[terms[P]], weights=W * kappa ** 2, minlength=JP)
+        pri = np.zeros(JP)
+        for Q in desc[P]:
+            m = next(m for R, m in chains[Q] if R == P)
+            pri += np.bincount(m, weights=d[Q] ** 2 / sig[Q] ** 2, minlength=JP)
+        eff[P] = lik + pri
+    return eff
+
+
+def level_scales(rough: RoughFit, mode: str = "auto", info: list[np.ndarray] | None = None
+                 ) -> list[tuple[np.ndarray, np.ndarray]]:
     """Per-level constants (c0, c1) of the scale ``a_j(sigma) = sigma / sqrt(c0_j + c1_j sigma^2)``.
 
     NUTS samples x_j with u_j = a_j(sigma) x_j (then mean-centred, see the sampler).
@@ -142,14 +259,17 @@ def level_scales(rough: RoughFit, mode: str = "auto") -> list[tuple[np.ndarray, 
         else non-centred (c0=1, c1=0, a=sigma).
     ``"centered"``, ``"noncentered"``
         Every level alike.
+
+    ``info`` replaces the rough fit's information per level (one array per term): the
+    sampler passes :func:`nested_information` under nested centring.
     """
     out = []
-    for k, info in enumerate(rough.info):
-        one, zero = np.ones_like(info), np.zeros_like(info)
+    for k, info_k in enumerate(rough.info if info is None else info):
+        one, zero = np.ones_like(info_k), np.zeros_like(info_k)
         if mode == "auto":
-            out.append((one, info.astype(float)))
+            out.append((one, info_k.astype(float)))
         elif mode == "term":
-            centred = float(np.median(rough.sigma[k] ** 2 * info)) > 1.0
+            centred = float(np.median(rough.sigma[k] ** 2 * info_k)) > 1.0
             out.append((zero, one) if centred else (one, zero))
         elif mode == "centered":
             out.append((zero, one))

@@ -27,7 +27,8 @@ PARAMETERISATION AND MOVES
    N(0, sigma_k^2 (I - 11'/J_k)) on the sum-zero subspace; the one direction of x_k the
    likelihood never sees, mean(u*_k), gets an auxiliary N(0, s_k^2 / J_k) with s_k matched
    to the posterior width of the other coordinates.  The distribution of (mu, u) is
-   exactly the model's.
+   exactly the model's.  (This is the plain-mean form; item 11 weights the means by
+   information and centres nested terms on their hosts.)
 2. Per-level partial centring (:mod:`.geometry`): ``a_kj(sigma) = sigma / sqrt(1 + sigma^2 I_kj)``
    with I_kj the Fisher information of level j at a quick penalised fit: the conditional
    posterior sd of u_kj given sigma in the Gaussian approximation.  Centred where the data
@@ -78,6 +79,27 @@ PARAMETERISATION AND MOVES
    PSIS-LOO uses a task-level term's effects, and LOO refits with ``marginalise="off"``).  The
    rule's accuracy is checked again at the posterior, and a fit where it fails is reported as
    not converged.
+11. Centring on the data (``nested_centring=True``, the default).  (a) Each term's deviations are
+   centred with its levels' information shares pi_kj = I_kj / sum_j I_kj (I: Fisher
+   information at the rough fit) instead of plain means, with m_k = pi_k'u_k = sigma_k |pi_k| w_k
+   and the auxiliary on pi_k'(a_k x_k).  Then alpha = mu + sum_k m_k is the information-weighted
+   mean of eta: the number the data pin down (to about 1/sqrt(sum n p (1-p))), which no
+   deviation moves.  With plain means a level that holds most of the data (BRIDGE's swebench:
+   79,000 of 85,000 trials) tied alpha to its own deviation along a direction far narrower than
+   either coordinate's posterior width.  The prior is still N(0, sigma^2 I) on u_k = dev_k + m_k,
+   evaluated exactly.  (b) Nested centring: a term C is centred on its host chain,
+   ``u*_C = a_C x_C - omega_C S_C`` with S_C the deviations of C's host, its host's host, ...
+   (the host: the term with most levels among those whose facets C's contain) and
+   omega = c1 a^2 = sigma^2 I / (1 + sigma^2 I) the level's own centring weight: partial
+   hierarchical centring (Gelfand, Sahu and Carlin 1995; Papaspiliopoulos, Roberts and Skold
+   2003).  A task its data pin down then carries the total of its chain and its benchmark
+   leaves the likelihood, whose information it only ever had through its tasks; the host's own
+   scale a uses the information its hosted terms leave it (:func:`.geometry.nested_information`).
+   A host is used only where its information drops at least
+   :data:`.geometry.MIN_ABSORBED_RATIO`-fold (benchmark:task on benchmark in the pooled model;
+   no pair in the per-benchmark model, where centring task:model and task:scaffold on task cost
+   a third of TB2's bulk ESS).  Both are exact changes of variables
+   (tests/model/test_parameterisation.py checks the density and the Jacobian at random points).
 
 The run is split into jitted chunks of ``chunk_size`` iterations (a ``lax.fori_loop`` over
 numpyro's functional ``sample_kernel`` and the moves above), so the caller sees progress and
@@ -260,7 +282,8 @@ import pandas as pd
 
 from .design_matrix import DesignMatrix, build_design
 from .formula import ModelSpec, as_spec
-from .geometry import CollapsedGroup, RoughFit, collapsed_group, level_scales, log_scale, rough_fit
+from .geometry import (MIN_ABSORBED_RATIO, CollapsedGroup, RoughFit, collapsed_group, host_chains, level_scales,
+                       log_scale, nested_information, rough_fit)
 from .quadrature import NO_CANDIDATE, MarginalTerm, choose_marginal_term, eta_without, make_log_likelihood, rule_error
 
 ProgressCallback = Callable[[str, int, int, "float | None"], None]
@@ -326,6 +349,11 @@ class SamplerSettings:
         when :func:`.quadrature.choose_marginal_term` finds the quadrature accurate on the data
         (module docstring, item 10); its sigma is sampled, its random effects are not kept.
         ``"off"``: sample every term's levels.
+    nested_centring
+        Centre each nested term's levels on their host chain (module docstring, item 11), so
+        that a level the data pin down carries the total of its chain and a coarse level
+        nested terms absorb (a benchmark under its tasks) leaves the likelihood.  False: each
+        term on its own (items 1-2 only).
     """
 
     draws: int = DEFAULT_DRAWS
@@ -345,6 +373,7 @@ class SamplerSettings:
     scale_steps: int = 6
     pool_adaptation: bool = True
     marginalise: str = "auto"
+    nested_centring: bool = True
 
     def __post_init__(self):
         if self.draws < 1 or self.warmup < 0 or self.chains < 1:
@@ -562,33 +591,72 @@ class _Layout:
     mu_df: float
     mu_loc: float
     mu_scale: float
+    # nested centring (item 11): per NUTS position, its host chain as (ancestor position, map
+    # from this term's levels to the ancestor's), closest ancestor first; empty for a root term
+    chains: list = field(default_factory=list)
+    precision: np.ndarray | None = None  # (L,) conditional precision of each level at the rough fit
+    pi: np.ndarray | None = None  # (L,) centring weights, summing to 1 per term (item 11)
+
+    @property
+    def pi_norm(self) -> np.ndarray:
+        return np.array([np.sqrt(np.sum(self.pi[a:b] ** 2)) for a, b in zip(self.offsets[:-1], self.offsets[1:])])
+
+    @property
+    def uniform_pi(self) -> bool:
+        return all(np.allclose(self.pi[a:b], 1.0 / (b - a), rtol=0, atol=1e-15)
+                   for a, b in zip(self.offsets[:-1], self.offsets[1:]))
 
     @property
     def K(self) -> int:
         return len(self.terms)
 
     @property
+    def nested(self) -> bool:
+        return any(self.chains)
+
+    @property
     def L(self) -> int:
         return int(self.offsets[-1])
 
 
-def _make_layout(design: DesignMatrix, spec: ModelSpec, rough: RoughFit, mode: str, terms: list[int]) -> _Layout:
+def _make_layout(design: DesignMatrix, spec: ModelSpec, rough: RoughFit, mode: str, terms: list[int],
+                 nested: bool = True, min_ratio: float = MIN_ABSORBED_RATIO) -> _Layout:
     J = design.n_levels[terms].astype(np.int64)
     offsets = np.concatenate([[0], np.cumsum(J)])
-    scales_all = level_scales(rough, mode)
+    cols = [spec.term(nm).columns for nm in design.term_names]
+    chains = host_chains(design, cols, list(terms), rough, min_ratio) if nested else [[] for _ in terms]
+    info = list(rough.info)
+    if nested and any(chains):
+        # a host level's information is what its hosted terms leave it (item 11)
+        for i, eff in enumerate(nested_information(design, rough, list(terms), chains)):
+            info[terms[i]] = eff
+    scales_all = level_scales(rough, mode, info)
     scales = [scales_all[k] for k in terms]
     sref = np.empty(len(terms))
+    prec0 = []
     for i, k in enumerate(terms):
         a0 = np.exp(log_scale(np.log(rough.sigma[k]), *scales[i]))
-        sd_x = np.sqrt(1.0 / rough.precision[k]) / a0
-        # the auxiliary width of mean(u*_k): as wide, in x-space, as a typical level
+        prec0.append(info[k] + 1.0 / rough.sigma[k] ** 2)
+        sd_x = np.sqrt(1.0 / prec0[-1]) / a0
+        # the auxiliary width of mean(a_k x_k): as wide, in x-space, as a typical level
         sref[i] = float(np.median(sd_x) / np.sqrt(np.mean(1.0 / a0 ** 2)))
+    if nested:
+        # the deviations are centred with the levels' information shares, so that alpha is the
+        # information-weighted mean of eta, the number the data pin down (item 11)
+        pis = []
+        for k in terms:
+            inf = rough.info[k] + 1e-3 * np.mean(rough.info[k]) + 1e-12
+            pis.append(inf / inf.sum())
+        pi = np.concatenate(pis)
+    else:
+        pi = np.concatenate([np.full(int(j), 1.0 / j) for j in J])
     pri = [spec.priors.for_term(design.term_names[k]) for k in terms]
     return _Layout(terms=list(terms), J=J, offsets=offsets, c0=np.concatenate([c[0] for c in scales]),
                    c1=np.concatenate([c[1] for c in scales]), sref=sref,
                    sigma_df=np.array([p.df for p in pri]), sigma_scale=np.array([p.scale for p in pri]),
                    mu_df=spec.priors.intercept.df, mu_loc=spec.priors.intercept.loc,
-                   mu_scale=spec.priors.intercept.scale)
+                   mu_scale=spec.priors.intercept.scale, chains=chains, precision=np.concatenate(prec0),
+                   pi=pi)
 
 
 def _gather_forest(design: DesignMatrix, term_columns, terms: list[int]):
@@ -681,7 +749,11 @@ def _make_functions(design: DesignMatrix, lay: _Layout, dtype, term_columns, gib
     c0 = jnp.asarray(lay.c0, dtype)
     c1 = jnp.asarray(lay.c1, dtype)
     Jf = jnp.asarray(J, dtype)
-    sqrtJ = jnp.sqrt(Jf)
+    # centring weights pi (per level, summing to 1 per term) and |pi_k|: the deviations are
+    # pi-centred and m_k = pi_k'u_k = sigma_k |pi_k| w_k (uniform pi: plain means, item 1)
+    piw = jnp.asarray(lay.pi, dtype)
+    pinorm = jnp.asarray(lay.pi_norm, dtype)
+    uniform = lay.uniform_pi
     sref2 = jnp.asarray(lay.sref ** 2, dtype)
     sdf = jnp.asarray(lay.sigma_df, dtype)
     ssc = jnp.asarray(lay.sigma_scale, dtype)
@@ -705,8 +777,16 @@ def _make_functions(design: DesignMatrix, lay: _Layout, dtype, term_columns, gib
         # 4.3 ms gradient; slice sums 20 us)
         return jnp.stack([jnp.sum(v[a:b]) for a, b in slices])
 
-    def _segment_mean(v):
-        return _segment_sum(v) / Jf
+    def _pi_mean(v):
+        return _segment_sum(piw * v)
+
+    chain_maps = [[(q, jnp.asarray(m, jnp.int32)) for q, m in ch] for ch in lay.chains] if lay.nested else None
+    # hosts before the terms they host: a host's chain is one shorter
+    topo = sorted(range(K), key=lambda p: len(lay.chains[p])) if lay.nested else None
+
+    def _host_sum(devs, p):
+        # S_p: the deviations of p's host chain at p's levels
+        return sum(devs[q][m] for q, m in chain_maps[p])
 
     def _parts(z):
         g, x = z["g"], z["x"]
@@ -714,11 +794,28 @@ def _make_functions(design: DesignMatrix, lay: _Layout, dtype, term_columns, gib
         sigma = jnp.exp(log_sigma)
         # a = sigma / sqrt(c0 + c1 sigma^2) (geometry.log_scale), with the per-term factors
         # computed once per term: one rsqrt and one log per level instead of exp, log and exp
-        q = c0 + c1 * per_level(sigma * sigma)
-        us = per_level(sigma) * jax.lax.rsqrt(q) * x
+        s2 = per_level(sigma * sigma)
+        q = c0 + c1 * s2
+        ax = per_level(sigma) * jax.lax.rsqrt(q) * x
         sum_log_a = jnp.sum(Jf * log_sigma) - 0.5 * jnp.sum(jnp.log(q))
-        ubar = _segment_mean(us)
-        dev = us - per_level(ubar)
+        # the auxiliary coordinate of each term: pi'(a x), the one direction of x the
+        # likelihood never sees (items 1, 11)
+        ubar = _pi_mean(ax)
+        if chain_maps is None:
+            dev = ax - per_level(ubar)
+        else:
+            # nested centring (item 11): u*_p = a x_p - omega_p S_p with S_p the host chain's
+            # deviations and omega = c1 a^2 = sigma^2 I / (1 + sigma^2 I) the level's centring weight
+            om = c1 * s2 / q
+            devs = [None] * K
+            for p in topo:
+                a_, b_ = slices[p]
+                if chain_maps[p]:
+                    v = ax[a_:b_] - om[a_:b_] * _host_sum(devs, p)
+                    devs[p] = v - jnp.sum(piw[a_:b_] * v)
+                else:
+                    devs[p] = ax[a_:b_] - ubar[p]
+            dev = jnp.concatenate(devs)
         return alpha, log_sigma, sigma, w, ubar, dev, sum_log_a
 
     def _eta(alpha, dev, s):
@@ -745,14 +842,18 @@ def _make_functions(design: DesignMatrix, lay: _Layout, dtype, term_columns, gib
                 loglik = (marg_loglik(eta, s_m) - 0.5 * (m_df + 1.0) * jnp.log1p((s_m / m_sc) ** 2 / m_df)
                           + ls_m)
             ss = _segment_sum(dev * dev)
-            # deviations ~ N(0, sigma^2) on the sum-zero subspace (J-1 dims); auxiliary mean(u*);
-            # log-Jacobian of x -> u* = a(sigma) x
+            # u_k = dev_k + m_k 1 ~ N(0, sigma^2 I) with m_k = sigma |pi| w_k (log-Jacobian log sigma),
+            # so |u|^2 = |dev|^2 + 2 m sum(dev) + J m^2; the auxiliary pi'(a x) ~ N(0, sref^2 / J);
+            # log-Jacobian of x -> a(sigma) x
             lp_u = (jnp.sum(-(Jf - 1.0) * log_sigma - 0.5 * ss / sigma ** 2 - 0.5 * Jf * ubar ** 2 / sref2)
                     + sum_log_a)
             # half-Student-t on sigma, plus the log-Jacobian of sigma = exp(log_sigma)
             lp_sigma = jnp.sum(-0.5 * (sdf + 1.0) * jnp.log1p((sigma / ssc) ** 2 / sdf) + log_sigma)
-            lp_w = -0.5 * jnp.sum(w ** 2)
-            mu = alpha - jnp.sum(sigma * w / sqrtJ)
+            if uniform:  # sum(dev) = 0 and J |pi|^2 = 1
+                lp_w = -0.5 * jnp.sum(w ** 2)
+            else:
+                lp_w = -jnp.sum(pinorm * w * _segment_sum(dev) / sigma + 0.5 * Jf * pinorm ** 2 * w ** 2)
+            mu = alpha - jnp.sum(sigma * pinorm * w)
             lp_mu = -0.5 * (lay.mu_df + 1.0) * jnp.log1p(((mu - lay.mu_loc) / lay.mu_scale) ** 2 / lay.mu_df)
             return -(loglik + lp_u + lp_sigma + lp_w + lp_mu)
 
@@ -760,7 +861,7 @@ def _make_functions(design: DesignMatrix, lay: _Layout, dtype, term_columns, gib
 
     def constrain(z):
         alpha, log_sigma, sigma, w, ubar, dev, _ = _parts(z)
-        mean_u = sigma * w / sqrtJ
+        mean_u = sigma * pinorm * w
         mu = alpha - jnp.sum(mean_u)
         u = dev + per_level(mean_u)
         return sigma, mu, u
@@ -787,6 +888,9 @@ def _make_functions(design: DesignMatrix, lay: _Layout, dtype, term_columns, gib
         else:
             where_.append(("nuts", p))
     aux_idx = [i for i, (kind, _) in enumerate(where_) if kind == "aux"]
+    # NUTS positions whose x the collapsed move must rewrite: the group's, and those hosted by them
+    moved = {loc for kind, loc in where_ if kind == "nuts"}
+    remap = [p for p in range(K) if p in moved or any(q in moved for q, _ in lay.chains[p])]
 
     def offset(u_in):
         """s = sum over the group terms outside NUTS of u_k at each run (the run term's levels)."""
@@ -821,7 +925,7 @@ def _make_functions(design: DesignMatrix, lay: _Layout, dtype, term_columns, gib
         """
         g, x = z["g"], z["x"]
         alpha, log_sigma, sigma, w, ubar, dev, _ = _parts(z)
-        mean_u = sigma * w / sqrtJ
+        mean_u = sigma * pinorm * w
         mu = alpha - jnp.sum(mean_u)
         u_g, ls_g = [], []
         for kind, loc in where_:
@@ -864,21 +968,30 @@ def _make_functions(design: DesignMatrix, lay: _Layout, dtype, term_columns, gib
         v = jax.scipy.linalg.cho_solve((Lc, True), e)
         u_new = [a + s_new[i] ** 2 * jax.ops.segment_sum(v, run_lv[i], num_segments=a.shape[0])
                  for i, a in enumerate(u0)]
-        # back to NUTS coordinates: new mu and sigmas, same auxiliary mean(u*_k)
+        # back to NUTS coordinates: new mu and sigmas, same auxiliary mean(a_k x_k); the terms
+        # hosted by a group term are re-expressed too, so that their u is unchanged
         log_sigma_new, w_new, x_new, mean_new = log_sigma, w, x, mean_u
         ls_in_new, u_in_new = [], []
+        devs = [dev[a:b] for a, b in slices]
         for i, (kind, loc) in enumerate(where_):
             if kind == "nuts":
                 a, b = slices[loc]
-                m = jnp.mean(u_new[i])
+                m = jnp.sum(piw[a:b] * u_new[i])
                 log_sigma_new = log_sigma_new.at[loc].set(ls_new[i])
-                w_new = w_new.at[loc].set(m * sqrtJ[loc] / s_new[i])
+                w_new = w_new.at[loc].set(m / (s_new[i] * pinorm[loc]))
                 mean_new = mean_new.at[loc].set(m)
-                a_k = jnp.exp(log_scale(ls_new[i], c0[a:b], c1[a:b], jnp))
-                x_new = x_new.at[a:b].set((u_new[i] - m + ubar[loc]) / a_k)
+                devs[loc] = u_new[i] - m
             else:
                 ls_in_new.append(ls_new[i])
                 u_in_new.append(u_new[i])
+        for p in remap:
+            a, b = slices[p]
+            a_k = jnp.exp(log_scale(log_sigma_new[p], c0[a:b], c1[a:b], jnp))
+            y = devs[p]
+            if chain_maps is not None and chain_maps[p]:
+                y = y + c1[a:b] * a_k * a_k * _host_sum(devs, p)
+                y = y - jnp.sum(piw[a:b] * y)
+            x_new = x_new.at[a:b].set((y + ubar[p]) / a_k)
         alpha_new = mu_new + jnp.sum(mean_new)
         g_new = jnp.concatenate([alpha_new[None], log_sigma_new, w_new, g[2 * K + 1:]])
         u_in_new = jnp.concatenate(u_in_new) if u_in_new else u_in
@@ -897,10 +1010,23 @@ def _initial_point(lay: _Layout, rough: RoughFit, chains: int, seed: int, jitter
     log_s0 = np.log(sig)
     sl = [slice(lay.offsets[i], lay.offsets[i + 1]) for i in range(K)]
     a0 = [np.exp(log_scale(log_s0[i], lay.c0[sl[i]], lay.c1[sl[i]])) for i in range(K)]
-    x0 = np.concatenate([rough.u[k] / a0[i] for i, k in enumerate(lay.terms)])
-    var_x = np.concatenate([(1.0 / rough.precision[k]) / a0[i] ** 2 for i, k in enumerate(lay.terms)])
-    alpha0 = rough.mu + sum(float(np.mean(rough.u[k])) for k in lay.terms)
-    w0 = np.array([np.sqrt(lay.J[i]) * np.mean(rough.u[k]) / sig[i] for i, k in enumerate(lay.terms)])
+    if lay.nested:
+        # nested centring: a x = u + omega S - mean(omega S) (the auxiliary mean(a x) stays mean(u))
+        dev0 = [rough.u[k] - np.dot(lay.pi[sl[i]], rough.u[k]) for i, k in enumerate(lay.terms)]
+        ys = []
+        for i, k in enumerate(lay.terms):
+            y = rough.u[k].astype(float)
+            if lay.chains[i]:
+                oS = lay.c1[sl[i]] * a0[i] ** 2 * sum(dev0[q][m] for q, m in lay.chains[i])
+                y = y + oS - np.dot(lay.pi[sl[i]], oS)
+            ys.append(y / a0[i])
+        x0 = np.concatenate(ys)
+    else:
+        x0 = np.concatenate([rough.u[k] / a0[i] for i, k in enumerate(lay.terms)])
+    var_x = np.concatenate([(1.0 / lay.precision[sl[i]]) / a0[i] ** 2 for i in range(K)])
+    m0 = np.array([np.dot(lay.pi[sl[i]], rough.u[k]) for i, k in enumerate(lay.terms)])
+    alpha0 = rough.mu + float(m0.sum())
+    w0 = m0 / (sig * lay.pi_norm)
     var_g = np.concatenate([[1.0 / max(rough.total_info, 1.0)], np.minimum(1.0, 1.0 / (2.0 * lay.J) + 0.02),
                             np.ones(K)])
     g0 = np.concatenate([[alpha0], log_s0, w0])
@@ -1302,7 +1428,7 @@ def fit(data, spec: ModelSpec | str = "per-benchmark", settings: SamplerSettings
             p = spec.priors.for_term(design.term_names[mt.term])
             marg = _Marginal(term=mt, sigma_df=p.df, sigma_scale=p.scale, sigma0=float(rough.sigma[mt.term]))
     nuts_terms = [k for k in range(design.n_terms) if k not in inner and (marg is None or k != marg.term.term)]
-    lay = _make_layout(design, spec, rough, settings.parameterisation, nuts_terms)
+    lay = _make_layout(design, spec, rough, settings.parameterisation, nuts_terms, nested=settings.nested_centring)
     gibbs = None
     if group is not None:
         Jin = design.n_levels[inner].astype(np.int64)
