@@ -48,7 +48,8 @@ PARAMETERISATION AND MOVES
    mu + r, r = sum_k Z_k u_k on T's levels (81 / 416 runs).  Given mu + r, the prior makes
    r ~ N(0, C), C = sum_k sigma_k^2 Z_k Z_k', so we run ``collapsed_steps`` adaptive
    Metropolis steps on (log sigma_G, mu) under p(sigma_G) p(mu) N(mu + r - mu; 0, C) (one
-   n_runs x n_runs Cholesky each) and redraw u_G | r, sigma_G by conditioning by kriging.
+   n_runs x n_runs Cholesky each; 30 to 200 of them, as many as about 5% of a NUTS transition
+   buys: :func:`collapsed_steps_for`) and redraw u_G | r, sigma_G by conditioning by kriging.
    It moves the split between confounded terms (a scaffold used on one benchmark only has
    identical scaffold and benchmark:scaffold columns) in one step, which no diagonal mass
    matrix can.
@@ -115,7 +116,10 @@ others while four other engineers ran fits and GUI tests (load average 7-11: wal
 single-threaded compile.  Defaults: 4 chains x (300 warmup + 500 draws) in the rows below up to
 the evening session (700 draws since, :data:`DEFAULT_DRAWS`), target_accept 0.85,
 float32, collapsed="joint", scale_steps=6 (rows not marked "scale_steps 6" or "defaults (scale_steps
-6)" used the earlier default, 2), marginalise="auto" where a row says "integrated".  ESS: min bulk ESS over
+6)" used the earlier default, 2), marginalise="auto" where a row says "integrated", 30 collapsed
+steps.  The TB2 and HAL-scale tables were measured before item 11 (nested_centring) and the
+automatic collapsed steps, which leave both corpora at 30 steps; their effect is in the BRIDGE
+paragraph at the end.  ESS: min bulk ESS over
 the variance components; R-hat: max split R-hat; div: post-warmup divergences.
 
 ======================================  =======  =====  =======  =====  =======  ===  ==========
@@ -254,19 +258,38 @@ defaults, 129 with scale_steps 16, 151 with 1,000 warmup iterations and 159 with
 such a fit is reported not converged with the number of draws to ask for.
 
 BRIDGE (shared corpora, all_a_pyirt.jsonl: 5 benchmarks, 943 tasks, 132 models, 27 scaffolds,
-82,453 cells of 85,453 trials), pooled, 2026-11-30, partly sharing the 2 cores with other work:
-NOT converged, and the open problem.  4 x (400 + 700) with benchmark:task:model sampled (its 66,457
-levels then failed the sigma^2 I <= 1 prefilter at 86 levels): 3,937 s, every transition at the
-maximum tree depth 8 (255 leapfrog steps), min bulk ESS 46 (model), max R-hat 1.062.  With the
-prefilter at 2 the term is integrated (12 nodes, 8.4e-3 nats): 4 x (300 + 200) in 967 s (warmup
-1.7 s, sampling 2.2 s per iteration against about 3 s sampled), still 255 steps per draw at step
-size 0.011, min bulk ESS 28 (benchmark:model:scaffold).  Some direction is far narrower than the
-adapted mass matrix allows for; finding it is the next step (the 40,000-trial HAL-scale corpus
-does not show it).  Ruled out with 2 x (150 + 50) runs (every one still at 255 steps per draw,
-step size 0.009-0.026): collapsed "off" and "gibbs" (so not the run-level block), parameterisation
-"term" (so not the partial centring), dense_globals off (so not the global block).  Left to test:
-correlations between data-rich crossed levels that a diagonal mass cannot express, e.g. a swebench
-task's benchmark:task effect (158 trials) against its benchmark:task:scaffold levels.
+82,453 cells of 85,453 trials; swebench holds 79,000 of them), pooled, 2 cores:
+
+=================================================  ======  =====  =======  =======  ======  =========
+config (pooled, Eq. 6)                             wall s  steps  step sz  min ESS  max R^  converged
+=================================================  ======  =====  =======  =======  ======  =========
+defaults (items 1-11, 200 collapsed steps)         1,570   127    0.027    525      1.005   yes
+items 1-11 with 30 collapsed steps                 1,515   127    0.026    62       1.054   no
+before item 11, 4 x (300 + 200), integrated        967     255    0.011    28       1.102   no
+before item 11, 4 x (400 + 700), btm sampled       3,937   255    --       46       1.062   no
+=================================================  ======  =====  =======  =======  ======  =========
+
+(steps: leapfrog steps per draw; the two "before" rows partly shared the cores with other work.)
+The defaults row (2026-12-01, seed 0, 4 x (300 + 700)): warmup 497 s, sampling 1,057 s, no
+divergence; the slowest components benchmark:task:scaffold (ESS 525) and benchmark:task:model
+(802), the run-level block 1,021-1,144.  Posterior means of sigma: benchmark 3.29, benchmark:task
+3.49, model 1.43, scaffold 0.87, benchmark:model 0.68, benchmark:scaffold 1.05, model:scaffold 0.66,
+benchmark:task:model 0.93, benchmark:task:scaffold 0.52, benchmark:model:scaffold 0.95.
+How the saturated trees were found (bench/bench_geometry.py: the largest eigenvalues of the
+Hessian in the coordinates the adapted mass matrix whitens, 2 x 300 warmup): 8,229 before item 11,
+the top eigenvector alpha (35%) and the benchmark levels (49%): with plain-mean centring the data
+pin alpha + (swebench's deviation) + (its tasks' mean) to about 0.008 while each is wide, a
+correlation no diagonal mass can hold, so the step size fell to 0.011 and every tree hit depth 8.
+Nested centring alone (all candidate hosts) brought it to 4,061 (step 0.017, still 255 steps);
+with the information-weighted centring 633 (step 0.029, 127 steps); with hosts only where the
+host is absorbed (item 11) 789, same steps.  What remained was the run-level block: 103 of 132
+models have a single run, so the sigmas of model, benchmark:model, model:scaffold and
+benchmark:model:scaffold trade off along a curved ridge; the collapsed move's 30 random-walk steps
+left sigma[benchmark:model:scaffold] at lag-1 autocorrelation 0.86-0.95 in two chains (ESS 62), and
+200 steps (:func:`collapsed_steps_for`, 4% more time) gave ESS 1,104.  On TB2 no host qualifies and
+the information weights alone changed the smallest bulk ESS from 1,373 to 1,624 (same run
+conditions); on the HAL-scale corpus (benchmark:task hosted on benchmark) the defaults converged in
+478 s (min ESS 723, R-hat 1.004).
 """
 
 from __future__ import annotations
