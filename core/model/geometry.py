@@ -216,10 +216,10 @@ def nested_information(design: DesignMatrix, rough: RoughFit, terms: list[int], 
 
     Returns one array per position of ``terms``.
     """
-    y_n = design.trials.astype(float)
+    n = design.trials.astype(float)
     eta = rough.mu + sum(rough.u[k][design.codes[k]] for k in range(design.n_terms))
     p = _expit(eta)
-    W = y_n * p * (1 - p)
+    W = n * p * (1 - p)
     K = len(terms)
     sig = rough.sigma[terms]
     eff = [rough.info[k].astype(float).copy() for k in terms]

@@ -361,9 +361,10 @@ class SamplerSettings:
         updates mu and the variance components of the terms nested in one small "run" term
         (model:scaffold per benchmark; benchmark:model:scaffold pooled) with
         ``collapsed_steps`` Metropolis steps on their marginal given the run sums, then
-        redraws those terms' random effects exactly.  ``collapsed_steps=None`` (default):
-        :func:`collapsed_steps_for` (30 to 200 steps, about 5% of a NUTS transition's time).  ``"gibbs"``: the same, with the nested
+        redraws those terms' random effects exactly.  ``"gibbs"``: the same, with the nested
         terms (other than the run term) taken out of NUTS.  ``"off"``: NUTS alone.
+        ``collapsed_steps=None`` (default): :func:`collapsed_steps_for` chooses 30 to 200
+        steps, about 5% of a NUTS transition's time.
     scale_steps
         Repeats of the scale moves (module docstring, item 7) after every NUTS transition, one
         Metropolis step per eigen-direction of the log-sigma covariance each; odd repeats use
@@ -380,10 +381,11 @@ class SamplerSettings:
         (module docstring, item 10); its sigma is sampled, its random effects are not kept.
         ``"off"``: sample every term's levels.
     nested_centring
-        Centre each nested term's levels on their host chain (module docstring, item 11), so
-        that a level the data pin down carries the total of its chain and a coarse level
-        nested terms absorb (a benchmark under its tasks) leaves the likelihood.  False: each
-        term on its own (items 1-2 only).
+        Centre on the data (module docstring, item 11): each term's deviations centred with its
+        levels' information shares, so that alpha is the number the data pin down, and a term
+        centred on its host where the host is absorbed by it (benchmark:task on benchmark in
+        the pooled model), so that a coarse level its nested levels explain leaves the
+        likelihood.  False: plain means and each term on its own (items 1-2 only).
     """
 
     draws: int = DEFAULT_DRAWS
@@ -1070,7 +1072,7 @@ def _initial_point(lay: _Layout, rough: RoughFit, chains: int, seed: int, jitter
     sl = [slice(lay.offsets[i], lay.offsets[i + 1]) for i in range(K)]
     a0 = [np.exp(log_scale(log_s0[i], lay.c0[sl[i]], lay.c1[sl[i]])) for i in range(K)]
     if lay.nested:
-        # nested centring: a x = u + omega S - mean(omega S) (the auxiliary mean(a x) stays mean(u))
+        # nested centring: a x = u + omega S - pi'(omega S), so the auxiliary pi'(a x) is pi'u
         dev0 = [rough.u[k] - np.dot(lay.pi[sl[i]], rough.u[k]) for i, k in enumerate(lay.terms)]
         ys = []
         for i, k in enumerate(lay.terms):
