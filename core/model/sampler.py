@@ -274,7 +274,8 @@ before item 11, 4 x (400 + 700), btm sampled       3,937   255    --       46   
 
 (steps: leapfrog steps per draw; the two "before" rows partly shared the cores with other work.)
 The defaults row (2026-12-01, seed 0, 4 x (300 + 700)): warmup 497 s, sampling 1,057 s, no
-divergence; the slowest components benchmark:task:scaffold (ESS 525) and benchmark:task:model
+divergence (the same draws again through ``ddr fit … --design pooled --json``: 1,552 s, quadrature
+error at the posterior 4.7e-3 nats); the slowest components benchmark:task:scaffold (ESS 525) and benchmark:task:model
 (802), the run-level block 1,021-1,144.  Posterior means of sigma: benchmark 3.29, benchmark:task
 3.49, model 1.43, scaffold 0.87, benchmark:model 0.68, benchmark:scaffold 1.05, model:scaffold 0.66,
 benchmark:task:model 0.93, benchmark:task:scaffold 0.52, benchmark:model:scaffold 0.95.
