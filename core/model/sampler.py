@@ -1150,7 +1150,7 @@ _STATS = ("diverging", "energy", "num_steps", "accept_prob", "step_size", "poten
 
 def _run_chains(design, spec, lay, gibbs, rough, settings: SamplerSettings, devices, dtype,
                 progress: ProgressCallback | None, cancel: CancelCallback | None, timings: dict,
-                marg: _Marginal | None = None):
+                marg: _Marginal | None = None, mh_steps: int = 0):
     import jax
     import jax.numpy as jnp
     from numpyro.infer.hmc import hmc
@@ -1162,7 +1162,6 @@ def _run_chains(design, spec, lay, gibbs, rough, settings: SamplerSettings, devi
     per = C // D
     K = design.n_terms
     cols = [spec.term(nm).columns for nm in design.term_names]
-    mh_steps = _mh_steps(settings, gibbs, design, lay, marg)
     potential_gen, constrain, move, offset = _make_functions(design, lay, dtype, cols, gibbs, mh_steps, marg)
     init_kernel, sample_kernel = hmc(potential_fn_gen=potential_gen, algo="NUTS")
     dense = [("g",)] if settings.dense_globals else []
@@ -1506,6 +1505,7 @@ def fit(data, spec: ModelSpec | str = "per-benchmark", settings: SamplerSettings
                             offsets=np.concatenate([[0], np.cumsum(Jin)]),
                             sigma_df=np.array([p.df for p in pri]), sigma_scale=np.array([p.scale for p in pri]))
     timings["rough_fit"] = time.perf_counter() - t
+    mh_steps = _mh_steps(settings, gibbs, design, lay, marg)
 
     import jax
 
@@ -1518,7 +1518,7 @@ def fit(data, spec: ModelSpec | str = "per-benchmark", settings: SamplerSettings
 
             dtype = jnp.float64 if settings.float64 else jnp.float32
             warm, samp, n_dev = _run_chains(design, spec, lay, gibbs, rough, settings, devices, dtype, progress,
-                                            cancel, timings, marg)
+                                            cancel, timings, marg, mh_steps)
     finally:
         # Every fit compiles fresh closures over its own data, so its executables can never be
         # reused in memory (the disk cache serves refits); JAX keeps them anyway, and their JIT code
@@ -1563,7 +1563,7 @@ def fit(data, spec: ModelSpec | str = "per-benchmark", settings: SamplerSettings
     if gibbs is not None:
         post.notes.append("collapsed block: " + ", ".join(names[k] for k in group.terms) +
                           f" (run term {names[group.terms[0]]}, {group.n_runs} runs; "
-                          f"{_mh_steps(settings, gibbs, design, lay, marg)} Metropolis steps per transition)")
+                          f"{mh_steps} Metropolis steps per transition)")
     if marg is None and marg_note and marg_note != NO_CANDIDATE:
         post.notes.append(marg_note)  # a candidate refused because the quadrature was not accurate
     if marg is not None:
