@@ -26,13 +26,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
+
+from .files import atomic_path
 
 FORMAT = "ddr-explorer-fit"
 FORMAT_VERSION = 1
@@ -102,10 +102,7 @@ class FitCache:
 
         self.root.mkdir(parents=True, exist_ok=True)
         final = self.path_for(key)
-        fd, tmp_name = tempfile.mkstemp(prefix=f".{final.stem}.", suffix=".tmp", dir=self.root)
-        os.close(fd)
-        tmp = Path(tmp_name)
-        try:
+        with atomic_path(final) as tmp:
             with h5py.File(tmp, "w") as f:
                 f.attrs["format"] = FORMAT
                 f.attrs["format_version"] = FORMAT_VERSION
@@ -123,12 +120,6 @@ class FitCache:
                 done = f.create_group("complete")
                 done.attrs["n_arrays"] = len(entry.arrays)
                 f.flush()
-            with open(tmp, "rb+") as fh:  # make the bytes durable before the rename publishes them
-                os.fsync(fh.fileno())
-            os.replace(tmp, final)
-        finally:
-            if tmp.exists():
-                tmp.unlink()
         return final
 
     # -- read ----------------------------------------------------------------------

@@ -22,7 +22,8 @@ import time
 from pathlib import Path
 
 from .cache import FitCache
-from .fitting import FitResult, default_cache_dir, fit_corpus, fit_key, posterior_from_entry
+from .files import default_cache_dir
+from .fitting import FitResult, fit_corpus, fit_key, posterior_from_entry
 
 __all__ = ["FitProcessError", "fit_corpus_in_process"]
 

@@ -17,7 +17,6 @@ and no view uses their draws.
 from __future__ import annotations
 
 import dataclasses
-import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -25,17 +24,9 @@ import numpy as np
 import pandas as pd
 
 from .cache import CacheEntry, FitCache, cache_key
+from .files import default_cache_dir
 from .corpus.corpus import Corpus
 from .reliability import VarianceComponents
-
-
-def default_cache_dir() -> Path:
-    """``$DDR_CACHE_DIR``, else the user's cache folder (``~/.cache/ddr-explorer``)."""
-    env = os.environ.get("DDR_CACHE_DIR")
-    if env:
-        return Path(env)
-    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-    return Path(base) / "ddr-explorer"
 
 
 @dataclass

@@ -25,8 +25,6 @@ it refit (through :func:`~.fitting.fit_corpus`, without reading the cache).
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 import warnings
 import dataclasses
 from dataclasses import dataclass
@@ -35,6 +33,7 @@ from pathlib import Path
 import numpy as np
 from scipy.special import gammaln
 
+from .files import write_text_atomic
 from .batch import CancelCallback, ProgressCallback, check_cancel
 from .report.inputs import LooSummary
 
@@ -149,7 +148,7 @@ def psis_loo(log_lik) -> LooResult:
 
 
 def _store_path(cache_dir, key: str) -> Path:
-    from .fitting import default_cache_dir
+    from .files import default_cache_dir
 
     return Path(cache_dir or default_cache_dir()) / f"loo-{key}.json"
 
@@ -166,10 +165,7 @@ def _read_stored(path: Path) -> LooResult | None:
 def _store(path: Path, res: LooResult) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     d = {"pareto_k": res.pareto_k.tolist(), "elpd": res.elpd, "elpd_se": res.elpd_se, "p_loo": res.p_loo}
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".loo-", suffix=".tmp")
-    with os.fdopen(fd, "w") as f:
-        json.dump(d, f)
-    os.replace(tmp, path)  # atomic: a reader never sees half a file
+    write_text_atomic(path, json.dumps(d))  # a reader never sees half a file
 
 
 def loo_study(corpus, posterior=None, spec="per-benchmark", settings=None, cache_dir: str | Path | None = None,

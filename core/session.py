@@ -27,8 +27,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
-import os
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping
@@ -36,6 +34,7 @@ from typing import Any, Callable, Mapping
 import numpy as np
 
 from .dstudy import DEFAULT_TARGETS, Design
+from .files import write_text_atomic
 
 __all__ = [
     "FILE_FORMAT",
@@ -342,19 +341,7 @@ class AnalysisState:
         """
         path = Path(path)
         text = json.dumps(self.to_dict(), indent=2, sort_keys=False, allow_nan=False) + "\n"
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent if str(path.parent) else ".")
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                fh.write(text)
-                fh.flush()
-                os.fsync(fh.fileno())
-            os.replace(tmp, path)
-        except BaseException:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
-            raise
+        write_text_atomic(path, text)
         return path
 
     @classmethod

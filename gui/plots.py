@@ -23,6 +23,8 @@ from PySide6.QtCore import QObject, Qt, QTimer
 from PySide6.QtGui import QAction, QFont
 from PySide6.QtWidgets import QFileDialog, QMenu, QMessageBox, QTableWidget, QToolButton, QWidget
 
+from ..core.files import atomic_path
+
 
 def guard_pyside_singleton_refcounts() -> bool:
     """Work around PySide6 6.12.0 dropping references to ``None`` and ``True``.
@@ -561,7 +563,7 @@ def export_table(table: QTableWidget, path: str | Path) -> Path:
     """Write a table's header and cells to CSV (UTF-8, comma-separated)."""
     path = Path(path)
     header, rows = table_rows(table)
-    with path.open("w", newline="", encoding="utf-8") as fh:
+    with atomic_path(path) as tmp, tmp.open("w", newline="", encoding="utf-8") as fh:
         w = csv.writer(fh)
         w.writerow(header)
         w.writerows(rows)
@@ -571,7 +573,7 @@ def export_table(table: QTableWidget, path: str | Path) -> Path:
 def write_csv(path: str | Path, header: Sequence[str], rows: Sequence[Sequence]) -> Path:
     """Write rows of numbers/strings to CSV; floats keep full precision (``repr``)."""
     path = Path(path)
-    with path.open("w", newline="", encoding="utf-8") as fh:
+    with atomic_path(path) as tmp, tmp.open("w", newline="", encoding="utf-8") as fh:
         w = csv.writer(fh)
         w.writerow(list(header))
         for row in rows:

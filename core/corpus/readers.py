@@ -19,6 +19,7 @@ import pyarrow as pa
 import pyarrow.csv as pacsv
 import pyarrow.json as pajson
 
+from ..files import atomic_path
 from . import schema
 from .corpus import Corpus
 from .issues import CorpusError, CorpusIssue, error, warning
@@ -245,17 +246,17 @@ def write_canonical(corpus: Corpus, path: str | Path, format: str | None = None)
     path = Path(path)
     fmt = format or {".tsv": "tsv", ".jsonl": "jsonl", ".parquet": "parquet"}.get(path.suffix.lower(), "csv")
     table = corpus.table
-    tmp = path.with_name(f".{path.name}.tmp")
-    if fmt == "csv":
-        table.to_csv(tmp, index=False)
-    elif fmt == "tsv":
-        table.to_csv(tmp, index=False, sep="\t")
-    elif fmt == "jsonl":
-        plain = table.astype({c: "string" for c in table.columns if isinstance(table[c].dtype, pd.CategoricalDtype)})
-        plain.to_json(tmp, orient="records", lines=True)
-    elif fmt == "parquet":
-        table.to_parquet(tmp, index=False)
-    else:
+    if fmt not in ("csv", "tsv", "jsonl", "parquet"):
         raise ValueError(f"unknown canonical format {fmt!r}; expected one of {CANONICAL_FORMATS}")
-    tmp.replace(path)
+    with atomic_path(path) as tmp:
+        if fmt == "csv":
+            table.to_csv(tmp, index=False)
+        elif fmt == "tsv":
+            table.to_csv(tmp, index=False, sep="\t")
+        elif fmt == "jsonl":
+            plain = table.astype({c: "string" for c in table.columns
+                                  if isinstance(table[c].dtype, pd.CategoricalDtype)})
+            plain.to_json(tmp, orient="records", lines=True)
+        else:
+            table.to_parquet(tmp, index=False)
     return path

@@ -552,7 +552,7 @@ def _enable_compilation_cache() -> str | None:
     if env:
         path = env
     else:
-        from ..fitting import default_cache_dir  # lazily: fitting imports this module
+        from ..files import default_cache_dir
 
         path = str(default_cache_dir() / "jax-compiled")
     try:

@@ -34,8 +34,6 @@ from __future__ import annotations
 import datetime as _dt
 import io
 import math
-import os
-import tempfile
 from functools import partial
 from pathlib import Path
 
@@ -45,6 +43,7 @@ from reportlab.platypus.flowables import Flowable, _listWrapOn
 from reportlab.platypus import (BaseDocTemplate, CondPageBreak, Frame, KeepInFrame, KeepTogether, PageBreak,
                                 PageTemplate, Paragraph, Spacer, Table)
 
+from ..files import write_bytes_atomic
 from . import figures as fig
 from . import styles as st
 from .content import (E_RHO2, GEQ, PHI, SIGMA2, TIMES, SheetContent, escape, fmt_coef, fmt_interval, fmt_n,
@@ -915,17 +914,5 @@ def build_sheet(inputs: ReportInputs, path, *, date_invariant: bool = False) -> 
         raise FileNotFoundError(f"cannot write the DDR sheet to {path}: the folder {path.parent} does not exist; "
                                 "create it or choose another path")
     data = render_sheet(sheet_content(inputs), date_invariant=date_invariant)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
+    write_bytes_atomic(path, data)
     return path
