@@ -35,7 +35,7 @@ def main(argv=None) -> None:
     from ddr_explorer.core.corpus.validate import build_corpus
     from ddr_explorer.core.fitting import fit_corpus
     from ddr_explorer.core.model import SamplerSettings
-    from ddr_explorer.core.stability import leave_one_model_out
+    from ddr_explorer.core.analyses.stability import leave_one_model_out
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--models", type=int, default=6)

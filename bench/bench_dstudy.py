@@ -23,7 +23,7 @@ import time
 import numpy as np
 
 from ddr_explorer.core import reliability as rel
-from ddr_explorer.core.dstudy import Design, DStudyModel
+from ddr_explorer.core.dstudy import DStudyDesign, DStudyModel
 
 #: Posterior means of seed 000 Table 8 (standard deviations on the latent scale).
 TABLE8_SD = {"scaffold": .79, "benchmark": 2.45, "benchmark:scaffold": .69, "benchmark:model": .52,
@@ -42,7 +42,7 @@ GRIDS = {"n_tasks": np.unique(np.round(np.geomspace(1, 2000, 130)))[:100].astype
          "n_benchmarks": np.arange(1, 101, dtype=float)}
 
 
-def naive_move(comps: rel.VarianceComponents, design: Design, target: float) -> None:
+def naive_move(comps: rel.VarianceComponents, design: DStudyDesign, target: float) -> None:
     """The reference: per-grid-point evaluation of the general rule with np.percentile."""
     q = [2.5, 16, 50, 84, 97.5]
     facet = {"n_tasks": "task", "n_scaffolds": "scaffold", "n_benchmarks": "benchmark"}
@@ -76,7 +76,7 @@ def main() -> None:
     model = DStudyModel(comps, band_draws=band)
     prep_ms = (time.perf_counter() - t0) * 1e3
     rng = np.random.default_rng(1)
-    designs = [Design(n_tasks=float(rng.integers(1, 300)), n_scaffolds=float(rng.integers(1, 6)),
+    designs = [DStudyDesign(n_tasks=float(rng.integers(1, 300)), n_scaffolds=float(rng.integers(1, 6)),
                       n_benchmarks=float(rng.integers(1, 12)), price_per_trial=0.4, n_models=20)
                for _ in range(args.moves)]
     model.view(designs[0], GRIDS)  # warm-up

@@ -48,7 +48,7 @@ def main(argv=None) -> int:
     from PySide6.QtWidgets import QApplication
 
     app = QApplication.instance() or QApplication([])
-    from ddr_explorer.core.dstudy import Design, DStudyModel
+    from ddr_explorer.core.dstudy import DStudyDesign, DStudyModel
     from ddr_explorer.core.ranks import rank_analysis
     from ddr_explorer.core.reliability import VarianceComponents
     from ddr_explorer.gui.dstudy_panel import DStudyPanel
@@ -59,9 +59,9 @@ def main(argv=None) -> int:
                                              for t, v in sd.items()}, source=f"synthetic {args.fit}")
     theta = rng.normal(0, 1.5, 12)[None, :] + rng.normal(0, 0.5, (args.draws, 12))
     ranks = rank_analysis(theta, [f"model {k}" for k in range(12)])
-    observed = (Design(n_tasks=89, n_scaffolds=3, n_replicates=5, n_models=29, price_per_trial={"tb2": 0.8})
+    observed = (DStudyDesign(n_tasks=89, n_scaffolds=3, n_replicates=5, n_models=29, price_per_trial={"tb2": 0.8})
                 if args.fit == "per-benchmark" else
-                Design(n_tasks=50, n_scaffolds=2, n_benchmarks=9, n_models=10,
+                DStudyDesign(n_tasks=50, n_scaffolds=2, n_benchmarks=9, n_models=10,
                        price_per_trial={f"b{k}": 0.1 * (k + 1) for k in range(9)}))
 
     t0 = time.perf_counter()

@@ -34,6 +34,23 @@ def _add_corpus_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--gamma", type=float, help="threshold of the 'threshold' scoring rule (default 0.5)")
 
 
+PRESETS = ("per-benchmark", "pooled", "ddr")
+
+
+class _DeprecatedDesignFlag(argparse.Action):
+    """``--design`` was the old name of ``--preset``; it still works, with a note on stderr."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        print(f"ddr: {option_string} is deprecated (it names a model preset, not a design): use --preset {values}",
+              file=sys.stderr)
+        namespace.preset = values
+
+
+def _add_preset_argument(p: argparse.ArgumentParser, help: str) -> None:
+    p.add_argument("--preset", choices=PRESETS, help=f"{help}: {', '.join(PRESETS)}")
+    p.add_argument("--design", choices=PRESETS, action=_DeprecatedDesignFlag, dest="preset", help=argparse.SUPPRESS)
+
+
 def _load(args: argparse.Namespace):
     from .corpus.io import load_corpus
 
@@ -152,10 +169,16 @@ def cmd_henderson(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _design_from_args(args: argparse.Namespace, components, defaults: dict | None = None):
-    from .dstudy import Design
+def _design_from_args(args: argparse.Namespace, observed=None):
+    """The D-study design ``ddr dstudy`` asks about: the corpus's observed design (or a default one
+    without a corpus) with the sizes, prices, object and claim given on the command line."""
+    from .dstudy import DStudyDesign
 
-    d = dict(defaults or {})
+    d: dict = {}
+    if observed is not None:
+        d = {"n_tasks": observed.effective_n_tasks, "n_scaffolds": observed.n_scaffolds,
+             "n_benchmarks": observed.effective_n_benchmarks, "n_replicates": observed.n_replicates,
+             "n_models": observed.n_models, "price_per_trial": observed.price_per_trial}
     for field, arg in (("n_tasks", "n_tasks"), ("n_scaffolds", "n_scaffolds"), ("n_benchmarks", "n_benchmarks"),
                        ("n_replicates", "replicates"), ("n_models", "n_models")):
         value = getattr(args, arg, None)
@@ -166,28 +189,30 @@ def _design_from_args(args: argparse.Namespace, components, defaults: dict | Non
     d["object_of_measurement"] = args.object
     d["claim"] = args.claim
     d.setdefault("n_tasks", 50)
-    return Design(**d)
+    return DStudyDesign(**d)
 
 
 def cmd_dstudy(args: argparse.Namespace) -> int:
     from .components_io import ComponentsFileError, read_components
-    from .dstudy_summary import dstudy_summary, format_dstudy
+    from .dstudy.summary import dstudy_summary, format_dstudy
 
     if args.components is None and args.path is None:
         print("ddr: give a corpus or cached fit, or --components FILE", file=sys.stderr)
         return EXIT_INVALID
     try:
+        observed = None
         if args.components is not None:
             components = read_components(args.components)
-            defaults: dict = {}
         else:
             from .fitting import components_for_dstudy
 
-            components, defaults = components_for_dstudy(args)
-        design = _design_from_args(args, components, defaults)
-        summary = dstudy_summary(components, design, target=args.target, budget=args.budget)
+            components, observed = components_for_dstudy(args)
+        design = _design_from_args(args, observed)
+        if observed is not None:  # the state's prices apply to the observed design too (frontier grid)
+            observed = dataclasses.replace(observed, price_per_trial=design.price_per_trial)
+        summary = dstudy_summary(components, design, target=args.target, budget=args.budget, observed=observed)
         if getattr(args, "external_ranking", None) is not None:
-            from .external_ranking import external_ranking_summary
+            from .analyses.external_ranking import external_ranking_summary
 
             summary["external_ranking"] = external_ranking_summary(args)
     except (ComponentsFileError, ValueError) as exc:
@@ -198,7 +223,7 @@ def cmd_dstudy(args: argparse.Namespace) -> int:
         return EXIT_INVALID
     print(json.dumps(summary, indent=2) if args.json else format_dstudy(summary))
     if "external_ranking" in summary and not args.json:
-        from .external_ranking import format_external
+        from .analyses.external_ranking import format_external
 
         print(format_external(summary["external_ranking"]))
     return EXIT_OK
@@ -270,12 +295,12 @@ def cmd_fit(args: argparse.Namespace) -> int:
     from .model.formula import ModelSpecError, as_spec
     from .model.sampler import FitCancelled
 
-    if (args.formula is None) == (args.design is None):
-        print("ddr: give exactly one of --formula or --design", file=sys.stderr)
+    if (args.formula is None) == (args.preset is None):
+        print("ddr: give exactly one of --formula or --preset", file=sys.stderr)
         return EXIT_INVALID
     try:
         corpus = _load(args)
-        spec = as_spec(args.formula or args.design)
+        spec = as_spec(args.formula or args.preset)
         spec.validate(corpus.table.columns)
         settings = settings_from_args(args)
     except CorpusError as exc:
@@ -344,9 +369,9 @@ def cmd_report(args: argparse.Namespace) -> int:
     from .report.pipeline import SheetCancelled, analysis_runner, write_ddr_sheet
 
     try:
-        if args.formula and args.design:
-            raise ValueError("give at most one of --formula or --design")
-        spec = as_spec(args.formula or args.design) if (args.formula or args.design) else None
+        if args.formula and args.preset:
+            raise ValueError("give at most one of --formula or --preset")
+        spec = as_spec(args.formula or args.preset) if (args.formula or args.preset) else None
         prices = _read_prices(args.prices) if args.prices else None
         settings = settings_from_args(args)
         if args.prices and args.token_prices:
@@ -369,7 +394,7 @@ def cmd_report(args: argparse.Namespace) -> int:
             loaded = load_corpus(Path(corpus_arg if is_fit and corpus_arg else args.path), **options)
             prices = _token_prices(loaded.table, args.token_prices)
             source, corpus_arg = (args.path, loaded) if is_fit else (loaded, None)
-        result = write_ddr_sheet(source, args.output, corpus=corpus_arg, load_options=options, design=spec,
+        result = write_ddr_sheet(source, args.output, corpus=corpus_arg, load_options=options, preset=spec,
                                  settings=settings, cache_dir=args.cache, use_cache=not args.no_cache,
                                  object_of_measurement=args.object, claim=args.claim, target=args.target,
                                  budget=args.budget, prices=prices, analyses=analyses,
@@ -419,10 +444,10 @@ def cmd_analyses(args: argparse.Namespace) -> int:
             spec, settings = posterior.spec, posterior.settings
         corpus = _load(args)
         if posterior is None:
-            if args.formula and args.design:
-                raise ValueError("give at most one of --formula or --design")
+            if args.formula and args.preset:
+                raise ValueError("give at most one of --formula or --preset")
             default = "pooled" if corpus.n_levels("benchmark") > 1 else "per-benchmark"
-            spec = as_spec(args.formula or args.design or default)
+            spec = as_spec(args.formula or args.preset or default)
             settings = settings_from_args(args)
         spec.validate(corpus.table.columns)
     except CorpusError as exc:
@@ -503,7 +528,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--token-prices", type=Path, metavar="FILE",
                    help="USD per million input/output tokens per model (CSV model,input,output or JSON); "
                    "prices per trial from the corpus's token counts")
-    p.add_argument("--design", choices=["per-benchmark", "pooled", "ddr"], help="model to fit a corpus with")
+    _add_preset_argument(p, "model preset to fit a corpus with (default per-benchmark)")
     p.add_argument("--format", help="force the corpus format")
     p.add_argument("--draws", type=int, help=f"post-warmup draws per chain when fitting (default {dflt.draws})")
     p.add_argument("--warmup", type=int, help=f"warmup iterations per chain when fitting (default {dflt.warmup})")
@@ -521,7 +546,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("fit", help="fit the Bayesian G-study (variance components) with NUTS")
     _add_corpus_arguments(p)
     p.add_argument("--formula", help="random-intercept formula, e.g. \"y ~ (1|task) + (1|model) + (1|task:model)\"")
-    p.add_argument("--design", choices=["per-benchmark", "pooled", "ddr"], help="a named model")
+    _add_preset_argument(p, "a model preset")
     p.add_argument("--draws", type=int, default=dflt.draws, help=f"post-warmup draws per chain (default {dflt.draws})")
     p.add_argument("--warmup", type=int, default=dflt.warmup, help=f"warmup iterations per chain (default {dflt.warmup})")
     p.add_argument("--chains", type=int, default=dflt.chains, help=f"chains (default {dflt.chains})")
@@ -539,9 +564,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("report", help="fit (or reuse the cache) and write the DDR sheet PDF")
     _add_corpus_arguments(p)
     p.add_argument("-o", "--output", type=Path, required=True, help="the PDF to write")
-    p.add_argument("--design", choices=["per-benchmark", "pooled", "ddr"],
-                   help="a named model (default: pooled for several benchmarks, else per-benchmark)")
-    p.add_argument("--formula", help="a random-intercept formula instead of --design")
+    _add_preset_argument(p, "a model preset (default: pooled for several benchmarks, else per-benchmark)")
+    p.add_argument("--formula", help="a random-intercept formula instead of --preset")
     p.add_argument("--object", default="model", choices=["model", "system"], help="object of measurement")
     p.add_argument("--claim", default="relative", choices=["relative", "absolute"], help="ranking or thresholds")
     p.add_argument("--target", type=float, help="target coefficient (default 0.85 relative, 0.90 absolute)")
@@ -570,9 +594,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--which", default="difficulty,heldout,loo,lobo,lomo",
                    help="comma-separated: difficulty,heldout,loo,lobo,lomo (default: all)")
     p.add_argument("--corpus", type=Path, help="with a cached fit file (.h5) as PATH: the corpus it was fitted to")
-    p.add_argument("--design", choices=["per-benchmark", "pooled", "ddr"],
-                   help="a named model (default: pooled for several benchmarks, else per-benchmark)")
-    p.add_argument("--formula", help="a random-intercept formula instead of --design")
+    _add_preset_argument(p, "a model preset (default: pooled for several benchmarks, else per-benchmark)")
+    p.add_argument("--formula", help="a random-intercept formula instead of --preset")
     p.add_argument("--splits", type=int, default=50, help="held-out 70/30 splits (default 50, seed 003)")
     p.add_argument("--strata", type=int, default=4, help="difficulty strata (default 4: quartiles)")
     p.add_argument("--draws", type=int, default=dflt.draws,

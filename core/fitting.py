@@ -263,19 +263,6 @@ def theta_from_posterior(post, obj: str = "model") -> tuple[np.ndarray, list[str
     return np.stack(cols, axis=1), names
 
 
-def observed_design_defaults(corpus: Corpus) -> dict:
-    """The corpus's own design: median tasks per benchmark, scaffolds per model, benchmarks, replicates."""
-    from .session import observed_sizes
-
-    t = corpus.table
-    out = {**observed_sizes(corpus), "n_models": int(t["model"].nunique())}
-    if corpus.has_cost:
-        per_trial = t.groupby("benchmark", observed=True).apply(
-            lambda g: float(g["cost"].sum() / g["trials"].sum()), include_groups=False)
-        out["price_per_trial"] = {str(b): float(v) for b, v in per_trial.items()}
-    return out
-
-
 def settings_from_args(args):
     """``SamplerSettings`` from a command's ``--draws/--warmup/--chains/--seed/--device/--marginalise``
     (those the command lacks, or None: the app's defaults, so that the command reuses a fit the app
@@ -286,9 +273,11 @@ def settings_from_args(args):
     return SamplerSettings(**{k: v for k, v in given.items() if v is not None})
 
 
-def components_for_dstudy(args) -> tuple[VarianceComponents, dict]:
-    """For ``ddr dstudy PATH``: the components of a cached fit file or of a corpus's fit."""
+def components_for_dstudy(args):
+    """For ``ddr dstudy PATH``: the components of a cached fit file or of a corpus's fit, and the
+    corpus's observed design (:func:`~.dstudy.observed_design`; None for a fit file)."""
     from .cache import CacheFileError, read_fit_file
+    from .dstudy import observed_design
 
     path = Path(args.path)
     if path.suffix == ".h5":
@@ -298,18 +287,20 @@ def components_for_dstudy(args) -> tuple[VarianceComponents, dict]:
             raise ValueError(f"{path}: {exc}") from None
         if getattr(args, "token_prices", None) is not None:
             raise ValueError(f"--token-prices needs the corpus's token counts: give the corpus, not the fit {path}")
-        return components_from_posterior(post), {}
+        return components_from_posterior(post), None
     from .corpus.io import load_corpus
 
     corpus = load_corpus(path, getattr(args, "format", None))
     settings = settings_from_args(args)
-    design = getattr(args, "design", None) or "per-benchmark"
-    defaults = observed_design_defaults(corpus)
+    preset = getattr(args, "preset", None) or "per-benchmark"
+    prices = None
     token_prices = getattr(args, "token_prices", None)
     if token_prices is not None:  # before the fit: a bad price file costs nothing
         from .dstudy import prices_from_tokens
         from .price_tables import read_token_prices
 
-        defaults["price_per_trial"] = prices_from_tokens(corpus.table, read_token_prices(token_prices))
-    result = fit_corpus(corpus, design, settings, cache_dir=getattr(args, "cache", None))
-    return components_from_posterior(result.posterior), defaults
+        prices = prices_from_tokens(corpus.table, read_token_prices(token_prices))
+    observed = observed_design(corpus, object_of_measurement=getattr(args, "object", "model"),
+                               claim=getattr(args, "claim", "relative"), prices=prices)
+    result = fit_corpus(corpus, preset, settings, cache_dir=getattr(args, "cache", None))
+    return components_from_posterior(result.posterior), observed

@@ -524,7 +524,7 @@ def signal_to_noise(components, obj="model", sizes=None, claim: str = "relative"
 def snr_from_reliability(erho2) -> np.ndarray:
     """``SNR = Erho2 / (1 - Erho2)`` (inf at 1)."""
     r = np.asarray(erho2, dtype=np.float64)
-    with np.errstate(divide="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore"):
         return np.where(r < 1, r / (1 - np.minimum(r, 1)), np.inf)
 
 
@@ -770,6 +770,13 @@ class Summary:
         return to_jsonable({"median": self.median, "mean": self.mean, "hdi68": list(self.hdi68),
                             "hdi95": list(self.hdi95), "n_draws": self.n_draws,
                             "prob_positive": self.prob_positive})
+
+
+def as_summary(x) -> Summary | None:
+    """``x`` as a :class:`Summary`: None and summaries unchanged, draws summarised."""
+    if x is None or isinstance(x, Summary):
+        return x
+    return summarize(np.asarray(x, dtype=np.float64))
 
 
 def summarize(draws, *, prob_positive: bool = False) -> Summary:

@@ -33,7 +33,7 @@ from typing import Any, Callable, Mapping
 
 import numpy as np
 
-from .dstudy import DEFAULT_TARGETS, Design
+from .dstudy import DEFAULT_TARGETS, DStudyDesign, ObservedDesignError, observed_design, observed_sizes
 from .files import write_text_atomic
 
 __all__ = [
@@ -45,12 +45,15 @@ __all__ = [
     "AnalysisState",
     "Session",
     "observed_sizes",
+    "ALL_BENCHMARKS",
 ]
 
 #: Value of the ``format`` key of a saved analysis.
 FILE_FORMAT = "ddr-explorer-analysis"
 #: Version of the file layout this code writes (and the newest it reads).
 FILE_VERSION = 1
+#: Key of :attr:`AnalysisState.prices` for one price that every benchmark shares.
+ALL_BENCHMARKS = "(all benchmarks)"
 #: The design sizes a D-study varies, in slider order.
 SIZE_FIELDS: tuple[str, ...] = ("n_tasks", "n_scaffolds", "n_benchmarks", "n_replicates")
 
@@ -207,17 +210,17 @@ class AnalysisState:
         """``{"n_tasks": ..., "n_scaffolds": ..., "n_benchmarks": ..., "n_replicates": ...}``."""
         return {k: float(getattr(self, k)) for k in SIZE_FIELDS}
 
-    def design(self, **overrides) -> Design:
-        """The :class:`~.dstudy.Design` of the current sizes, prices, object and claim.
+    def design(self, **overrides) -> DStudyDesign:
+        """The :class:`~.dstudy.DStudyDesign` of the current sizes, prices, object and claim.
 
-        ``overrides`` replace Design fields (e.g. ``n_tasks=200``).
+        ``overrides`` replace DStudyDesign fields (e.g. ``n_tasks=200``).
         """
         kw = dict(self.sizes, price_per_trial=dict(self.prices) if self.prices else 0.0,
                   n_models=int(self.n_models), object_of_measurement=self.object_of_measurement, claim=self.claim)
         kw.update(overrides)
-        return Design(**kw)
+        return DStudyDesign(**kw)
 
-    def observed_design(self) -> Design | None:
+    def observed_design(self) -> DStudyDesign | None:
         """The corpus's own design with this state's prices, object and claim (None when unknown)."""
         return None if self.observed is None else self.design(**self.observed)
 
@@ -261,26 +264,42 @@ class AnalysisState:
 
         Notes
         -----
-        Sizes come from :func:`observed_sizes`; prices, when the corpus has a
-        cost column, from :func:`~.dstudy.prices_from_cost_column` (USD per
-        trial per benchmark).  The model preset is ``"pooled"`` for a corpus
+        The sizes and prices are :func:`~.dstudy.observed_design`'s (prices from
+        the cost column, USD per trial per benchmark, when there is one).  The model preset is ``"pooled"`` for a corpus
         with several benchmarks and ``"per-benchmark"`` otherwise.
         """
-        table = getattr(corpus, "table", corpus)
-        sizes = observed_sizes(table)
-        prices: dict[str, float] = {}
-        if "cost" in table.columns and table["cost"].notna().any():
-            from .dstudy import prices_from_cost_column
-
-            prices = {str(k): float(v) for k, v in prices_from_cost_column(table).items()}
+        try:
+            design = observed_design(corpus)
+        except ObservedDesignError as exc:
+            raise SessionError(str(exc)) from None
         if path is None and getattr(corpus, "source", None) is not None:
             path = corpus.source
         if fmt is None:
             fmt = getattr(corpus, "format", None)
         kw = dict(corpus_path=None if path is None else str(path), corpus_format=fmt,
-                  model="pooled" if sizes["n_benchmarks"] > 1 else "per-benchmark",
-                  n_models=max(1, int(table["model"].nunique(dropna=True))), prices=prices,
-                  observed=dict(sizes), **sizes)
+                  model="pooled" if design.n_benchmarks > 1 else "per-benchmark")
+        kw.update(fields)
+        return cls.from_design(design, **kw)
+
+    @classmethod
+    def from_design(cls, observed: DStudyDesign, **fields) -> "AnalysisState":
+        """A state whose current and observed designs are ``observed`` (sizes, prices, models, object, claim).
+
+        ``fields`` override the result (model, corpus path, ...).  One price for every benchmark is
+        kept under :data:`ALL_BENCHMARKS`.
+        """
+        sizes = {"n_tasks": observed.effective_n_tasks, "n_scaffolds": float(observed.n_scaffolds),
+                 "n_benchmarks": observed.effective_n_benchmarks, "n_replicates": float(observed.n_replicates)}
+        p = observed.price_per_trial
+        prices = ({str(k): float(v) for k, v in p.items()} if isinstance(p, Mapping)
+                  else ({ALL_BENCHMARKS: float(p)} if float(p) > 0 else {}))
+        o = observed.object_facets
+        if o not in ({"model"}, {"model", "scaffold"}):
+            raise SessionError(f"the analysis follows models or model-scaffold systems; the design's object is "
+                               f"{':'.join(sorted(o))!r}")
+        kw = dict(sizes, n_models=int(observed.n_models), prices=prices,
+                  object_of_measurement="model" if o == {"model"} else "system", claim=observed.claim,
+                  observed=dict(sizes))
         kw.update(fields)
         return cls(**kw)
 
@@ -470,37 +489,3 @@ def _check_field(name: str, value, where: str) -> None:
         for k, v in value.items():
             if not (_is_number(v) and math.isfinite(v) and v >= 1):
                 fail(f"gives {k} = {v!r}; sizes are numbers >= 1")
-
-
-# ---------------------------------------------------------------------------
-# The observed design of a corpus
-# ---------------------------------------------------------------------------
-
-def observed_sizes(corpus) -> dict[str, float]:
-    """The design a corpus ran, as D-study sizes.
-
-    Parameters
-    ----------
-    corpus
-        A corpus or its canonical table (facet columns, ``trials``).
-
-    Returns
-    -------
-    dict
-        ``n_tasks``: median over benchmarks of the tasks per benchmark;
-        ``n_scaffolds``: median over models of the scaffolds each model ran
-        with; ``n_benchmarks``: the number of benchmarks; ``n_replicates``:
-        median trials per (benchmark, task, model, scaffold) cell.  Medians
-        of an even count may be half-integers (D-study sizes need not be whole).
-    """
-    table = getattr(corpus, "table", corpus)
-    missing = [c for c in ("benchmark", "task", "model", "scaffold", "trials") if c not in table.columns]
-    if missing:
-        raise SessionError(f"the corpus table lacks column(s) {', '.join(missing)}; load it with load_corpus")
-    if table.empty:
-        raise SessionError("the corpus has no records; its design is undefined")
-    tasks = table.groupby("benchmark", observed=True)["task"].nunique()
-    scaffolds = table.groupby("model", observed=True)["scaffold"].nunique()
-    cells = table.groupby(["benchmark", "task", "model", "scaffold"], observed=True)["trials"].sum()
-    return {"n_tasks": float(tasks.median()), "n_scaffolds": float(scaffolds.median()),
-            "n_benchmarks": float(len(tasks)), "n_replicates": max(1.0, float(cells.median()))}

@@ -3,10 +3,10 @@
 Draws the JSON-ready result of :func:`ddr_explorer.core.analyses.run_analyses`
 (the dict ``ddr analyses --json`` prints), so the screen and the CLI show the
 same numbers: Erho2 per task-difficulty stratum with its 95% HDI against the
-aggregate (seed 003 sec. 5.2, :mod:`ddr_explorer.core.difficulty_study`),
+aggregate (seed 003 sec. 5.2, :mod:`ddr_explorer.core.analyses.difficulty`),
 projected against held-out Erho2 over random trial splits
-(:mod:`ddr_explorer.core.heldout`), and the PSIS-LOO summary with Pareto k
-counts (:mod:`ddr_explorer.core.loo`).  Nothing is computed here.
+(:mod:`ddr_explorer.core.analyses.heldout`), and the PSIS-LOO summary with Pareto k
+counts (:mod:`ddr_explorer.core.analyses.loo`).  Nothing is computed here.
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ builds a :class:`~ddr_explorer.core.reliability.VarianceComponents` with
 :meth:`~ddr_explorer.core.reliability.VarianceComponents.from_mapping` (one
 value per term, standard deviations or variances), exactly as
 :func:`~ddr_explorer.core.components_io.read_components` does for a file, and
-a :class:`~ddr_explorer.core.dstudy.Design` as ``ddr dstudy``'s options do.
+a :class:`~ddr_explorer.core.dstudy.DStudyDesign` as ``ddr dstudy``'s options do.
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ..core.dstudy import Design
+from ..core.dstudy import DStudyDesign
 from ..core.reliability import VarianceComponents
 
 #: Example tables: name -> (scale, {term: value}, design sizes).
@@ -265,10 +265,10 @@ class ComponentsEntryDialog(QDialog):
         return VarianceComponents.from_mapping(self.values(), residual=self.residual(), scale=self.scale,
                                                source="typed-in components")
 
-    def design(self) -> Design:
+    def design(self) -> DStudyDesign:
         """The design typed in the "Design to study" box."""
         sizes = {f: float(s.value()) for f, s in self.size_spins.items()}
-        return Design(**sizes, n_models=int(self.models_spin.value()), price_per_trial=float(self.price_spin.value()),
+        return DStudyDesign(**sizes, n_models=int(self.models_spin.value()), price_per_trial=float(self.price_spin.value()),
                       object_of_measurement=self.object_box.currentData(), claim=self.claim_box.currentData())
 
     def accept(self) -> None:

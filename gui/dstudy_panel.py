@@ -54,9 +54,12 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ..core.dstudy import CostFrontier, Design, DStudyModel, DStudyView, cost_frontier
+from ..core.dstudy import BudgetSearch, CostFrontier, DStudyDesign, DStudyModel, DStudyView, budget_search
+from ..core.dstudy.grids import (SLIDER_TOP, TASK_CURVE_POINTS, TASK_SLIDER_POSITIONS,  # noqa: F401 - re-exported
+                                 curve_grid, frontier_grids, slider_values)
+from ..core.formatting import estimand_symbol, fmt_design
 from ..core.reliability import DETECTION_ERHO2, object_facets
-from ..core.session import SIZE_FIELDS, AnalysisState, SessionError
+from ..core.session import ALL_BENCHMARKS, SIZE_FIELDS, AnalysisState, SessionError
 from . import plots
 from .plots import COLORS, Band, Throttle, data_item, fmt_count, fmt_interval, fmt_usd, line, new_plot
 
@@ -68,56 +71,12 @@ FIELDS: dict[str, tuple[str, str, str]] = {
     "n_replicates": ("Replicates (trials per cell)", "replicate", "trials per cell"),
 }
 
-#: Slider ranges (brief: tasks 1..2000 on a log scale; scaffolds 1..20, benchmarks 1..30, replicates 1..10).
-SLIDER_TOP = {"n_tasks": 2000, "n_scaffolds": 20, "n_benchmarks": 30, "n_replicates": 10}
-#: Positions of the log-spaced task slider (unique integers remain after rounding).
-TASK_SLIDER_POSITIONS = 200
-#: Points of the task curve (log-spaced; the other facets use every integer).
-TASK_CURVE_POINTS = 100
-#: Tasks grid of the cost frontier (log-spaced; scaffolds 1..8, benchmarks 1..max(9, observed)).
-FRONTIER_TASK_POINTS = 40
-
-_PRICE_ALL = "(all benchmarks)"
+_PRICE_ALL = ALL_BENCHMARKS
 
 
-def slider_values(field: str, extra=()) -> np.ndarray:
-    """The sizes the slider of ``field`` steps through, including ``extra`` sizes (observed, current)."""
-    top = SLIDER_TOP[field]
-    if field == "n_tasks":
-        base = np.unique(np.round(np.geomspace(1, top, TASK_SLIDER_POSITIONS)))
-    else:
-        base = np.arange(1, top + 1, dtype=np.float64)
-    extra = np.asarray([float(x) for x in extra if x is not None and x >= 1], dtype=np.float64)
-    return np.union1d(base, extra)
-
-
-def curve_grid(field: str, extra=()) -> np.ndarray:
-    """The sizes a curve is evaluated at: the slider's range (log-spaced for tasks), reaching any ``extra`` size."""
-    top = max([SLIDER_TOP[field], *[float(x) for x in extra if x is not None]])
-    if field == "n_tasks":
-        return np.unique(np.round(np.geomspace(1, top, TASK_CURVE_POINTS)))
-    return np.arange(1, math.ceil(top) + 1, dtype=np.float64)
-
-
-def _object_name(design: Design) -> str:
-    o = object_facets(design.object_of_measurement)
-    if o == {"model"}:
-        return "model"
-    if o == {"model", "scaffold"}:
-        return "system"
-    raise ValueError(f"the D-study view shows models or model-scaffold systems; the design's object is "
-                     f"{':'.join(sorted(o))!r}")
-
-
-def state_for(observed: Design) -> AnalysisState:
-    """An analysis state whose current and observed designs are ``observed``."""
-    sizes = {"n_tasks": observed.effective_n_tasks, "n_scaffolds": float(observed.n_scaffolds),
-             "n_benchmarks": observed.effective_n_benchmarks, "n_replicates": float(observed.n_replicates)}
-    p = observed.price_per_trial
-    prices = ({str(k): float(v) for k, v in p.items()} if isinstance(p, Mapping)
-              else ({_PRICE_ALL: float(p)} if float(p) > 0 else {}))
-    return AnalysisState(**sizes, n_models=int(observed.n_models), prices=prices,
-                         object_of_measurement=_object_name(observed), claim=observed.claim, observed=dict(sizes))
+def state_for(observed: DStudyDesign) -> AnalysisState:
+    """An analysis state whose current and observed designs are ``observed`` (:meth:`AnalysisState.from_design`)."""
+    return AnalysisState.from_design(observed)
 
 
 # Background jobs are plain Python threads that never touch Qt: the result is polled from a QTimer on the
@@ -262,7 +221,7 @@ class DStudyPanel(QWidget):
     redrawn = Signal()
     frontier_ready = Signal()
 
-    def __init__(self, model: DStudyModel, observed: Design, state: AnalysisState | None = None, ranks=None, *,
+    def __init__(self, model: DStudyModel, observed: DStudyDesign, state: AnalysisState | None = None, ranks=None, *,
                  throttle_ms: int = 16, replicates_curve: bool | None = None, parent: QWidget | None = None):
         super().__init__(parent)
         # The frontier runs on a background thread: keep garbage collection on the GUI thread meanwhile.
@@ -275,6 +234,7 @@ class DStudyPanel(QWidget):
         self.view: DStudyView | None = None
         self.observed_view: DStudyView | None = None
         self.frontier: CostFrontier | None = None
+        self.search: BudgetSearch | None = None  # core's budget search of the frontier (cheapest, best in budget)
         self.timings: list[tuple[float, float]] = []
         self._frontier_generation = 0
         self._frontier_pending: tuple[int, cf.Future] | None = None
@@ -288,11 +248,9 @@ class DStudyPanel(QWidget):
         show_rep = obs_sizes["n_replicates"] > 1 if replicates_curve is None else replicates_curve
         self.curve_fields = [f for f in self.fields if f != "n_replicates" or show_rep]
         self.grids = {f: curve_grid(f, [obs_sizes[f]]) for f in self.curve_fields}
-        # Fixed grids make the frontier independent of the sliders' sizes (see the module note).
-        self.frontier_grids = {
-            "n_tasks": np.unique(np.round(np.geomspace(1, SLIDER_TOP["n_tasks"], FRONTIER_TASK_POINTS))),
-            "n_scaffolds": np.arange(1, 9.0),
-            "n_benchmarks": np.arange(1, max(9, int(math.ceil(obs_sizes["n_benchmarks"]))) + 1.0)}
+        # Core's grids (core.dstudy.grids): fixed by the observed design, so the frontier does not move with
+        # the sliders, and the same designs `ddr dstudy --budget` and the DDR sheet search.
+        self.frontier_grids = frontier_grids(self._observed_reference())
         self.slider_values: dict[str, np.ndarray] = {
             f: slider_values(f, [obs_sizes[f], getattr(self.state, f)]) for f in self.fields}
 
@@ -673,7 +631,7 @@ class DStudyPanel(QWidget):
         self.frontier_plot.getPlotItem().setLabel("left", est)
 
     # -- computing and drawing -------------------------------------------------------------
-    def design(self) -> Design:
+    def design(self) -> DStudyDesign:
         """The current design (from the state)."""
         return self.state.design()
 
@@ -736,35 +694,39 @@ class DStudyPanel(QWidget):
 
     def _draw_frontier_marks(self) -> None:
         """Marks that move with the design or budget; the frontier itself is drawn when it is computed."""
-        fr, view = self.frontier, self.view
+        view = self.view
         if view is None:
             return
         by_cost = view.design.mean_price() > 0
         x = view.readouts.cost if by_cost else view.readouts.trials
         self.frontier_current.setData([x], [view.readouts.coefficient.median])
         budget = self.state.budget
-        if fr is not None and budget is not None and by_cost:
+        if self.search is not None and budget is not None and by_cost:
+            self.search = self.search.at_budget(budget)
             self.frontier_budget.setData([budget, budget], [0.0, 1.0])
-            k = fr.best_at_budget(budget)
+            k = self.search.best_in_budget
             self.readout_labels["budget"].setText(
-                "no design of the grid fits" if k is None else _design_text(fr, k, view.readouts.estimand))
+                self.search.why_no_budget_design if k is None
+                else fmt_design(self.search.design_at(k), self.search.frontier.estimand))
         else:
             self.frontier_budget.setData([], [])
             self.readout_labels["budget"].setText("enter prices and a budget" if not by_cost or budget is None
                                                   else "computing\u2026")
 
+    def _observed_reference(self) -> DStudyDesign:
+        """The observed design whose sizes fix the frontier's grid (as the CLI and the sheet use it)."""
+        obs = self._observed_sizes()
+        return dataclasses.replace(self.observed, tasks_per_benchmark=None, n_tasks=obs["n_tasks"],
+                                   n_benchmarks=obs["n_benchmarks"])
+
     def _start_frontier(self) -> None:
         st = self.state
         self._frontier_generation += 1
-        design = st.design()
-        if design.mean_price() <= 0:
-            # Without prices every design costs 0 and the front degenerates to one point: rank designs by
-            # their trial count instead (a price of 1 per trial makes core's cost the trial count).
-            design = dataclasses.replace(design, price_per_trial=1.0)
         if self._frontier_pending is not None:
             self._frontier_pending[1].cancel()  # a queued job that has not started never runs
-        future = _executor().submit(cost_frontier, self.components, design, target=st.effective_target,
-                                    **self.frontier_grids)
+        # core's budget search: its grids and its no-price policy (rank by trials) are the CLI's and the sheet's
+        future = _executor().submit(budget_search, self.components, st.design(), target=st.effective_target,
+                                    budget=st.budget, reference=self._observed_reference())
         _PENDING.append(future)
         plots.GuiThreadGarbageCollector.track(future)
         self._frontier_pending = (self._frontier_generation, future)
@@ -786,23 +748,24 @@ class DStudyPanel(QWidget):
         if exc is not None:
             self.message.setText(f"Cost frontier: {exc}")
             return
-        self.frontier = future.result()
+        self.search = future.result()
+        self.frontier = self.search.frontier
         self._draw_frontier()
         self.frontier_ready.emit()
 
     def _draw_frontier(self) -> None:
-        fr = self.frontier
-        by_cost = self.state.design().mean_price() > 0
-        x = fr.cost if by_cost else fr.trials
+        fr, search = self.frontier, self.search
+        by_cost = search.by_cost
+        x = fr.cost  # USD with prices, else the trial count (core.dstudy.grids.costing)
         p = self.frontier_plot.getPlotItem()
         p.setLabel("bottom", "cost (USD)" if by_cost else "trials (no prices entered)")
         self.frontier_points.setData(x, fr.median)
         order = fr.pareto
         self.frontier_line.setData(x[order], fr.median[order])
         self.frontier_target.setValue(fr.target)
-        if fr.cheapest is not None:
-            self.frontier_cheapest.setData([x[fr.cheapest]], [fr.median[fr.cheapest]])
-            self.readout_labels["cheapest"].setText(_design_text(fr, fr.cheapest, fr.estimand, by_cost))
+        if search.cheapest is not None:
+            self.frontier_cheapest.setData([x[search.cheapest]], [fr.median[search.cheapest]])
+            self.readout_labels["cheapest"].setText(fmt_design(search.design_at(search.cheapest), fr.estimand))
         else:
             self.frontier_cheapest.setData([], [])
             self.readout_labels["cheapest"].setText(f"no design of the grid reaches {fr.target:.2f}")
@@ -834,20 +797,8 @@ class DStudyPanel(QWidget):
                                              bar_label="P(row > column)", number_rows=True, number_cols=True)
 
 
-def _design_text(fr: CostFrontier, k: int, estimand: str, by_cost: bool = True) -> str:
-    d = fr.design_at(k)
-    money = fmt_usd(d["cost"]) if by_cost else f"{fmt_count(d['trials'])} trials"
-    sizes = " \u00d7 ".join(_count(d[k], word) for k, word in (("n_tasks", "task"), ("n_scaffolds", "scaffold"),
-                                                               ("n_benchmarks", "benchmark")))
-    return f"{sizes}: {_symbol(estimand)} {d['median']:.3f}, {money}"
-
-
-def _count(n: float, word: str) -> str:
-    return f"{fmt_count(n)} {word}{'' if n == 1 else 's'}"
-
-
 def _symbol(estimand: str) -> str:
-    return {"Erho2": "E\u03c1\u00b2", "Phi": "\u03a6"}.get(estimand, estimand)
+    return estimand_symbol(estimand)
 
 
 def _html(text: str) -> str:

@@ -346,7 +346,7 @@ class MainWindow(QMainWindow):
         model_names
             Names of the columns of ``theta``.
         observed_design
-            The design the corpus ran (:class:`~ddr_explorer.core.dstudy.Design`),
+            The design the corpus ran (:class:`~ddr_explorer.core.dstudy.DStudyDesign`),
             marked on the D-study curves.  Default: the state's observed design
             (from the loaded corpus), else its current design.  When given, the
             state's design, models, prices, object and claim are set from it.
@@ -383,9 +383,7 @@ class MainWindow(QMainWindow):
         """Make ``design`` the state's observed and current design (sizes, models, prices, object, claim)."""
         from collections.abc import Mapping
 
-        from .dstudy_panel import state_for
-
-        fresh = state_for(design)
+        fresh = AnalysisState.from_design(design)
         p = design.price_per_trial
         prices = fresh.prices if isinstance(p, Mapping) or float(p) > 0 else self.state.prices
         self.state.update(**{k: getattr(fresh, k) for k in SIZE_FIELDS}, observed=fresh.observed,

@@ -13,7 +13,7 @@ tables of a panel.
 from __future__ import annotations
 
 import csv
-import math
+import functools
 from pathlib import Path
 from typing import Callable, Mapping, Sequence
 
@@ -24,6 +24,7 @@ from PySide6.QtGui import QAction, QFont
 from PySide6.QtWidgets import QFileDialog, QMenu, QMessageBox, QTableWidget, QToolButton, QWidget
 
 from ..core.files import atomic_path
+from ..core.formatting import fmt_coef, fmt_estimate, fmt_n, fmt_usd  # noqa: F401 - fmt_usd re-exported
 
 
 def guard_pyside_singleton_refcounts() -> bool:
@@ -653,25 +654,9 @@ class ExportButton(QToolButton):
 
 
 def fmt_interval(median: float, lo: float, hi: float, digits: int = 3) -> str:
-    """``0.812 [0.701, 0.880]``; infinite bounds as ∞."""
-    def f(x: float) -> str:
-        if x is None or (isinstance(x, float) and math.isnan(x)):
-            return "n/a"
-        if math.isinf(x):
-            return "\u221e" if x > 0 else "-\u221e"
-        return f"{x:.{digits}f}"
-
-    return f"{f(median)} [{f(lo)}, {f(hi)}]"
+    """``0.812 [0.701, 0.880]``; infinite bounds as ∞ (:func:`~ddr_explorer.core.formatting.fmt_estimate`)."""
+    return fmt_estimate(median, lo, hi, fmt=functools.partial(fmt_coef, digits=digits))
 
 
-def fmt_count(x: float) -> str:
-    """Whole sizes without decimals, infinite as 'never'."""
-    if x is None or (isinstance(x, float) and math.isnan(x)):
-        return "n/a"
-    if math.isinf(x):
-        return "never"
-    return f"{x:,.0f}" if float(x).is_integer() else f"{x:,.1f}"
-
-
-def fmt_usd(x: float) -> str:
-    return f"${x:,.2f}"
+#: Counts and sizes, money: the same formatting as the CLI and the DDR sheet.
+fmt_count = fmt_n

@@ -10,7 +10,7 @@ import pytest
 
 import ddr_explorer.core.model  # noqa: F401 - before jax: parallel CPU chains
 from ddr_explorer.core.cli import main
-from ddr_explorer.core.external_ranking import ExternalRankingError, read_external_ranking
+from ddr_explorer.core.analyses.external_ranking import ExternalRankingError, read_external_ranking
 
 
 import ddr_batch_fakes as bf  # noqa: E402 - registered by tests/conftest.py

@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 
 import ddr_explorer.core.model  # noqa: F401 - before jax: parallel CPU chains
-from ddr_explorer.core.batch import FitJob, coefficient_draws, observed_design, run_fits, sub_corpus
+from ddr_explorer.core.analyses.refits import FitJob, coefficient_draws, run_fits, sub_corpus
+from ddr_explorer.core.dstudy import observed_design
 from ddr_explorer.core.model import FitCancelled, SamplerSettings
 
 

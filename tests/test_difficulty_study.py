@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 import ddr_explorer.core.model  # noqa: F401 - before jax: parallel CPU chains
-from ddr_explorer.core.difficulty_study import difficulty_study, run_difficulty_study, stratum_masks
+from ddr_explorer.core.analyses.difficulty import difficulty_study, run_difficulty_study, stratum_masks
 from ddr_explorer.core.model import FitCancelled, SamplerSettings
 from ddr_explorer.core.report.inputs import DifficultyProfile, task_difficulty
 

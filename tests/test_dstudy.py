@@ -15,7 +15,7 @@ from numpy.testing import assert_allclose
 
 from ddr_explorer.core import dstudy as ds
 from ddr_explorer.core import reliability as rel
-from ddr_explorer.core.dstudy import Design, DStudyModel
+from ddr_explorer.core.dstudy import DStudyDesign, DStudyModel
 from ddr_explorer.core.reliability import VarianceComponents
 
 E = math.pi**2 / 3
@@ -32,11 +32,11 @@ def posterior(s=400, seed=0, spread=0.4):
 
 
 # ---------------------------------------------------------------------------
-# Design and cost
+# DStudyDesign and cost
 # ---------------------------------------------------------------------------
 
 def test_design_trials_and_cost_by_hand():
-    d = Design(n_tasks=14, n_scaffolds=2, n_benchmarks=9, n_replicates=3, price_per_trial=0.5, n_models=10)
+    d = DStudyDesign(n_tasks=14, n_scaffolds=2, n_benchmarks=9, n_replicates=3, price_per_trial=0.5, n_models=10)
     # 10 models x 2 scaffolds x (9 x 14) tasks x 3 replicates = 7560 trials ; x 0.5 USD = 3780 USD
     assert d.trial_count() == 7560
     assert d.cost() == pytest.approx(3780.0)
@@ -44,7 +44,7 @@ def test_design_trials_and_cost_by_hand():
 
 
 def test_design_unequal_allocation_cost_and_harmonic_mean():
-    d = Design(n_models=2, price_per_trial={"a": 1.0, "b": 2.0}, tasks_per_benchmark={"a": 10, "b": 40})
+    d = DStudyDesign(n_models=2, price_per_trial={"a": 1.0, "b": 2.0}, tasks_per_benchmark={"a": 10, "b": 40})
     # trials = 2 x 1 x (10 + 40) = 100 ; cost = 2 x (10 x 1 + 40 x 2) = 180
     assert d.trial_count() == 100
     assert d.cost() == pytest.approx(180.0)
@@ -54,7 +54,7 @@ def test_design_unequal_allocation_cost_and_harmonic_mean():
 
 
 def test_design_mean_price_with_price_table():
-    d = Design(n_tasks=10, n_benchmarks=4, n_models=1, price_per_trial={"a": 1.0, "b": 3.0})
+    d = DStudyDesign(n_tasks=10, n_benchmarks=4, n_models=1, price_per_trial={"a": 1.0, "b": 3.0})
     # benchmarks are exchangeable: every benchmark charged the mean price 2 -> 40 trials x 2
     assert d.cost() == pytest.approx(80.0)
 
@@ -71,11 +71,11 @@ def test_design_mean_price_with_price_table():
 ])
 def test_bad_design(kw, match):
     with pytest.raises(ValueError, match=match):
-        Design(**kw)
+        DStudyDesign(**kw)
 
 
 def test_design_to_dict_is_json():
-    d = Design(n_tasks=14, n_benchmarks=9, price_per_trial={"a": 0.1}, object_of_measurement="system")
+    d = DStudyDesign(n_tasks=14, n_benchmarks=9, price_per_trial={"a": 0.1}, object_of_measurement="system")
     out = json.loads(json.dumps(d.to_dict()))
     assert out["object_of_measurement"] == "model:scaffold"
     assert out["trials"] == 2 * 14 * 9
@@ -90,7 +90,7 @@ def test_design_to_dict_is_json():
 @pytest.mark.parametrize("claim", ["relative", "absolute"])
 def test_curve_matches_per_draw_evaluation(over, facet, claim):
     c = posterior()
-    d = Design(n_tasks=14, n_scaffolds=2, n_benchmarks=5, claim=claim)
+    d = DStudyDesign(n_tasks=14, n_scaffolds=2, n_benchmarks=5, claim=claim)
     grid = np.array([1.0, 2, 3, 7, 20, 100])
     cur = ds.d_study_curve(c, d, over, grid, band_draws=None)
     for k, n in enumerate(grid):
@@ -112,7 +112,7 @@ def test_curve_matches_per_draw_evaluation(over, facet, claim):
 
 def test_curve_snr_and_band_draws():
     c = posterior(s=3000)
-    d = Design(n_tasks=14, n_benchmarks=9)
+    d = DStudyDesign(n_tasks=14, n_benchmarks=9)
     cur = ds.d_study_curve(c, d, "n_tasks", [5.0, 50.0], estimand="SNR", band_draws=None)
     y = rel.signal_to_noise(c, "model", d.sizes() | {"task": 50})
     assert cur.median[1] == pytest.approx(float(np.median(y)), rel=1e-12)
@@ -125,21 +125,21 @@ def test_curve_snr_and_band_draws():
 
 def test_curve_flat_when_facet_absent_or_in_object():
     per = {"model": 1.0, "task:model": 2.0, "model:scaffold": 0.5}
-    cur = ds.d_study_curve(per, Design(n_tasks=10), "n_benchmarks", [1.0, 5.0, 50.0])
+    cur = ds.d_study_curve(per, DStudyDesign(n_tasks=10), "n_benchmarks", [1.0, 5.0, 50.0])
     assert not cur.applies
     assert_allclose(cur.median, cur.median[0])
-    sys_curve = ds.d_study_curve(posterior(), Design(object_of_measurement="system"), "n_scaffolds", [1.0, 9.0])
+    sys_curve = ds.d_study_curve(posterior(), DStudyDesign(object_of_measurement="system"), "n_scaffolds", [1.0, 9.0])
     assert not sys_curve.applies
     assert sys_curve.median[0] == pytest.approx(sys_curve.median[1])
 
 
 def test_curve_bad_input():
     with pytest.raises(ValueError, match="grid should be"):
-        ds.d_study_curve(posterior(), Design(), "n_tasks", [0.0, 1.0])
+        ds.d_study_curve(posterior(), DStudyDesign(), "n_tasks", [0.0, 1.0])
     with pytest.raises(ValueError, match="target should be"):
-        ds.d_study_curve(posterior(), Design(), "n_tasks", target=1.2)
+        ds.d_study_curve(posterior(), DStudyDesign(), "n_tasks", target=1.2)
     with pytest.raises(ValueError, match="cannot vary"):
-        ds.d_study_curve(posterior(), Design(), "n_things")
+        ds.d_study_curve(posterior(), DStudyDesign(), "n_things")
 
 
 def test_default_grids():
@@ -152,7 +152,7 @@ def test_default_grids():
 
 def test_view_is_consistent_and_json():
     c = posterior(s=2000)
-    d = Design(n_tasks=14, n_scaffolds=2, n_benchmarks=9, price_per_trial=0.25, n_models=20)
+    d = DStudyDesign(n_tasks=14, n_scaffolds=2, n_benchmarks=9, price_per_trial=0.25, n_models=20)
     v = DStudyModel(c).view(d)
     r = v.readouts
     y = rel.generalizability(c, "model", d.sizes())
@@ -173,7 +173,7 @@ def test_view_is_consistent_and_json():
 
 def test_view_absolute_claim_readouts():
     c = posterior(s=500)
-    d = Design(n_tasks=30, n_benchmarks=4, claim="absolute")
+    d = DStudyDesign(n_tasks=30, n_benchmarks=4, claim="absolute")
     r = DStudyModel(c).readouts(d)
     assert r.estimand == "Phi" and r.target == 0.90
     assert r.coefficient == r.phi
@@ -198,7 +198,7 @@ def _brute_required(c, d, facet, target, claim, n_max=3000):
 @pytest.mark.parametrize("target", [0.5, 0.7, 0.85])
 def test_required_n_closed_form_equals_brute_force(over, facet, target):
     c = posterior(s=60, seed=3, spread=0.8)
-    d = Design(n_tasks=20, n_scaffolds=2, n_benchmarks=6)
+    d = DStudyDesign(n_tasks=20, n_scaffolds=2, n_benchmarks=6)
     req = ds.required_n(c, d, over, target)
     brute = _brute_required(c, d, facet, target, "relative")
     # brute force only searches to 3000: anything beyond is inf there
@@ -218,7 +218,7 @@ def test_required_n_closed_form_equals_brute_force(over, facet, target):
        st.sampled_from(["model", "system"]))
 def test_required_n_property(seed, target, claim, obj):
     c = posterior(s=20, seed=seed, spread=1.0)
-    d = Design(n_tasks=10, n_scaffolds=2, n_benchmarks=3, claim=claim, object_of_measurement=obj)
+    d = DStudyDesign(n_tasks=10, n_scaffolds=2, n_benchmarks=3, claim=claim, object_of_measurement=obj)
     req = ds.required_n(c, d, "n_tasks", target)
     fin = np.isfinite(req.draws)
     # at n*: met ; at n* - 1 (if >= 1): not met
@@ -232,7 +232,7 @@ def test_required_n_property(seed, target, claim, obj):
 
 def test_required_n_quantiles_and_assurance():
     c = posterior(s=1000, seed=5)
-    d = Design(n_tasks=10, n_benchmarks=9)
+    d = DStudyDesign(n_tasks=10, n_benchmarks=9)
     req = ds.required_n(c, d, "n_tasks", 0.6)
     s = np.sort(req.draws)
     # the median is the smallest n with P(n* <= n) >= 0.5
@@ -246,7 +246,7 @@ def test_required_n_quantiles_and_assurance():
 
 def test_p_target_met_matches_mean():
     c = posterior(s=500)
-    d = Design(n_tasks=40, n_benchmarks=5)
+    d = DStudyDesign(n_tasks=40, n_benchmarks=5)
     y = rel.generalizability(c, "model", d.sizes())
     assert ds.p_target_met(c, d, 0.7) == pytest.approx(float(np.mean(y >= 0.7)))
 
@@ -258,7 +258,7 @@ def test_p_target_met_matches_mean():
 def test_table8_fixed_budget_breadth():
     """N = 126 tasks at n_a = 1: Erho2 0.4530 in one benchmark, 0.7296 over nine (see test_reliability)."""
     c = VarianceComponents.from_mapping(TABLE8_SD, scale="sd", source="seed 000 Table 8")
-    b = ds.fixed_budget_breadth(c, 126, Design(n_scaffolds=1), n_benchmarks=[1, 2, 3, 6, 7, 9, 14, 18, 21, 63, 126])
+    b = ds.fixed_budget_breadth(c, 126, DStudyDesign(n_scaffolds=1), n_benchmarks=[1, 2, 3, 6, 7, 9, 14, 18, 21, 63, 126])
     assert round(float(b.median[0]), 4) == 0.4530
     assert round(float(b.median[5]), 4) == 0.7296
     assert b.tasks_per_benchmark[5] == 14
@@ -277,7 +277,7 @@ def test_breadth_bad_grid():
 
 def test_cost_frontier_pareto_and_cheapest():
     c = posterior(s=300)
-    d = Design(n_tasks=14, n_benchmarks=9, price_per_trial=0.5, n_models=10)
+    d = DStudyDesign(n_tasks=14, n_benchmarks=9, price_per_trial=0.5, n_models=10)
     f = ds.cost_frontier(c, d, n_tasks=[5, 10, 20, 50, 100], n_scaffolds=[1, 2, 4], n_benchmarks=[1, 3, 9],
                          target=0.7)
     assert f.cost.size == 5 * 3 * 3
@@ -308,13 +308,13 @@ def test_unequal_allocation_formula_by_hand():
     # error = 0.5/2 + (1/2^2) (2 + 3)(1/10 + 1/40) = 0.25 + 0.25 x 5 x 0.125 = 0.25 + 0.15625 = 0.40625
     c = VarianceComponents.from_mapping({"model": 1.0, "benchmark:model": 0.5, "benchmark:task:model": 2.0},
                                         residual=3.0)
-    d = Design(tasks_per_benchmark={"a": 10, "b": 40}, price_per_trial={"a": 1.0, "b": 1.0})
+    d = DStudyDesign(tasks_per_benchmark={"a": 10, "b": 40}, price_per_trial={"a": 1.0, "b": 1.0})
     assert_allclose(DStudyModel(c).coefficient(d), [1 / 1.40625])
 
 
 def test_allocation_equal_prices_is_equal():
     c = posterior(s=200)
-    d = Design(n_models=5, price_per_trial={"a": 0.2, "b": 0.2, "c": 0.2})
+    d = DStudyDesign(n_models=5, price_per_trial={"a": 0.2, "b": 0.2, "c": 0.2})
     a = ds.allocate_tasks(c, d, budget=5 * 0.2 * 30)  # 30 tasks in all
     assert a.optimal == {"a": 10, "b": 10, "c": 10} == a.equal
     assert a.saving_pct == pytest.approx(0.0)
@@ -331,7 +331,7 @@ def _brute_best_q(p, money, n_max=40):
 def test_allocation_budget_near_brute_force():
     c = posterior(s=200)
     prices = {"a": 0.1, "b": 0.4, "c": 1.6}
-    d = Design(n_models=1, price_per_trial=prices)
+    d = DStudyDesign(n_models=1, price_per_trial=prices)
     budget = 12.0
     a = ds.allocate_tasks(c, d, budget=budget)
     n = np.array([a.optimal[b] for b in prices], dtype=float)
@@ -352,7 +352,7 @@ def test_allocation_budget_near_brute_force():
 def test_allocation_target_mode():
     c = posterior(s=400)
     prices = {"a": 0.05, "b": 0.5, "c": 2.0, "d": 5.0}
-    d = Design(n_models=10, price_per_trial=prices)
+    d = DStudyDesign(n_models=10, price_per_trial=prices)
     a = ds.allocate_tasks(c, d, target=0.6, reference={"a": 200, "b": 200, "c": 200, "d": 200})
     assert a.feasible
     assert a.p_target["optimal"] >= 0.5 and a.p_target["equal"] >= 0.5
@@ -361,7 +361,7 @@ def test_allocation_target_mode():
     assert a.saving_vs_reference_pct > a.saving_pct
     # the equal allocation is the smallest equal n that meets the target
     n_eq = a.equal["a"]
-    smaller = Design(n_models=10, price_per_trial=prices, tasks_per_benchmark=dict.fromkeys(prices, n_eq - 1))
+    smaller = DStudyDesign(n_models=10, price_per_trial=prices, tasks_per_benchmark=dict.fromkeys(prices, n_eq - 1))
     if n_eq > 1:
         assert DStudyModel(c).p_target_met(smaller, 0.6) < 0.5
     # cheaper benchmarks get more tasks
@@ -370,7 +370,7 @@ def test_allocation_target_mode():
 
 def test_allocation_unreachable_target():
     c = VarianceComponents.from_mapping({"model": 0.1, "benchmark:model": 5.0, "benchmark:task:model": 1.0})
-    a = ds.allocate_tasks(c, Design(price_per_trial={"a": 1.0, "b": 1.0}), target=0.9)
+    a = ds.allocate_tasks(c, DStudyDesign(price_per_trial={"a": 1.0, "b": 1.0}), target=0.9)
     assert not a.feasible and a.saving_pct is None
     json.dumps(a.to_dict())
 
@@ -382,7 +382,7 @@ def test_allocation_unreachable_target():
     ({"budget": 100.0, "prices": {"a": 0.0}}, "should be > 0"),
 ])
 def test_allocation_bad_input(kw, match):
-    d = Design(price_per_trial={"a": 1.0, "b": 2.0})
+    d = DStudyDesign(price_per_trial={"a": 1.0, "b": 2.0})
     with pytest.raises(ValueError, match=match):
         ds.allocate_tasks(posterior(s=50), d, **kw)
 

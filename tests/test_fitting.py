@@ -11,7 +11,8 @@ import pytest
 
 import ddr_explorer.core.model  # noqa: F401 - before jax: parallel CPU chains
 from ddr_explorer.core.corpus.validate import build_corpus
-from ddr_explorer.core.fitting import (components_from_posterior, fit_corpus, observed_design_defaults,
+from ddr_explorer.core.dstudy import observed_design
+from ddr_explorer.core.fitting import (components_from_posterior, fit_corpus,
                                        theta_from_posterior)
 from ddr_explorer.core.model import SamplerSettings
 
@@ -74,5 +75,5 @@ def test_components_theta_and_design_from_a_fit(corpus, first):
     assert theta.shape == (120, 6) and len(names) == 6
     system, pairs = theta_from_posterior(a.posterior, "system")
     assert system.shape[1] == corpus.n_levels("agent") and all(" / " in p for p in pairs)
-    d = observed_design_defaults(corpus)
-    assert d["n_tasks"] == 20 and d["n_benchmarks"] == 1 and d["n_replicates"] == 2
+    d = observed_design(corpus)
+    assert d.n_tasks == 20 and d.n_benchmarks == 1 and d.n_replicates == 2

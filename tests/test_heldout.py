@@ -9,8 +9,8 @@ import pandas as pd
 import pytest
 
 import ddr_explorer.core.model  # noqa: F401 - before jax: parallel CPU chains
-from ddr_explorer.core.batch import observed_design
-from ddr_explorer.core.heldout import held_out_study, run_heldout, split_cells, split_settings
+from ddr_explorer.core.dstudy import observed_design
+from ddr_explorer.core.analyses.heldout import held_out_study, run_heldout, split_cells, split_settings
 from ddr_explorer.core.model import FitCancelled, SamplerSettings
 from ddr_explorer.core.report.inputs import HeldOutReliability
 

@@ -11,7 +11,7 @@ from scipy.stats import binom
 
 import ddr_explorer.core.model  # noqa: F401 - before jax: parallel CPU chains
 from ddr_explorer.core.fitting import fit_corpus
-from ddr_explorer.core.loo import loo_study, pointwise_log_likelihood, psis_loo, run_loo
+from ddr_explorer.core.analyses.loo import loo_study, pointwise_log_likelihood, psis_loo, run_loo
 from ddr_explorer.core.model import FitCancelled, SamplerSettings
 from ddr_explorer.core.report.inputs import LooSummary
 

@@ -24,7 +24,7 @@ pytest.importorskip("reportlab", reason="the DDR sheet needs reportlab (pip inst
 
 from ddr_explorer.core.corpus.io import load_corpus  # noqa: E402
 from ddr_explorer.core.dstudy import cost_frontier  # noqa: E402
-from ddr_explorer.core.dstudy_summary import dstudy_summary  # noqa: E402
+from ddr_explorer.core.dstudy.summary import dstudy_summary  # noqa: E402
 from ddr_explorer.core.reliability import VarianceComponents, capability_gap_ratio, summarize  # noqa: E402
 from ddr_explorer.core.report import (DifficultyProfile, FailureTaxonomy, HeldOutReliability,  # noqa: E402
                                       LooSummary, ReportInputs, build_sheet, report_inputs_from, sheet_content)
@@ -381,12 +381,12 @@ def test_object_and_claim(demo_corpus, tmp_path, obj, claim, question):
 
 def test_seed_003_agent_facets(demo_corpus, tmp_path):
     """Seed 003's four-facet formula (agent, task, step, error category) reports on agents."""
-    from ddr_explorer.core.dstudy import Design
+    from ddr_explorer.core.dstudy import DStudyDesign
 
     comps = synthetic_components({"agent": 0.5, "task": 2.0, "step": 0.8, "error_category": 0.6, "task:agent": 1.2,
                                   "agent:step": 0.3, "agent:error_category": 0.4, "task:step": 0.5,
                                   "task:error_category": 0.4, "error_category:step": 0.2})
-    design = Design(n_tasks=175, object_of_measurement="agent", extra_facets={"step": 3, "error_category": 4},
+    design = DStudyDesign(n_tasks=175, object_of_measurement="agent", extra_facets={"step": 3, "error_category": 4},
                     n_models=17)
     inp = report_inputs_from(demo_corpus, comps, design=design, fit_info=CONVERGED)
     first = _first_page(inp, tmp_path)

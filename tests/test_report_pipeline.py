@@ -23,7 +23,7 @@ pytest.importorskip("reportlab", reason="the DDR sheet needs reportlab (pip inst
 import ddr_explorer.core.model  # noqa: E402,F401 - before jax: parallel CPU chains
 from ddr_explorer.core.cli import main  # noqa: E402
 from ddr_explorer.core.corpus.io import load_corpus  # noqa: E402
-from ddr_explorer.core.dstudy_summary import dstudy_summary  # noqa: E402
+from ddr_explorer.core.dstudy.summary import dstudy_summary  # noqa: E402
 from ddr_explorer.core.fitting import components_from_posterior, theta_from_posterior  # noqa: E402
 from ddr_explorer.core.model import SamplerSettings  # noqa: E402
 from ddr_explorer.core.reliability import summarize  # noqa: E402
@@ -165,12 +165,19 @@ def test_analyses_ready_runner_and_failing(first_build, small_csv, tmp_path):
     assert "PSIS-LOO" in text and "990" in text and "812.5" in text
 
 
-def test_analysis_runner_names_what_is_missing(monkeypatch):
+def test_analysis_runner_names_what_is_missing():
     with pytest.raises(ValueError, match="unknown analysis 'bogus'"):
         pipeline.analysis_runner("bogus")
-    monkeypatch.setitem(pipeline._RUNNER_MODULES, "loo", ("no_such_loo_module", ("run",)))
-    with pytest.raises(ValueError, match=r"needs core/no_such_loo_module\.py"):
-        pipeline.analysis_runner("loo")
+    with pytest.raises(ValueError, match="failure taxonomy analysis has no runner in core"):
+        pipeline.analysis_runner("failure_taxonomy")
+
+
+def test_analysis_runners_are_the_analyses_of_core():
+    from ddr_explorer.core.analyses import difficulty, heldout, loo
+
+    assert pipeline._RUNNER_MODULES["difficulty"]() is difficulty.run_difficulty_study
+    assert pipeline._RUNNER_MODULES["held_out"]() is heldout.run_heldout
+    assert pipeline._RUNNER_MODULES["loo"]() is loo.run_loo
 
 
 # ---------------------------------------------------------------------------

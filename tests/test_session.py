@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ddr_explorer.core.dstudy import Design, prices_from_cost_column
+from ddr_explorer.core.dstudy import DStudyDesign, prices_from_cost_column
 from ddr_explorer.core.session import (FILE_FORMAT, FILE_VERSION, AnalysisState, Session, SessionError,
                                        observed_sizes)
 
@@ -34,7 +34,7 @@ def test_defaults_are_valid_and_session_is_an_alias():
     s = AnalysisState()
     assert Session is AnalysisState
     assert s.effective_target == 0.85
-    assert s.design() == Design(n_tasks=50, price_per_trial=0.0)
+    assert s.design() == DStudyDesign(n_tasks=50, price_per_trial=0.0)
     assert s.observed_design() is None
 
 

@@ -11,7 +11,7 @@ import pytest
 import ddr_explorer.core.model  # noqa: F401 - before jax: parallel CPU chains
 from ddr_explorer.core.model import FitCancelled, SamplerSettings
 from ddr_explorer.core.ranks import kendall_tau, spearman_rho
-from ddr_explorer.core.stability import leave_one_benchmark_out, leave_one_model_out, stability_table
+from ddr_explorer.core.analyses.stability import leave_one_benchmark_out, leave_one_model_out, stability_table
 
 
 import ddr_batch_fakes as bf  # noqa: E402 - registered by tests/conftest.py

@@ -1,15 +1,15 @@
 """What the DDR sheet says: every number and sentence, computed before anything is drawn.
 
 :func:`sheet_content` turns a :class:`~.inputs.ReportInputs` into a
-:class:`SheetContent` with core's own functions (:func:`~ddr_explorer.core.dstudy_summary.dstudy_summary`,
+:class:`SheetContent` with core's own functions (:func:`~ddr_explorer.core.dstudy.summary.dstudy_summary`,
 :class:`~ddr_explorer.core.dstudy.DStudyModel`, :func:`~ddr_explorer.core.dstudy.cost_frontier`,
 :func:`~ddr_explorer.core.ranks.rank_analysis`, ...), so the sheet, the CLI and
 the app show the same numbers; :mod:`.sheet` and :mod:`.figures` only lay out
 and draw (ArviZ's "compute first, then draw").
 
-The formatters (:func:`fmt_coef`, :func:`fmt_interval`, ...) are the sheet's
-only way of printing a number, and the tests use them to check that the PDF
-carries core's numbers.
+Numbers are printed with :mod:`ddr_explorer.core.formatting` (re-exported
+here), the same functions the app and the CLI use; the tests use them to check
+that the PDF carries core's numbers.
 
 Text is reportlab paragraph markup (``<b>``, ``<i>``, ``<super>``); the
 helpers :func:`escape` and the ``E_RHO2``-style constants keep it valid.
@@ -24,9 +24,11 @@ from xml.sax.saxutils import escape as _xml_escape
 
 import numpy as np
 
-from ..dstudy import (BreadthCurve, CostFrontier, Design, DStudyModel, DStudyView, cost_frontier,
-                      fixed_budget_breadth)
-from ..dstudy_summary import dstudy_summary
+from ..dstudy import (BreadthCurve, BudgetSearch, CostFrontier, DStudyDesign, DStudyModel, DStudyView,
+                      budget_search, fixed_budget_breadth)
+from ..dstudy.summary import dstudy_summary
+from ..formatting import (E_RHO2, GEQ, LEQ, NDASH, PHI, SIGMA2, TIMES, fmt_coef, fmt_interval, fmt_n,  # noqa: F401
+                          fmt_pct, fmt_prob, fmt_r, fmt_sig3, fmt_usd, fmt_var)
 from ..ranks import RankAgreement, RankAnalysis, rank_analysis, ranking_agreement
 from ..reliability import (DETECTION_ERHO2, RESIDUAL_LOGISTIC, Summary, canonical_term, capability_gap_ratio,
                            split_term, summarize, variance_shares)
@@ -37,15 +39,6 @@ __all__ = [
     "escape", "fmt_coef", "fmt_interval", "fmt_var", "fmt_pct", "fmt_n", "fmt_usd", "fmt_sig3", "fmt_prob", "fmt_r",
     "term_label", "Notice", "Decision", "ComponentRow", "SheetContent", "sheet_content", "verdict",
 ]
-
-#: Symbols in paragraph markup.
-E_RHO2 = "E\u03c1\u00b2"
-PHI = "\u03a6"
-SIGMA2 = "\u03c3\u00b2"
-GEQ = "\u2265"
-LEQ = "\u2264"
-TIMES = "\u00d7"
-NDASH = "\u2013"
 
 #: Reliability below this median is called "near zero" on page 1.
 NEAR_ZERO = 0.10
@@ -66,83 +59,6 @@ def escape(text) -> str:
 
 def _finite(x) -> bool:
     return x is not None and isinstance(x, (int, float, np.integer, np.floating)) and math.isfinite(float(x))
-
-
-def fmt_coef(x) -> str:
-    """A coefficient (Erho2, Phi, correlation-like) with three decimals, as ``ddr dstudy`` prints it."""
-    return f"{float(x):.3f}" if _finite(x) else "n/a"
-
-
-def fmt_interval(lo, hi, fmt=fmt_coef) -> str:
-    """``[lo, hi]`` with the given formatter."""
-    return f"[{fmt(lo)}, {fmt(hi)}]"
-
-
-def fmt_var(x) -> str:
-    """A variance on the logit scale: three significant figures, no exponent for usual sizes."""
-    if not _finite(x):
-        return "n/a"
-    x = float(x)
-    if x == 0:
-        return "0"
-    if abs(x) >= 100:
-        return f"{x:,.0f}"
-    if abs(x) >= 10:
-        return f"{x:.1f}"
-    if abs(x) >= 1:
-        return f"{x:.2f}"
-    if abs(x) >= 0.001:
-        return f"{x:.3f}"
-    return f"{x:.1e}"
-
-
-def fmt_pct(x, digits: int = 1) -> str:
-    """A share as a percentage (``0.123`` -> ``12.3%``)."""
-    return f"{100 * float(x):.{digits}f}%" if _finite(x) else "n/a"
-
-
-def fmt_n(x) -> str:
-    """A count or design size; ``inf`` reads "never" (no size reaches the target)."""
-    if x is None:
-        return "n/a"
-    x = float(x)
-    if math.isinf(x):
-        return "never"
-    if math.isnan(x):
-        return "n/a"
-    return f"{x:,.0f}" if abs(x - round(x)) < 1e-9 else f"{x:,.1f}"
-
-
-def fmt_usd(x) -> str:
-    """USD with precision that suits the amount."""
-    if not _finite(x):
-        return "n/a"
-    x = float(x)
-    if abs(x) >= 1000:
-        return f"${x:,.0f}"
-    if abs(x) >= 1:
-        return f"${x:,.2f}"
-    return f"${x:#.3g}"  # three significant digits, trailing zeros kept: $0.100 lines up with $0.0566
-
-
-def fmt_sig3(x) -> str:
-    """Three significant digits, trailing zeros kept, never in exponent form (27.0, 6.07, 1,234)."""
-    if not _finite(x):
-        return "n/a"
-    x = float(x)
-    return f"{x:,.0f}" if abs(x) >= 100 else f"{x:#.3g}"
-
-
-def fmt_prob(x) -> str:
-    """A probability with two decimals."""
-    return f"{float(x):.2f}" if _finite(x) else "n/a"
-
-
-def fmt_r(x) -> str:
-    """A correlation with two decimals and a true minus sign."""
-    if not _finite(x):
-        return "n/a"
-    return f"{float(x):.2f}".replace("-", "\u2212")
 
 
 # ---------------------------------------------------------------------------
@@ -246,7 +162,7 @@ class SheetContent:
     """Everything the sheet shows, computed (see :func:`sheet_content`)."""
 
     inputs: ReportInputs
-    design: Design
+    design: DStudyDesign
     summary: dict
     view: DStudyView
     headline: dict
@@ -261,6 +177,7 @@ class SheetContent:
     gap: Summary
     gap_text: str
     frontier: CostFrontier | None
+    search: BudgetSearch
     breadth: BreadthCurve | None
     ranks: RankAnalysis | None
     agreement: RankAgreement | None
@@ -321,7 +238,7 @@ def _object_words(obj: frozenset[str]) -> tuple[str, str, str]:
 # The computation
 # ---------------------------------------------------------------------------
 
-def _design_words(d: Design, inputs: ReportInputs) -> str:
+def _design_words(d: DStudyDesign, inputs: ReportInputs) -> str:
     s = inputs.corpus_summary
     parts = [f"{fmt_n(d.effective_n_tasks)} tasks per benchmark"]
     if "scaffold" not in d.object_facets:
@@ -351,7 +268,7 @@ def sheet_content(inputs: ReportInputs) -> SheetContent:
     obj = d.object_facets
     obj_label, obj_plural, obj_question = _object_words(obj)
 
-    summary = dstudy_summary(c, d, target=target, budget=inputs.budget if inputs.has_cost else None)
+    summary = dstudy_summary(c, d, target=target)  # the budget search is `search` below
     # dstudy_summary is JSON-ready, so "never reachable" (inf) comes back as None: restore inf.
     for m in summary["min_n"].values():
         for k in ("median", "lower95", "upper95"):
@@ -426,7 +343,9 @@ def sheet_content(inputs: ReportInputs) -> SheetContent:
                 f"{fmt_interval(*gap.hdi95)}: {gap_read}.")
 
     # -- cost ------------------------------------------------------------------
-    frontier = cost_frontier(c, d, target=target) if inputs.has_cost else None
+    # The same search as the app's D-study tab and `ddr dstudy --budget` (core.dstudy.grids).
+    search = budget_search(c, d, target=target, budget=inputs.budget, reference=d)
+    frontier = search.frontier if (inputs.has_cost and search.by_cost) else None
     breadth = None
     if "benchmark" in c.facets and "benchmark" not in obj:
         breadth = fixed_budget_breadth(c, d.total_tasks, d)
@@ -443,7 +362,8 @@ def sheet_content(inputs: ReportInputs) -> SheetContent:
     content = SheetContent(
         inputs=inputs, design=d, summary=summary, view=view, headline=head, estimand=est,
         object_label=obj_label, question=question, claim_label=claim_label, verdict_key=vkey, verdict_text=vtext,
-        meaning_text=meaning, components=rows, gap=gap, gap_text=gap_text, frontier=frontier, breadth=breadth,
+        meaning_text=meaning, components=rows, gap=gap, gap_text=gap_text, frontier=frontier, search=search,
+        breadth=breadth,
         ranks=ranks, agreement=agreement, notices=[], decisions=[], required_90=required_90)
     content.cost_bands = _cost_bands(content) if frontier is not None else {}
     content.notices = _notices(content)
@@ -580,10 +500,10 @@ def _cost_bands(ct: SheetContent) -> dict:
     out = {}
     above = [k for k in par if f.median[k] >= lo]
     out["detect"] = int(above[0]) if above else None
-    out["target"] = f.cheapest
+    out["target"] = ct.search.cheapest
     out["observed_cost"] = ct.design.cost()
     if ct.inputs.budget is not None:
-        out["budget"] = f.best_at_budget(float(ct.inputs.budget))
+        out["budget"] = ct.search.best_in_budget
     return out
 
 

@@ -28,12 +28,14 @@ from importlib import metadata
 from typing import Any, Mapping, Sequence
 
 import numpy as np
-import pandas as pd
 
-from ..dstudy import DEFAULT_TARGETS, CostRanking, Design, accuracy_per_dollar, prices_from_cost_column
+from ..analyses.difficulty import DifficultyProfile, TaskDifficulty, task_difficulty
+from ..analyses.failure_modes import FailureTaxonomy
+from ..analyses.heldout import HeldOutReliability
+from ..analyses.loo import LooSummary
+from ..dstudy import DEFAULT_TARGETS, CostRanking, DStudyDesign, accuracy_per_dollar, corpus_prices, observed_design
 from ..fitting import components_from_posterior, theta_from_posterior
-from ..ranks import spearman_rho
-from ..reliability import Summary, VarianceComponents, as_components, summarize
+from ..reliability import VarianceComponents, as_components
 
 __all__ = [
     "ANALYSIS_KEYS",
@@ -54,268 +56,6 @@ __all__ = [
 
 #: Keys of :attr:`ReportInputs.analyses` and the type each holds.
 ANALYSIS_KEYS: tuple[str, ...] = ("difficulty", "held_out", "loo", "failure_taxonomy")
-
-
-# ---------------------------------------------------------------------------
-# Task difficulty (computed from the corpus, no fit needed)
-# ---------------------------------------------------------------------------
-
-@dataclass(frozen=True)
-class TaskDifficulty:
-    """Tasks in quartiles of mean success across agents (seed 003 sec. 3, "difficulty-conditional").
-
-    Attributes
-    ----------
-    tasks
-        ``"benchmark/task"`` labels.
-    mean_success
-        ``(T,)`` per task: the mean over agents (model-scaffold pairs) of each
-        agent's success rate on the task, so every agent counts once however
-        many trials it ran.
-    quartile
-        ``(T,)`` stratum 1..K per task, 1 = easiest (highest mean success).
-    labels
-        ``("Q1 (easiest)", ..., "Q4 (hardest)")``.
-    stratum_mean, stratum_n
-        ``(K,)`` mean of ``mean_success`` and number of tasks per stratum.
-    n_never_solved, n_always_solved
-        Tasks no agent solved / every agent solved on every trial: they carry
-        no information about who is better.
-    """
-
-    tasks: tuple[str, ...]
-    mean_success: np.ndarray
-    quartile: np.ndarray
-    labels: tuple[str, ...]
-    stratum_mean: np.ndarray
-    stratum_n: np.ndarray
-    n_never_solved: int
-    n_always_solved: int
-
-    @property
-    def n_strata(self) -> int:
-        return len(self.labels)
-
-
-def task_difficulty(table: pd.DataFrame, n_strata: int = 4) -> TaskDifficulty:
-    """Split tasks into ``n_strata`` equal-count strata of mean success across agents.
-
-    Tasks are ordered by decreasing mean success (ties by name, so the split is
-    reproducible) and cut into strata of sizes differing by at most one; with
-    fewer tasks than strata, fewer strata are returned.  In a pooled corpus the
-    strata run over all (benchmark, task) pairs together.
-
-    Parameters
-    ----------
-    table
-        A canonical corpus table (``benchmark``, ``task``, ``model``,
-        ``scaffold``, ``successes``, ``trials``).
-    n_strata
-        4 for quartiles (seed 003).
-    """
-    need = ["benchmark", "task", "model", "scaffold", "successes", "trials"]
-    missing = [c for c in need if c not in table.columns]
-    if missing:
-        raise ValueError(f"task difficulty needs column(s) {', '.join(missing)}; load the corpus with load_corpus")
-    cells = ["benchmark", "task", "model", "scaffold"]
-    g = table.groupby(cells, observed=True, sort=True)[["successes", "trials"]].sum()
-    rate = (g["successes"] / g["trials"]).groupby(level=["benchmark", "task"], observed=True, sort=True).mean()
-    labels_all = [f"{b}/{t}" for b, t in rate.index]
-    succ = rate.to_numpy(np.float64)
-    order = sorted(range(len(succ)), key=lambda k: (-succ[k], labels_all[k]))
-    k = max(1, min(n_strata, len(succ)))
-    quart = np.empty(len(succ), dtype=np.int64)
-    for s, chunk in enumerate(np.array_split(np.array(order, dtype=np.int64), k), start=1):
-        quart[chunk] = s
-    names = [f"Q{s}" for s in range(1, k + 1)]
-    if k > 1:
-        names[0] += " (easiest)"
-        names[-1] += " (hardest)"
-    smean = np.array([succ[quart == s].mean() for s in range(1, k + 1)])
-    sn = np.array([int((quart == s).sum()) for s in range(1, k + 1)])
-    return TaskDifficulty(tuple(labels_all), succ, quart, tuple(names), smean, sn,
-                          int((succ == 0).sum()), int((succ == 1).sum()))
-
-
-# ---------------------------------------------------------------------------
-# Optional analyses (each needs fits the sheet does not run)
-# ---------------------------------------------------------------------------
-
-def _as_summary(x) -> Summary | None:
-    if x is None or isinstance(x, Summary):
-        return x
-    return summarize(np.asarray(x, dtype=np.float64))
-
-
-@dataclass(frozen=True)
-class DifficultyProfile:
-    """Difficulty-conditional reliability: one G-study per difficulty stratum (seed 003 sec. 5.3).
-
-    Attributes
-    ----------
-    labels
-        Stratum names, easiest first (``"Q1 (easiest)"`` ... ``"Q4 (hardest)"``).
-    erho2
-        Per stratum, the coefficient of the observed design from that
-        stratum's own fit (a :class:`~ddr_explorer.core.reliability.Summary`,
-        or ``None`` where the fit failed).
-    aggregate
-        The same coefficient from the fit on all tasks.
-    mean_success
-        ``(K,)`` mean success of each stratum's tasks (optional).
-
-    Notes
-    -----
-    The strata are fitted separately, so their draws are not paired with the
-    aggregate's: the gap ``aggregate - hardest`` is reported as a difference
-    of posterior medians, not as a per-draw difference.
-    """
-
-    labels: tuple[str, ...]
-    erho2: tuple[Summary | None, ...]
-    aggregate: Summary
-    mean_success: np.ndarray | None = None
-
-    def __post_init__(self):
-        if len(self.labels) != len(self.erho2) or not self.labels:
-            raise ValueError(f"difficulty profile: {len(self.labels)} labels for {len(self.erho2)} strata; "
-                             "give one label per stratum")
-        object.__setattr__(self, "erho2", tuple(_as_summary(e) for e in self.erho2))
-        object.__setattr__(self, "aggregate", _as_summary(self.aggregate))
-
-    @classmethod
-    def from_draws(cls, labels: Sequence[str], strata_draws: Sequence[np.ndarray | None], aggregate_draws,
-                   mean_success=None) -> "DifficultyProfile":
-        """Summarise per-stratum draws of the coefficient (one array per stratum fit)."""
-        return cls(tuple(labels), tuple(_as_summary(d) for d in strata_draws), _as_summary(aggregate_draws),
-                   None if mean_success is None else np.asarray(mean_success, dtype=np.float64))
-
-    @property
-    def hardest(self) -> Summary | None:
-        return self.erho2[-1]
-
-    @property
-    def gap(self) -> float | None:
-        """``median(aggregate) - median(hardest stratum)`` (seed 003's "measurement cost")."""
-        return None if self.hardest is None else self.aggregate.median - self.hardest.median
-
-
-@dataclass(frozen=True)
-class HeldOutReliability:
-    """Projected against held-out reliability over random splits (seed 003 sec. 5.4).
-
-    Attributes
-    ----------
-    projected
-        ``(n_splits,)`` the coefficient of the observed design projected from
-        the training cells' fit (posterior median per split).
-    held_out
-        ``(n_splits,)`` the coefficient found on the held-out cells.
-    train_fraction
-        Share of cells in the training part (0.7 in seed 003).
-    stratified_by
-        What the splits were stratified by.
-    """
-
-    projected: np.ndarray
-    held_out: np.ndarray
-    train_fraction: float = 0.7
-    stratified_by: str = "(agent, task) cell"
-
-    def __post_init__(self):
-        p = np.asarray(self.projected, dtype=np.float64).ravel()
-        h = np.asarray(self.held_out, dtype=np.float64).ravel()
-        if p.shape != h.shape or p.size < 2:
-            raise ValueError(f"held-out reliability needs two arrays of one length >= 2 (one value per split), "
-                             f"got {p.size} projected and {h.size} held-out values")
-        if not (np.isfinite(p).all() and np.isfinite(h).all()):
-            raise ValueError("held-out reliability has a non-finite value; drop the failed splits")
-        object.__setattr__(self, "projected", p)
-        object.__setattr__(self, "held_out", h)
-
-    @property
-    def n_splits(self) -> int:
-        return int(self.projected.size)
-
-    @property
-    def pearson_r(self) -> float:
-        """Pearson correlation across splits (NaN when either side is constant)."""
-        if np.ptp(self.projected) == 0 or np.ptp(self.held_out) == 0:
-            return float("nan")
-        return float(np.corrcoef(self.projected, self.held_out)[0, 1])
-
-    @property
-    def spearman(self) -> float:
-        return spearman_rho(self.projected, self.held_out)
-
-    @property
-    def mean_gap(self) -> float:
-        """Mean of ``held_out - projected`` (negative: the projection is optimistic)."""
-        return float(np.mean(self.held_out - self.projected))
-
-
-@dataclass(frozen=True)
-class LooSummary:
-    """PSIS-LOO Pareto-k counts (seed 000 App. D.3): k <= 0.7 good, 0.7-1 bad, > 1 very bad.
-
-    Attributes
-    ----------
-    good, bad, very_bad
-        Observations in each Pareto-k class.
-    elpd, elpd_se
-        Expected log predictive density and its standard error (optional).
-    """
-
-    good: int
-    bad: int
-    very_bad: int
-    elpd: float | None = None
-    elpd_se: float | None = None
-
-    @classmethod
-    def from_pareto_k(cls, k, elpd: float | None = None, elpd_se: float | None = None) -> "LooSummary":
-        k = np.asarray(k, dtype=np.float64).ravel()
-        return cls(int((k <= 0.7).sum()), int(((k > 0.7) & (k <= 1.0)).sum()), int((k > 1.0).sum()), elpd, elpd_se)
-
-    @property
-    def total(self) -> int:
-        return self.good + self.bad + self.very_bad
-
-
-@dataclass(frozen=True)
-class FailureTaxonomy:
-    """Where agents differ against where failures appear, per error category (seed 003 secs. 5.6-5.7).
-
-    Attributes
-    ----------
-    categories
-        Category names.
-    interaction_variance
-        ``(K,)`` per category, the agent-by-task variance (``sigma^2_a:t``,
-        posterior median): where agents *differ*.
-    activation_rate
-        ``(K,)`` per category, the share of traces showing a failure of that
-        category: where failures *appear*.
-    """
-
-    categories: tuple[str, ...]
-    interaction_variance: np.ndarray
-    activation_rate: np.ndarray
-
-    def __post_init__(self):
-        v = np.asarray(self.interaction_variance, dtype=np.float64).ravel()
-        a = np.asarray(self.activation_rate, dtype=np.float64).ravel()
-        if not (len(self.categories) == v.size == a.size) or v.size < 2:
-            raise ValueError("failure taxonomy: give one interaction variance and one activation rate per "
-                             f"category (>= 2 categories); got {len(self.categories)}, {v.size}, {a.size}")
-        object.__setattr__(self, "categories", tuple(str(c) for c in self.categories))
-        object.__setattr__(self, "interaction_variance", v)
-        object.__setattr__(self, "activation_rate", a)
-
-    @property
-    def spearman(self) -> float:
-        """Rank correlation of variance and frequency (descriptive; few categories)."""
-        return spearman_rho(self.interaction_variance, self.activation_rate)
 
 
 _ANALYSIS_TYPES = {"difficulty": DifficultyProfile, "held_out": HeldOutReliability, "loo": LooSummary,
@@ -382,7 +122,7 @@ class ReportInputs:
     corpus_hash: str
     corpus_summary: Mapping[str, Any]
     components: VarianceComponents
-    observed_design: Design
+    observed_design: DStudyDesign
     target: float | None = None
     budget: float | None = None
     prices: Mapping[str, float] = field(default_factory=dict)
@@ -399,8 +139,8 @@ class ReportInputs:
 
     def __post_init__(self):
         self.components = as_components(self.components)
-        if not isinstance(self.observed_design, Design):
-            raise TypeError(f"observed_design should be a Design, got {type(self.observed_design).__name__}")
+        if not isinstance(self.observed_design, DStudyDesign):
+            raise TypeError(f"observed_design should be a DStudyDesign, got {type(self.observed_design).__name__}")
         if self.target is None:
             self.target = DEFAULT_TARGETS[self.observed_design.claim]
         t = float(self.target)
@@ -525,7 +265,7 @@ def fit_info_from_posterior(posterior) -> dict:
 def report_inputs_from(corpus, components=None, theta=None, *, model_names: Sequence[str] | None = None,
                        posterior=None, fit_info: Mapping[str, Any] | None = None,
                        object_of_measurement: str = "model", claim: str = "relative",
-                       design: Design | None = None, target: float | None = None, budget: float | None = None,
+                       design: DStudyDesign | None = None, target: float | None = None, budget: float | None = None,
                        prices: Mapping[str, float] | None = None, analyses: Mapping[str, Any] | None = None,
                        corpus_summary: Mapping[str, Any] | None = None, title: str | None = None) -> ReportInputs:
     """Fill a :class:`ReportInputs` from a corpus and a posterior with core's functions.
@@ -548,7 +288,7 @@ def report_inputs_from(corpus, components=None, theta=None, *, model_names: Sequ
         ``"model"`` or ``"system"``; ``"relative"`` (ranking) or ``"absolute"``.
     design
         The design to report; default: the corpus's own design
-        (:func:`~ddr_explorer.core.session.observed_sizes`) with its models and prices.
+        (:func:`~ddr_explorer.core.dstudy.observed_design`) with its models and prices.
     target, budget
         Target coefficient (default by claim) and an optional budget in USD.
     prices
@@ -571,7 +311,6 @@ def report_inputs_from(corpus, components=None, theta=None, *, model_names: Sequ
         Neither components nor a posterior, or inconsistent inputs (see :class:`ReportInputs`).
     """
     from ..inspection import inspect_corpus
-    from ..session import observed_sizes
 
     if components is None:
         if posterior is None:
@@ -597,16 +336,12 @@ def report_inputs_from(corpus, components=None, theta=None, *, model_names: Sequ
     summary = dict(corpus_summary) if corpus_summary is not None else inspect_corpus(corpus)
     if prices is not None:
         price_map, source = {str(k): float(v) for k, v in prices.items()}, "user"
-    elif corpus.has_cost:
-        price_map, source = {str(k): v for k, v in prices_from_cost_column(table, "benchmark").items()}, "cost column"
     else:
-        price_map, source = {}, "none"
+        price_map = corpus_prices(corpus)
+        source = "cost column" if price_map else "none"
     if design is None:
-        sizes = observed_sizes(corpus)
-        design = Design(n_tasks=sizes["n_tasks"], n_scaffolds=sizes["n_scaffolds"], n_benchmarks=sizes["n_benchmarks"],
-                        n_replicates=sizes["n_replicates"], price_per_trial=price_map or 0.0,
-                        n_models=max(1, corpus.n_levels("model")), object_of_measurement=object_of_measurement,
-                        claim=claim)
+        design = observed_design(corpus, object_of_measurement=object_of_measurement, claim=claim,
+                                 prices=price_map)
     accuracy = accuracy_per_dollar(table, ("model", "scaffold"))
     g = table.groupby("model", observed=True, sort=True)[["successes", "trials"]].sum()
     model_acc = {str(m): float(s / n) for m, s, n in zip(g.index, g["successes"], g["trials"]) if n > 0}

@@ -17,8 +17,7 @@ key of :data:`~.inputs.ANALYSIS_KEYS` to either a ready result
 :class:`~.inputs.LooSummary`, :class:`~.inputs.FailureTaxonomy`) or a runner:
 a callable taking an :class:`AnalysisContext` and returning such a result.
 :func:`analysis_runner` finds the runners of the batch modules
-(``core/difficulty_study.py``, ``core/heldout.py``, ``core/loo.py``) when they
-are installed and says plainly when they are not.
+(:mod:`ddr_explorer.core.analyses`) and says plainly which analyses have none.
 
 Nothing here imports Qt; the sampler (JAX) is imported only when a fit has to
 be run.
@@ -26,7 +25,6 @@ be run.
 
 from __future__ import annotations
 
-import importlib
 import inspect
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -46,12 +44,27 @@ ANALYSIS_ALIASES: dict[str, str] = {"difficulty": "difficulty", "heldout": "held
                                     "held-out": "held_out", "loo": "loo", "failure_taxonomy": "failure_taxonomy",
                                     "failures": "failure_taxonomy"}
 
-#: Where the runner of each analysis lives (module under ``ddr_explorer.core``, candidate function names).
-_RUNNER_MODULES: dict[str, tuple[str, tuple[str, ...]]] = {
-    "difficulty": ("difficulty_study", ("run_difficulty_study", "difficulty_profile", "run")),
-    "held_out": ("heldout", ("run_heldout", "held_out_reliability", "heldout_reliability", "run")),
-    "loo": ("loo", ("run_loo", "loo_summary", "psis_loo", "run")),
-}
+def _difficulty_runner():
+    from ..analyses.difficulty import run_difficulty_study
+
+    return run_difficulty_study
+
+
+def _heldout_runner():
+    from ..analyses.heldout import run_heldout
+
+    return run_heldout
+
+
+def _loo_runner():
+    from ..analyses.loo import run_loo
+
+    return run_loo
+
+
+#: The runner of each analysis in core.analyses (imported when needed: they import the sampler's callers).
+_RUNNER_MODULES: dict[str, Callable[[], Callable]] = {
+    "difficulty": _difficulty_runner, "held_out": _heldout_runner, "loo": _loo_runner}
 
 
 class SheetCancelled(RuntimeError):
@@ -134,20 +147,7 @@ def analysis_runner(key: str) -> Callable[[AnalysisContext], Any]:
     if name not in _RUNNER_MODULES:
         raise ValueError(f"the {name.replace('_', ' ')} analysis has no runner in core; compute it and pass the "
                          "result in analyses= (see ddr_explorer.core.report.inputs)")
-    module_name, candidates = _RUNNER_MODULES[name]
-    try:
-        module = importlib.import_module(f"ddr_explorer.core.{module_name}")
-    except ModuleNotFoundError as exc:
-        if exc.name != f"ddr_explorer.core.{module_name}":
-            raise
-        raise ValueError(f"the {name.replace('_', ' ')} analysis needs core/{module_name}.py, which this build "
-                         "does not have; leave it out of --analyses (the sheet says it was not run)") from None
-    for fn_name in candidates:
-        fn = getattr(module, fn_name, None)
-        if callable(fn):
-            return _adapt_runner(fn)
-    raise ValueError(f"core/{module_name}.py has none of {', '.join(candidates)}; cannot run the "
-                     f"{name.replace('_', ' ')} analysis")
+    return _adapt_runner(_RUNNER_MODULES[name]())
 
 
 def _adapt_runner(fn) -> Callable[[AnalysisContext], Any]:
@@ -212,7 +212,7 @@ def _load_source(source, corpus, load_options):
 
 def write_ddr_sheet(source, output, *, corpus=None, load_options: Mapping[str, Any] | None = None,
                     posterior=None, corpus_summary: Mapping[str, Any] | None = None,
-                    design: str | Any | None = None, settings=None, cache_dir: str | Path | None = None,
+                    preset: str | Any | None = None, settings=None, cache_dir: str | Path | None = None,
                     use_cache: bool = True, object_of_measurement: str = "model", claim: str = "relative",
                     target: float | None = None, budget: float | None = None,
                     prices: Mapping[str, float] | None = None, analyses: Mapping[str, Any] | None = None,
@@ -300,7 +300,7 @@ def write_ddr_sheet(source, output, *, corpus=None, load_options: Mapping[str, A
         from ..model.formula import as_spec
         from ..model.sampler import FitCancelled
 
-        spec = as_spec(design or ("pooled" if c.n_levels("benchmark") > 1 else "per-benchmark"))
+        spec = as_spec(preset or ("pooled" if c.n_levels("benchmark") > 1 else "per-benchmark"))
         spec.validate(c.table.columns)
         _emit(progress, "fit", 0, 1)
         try:

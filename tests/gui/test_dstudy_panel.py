@@ -19,7 +19,7 @@ pytestmark = pytest.mark.gui
 
 from PySide6.QtGui import QImage  # noqa: E402
 
-from ddr_explorer.core.dstudy import Design, DStudyModel, cost_frontier  # noqa: E402
+from ddr_explorer.core.dstudy import DStudyDesign, DStudyModel, cost_frontier  # noqa: E402
 from ddr_explorer.core.ranks import rank_analysis  # noqa: E402
 from ddr_explorer.core.reliability import DETECTION_ERHO2, VarianceComponents  # noqa: E402
 from ddr_explorer.core.session import AnalysisState  # noqa: E402
@@ -45,9 +45,9 @@ def synthetic_components(sd: dict, seed: int, spread: float = 0.25) -> VarianceC
 
 
 FITS = {
-    "per-benchmark": (PER_BENCHMARK_SD, Design(n_tasks=89, n_scaffolds=3, n_replicates=5, n_models=29,
+    "per-benchmark": (PER_BENCHMARK_SD, DStudyDesign(n_tasks=89, n_scaffolds=3, n_replicates=5, n_models=29,
                                                price_per_trial={"terminal-bench-2.0": 0.8})),
-    "pooled": (POOLED_SD, Design(n_tasks=50, n_scaffolds=2, n_benchmarks=9, n_models=10,
+    "pooled": (POOLED_SD, DStudyDesign(n_tasks=50, n_scaffolds=2, n_benchmarks=9, n_models=10,
                                  price_per_trial={f"benchmark with a very long name number {k}": 0.1 * (k + 1)
                                                   for k in range(9)})),
 }
@@ -159,7 +159,7 @@ def test_sliders_follow_the_facets_of_the_fit(components, make_panel):
     assert set(pooled.sliders) == {"n_tasks", "n_scaffolds", "n_benchmarks", "n_replicates"}
     assert set(pooled.curve_items) == {"n_tasks", "n_scaffolds", "n_benchmarks"}  # one trial per cell
     only_tasks = VarianceComponents.from_mapping({"model": 1.0, "task:model": 2.0})
-    p = make_panel(only_tasks, Design(n_tasks=20))
+    p = make_panel(only_tasks, DStudyDesign(n_tasks=20))
     assert set(p.sliders) == {"n_tasks", "n_replicates"}
 
 
@@ -266,7 +266,7 @@ def test_target_budget_and_prices(components, make_panel, qtbot):
 
 def test_without_prices_the_frontier_is_drawn_over_trials(components, make_panel):
     comps = components["per-benchmark"]
-    panel = make_panel(comps, Design(n_tasks=40, n_scaffolds=2, n_models=5))
+    panel = make_panel(comps, DStudyDesign(n_tasks=40, n_scaffolds=2, n_models=5))
     assert panel.state.prices == {}
     assert panel.wait_for_frontier()
     x, _ = panel.frontier_points.getOriginalDataset()
@@ -320,7 +320,7 @@ def test_exports(components, ranks, make_panel, tmp_path):
 def test_panel_writes_a_shared_state_and_stops_listening_when_deleted(components, qtbot):
     comps = components["per-benchmark"]
     state = AnalysisState(n_tasks=30, n_scaffolds=2, observed={"n_tasks": 30.0})
-    panel = DStudyPanel(DStudyModel(comps), Design(n_tasks=30, n_scaffolds=2), state=state)  # deleted below
+    panel = DStudyPanel(DStudyModel(comps), DStudyDesign(n_tasks=30, n_scaffolds=2), state=state)  # deleted below
     assert len(state.events) == 1
     panel.sliders["n_scaffolds"].setValue(4)
     assert state.n_scaffolds == 5.0

@@ -24,7 +24,7 @@ from PySide6.QtGui import QImage  # noqa: E402
 from ddr_explorer.core.components_io import read_components  # noqa: E402
 from ddr_explorer.core.corpus.io import load_corpus  # noqa: E402
 from ddr_explorer.core.design import coverage_matrix  # noqa: E402
-from ddr_explorer.core.dstudy import Design  # noqa: E402
+from ddr_explorer.core.dstudy import DStudyDesign  # noqa: E402
 from ddr_explorer.core.inspection import format_summary, inspect_corpus  # noqa: E402
 from ddr_explorer.core.ranks import rank_analysis  # noqa: E402
 from ddr_explorer.core.reliability import (VarianceComponents, capability_gap_ratio, summarize,  # noqa: E402
@@ -240,7 +240,7 @@ def test_presets_and_design(qtbot):
     assert dialog.values() == rows and dialog.scale == scale
     dialog.models_spin.setValue(12)
     d = dialog.design()
-    assert d == Design(n_tasks=50, n_scaffolds=1, n_benchmarks=9, n_replicates=1, n_models=12, price_per_trial=0.0)
+    assert d == DStudyDesign(n_tasks=50, n_scaffolds=1, n_benchmarks=9, n_replicates=1, n_models=12, price_per_trial=0.0)
 
 
 # ---------------------------------------------------------------------------
@@ -258,7 +258,7 @@ def window(qtbot):
 def test_show_posterior_fills_the_tabs(window, qtbot, components, theta_names):
     theta, names = theta_names
     assert [window.tabs.tabText(k) for k in range(window.tabs.count())] == list(TABS)
-    observed = Design(n_tasks=89, n_scaffolds=3, n_replicates=5, n_models=len(names))
+    observed = DStudyDesign(n_tasks=89, n_scaffolds=3, n_replicates=5, n_models=len(names))
     with qtbot.waitSignal(window.posterior_shown):
         window.show_posterior(components, theta, names, observed)
     assert window.tabs.currentIndex() == TABS.index("D-study")

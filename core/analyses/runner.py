@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .reliability import to_jsonable
+from ..reliability import to_jsonable
 
 __all__ = ["ANALYSIS_NAMES", "parse_which", "run_analysis_studies", "studies_to_dict", "sheet_analyses",
            "run_analyses", "format_analyses"]
@@ -68,7 +68,7 @@ def run_analysis_studies(corpus, which, spec, settings, *, cache_dir: str | Path
         -> a stability DataFrame, or a ``{"skipped": why}`` dict when there is nothing to leave out.
         :func:`studies_to_dict` makes them JSON-ready, :func:`sheet_analyses` hands them to the DDR sheet.
     """
-    from .difficulty_study import difficulty_study
+    from .difficulty import difficulty_study
     from .heldout import held_out_study
     from .loo import loo_study
     from .stability import stability_table

@@ -28,8 +28,148 @@ from pathlib import Path
 
 import numpy as np
 
-from .batch import CancelCallback, ProgressCallback, FitJob, coefficient_draws, observed_design, run_fits, sub_corpus
-from .report.inputs import DifficultyProfile, TaskDifficulty, task_difficulty
+from typing import Sequence
+
+import pandas as pd
+
+from ..dstudy import observed_design
+from ..reliability import Summary, as_summary
+from .refits import CancelCallback, FitJob, ProgressCallback, coefficient_draws, run_fits, sub_corpus
+
+
+# ---------------------------------------------------------------------------
+# Task difficulty (computed from the corpus, no fit needed)
+# ---------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class TaskDifficulty:
+    """Tasks in quartiles of mean success across agents (seed 003 sec. 3, "difficulty-conditional").
+
+    Attributes
+    ----------
+    tasks
+        ``"benchmark/task"`` labels.
+    mean_success
+        ``(T,)`` per task: the mean over agents (model-scaffold pairs) of each
+        agent's success rate on the task, so every agent counts once however
+        many trials it ran.
+    quartile
+        ``(T,)`` stratum 1..K per task, 1 = easiest (highest mean success).
+    labels
+        ``("Q1 (easiest)", ..., "Q4 (hardest)")``.
+    stratum_mean, stratum_n
+        ``(K,)`` mean of ``mean_success`` and number of tasks per stratum.
+    n_never_solved, n_always_solved
+        Tasks no agent solved / every agent solved on every trial: they carry
+        no information about who is better.
+    """
+
+    tasks: tuple[str, ...]
+    mean_success: np.ndarray
+    quartile: np.ndarray
+    labels: tuple[str, ...]
+    stratum_mean: np.ndarray
+    stratum_n: np.ndarray
+    n_never_solved: int
+    n_always_solved: int
+
+    @property
+    def n_strata(self) -> int:
+        return len(self.labels)
+
+
+def task_difficulty(table: pd.DataFrame, n_strata: int = 4) -> TaskDifficulty:
+    """Split tasks into ``n_strata`` equal-count strata of mean success across agents.
+
+    Tasks are ordered by decreasing mean success (ties by name, so the split is
+    reproducible) and cut into strata of sizes differing by at most one; with
+    fewer tasks than strata, fewer strata are returned.  In a pooled corpus the
+    strata run over all (benchmark, task) pairs together.
+
+    Parameters
+    ----------
+    table
+        A canonical corpus table (``benchmark``, ``task``, ``model``,
+        ``scaffold``, ``successes``, ``trials``).
+    n_strata
+        4 for quartiles (seed 003).
+    """
+    need = ["benchmark", "task", "model", "scaffold", "successes", "trials"]
+    missing = [c for c in need if c not in table.columns]
+    if missing:
+        raise ValueError(f"task difficulty needs column(s) {', '.join(missing)}; load the corpus with load_corpus")
+    cells = ["benchmark", "task", "model", "scaffold"]
+    g = table.groupby(cells, observed=True, sort=True)[["successes", "trials"]].sum()
+    rate = (g["successes"] / g["trials"]).groupby(level=["benchmark", "task"], observed=True, sort=True).mean()
+    labels_all = [f"{b}/{t}" for b, t in rate.index]
+    succ = rate.to_numpy(np.float64)
+    order = sorted(range(len(succ)), key=lambda k: (-succ[k], labels_all[k]))
+    k = max(1, min(n_strata, len(succ)))
+    quart = np.empty(len(succ), dtype=np.int64)
+    for s, chunk in enumerate(np.array_split(np.array(order, dtype=np.int64), k), start=1):
+        quart[chunk] = s
+    names = [f"Q{s}" for s in range(1, k + 1)]
+    if k > 1:
+        names[0] += " (easiest)"
+        names[-1] += " (hardest)"
+    smean = np.array([succ[quart == s].mean() for s in range(1, k + 1)])
+    sn = np.array([int((quart == s).sum()) for s in range(1, k + 1)])
+    return TaskDifficulty(tuple(labels_all), succ, quart, tuple(names), smean, sn,
+                          int((succ == 0).sum()), int((succ == 1).sum()))
+
+
+@dataclass(frozen=True)
+class DifficultyProfile:
+    """Difficulty-conditional reliability: one G-study per difficulty stratum (seed 003 sec. 5.3).
+
+    Attributes
+    ----------
+    labels
+        Stratum names, easiest first (``"Q1 (easiest)"`` ... ``"Q4 (hardest)"``).
+    erho2
+        Per stratum, the coefficient of the observed design from that
+        stratum's own fit (a :class:`~ddr_explorer.core.reliability.Summary`,
+        or ``None`` where the fit failed).
+    aggregate
+        The same coefficient from the fit on all tasks.
+    mean_success
+        ``(K,)`` mean success of each stratum's tasks (optional).
+
+    Notes
+    -----
+    The strata are fitted separately, so their draws are not paired with the
+    aggregate's: the gap ``aggregate - hardest`` is reported as a difference
+    of posterior medians, not as a per-draw difference.
+    """
+
+    labels: tuple[str, ...]
+    erho2: tuple[Summary | None, ...]
+    aggregate: Summary
+    mean_success: np.ndarray | None = None
+
+    def __post_init__(self):
+        if len(self.labels) != len(self.erho2) or not self.labels:
+            raise ValueError(f"difficulty profile: {len(self.labels)} labels for {len(self.erho2)} strata; "
+                             "give one label per stratum")
+        object.__setattr__(self, "erho2", tuple(as_summary(e) for e in self.erho2))
+        object.__setattr__(self, "aggregate", as_summary(self.aggregate))
+
+    @classmethod
+    def from_draws(cls, labels: Sequence[str], strata_draws: Sequence[np.ndarray | None], aggregate_draws,
+                   mean_success=None) -> "DifficultyProfile":
+        """Summarise per-stratum draws of the coefficient (one array per stratum fit)."""
+        return cls(tuple(labels), tuple(as_summary(d) for d in strata_draws), as_summary(aggregate_draws),
+                   None if mean_success is None else np.asarray(mean_success, dtype=np.float64))
+
+    @property
+    def hardest(self) -> Summary | None:
+        return self.erho2[-1]
+
+    @property
+    def gap(self) -> float | None:
+        """``median(aggregate) - median(hardest stratum)`` (seed 003's "measurement cost")."""
+        return None if self.hardest is None else self.aggregate.median - self.hardest.median
+
 
 __all__ = ["DifficultyStudy", "difficulty_study", "run_difficulty_study", "stratum_masks"]
 
@@ -102,7 +242,7 @@ def difficulty_study(corpus, spec="per-benchmark", settings=None, cache_dir: str
     n_strata
         4 for quartiles (seed 003).
     design
-        The :class:`~.dstudy.Design` to read every fit at; default: the
+        The :class:`~.dstudy.DStudyDesign` to read every fit at; default: the
         corpus's observed design (see the module note).
     object_of_measurement, claim
         Of the default design.
@@ -126,7 +266,7 @@ def difficulty_study(corpus, spec="per-benchmark", settings=None, cache_dir: str
     if strata.n_strata < 2:
         raise ValueError(f"corpus {corpus.name!r} has {len(strata.tasks)} task(s); difficulty strata need at "
                          "least 2 tasks")
-    design = design or observed_design(corpus, object_of_measurement, claim)
+    design = design or observed_design(corpus, object_of_measurement=object_of_measurement, claim=claim)
     jobs = [FitJob("aggregate", corpus, spec)]
     for label, mask in zip(strata.labels, stratum_masks(corpus, strata)):
         jobs.append(FitJob(label, sub_corpus(corpus, mask, f"{corpus.name} [{label.split()[0]}]"), spec))

@@ -33,9 +33,37 @@ from pathlib import Path
 import numpy as np
 from scipy.special import gammaln
 
-from .files import write_text_atomic
-from .batch import CancelCallback, ProgressCallback, check_cancel
-from .report.inputs import LooSummary
+from ..files import write_text_atomic
+from .refits import CancelCallback, ProgressCallback, check_cancel
+
+
+@dataclass(frozen=True)
+class LooSummary:
+    """PSIS-LOO Pareto-k counts (seed 000 App. D.3): k <= 0.7 good, 0.7-1 bad, > 1 very bad.
+
+    Attributes
+    ----------
+    good, bad, very_bad
+        Observations in each Pareto-k class.
+    elpd, elpd_se
+        Expected log predictive density and its standard error (optional).
+    """
+
+    good: int
+    bad: int
+    very_bad: int
+    elpd: float | None = None
+    elpd_se: float | None = None
+
+    @classmethod
+    def from_pareto_k(cls, k, elpd: float | None = None, elpd_se: float | None = None) -> "LooSummary":
+        k = np.asarray(k, dtype=np.float64).ravel()
+        return cls(int((k <= 0.7).sum()), int(((k > 0.7) & (k <= 1.0)).sum()), int((k > 1.0).sum()), elpd, elpd_se)
+
+    @property
+    def total(self) -> int:
+        return self.good + self.bad + self.very_bad
+
 
 __all__ = ["LooResult", "pointwise_log_likelihood", "psis_loo", "loo_study", "run_loo"]
 
@@ -104,7 +132,7 @@ def pointwise_log_likelihood(posterior, data) -> tuple[np.ndarray, object]:
     ValueError
         The posterior lacks a term's random effects, or its levels do not match the data.
     """
-    from .model.design_matrix import build_design
+    from ..model.design_matrix import build_design
 
     design = build_design(data, posterior.spec)
     missing = [t for t in design.term_names if t not in posterior.random_effects]
@@ -148,7 +176,7 @@ def psis_loo(log_lik) -> LooResult:
 
 
 def _store_path(cache_dir, key: str) -> Path:
-    from .files import default_cache_dir
+    from ..files import default_cache_dir
 
     return Path(cache_dir or default_cache_dir()) / f"loo-{key}.json"
 
@@ -187,9 +215,9 @@ def loo_study(corpus, posterior=None, spec="per-benchmark", settings=None, cache
     use_cache
         False: neither read nor store the LOO result.
     """
-    from .fitting import fit_corpus, fit_key
-    from .model.formula import as_spec
-    from .model.sampler import SamplerSettings
+    from ..fitting import fit_corpus, fit_key
+    from ..model.formula import as_spec
+    from ..model.sampler import SamplerSettings
 
     if posterior is not None:
         spec, settings = posterior.spec, posterior.settings

@@ -28,7 +28,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .batch import CancelCallback, FitJob, ProgressCallback, coefficient_draws, observed_design, run_fits, sub_corpus
+from ..dstudy import observed_design
+from .refits import CancelCallback, FitJob, ProgressCallback, coefficient_draws, run_fits, sub_corpus
 
 __all__ = ["stability_table", "leave_one_benchmark_out", "leave_one_model_out"]
 
@@ -37,7 +38,7 @@ _FACETS = {"benchmark": "benchmark", "model": "model"}
 
 def _spec_for(corpus, spec):
     """``spec``, or the per-benchmark model when ``corpus`` has one benchmark and ``spec`` has benchmark terms."""
-    from .model.formula import as_spec
+    from ..model.formula import as_spec
 
     spec = as_spec(spec)
     if corpus.n_levels("benchmark") == 1 and any("benchmark" in t.split(":") for t in spec.term_names):
@@ -46,7 +47,7 @@ def _spec_for(corpus, spec):
 
 
 def _model_means(posterior) -> pd.Series | None:
-    from .fitting import theta_from_posterior
+    from ..fitting import theta_from_posterior
 
     try:
         theta, names = theta_from_posterior(posterior, "model")
@@ -80,9 +81,9 @@ def stability_table(corpus, facet: str, spec="per-benchmark", settings=None, cac
     FitCancelled
         ``cancel()`` returned True.
     """
-    from .model.formula import as_spec
-    from .ranks import kendall_tau, spearman_rho
-    from .reliability import summarize
+    from ..model.formula import as_spec
+    from ..ranks import kendall_tau, spearman_rho
+    from ..reliability import summarize
 
     if facet not in _FACETS:
         raise ValueError(f"stability: facet should be 'benchmark' or 'model', got {facet!r}")
@@ -90,7 +91,7 @@ def stability_table(corpus, facet: str, spec="per-benchmark", settings=None, cac
     if len(levels) < 2:
         raise ValueError(f"corpus {corpus.name!r} has {len(levels)} {facet}(s); leaving one out needs at least 2")
     spec = as_spec(spec)
-    design = design or observed_design(corpus, object_of_measurement, claim)
+    design = design or observed_design(corpus, object_of_measurement=object_of_measurement, claim=claim)
     jobs = [FitJob("(none)", corpus, spec)]
     col = corpus.table[facet].astype(str)
     for lv in levels:

@@ -16,7 +16,7 @@ three things open; the exact definition used here:
 2. **Projected.**  The posterior median of the per-draw Erho2 of the
    training fit's variance components read at the held-out part's observed
    design (its tasks per benchmark, scaffolds per model, benchmarks and
-   trials per cell: :func:`~.batch.observed_design`), i.e. the D-study
+   trials per cell: :func:`~ddr_explorer.core.dstudy.observed_design`), i.e. the D-study
    prediction of the reliability a replication of the held-out size will find.
 3. **Held-out.**  The posterior median of the per-draw Erho2 of a G-study
    fitted on the held-out cells alone (the same model and sampler), read at
@@ -43,8 +43,64 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .batch import CancelCallback, FitJob, ProgressCallback, coefficient_draws, observed_design, run_fits
-from .report.inputs import HeldOutReliability
+from ..dstudy import observed_design
+from ..ranks import spearman_rho
+from .refits import CancelCallback, FitJob, ProgressCallback, coefficient_draws, run_fits
+
+
+@dataclass(frozen=True)
+class HeldOutReliability:
+    """Projected against held-out reliability over random splits (seed 003 sec. 5.4).
+
+    Attributes
+    ----------
+    projected
+        ``(n_splits,)`` the coefficient of the observed design projected from
+        the training cells' fit (posterior median per split).
+    held_out
+        ``(n_splits,)`` the coefficient found on the held-out cells.
+    train_fraction
+        Share of cells in the training part (0.7 in seed 003).
+    stratified_by
+        What the splits were stratified by.
+    """
+
+    projected: np.ndarray
+    held_out: np.ndarray
+    train_fraction: float = 0.7
+    stratified_by: str = "(agent, task) cell"
+
+    def __post_init__(self):
+        p = np.asarray(self.projected, dtype=np.float64).ravel()
+        h = np.asarray(self.held_out, dtype=np.float64).ravel()
+        if p.shape != h.shape or p.size < 2:
+            raise ValueError(f"held-out reliability needs two arrays of one length >= 2 (one value per split), "
+                             f"got {p.size} projected and {h.size} held-out values")
+        if not (np.isfinite(p).all() and np.isfinite(h).all()):
+            raise ValueError("held-out reliability has a non-finite value; drop the failed splits")
+        object.__setattr__(self, "projected", p)
+        object.__setattr__(self, "held_out", h)
+
+    @property
+    def n_splits(self) -> int:
+        return int(self.projected.size)
+
+    @property
+    def pearson_r(self) -> float:
+        """Pearson correlation across splits (NaN when either side is constant)."""
+        if np.ptp(self.projected) == 0 or np.ptp(self.held_out) == 0:
+            return float("nan")
+        return float(np.corrcoef(self.projected, self.held_out)[0, 1])
+
+    @property
+    def spearman(self) -> float:
+        return spearman_rho(self.projected, self.held_out)
+
+    @property
+    def mean_gap(self) -> float:
+        """Mean of ``held_out - projected`` (negative: the projection is optimistic)."""
+        return float(np.mean(self.held_out - self.projected))
+
 
 __all__ = ["CELL", "HeldOutStudy", "split_cells", "split_settings", "held_out_study", "run_heldout"]
 
@@ -54,7 +110,7 @@ CELL: tuple[str, ...] = ("benchmark", "task", "model", "scaffold")
 
 def split_settings(settings=None, draws: int = 250, warmup: int = 250, chains: int = 2):
     """The sampler settings of the split fits: ``settings`` with at most ``chains`` x (``warmup`` + ``draws``)."""
-    from .model.sampler import SamplerSettings
+    from ..model.sampler import SamplerSettings
 
     s = settings or SamplerSettings()
     return dataclasses.replace(s, draws=min(s.draws, draws), warmup=min(s.warmup, warmup),
@@ -96,7 +152,7 @@ def split_cells(table: pd.DataFrame, rng: np.random.Generator,
 
 
 def _part(corpus, table: pd.DataFrame, name: str):
-    from .batch import sub_corpus
+    from .refits import sub_corpus
 
     return sub_corpus(corpus, table, name)
 
@@ -177,7 +233,7 @@ def held_out_study(corpus, spec="per-benchmark", settings=None, cache_dir: str |
         train, held = split_cells(corpus.table, np.random.default_rng([seed, i]), train_fraction)
         tc = _part(corpus, train, f"{corpus.name} [split {i + 1} train]")
         hc = _part(corpus, held, f"{corpus.name} [split {i + 1} held-out]")
-        designs.append(observed_design(hc, object_of_measurement, claim))
+        designs.append(observed_design(hc, object_of_measurement=object_of_measurement, claim=claim))
         sizes.append((int(train["trials"].sum()), int(held["trials"].sum())))
         jobs += [FitJob(f"split {i + 1} train", tc, spec), FitJob(f"split {i + 1} held-out", hc, spec)]
     # one seed per split: different splits should not share Monte Carlo error

@@ -2,22 +2,27 @@
 
 One function, :func:`dstudy_summary`, gathers the estimands with their
 intervals, the smallest sizes that reach the target and ``P(target met)`` for a
-design, from :mod:`.reliability` and :mod:`.dstudy`; the CLI, the app's
-readouts and the DDR sheet all take their numbers from it.
+design, from :mod:`..reliability` and :mod:`.curves`, and with a budget the
+cheapest design for the target and the best design within the budget from
+:func:`.grids.budget_search`; the CLI, the app's readouts and the DDR sheet all
+take their numbers from it, and :func:`format_dstudy` prints them with
+:mod:`..formatting`.
 """
 
 from __future__ import annotations
 
-import math
-
-from .dstudy import Design, DStudyModel, cost_frontier
-from .reliability import as_components, estimand_table, to_jsonable
+from ..formatting import estimand_symbol, fmt_coef, fmt_design, fmt_n, fmt_prob, fmt_usd
+from ..reliability import as_components, estimand_table, to_jsonable
+from .curves import DStudyModel
+from .grids import budget_search
+from .sizes import DStudyDesign
 
 #: Facets a D-study can vary, with the design field each sets.
 OVER = {"n_tasks": "task", "n_scaffolds": "scaffold", "n_benchmarks": "benchmark", "n_replicates": "replicate"}
 
 
-def dstudy_summary(components, design: Design, target: float | None = None, budget: float | None = None) -> dict:
+def dstudy_summary(components, design: DStudyDesign, target: float | None = None, budget: float | None = None,
+                   observed: DStudyDesign | None = None) -> dict:
     """Estimands, minimum sizes and P(target met) for a design.
 
     Parameters
@@ -30,7 +35,10 @@ def dstudy_summary(components, design: Design, target: float | None = None, budg
         Target of the claim's coefficient (Erho2 >= 0.85 for rankings, Phi >= 0.90
         for thresholds by default; SPEC sec. 4).
     budget
-        Optional budget in USD: the best design on the cost frontier at that budget.
+        Optional budget in USD: the best design on the cost frontier at that budget and the
+        cheapest design reaching the target (:func:`~.grids.budget_search`).
+    observed
+        The corpus's own design, whose sizes set the frontier's grid (default: ``design``).
 
     Returns
     -------
@@ -75,47 +83,38 @@ def dstudy_summary(components, design: Design, target: float | None = None, budg
         "source": c.source,
     }
     if budget is not None:
-        if design.mean_price() <= 0:
-            out["budget"] = {"budget": budget, "error": "no price per trial: give --price-per-trial or a cost column"}
-        else:
-            frontier = cost_frontier(c, design, target=target)
-            k = frontier.best_at_budget(budget)
-            out["budget"] = {"budget": budget,
-                             "best_design": None if k is None else frontier.design_at(k),
-                             "cheapest_for_target": (None if frontier.cheapest is None
-                                                     else frontier.design_at(frontier.cheapest))}
+        out["budget"] = budget_search(c, design, target=target, budget=budget, reference=observed).to_dict()
     return to_jsonable(out)
 
 
 def format_dstudy(s: dict) -> str:
-    """Readable text of :func:`dstudy_summary`."""
+    """Readable text of :func:`dstudy_summary` (numbers through :mod:`..formatting`)."""
     d = s["design"]
+    sym = estimand_symbol(s["estimand"])
+    cost = fmt_usd(d["cost"]) if d["cost"] > 0 else "no prices"
     lines = [f"D-study for {s['object']} ({'ranking' if s['estimand'] == 'Erho2' else 'absolute decisions'}); "
              f"components from {s['source']}",
-             f"design: {d['n_tasks']:g} tasks x {d['n_scaffolds']:g} scaffolds x {d['n_benchmarks']:g} benchmarks "
-             f"x {d['n_replicates']:g} replicates; {d['trials']:,.0f} trials, ${d['cost']:,.2f}", "",
+             f"design: {fmt_n(d['n_tasks'])} tasks x {fmt_n(d['n_scaffolds'])} scaffolds x "
+             f"{fmt_n(d['n_benchmarks'])} benchmarks x {fmt_n(d['n_replicates'])} replicates; "
+             f"{fmt_n(d['trials'])} trials, {cost}", "",
              f"{'estimand':<34}{'median':>9}{'95% interval':>22}"]
-
-    def num(x):
-        return "   n/a" if x is None else f"{x:.3f}"
-
     for name, e in s["estimands"].items():
-        lines.append(f"{name:<34}{num(e['median']):>9}   [{num(e['lower95'])}, {num(e['upper95'])}]")
-    lines += ["", f"target {s['estimand']} >= {s['target']:.2f}:  P(target met) = {s['p_target']:.2f}"]
+        lines.append(f"{name:<34}{fmt_coef(e['median']):>9}   [{fmt_coef(e['lower95'])}, {fmt_coef(e['upper95'])}]")
+    lines += ["", f"target {sym} >= {fmt_coef(s['target'])}:  P(target met) = {fmt_prob(s['p_target'])}"]
     for over, m in s["min_n"].items():
         def n(x):
-            return "never" if x is None or (isinstance(x, float) and math.isinf(x)) else f"{x:,.0f}"
+            return fmt_n(float("inf") if x is None else x)
         lines.append(f"  smallest {over:<13} median {n(m['median']):>8}   95% [{n(m['lower95'])}, {n(m['upper95'])}]"
-                     f"   P(reachable) = {m['p_reachable']:.2f}")
+                     f"   P(reachable) = {fmt_prob(m['p_reachable'])}")
     if "budget" in s:
         b = s["budget"]
-        if "error" in b:
-            lines.append(f"budget ${b['budget']:,.2f}: {b['error']}")
-        elif b["best_design"]:
-            bd = b["best_design"]
-            lines.append(f"budget ${b['budget']:,.2f}: best design {bd['n_tasks']:g} tasks x {bd['n_scaffolds']:g} "
-                         f"scaffolds x {bd['n_benchmarks']:g} benchmarks, median {s['estimand']} {bd['median']:.3f} "
-                         f"(${bd['cost']:,.2f})")
+        money = fmt_usd(b["budget"])
+        if b["cheapest_for_target"] is not None:
+            lines.append(f"cheapest design for the target: {fmt_design(b['cheapest_for_target'], s['estimand'])}")
         else:
-            lines.append(f"budget ${b['budget']:,.2f}: no design of the grid fits the budget")
+            lines.append(f"cheapest design for the target: no design of the grid reaches {fmt_coef(s['target'])}")
+        if b["best_design"] is not None:
+            lines.append(f"best design within {money}: {fmt_design(b['best_design'], s['estimand'])}")
+        else:
+            lines.append(f"best design within {money}: {b['why_no_budget_design']}")
     return "\n".join(lines)

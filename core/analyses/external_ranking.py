@@ -211,7 +211,7 @@ def compare_with_external(theta, names, ranking: ExternalRanking):
     RankAgreement
         See :func:`~.ranks.ranking_agreement`.
     """
-    from .ranks import ranking_agreement
+    from ..ranks import ranking_agreement
 
     names = [str(n).strip() for n in names]
     try:
@@ -227,8 +227,8 @@ def _posterior_for_dstudy(args):
     For a corpus this is the fit :func:`~.fitting.components_for_dstudy` has
     just made or reopened (same model, same settings, so a cache hit).
     """
-    from .cache import CacheFileError, read_fit_file
-    from .fitting import fit_corpus, posterior_from_entry, settings_from_args
+    from ..cache import CacheFileError, read_fit_file
+    from ..fitting import fit_corpus, posterior_from_entry, settings_from_args
 
     path = Path(args.path)
     if path.suffix == ".h5":
@@ -236,7 +236,7 @@ def _posterior_for_dstudy(args):
             return posterior_from_entry(read_fit_file(path))
         except CacheFileError as exc:
             raise ValueError(f"{path}: {exc}") from None
-    from .corpus.io import load_corpus
+    from ..corpus.io import load_corpus
 
     corpus = load_corpus(path, getattr(args, "format", None))
     settings = settings_from_args(args)
@@ -250,7 +250,7 @@ def external_ranking_summary(args) -> dict:
     The latent ranking is ``theta = u_m`` (``--object model``) or
     ``u_m + u_a + u_ma`` per model-scaffold pair (``--object system``), SPEC sec. 5.
     """
-    from .fitting import theta_from_posterior
+    from ..fitting import theta_from_posterior
 
     if getattr(args, "components", None) is not None or getattr(args, "path", None) is None:
         raise ValueError("--external-ranking needs a corpus or a cached fit (.h5): a components table has no "

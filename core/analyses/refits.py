@@ -29,7 +29,7 @@ import pandas as pd
 ProgressCallback = Callable[[str, int, int, "float | None"], None]
 CancelCallback = Callable[[], bool]
 
-__all__ = ["FitJob", "BatchResult", "run_fits", "sub_corpus", "check_cancel", "observed_design", "coefficient_draws"]
+__all__ = ["FitJob", "BatchResult", "run_fits", "sub_corpus", "check_cancel", "coefficient_draws"]
 
 
 @dataclass(frozen=True)
@@ -77,7 +77,7 @@ class BatchResult:
 def check_cancel(cancel: CancelCallback | None, what: str) -> None:
     """Raise :class:`FitCancelled` when ``cancel()`` says so (``what`` says where)."""
     if cancel is not None and cancel():
-        from .model.sampler import FitCancelled
+        from ..model.sampler import FitCancelled
 
         raise FitCancelled(f"{what} cancelled by the user")
 
@@ -94,7 +94,7 @@ def sub_corpus(corpus, rows, name: str):
     name
         Display name of the part (``"<corpus> [Q4]"``).
     """
-    from .corpus.corpus import Corpus
+    from ..corpus.corpus import Corpus
 
     table = corpus.table[rows] if not isinstance(rows, pd.DataFrame) else rows
     table = table.reset_index(drop=True)
@@ -140,7 +140,7 @@ def run_fits(jobs: Sequence[FitJob], settings=None, *, cache_dir: str | Path | N
     FitCancelled
         ``cancel()`` returned True; the fits done so far are in the cache.
     """
-    from .fitting import fit_corpus
+    from ..fitting import fit_corpus
 
     n = len(jobs)
     out = BatchResult()
@@ -191,24 +191,13 @@ def run_fits(jobs: Sequence[FitJob], settings=None, *, cache_dir: str | Path | N
 
 
 # -- what every analysis reads from a fit ---------------------------------------------------
-def observed_design(corpus, object_of_measurement: str = "model", claim: str = "relative"):
-    """The design a corpus ran (:func:`~.session.observed_sizes`) as a :class:`~.dstudy.Design`."""
-    from .dstudy import Design
-    from .session import observed_sizes
-
-    s = observed_sizes(corpus)
-    return Design(n_tasks=s["n_tasks"], n_scaffolds=s["n_scaffolds"], n_benchmarks=s["n_benchmarks"],
-                  n_replicates=s["n_replicates"], n_models=max(1, corpus.n_levels("model")),
-                  object_of_measurement=object_of_measurement, claim=claim)
-
-
 def coefficient_draws(posterior, design) -> np.ndarray:
     """Per-draw Erho2 (or Phi, by the design's claim) of ``design`` from a posterior's components.
 
     Seed 000 Table 1 / SPEC sec. 3, computed per posterior draw
     (:meth:`~.dstudy.DStudyModel.coefficient`), never from posterior means.
     """
-    from .dstudy import DStudyModel
-    from .fitting import components_from_posterior
+    from ..dstudy import DStudyModel
+    from ..fitting import components_from_posterior
 
     return DStudyModel(components_from_posterior(posterior), band_draws=None).coefficient(design)

@@ -1,0 +1,22 @@
+"""The analyses beyond one G-study: each refits or re-reads the corpus and returns its own result type.
+
+* :mod:`.refits` - a sequence of G-study fits of sub-corpora with one progress callback and
+  cancellation (every fit through the HDF5 cache); what every analysis below runs on.
+* :mod:`.difficulty` - task difficulty strata and difficulty-conditional reliability
+  (:class:`~.difficulty.DifficultyProfile`; seed 003 sec. 5.3).
+* :mod:`.heldout` - held-out against projected reliability over random splits
+  (:class:`~.heldout.HeldOutReliability`; seed 003 sec. 5.4).
+* :mod:`.loo` - PSIS-LOO of the main fit (:class:`~.loo.LooSummary`).
+* :mod:`.stability` - leave-one-benchmark-out and leave-one-model-out tables (seed 000 App. D).
+* :mod:`.external_ranking` - a published ranking against the posterior one (seed 000 Table 3).
+* :mod:`.failure_modes` - the result type of a failure-taxonomy analysis (seed 003 sec. 5.6).
+* :mod:`.runner` - ``ddr analyses``: run several, as JSON or text.
+
+The analyses never import the report package: the DDR sheet takes their results as they are.
+"""
+
+from .runner import (ANALYSIS_NAMES, format_analyses, parse_which, run_analyses, run_analysis_studies,
+                     sheet_analyses, studies_to_dict)
+
+__all__ = ["ANALYSIS_NAMES", "parse_which", "run_analysis_studies", "studies_to_dict", "sheet_analyses",
+           "run_analyses", "format_analyses"]
