@@ -121,7 +121,7 @@ def main(argv=None) -> int:
     import jax
 
     from ddr_explorer.core.corpus.io import load_corpus
-    from ddr_explorer.gui.app import demo_corpus_path
+    from ddr_explorer.core.files import demo_corpus_path
 
     path = args.corpus or demo_corpus_path()
     corpus = load_corpus(path)

@@ -19,7 +19,7 @@ import tempfile
 from pathlib import Path
 from typing import Iterator
 
-__all__ = ["default_cache_dir", "atomic_path", "write_bytes_atomic", "write_text_atomic"]
+__all__ = ["default_cache_dir", "demo_corpus_path", "atomic_path", "write_bytes_atomic", "write_text_atomic"]
 
 
 def default_cache_dir() -> Path:
@@ -29,6 +29,13 @@ def default_cache_dir() -> Path:
         return Path(env)
     base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
     return Path(base) / "ddr-explorer"
+
+
+def demo_corpus_path() -> Path:
+    """The bundled Terminal-Bench 2.0 demo corpus (``resources/demo/terminal-bench-2.csv``)."""
+    from importlib.resources import files
+
+    return Path(str(files("ddr_explorer.resources") / "demo" / "terminal-bench-2.csv"))
 
 
 def _fsync_file(path: Path) -> None:

@@ -48,7 +48,7 @@ def main(argv=None) -> int:
 
     # Never touch the user's settings or last session.
     QSettings.setPath(QSettings.IniFormat, QSettings.UserScope, tempfile.mkdtemp(prefix="ddr-shots-"))
-    from ddr_explorer.gui.app import demo_corpus_path
+    from ddr_explorer.core.files import demo_corpus_path
     from ddr_explorer.gui.components_entry import ComponentsEntryDialog
     from ddr_explorer.gui.main_window import TABS, MainWindow
     from ddr_explorer.gui.workers import wait_for_tasks

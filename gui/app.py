@@ -8,17 +8,11 @@ summary that ``ddr inspect`` prints, from the same core function.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 from pathlib import Path
 
-
-def demo_corpus_path() -> Path:
-    """The bundled Terminal-Bench 2.0 demo corpus."""
-    from importlib.resources import files
-
-    return Path(str(files("ddr_explorer.resources") / "demo" / "terminal-bench-2.csv"))
+from ..core.files import demo_corpus_path  # noqa: F401 - the demo corpus, re-exported for scripts
 
 
 def main(argv: list[str] | None = None) -> int:

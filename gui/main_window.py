@@ -780,7 +780,7 @@ class MainWindow(QMainWindow):
             self.recent_menu.addAction(act)
 
     def _on_open_demo(self) -> None:
-        from .app import demo_corpus_path
+        from ..core.files import demo_corpus_path
 
         self.open_corpus(demo_corpus_path())
 

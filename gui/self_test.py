@@ -238,7 +238,7 @@ def run_self_test(*, corpus_path: Path | None = None, device: str = "auto", gui:
     backend = step("jax", lambda: _check_jax(rep))
 
     from ..core.corpus.io import load_corpus
-    from .app import demo_corpus_path
+    from ..core.files import demo_corpus_path
 
     is_demo = corpus_path is None
     path = Path(corpus_path) if corpus_path is not None else demo_corpus_path()

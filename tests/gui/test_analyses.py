@@ -10,7 +10,7 @@ pytest.importorskip("pyqtgraph")
 pytestmark = pytest.mark.gui
 
 from ddr_explorer.gui.analyses_panel import AnalysesPanel  # noqa: E402
-from ddr_explorer.gui.app import demo_corpus_path  # noqa: E402
+from ddr_explorer.core.files import demo_corpus_path  # noqa: E402
 from ddr_explorer.gui.main_window import TABS, MainWindow  # noqa: E402
 
 #: Shaped like ``ddr analyses --json`` (core.analyses.run_analyses) of a four-stratum, five-split run.

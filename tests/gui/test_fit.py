@@ -25,7 +25,7 @@ from ddr_explorer.core.fitting import components_from_posterior, theta_from_post
 from ddr_explorer.core.model.sampler import SamplerSettings  # noqa: E402
 from ddr_explorer.core.ranks import rank_analysis  # noqa: E402
 from ddr_explorer.core.session import AnalysisState  # noqa: E402
-from ddr_explorer.gui.app import demo_corpus_path  # noqa: E402
+from ddr_explorer.core.files import demo_corpus_path  # noqa: E402
 from ddr_explorer.gui.main_window import TABS, MainWindow  # noqa: E402
 from ddr_explorer.gui.model_panel import fmt_eta  # noqa: E402
 from ddr_explorer.gui.workers import BackgroundTask, wait_for_tasks  # noqa: E402

@@ -11,7 +11,7 @@ pytestmark = pytest.mark.gui
 
 from ddr_explorer.core.corpus.io import load_corpus  # noqa: E402
 from ddr_explorer.core.inspection import format_summary, inspect_corpus  # noqa: E402
-from ddr_explorer.gui.app import demo_corpus_path  # noqa: E402
+from ddr_explorer.core.files import demo_corpus_path  # noqa: E402
 from ddr_explorer.gui.main_window import MainWindow  # noqa: E402
 
 

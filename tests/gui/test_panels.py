@@ -30,7 +30,7 @@ from ddr_explorer.core.ranks import rank_analysis  # noqa: E402
 from ddr_explorer.core.reliability import (VarianceComponents, capability_gap_ratio, summarize,  # noqa: E402
                                            variance_shares)
 from ddr_explorer.gui import plots  # noqa: E402
-from ddr_explorer.gui.app import demo_corpus_path  # noqa: E402
+from ddr_explorer.core.files import demo_corpus_path  # noqa: E402
 from ddr_explorer.gui.components_entry import PRESETS, ComponentsEntryDialog  # noqa: E402
 from ddr_explorer.gui.components_panel import ComponentsPanel  # noqa: E402
 from ddr_explorer.gui.corpus_panel import CorpusPanel, connectivity_lines  # noqa: E402
