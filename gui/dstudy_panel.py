@@ -13,19 +13,20 @@ the observed and current designs, and the readouts.  The last view is kept as
 ``panel.view`` so tests compare what is drawn with what core computed.
 
 Slider moves are throttled to one redraw per frame (:class:`~.plots.Throttle`,
-16 ms).  The cost frontier (:func:`~ddr_explorer.core.dstudy.cost_frontier`,
-0.1-1 s on 4,000 draws) does not depend on the sliders' sizes, only on
-prices, target, replicates, models, object and claim: it is computed on a
-background thread (plain Python, no Qt calls; the result is polled from a
-timer) when one of those changes, and only the current design's marker moves
-with the sliders.  The rank-dominance heatmap does not depend on the design
+16 ms).  The cost frontier and its budget search
+(:func:`~ddr_explorer.core.dstudy.budget_search`, 0.1-1 s on 4,000 draws, over
+the grids of :mod:`ddr_explorer.core.dstudy.grids`, as ``ddr dstudy --budget``
+and the DDR sheet) do not depend on the sliders' sizes, only on prices, target,
+replicates, models, object and claim: they are computed by a
+:class:`~.workers.BackgroundTask` when one of those changes, and only the
+current design's marker moves with the sliders.  The rank-dominance heatmap does not depend on the design
 and is drawn once.
 """
 
 from __future__ import annotations
 
-import concurrent.futures as cf
 import dataclasses
+import functools
 import math
 import time
 from pathlib import Path
@@ -62,6 +63,7 @@ from ..core.reliability import DETECTION_ERHO2, object_facets
 from ..core.session import ALL_BENCHMARKS, SIZE_FIELDS, AnalysisState, SessionError
 from . import plots
 from .plots import COLORS, Band, Throttle, data_item, fmt_count, fmt_interval, fmt_usd, line, new_plot
+from .workers import BackgroundTask, wait_for_tasks
 
 #: Slider field -> (label, facet of the D-study rule, axis label of its curve).
 FIELDS: dict[str, tuple[str, str, str]] = {
@@ -79,30 +81,12 @@ def state_for(observed: DStudyDesign) -> AnalysisState:
     return AnalysisState.from_design(observed)
 
 
-# Background jobs are plain Python threads that never touch Qt: the result is polled from a QTimer on the
-# GUI thread.  A QRunnable emitting a signal from the worker, awaited with QThreadPool.waitForDone, hung or
-# crashed the tests now and then under PySide 6.12; with no Qt call off the GUI thread, and garbage
-# collected only on it (GuiThreadGarbageCollector), it has not happened since.
-_EXECUTOR: cf.ThreadPoolExecutor | None = None
-_PENDING: list[cf.Future] = []
-
-
-def _executor() -> cf.ThreadPoolExecutor:
-    global _EXECUTOR
-    if _EXECUTOR is None:
-        _EXECUTOR = cf.ThreadPoolExecutor(max_workers=1, thread_name_prefix="ddr-frontier")
-    return _EXECUTOR
-
-
 def wait_for_background_jobs(timeout_s: float | None = 120.0) -> bool:
-    """Block until every cost-frontier job submitted so far has finished (tests, scripts, shutdown).
+    """Block until every background job (cost frontiers included) has finished (tests, scripts, shutdown).
 
     Returns False if some job is still running after ``timeout_s`` seconds.
     """
-    pending = [f for f in _PENDING if not f.done()]
-    _, not_done = cf.wait(pending, timeout_s)
-    _PENDING[:] = [f for f in _PENDING if not f.done()]
-    return not not_done
+    return wait_for_tasks(timeout_s)
 
 
 class _CurveItems:
@@ -236,8 +220,8 @@ class DStudyPanel(QWidget):
         self.frontier: CostFrontier | None = None
         self.search: BudgetSearch | None = None  # core's budget search of the frontier (cheapest, best in budget)
         self.timings: list[tuple[float, float]] = []
-        self._frontier_generation = 0
-        self._frontier_pending: tuple[int, cf.Future] | None = None
+        self._frontier_task: BackgroundTask | None = None
+        self.frontier_jobs = 0  # frontier jobs started (tests check that sliders start none)
         self._updating_widgets = False
         self._frontier_lines = None
 
@@ -260,9 +244,6 @@ class DStudyPanel(QWidget):
         self._frontier_timer.setSingleShot(True)
         self._frontier_timer.setInterval(150)  # a burst of edits starts one frontier job
         self._frontier_timer.timeout.connect(self._start_frontier)
-        self._frontier_poll = QTimer(self)
-        self._frontier_poll.setInterval(15)
-        self._frontier_poll.timeout.connect(self._on_frontier_poll)
 
         self._sync_widgets(frozenset({"sizes", "target", "budget", "prices", "n_models", "claim",
                                       "object_of_measurement"}))
@@ -721,35 +702,25 @@ class DStudyPanel(QWidget):
 
     def _start_frontier(self) -> None:
         st = self.state
-        self._frontier_generation += 1
-        if self._frontier_pending is not None:
-            self._frontier_pending[1].cancel()  # a queued job that has not started never runs
-        # core's budget search: its grids and its no-price policy (rank by trials) are the CLI's and the sheet's
-        future = _executor().submit(budget_search, self.components, st.design(), target=st.effective_target,
-                                    budget=st.budget, reference=self._observed_reference())
-        _PENDING.append(future)
-        plots.GuiThreadGarbageCollector.track(future)
-        self._frontier_pending = (self._frontier_generation, future)
-        self._frontier_poll.start()
+        self.frontier_jobs += 1
+        if self._frontier_task is not None:
+            self._frontier_task.discard()  # a queued job never runs; a running one's result is ignored
+        # core's budget search: its grids and its no-price policy (rank by trials) are the CLI's and the
+        # sheet's.  The job is plain data (no Qt object), as gui.workers requires.
+        job = functools.partial(budget_search, self.components, st.design(), target=st.effective_target,
+                                budget=st.budget, reference=self._observed_reference())
+        self._frontier_task = BackgroundTask(job, parent=self, interval_ms=15)
+        self._frontier_task.finished.connect(self._on_frontier_done)
+        self._frontier_task.errored.connect(self._on_frontier_error)
 
-    def _on_frontier_poll(self) -> None:
-        pending = self._frontier_pending
-        if pending is None:
-            self._frontier_poll.stop()
-            return
-        generation, future = pending
-        if not future.done():
-            return
-        self._frontier_poll.stop()
-        self._frontier_pending = None
-        if future.cancelled() or generation != self._frontier_generation:
-            return
-        exc = future.exception()
-        if exc is not None:
-            self.message.setText(f"Cost frontier: {exc}")
-            return
-        self.search = future.result()
-        self.frontier = self.search.frontier
+    def _on_frontier_error(self, exc: BaseException) -> None:
+        self._frontier_task = None
+        self.message.setText(f"Cost frontier: {exc}")
+
+    def _on_frontier_done(self, search: BudgetSearch) -> None:
+        self._frontier_task = None
+        self.search = search
+        self.frontier = search.frontier
         self._draw_frontier()
         self.frontier_ready.emit()
 
@@ -781,7 +752,7 @@ class DStudyPanel(QWidget):
         deadline = time.perf_counter() + timeout_ms / 1e3
         from PySide6.QtWidgets import QApplication
 
-        while (self.frontier is None or self._frontier_pending is not None or self._frontier_timer.isActive()) \
+        while (self.frontier is None or self._frontier_task is not None or self._frontier_timer.isActive()) \
                 and time.perf_counter() < deadline:
             QApplication.processEvents()
             time.sleep(0.005)

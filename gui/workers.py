@@ -1,4 +1,11 @@
-"""Long work off the GUI thread: plain Python threads polled from a QTimer.
+"""Long work off the GUI thread, one mechanism for the whole app: :class:`BackgroundTask`.
+
+Loading a corpus, fitting (which waits on a child process), the analyses, the DDR sheet, the
+device probe and the D-study tab's cost frontier all run through it.  Like superqt's
+``thread_worker`` it reports ``started``, ``progress``, ``finished`` and ``errored`` signals
+(and the same as plain callbacks), always on the GUI thread, and it can be cancelled.
+
+Plain Python threads polled from a QTimer do the work.
 
 A worker never touches Qt.  It runs a core function (which knows nothing of Qt
 either) with a progress callback that puts ``(phase, i, total, eta)`` on a
@@ -22,7 +29,7 @@ import threading
 import time
 from typing import Any, Callable
 
-from PySide6.QtCore import QObject, QTimer
+from PySide6.QtCore import QObject, QTimer, Signal
 
 _POOL: cf.ThreadPoolExecutor | None = None
 _FUTURES: list[cf.Future] = []
@@ -63,10 +70,21 @@ class BackgroundTask(QObject):
         The work; it receives ``progress`` and ``cancel`` keyword arguments when
         ``with_callbacks`` is true.  It must not capture Qt objects.
     on_done, on_error, on_progress
-        Called on the GUI thread with the result, the exception, or
-        ``(phase, i, total, eta)`` (every event, in order).
+        Optional callbacks, called on the GUI thread with the result, the exception, or
+        ``(phase, i, total, eta)`` (every event, in order), right before the matching signal.
     parent
         Qt parent that owns the polling timer.
+
+    Signals
+    -------
+    started()
+        The job was handed to a worker thread (emitted on the first poll).
+    progress(str, int, int, object)
+        ``(phase, i, total, eta_seconds or None)``.
+    finished(object)
+        The result.
+    errored(object)
+        The exception (cancellation included: :class:`~ddr_explorer.core.model.sampler.FitCancelled`).
 
     Attributes
     ----------
@@ -74,10 +92,18 @@ class BackgroundTask(QObject):
         ``time.perf_counter()`` at submission and when the GUI thread saw the end.
     """
 
-    def __init__(self, fn: Callable[..., Any], *, on_done: Callable[[Any], None],
-                 on_error: Callable[[BaseException], None], on_progress: Callable[..., None] | None = None,
+    started = Signal()
+    progress = Signal(str, int, int, object)
+    finished = Signal(object)
+    errored = Signal(object)
+
+    def __init__(self, fn: Callable[..., Any], *, on_done: Callable[[Any], None] | None = None,
+                 on_error: Callable[[BaseException], None] | None = None,
+                 on_progress: Callable[..., None] | None = None,
                  with_callbacks: bool = False, parent: QObject | None = None, interval_ms: int = 30):
         super().__init__(parent)
+        self._announced = False
+        self._discarded = False
         from .plots import GuiThreadGarbageCollector
 
         # Collection off worker threads *before* the job allocates anything (see plots.py).
@@ -103,6 +129,14 @@ class BackgroundTask(QObject):
         """Ask the work to stop at its next check (cooperative)."""
         self._cancel.set()
 
+    def discard(self) -> None:
+        """Forget the job: a queued job never starts, a running one is asked to stop and its end is ignored."""
+        self._discarded = True
+        self._cancel.set()
+        self._future.cancel()
+        self._timer.stop()
+        self.finished_at = time.perf_counter()
+
     @property
     def cancel_requested(self) -> bool:
         return self._cancel.is_set()
@@ -113,22 +147,33 @@ class BackgroundTask(QObject):
         return self.finished_at is None
 
     def _on_poll(self) -> None:
-        if self.on_progress is not None:
-            while True:
-                try:
-                    event = self._events.get_nowait()
-                except queue.Empty:
-                    break
+        if self._discarded:
+            return
+        if not self._announced and (self._future.running() or self._future.done()):
+            self._announced = True
+            self.started.emit()
+        while True:
+            try:
+                event = self._events.get_nowait()
+            except queue.Empty:
+                break
+            if self.on_progress is not None:
                 self.on_progress(*event)
+            self.progress.emit(*event)
         if not self._future.done():
             return
         self._timer.stop()
         self.finished_at = time.perf_counter()
         exc = self._future.exception()
         if exc is not None:
-            self.on_error(exc)
+            if self.on_error is not None:
+                self.on_error(exc)
+            self.errored.emit(exc)
         else:
-            self.on_done(self._future.result())
+            result = self._future.result()
+            if self.on_done is not None:
+                self.on_done(result)
+            self.finished.emit(result)
 
 
 __all__ = ["BackgroundTask", "wait_for_tasks"]

@@ -279,10 +279,10 @@ def test_frontier_is_computed_off_the_slider_path(components, make_panel, qtbot)
     comps = components["per-benchmark"]
     panel = make_panel(comps, FITS["per-benchmark"][1])
     assert panel.wait_for_frontier()
-    gen = panel._frontier_generation
+    jobs = panel.frontier_jobs
     panel.sliders["n_tasks"].setValue(10)
     qtbot.waitUntil(lambda: panel.view.design.n_tasks == panel.slider_values["n_tasks"][10], timeout=5000)
-    assert panel._frontier_generation == gen  # tasks do not change the frontier: no new job
+    assert panel.frontier_jobs == jobs  # tasks do not change the frontier: no new job
     x, y = panel.frontier_current.getOriginalDataset()
     assert x[0] == pytest.approx(panel.view.readouts.cost) and y[0] == panel.view.readouts.coefficient.median
 

@@ -364,3 +364,39 @@ def test_workers_hold_no_qt_object_and_gc_stays_on_the_gui_thread(qtbot):
 
     QCoreApplication.sendPostedEvents(None, QEvent.DeferredDelete)
     assert not gc.isenabled()  # destroying the last window does not switch it back on mid-deletion
+
+
+def test_background_task_signals_in_order_and_discard(qtbot):
+    """The one background mechanism: started, progress, finished / errored on the GUI thread; discard ignores."""
+    import threading
+
+    seen = []
+
+    def work(progress, cancel):
+        progress("phase", 1, 2, 3.5)
+        progress("phase", 2, 2, None)
+        return "done"
+
+    task = BackgroundTask(work, with_callbacks=True)
+    task.started.connect(lambda: seen.append("started"))
+    task.progress.connect(lambda *a: seen.append(a))
+    task.finished.connect(lambda r: seen.append(("finished", r)))
+    task.errored.connect(lambda e: seen.append(("errored", e)))
+    qtbot.waitUntil(lambda: not task.running, timeout=10_000)
+    assert seen == ["started", ("phase", 1, 2, 3.5), ("phase", 2, 2, None), ("finished", "done")]
+
+    errors = []
+    bad = BackgroundTask(lambda: 1 / 0)
+    bad.errored.connect(errors.append)
+    qtbot.waitUntil(lambda: not bad.running, timeout=10_000)
+    assert len(errors) == 1 and isinstance(errors[0], ZeroDivisionError)
+
+    gate = threading.Event()
+    ignored = []
+    slow = BackgroundTask(lambda progress, cancel: gate.wait(5) and not cancel(), with_callbacks=True)
+    slow.finished.connect(ignored.append)
+    slow.discard()
+    gate.set()
+    assert wait_for_tasks(10)
+    qtbot.wait(50)
+    assert ignored == [] and not slow.running
