@@ -186,6 +186,15 @@ class SheetContent:
     required_90: float
     cost_bands: dict = field(default_factory=dict)
     design_text: str = ""
+    #: Agents in order of accuracy (indices into ``inputs.accuracy``; the table shows the first ones).
+    agent_order: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    #: True when at least two agents have their own cost (a cost-aware ranking means something).
+    agent_cost_ranking: bool = False
+    #: Mean success over every task (the difficulty table's "all tasks" row), None without difficulty.
+    mean_success_all: float | None = None
+    #: Median width of the 95% rank intervals (places) and the models whose rank is certain.
+    rank_width_median: float | None = None
+    n_certain_ranks: int | None = None
 
     @property
     def serious(self) -> list[Notice]:
@@ -366,6 +375,16 @@ def sheet_content(inputs: ReportInputs) -> SheetContent:
         breadth=breadth,
         ranks=ranks, agreement=agreement, notices=[], decisions=[], required_90=required_90)
     content.cost_bands = _cost_bands(content) if frontier is not None else {}
+    acc = inputs.accuracy
+    if acc is not None:
+        content.agent_order = np.argsort(acc.rank_accuracy, kind="stable")
+        content.agent_cost_ranking = bool(np.isfinite(acc.rank_per_dollar).sum() >= 2)
+    if inputs.difficulty is not None:
+        content.mean_success_all = float(np.mean(inputs.difficulty.mean_success))
+    if ranks is not None:
+        width = ranks.ranks.interval95[:, 1] - ranks.ranks.interval95[:, 0]
+        content.rank_width_median = float(np.median(width))
+        content.n_certain_ranks = int(np.sum(width == 0))
     content.notices = _notices(content)
     if content.serious:  # a verdict on doubtful numbers must say so where it is read
         content.verdict_text += " Provisional: see the warnings above."

@@ -37,7 +37,6 @@ import math
 from functools import partial
 from pathlib import Path
 
-import numpy as np
 from reportlab.pdfgen.canvas import Canvas
 from reportlab.platypus.flowables import Flowable, _listWrapOn
 from reportlab.platypus import (BaseDocTemplate, CondPageBreak, Frame, KeepInFrame, KeepTogether, PageBreak,
@@ -235,7 +234,7 @@ def _headline_box(ct: SheetContent) -> Table:
         colour = st.ORANGE
     left = [_p(f"{_sym(ct)} = {fmt_coef(h['median'])}", "headline_number"),
             _p(f"95% interval {fmt_interval(h['lower95'], h['upper95'])}", "headline_interval"),
-            _p(f"observed design, posterior median", "headline_interval")]
+            _p("observed design, posterior median", "headline_interval")]
     right = [_p(f"<font color='{colour.hexval()}'>{escape(ct.verdict_text)}</font>", "verdict"),
              Spacer(1, 2), _p(ct.meaning_text, "headline_text")]
     t = Table([[left, right]], colWidths=[150, st.FRAME_WIDTH - 150])
@@ -307,8 +306,8 @@ def _page_one(ct: SheetContent) -> list:
     left = [Paragraph("Where the variance is (logit scale)", ss["h3"]), _components_table(ct, left_w),
             Spacer(1, 3), _p(ct.gap_text, "small")]
     right = [Paragraph(f"Budget frontier: {_sym(ct)} against tasks", ss["h3"]), drawing,
-             _p(f"Bands: 68% and 95% posterior intervals. Shaded: detection limit (SNR 2\u20133). "
-                + (f"Top axis: cost of the design at that many tasks. " if per_task else "")
+             _p("Bands: 68% and 95% posterior intervals. Shaded: detection limit (SNR 2\u20133). "
+                + ("Top axis: cost of the design at that many tasks. " if per_task else "")
                 + ("Dotted: tasks needed for the target (median)." if req is not None and math.isfinite(req) else
                    "The target is out of reach by tasks alone."), "caption")]
     mid = Table([[left, "", right]], colWidths=[left_w, 10, right_w])
@@ -421,7 +420,7 @@ def _dstudy_pages(ct: SheetContent) -> list:
 
 def _agent_table(ct: SheetContent, with_cost: bool, top: int = 15) -> Table:
     acc = ct.inputs.accuracy
-    order = np.argsort(acc.rank_accuracy, kind="stable")[:top]
+    order = ct.agent_order[:top]
     if with_cost:
         head = ["Agent (model / scaffold)", "accuracy", "USD / trial", "accuracy per $", "rank", "rank per $"]
         w = [st.FRAME_WIDTH - 270, 50, 55, 65, 45, 55]
@@ -473,8 +472,7 @@ def _cost_page(ct: SheetContent) -> list:
     left_w, right_w = 300, st.FRAME_WIDTH - 312
     ob = ct.view.readouts.coefficient
     fr = fig.cost_frontier_figure(ct.frontier, left_w, 210, observed_cost=d.cost(), observed=ob, budget=inp.budget)
-    agent_cost = inp.accuracy is not None and np.isfinite(inp.accuracy.rank_per_dollar).sum() >= 2
-    right = ([fig.rank_shift_figure(inp.accuracy, right_w, 210)] if agent_cost else
+    right = ([fig.rank_shift_figure(inp.accuracy, right_w, 210)] if ct.agent_cost_ranking else
              [_p("<b>No per-agent costs.</b> The prices are per benchmark, the same for every agent, so ranking "
                  "agents by accuracy per dollar would repeat their ranking by accuracy. A cost-aware ranking needs "
                  "each agent's own cost (a cost column, or token counts with a price table per model).", "small")])
@@ -482,7 +480,7 @@ def _cost_page(ct: SheetContent) -> list:
     t.setStyle(st.layout_style())
     story += [t, _p("Left: reliability of every design of the grid against its total cost; the line is the best "
                     "median reachable at each cost (the cost frontier)."
-                    + (" Right: each agent's rank by accuracy against its rank by accuracy per dollar." if agent_cost
+                    + (" Right: each agent's rank by accuracy against its rank by accuracy per dollar." if ct.agent_cost_ranking
                        else ""), "caption")]
     b = ct.cost_bands
     f = ct.frontier
@@ -515,7 +513,7 @@ def _cost_page(ct: SheetContent) -> list:
     acc = inp.accuracy
     if acc is None:
         return story
-    if not agent_cost:
+    if not ct.agent_cost_ranking:
         story += [CondPageBreak(150),
                   Paragraph(f"Observed accuracy, top {min(15, n_agents)} of {n_agents} agents", ss["h2"]),
                   _agent_table(ct, False),
@@ -564,14 +562,14 @@ def _difficulty_page(ct: SheetContent) -> list:
                          _p(fmt_interval(*s.hdi95) if s else "", "cell_right")])
         agg = prof.aggregate if prof is not None else None
         rows.append([_p("all tasks", "cell"), _p(fmt_n(len(diff.tasks)) if diff is not None else "", "cell_right"),
-                     _p(fmt_pct(float(np.mean(diff.mean_success)), 0) if diff is not None else "", "cell_right"),
+                     _p(fmt_pct(ct.mean_success_all, 0) if ct.mean_success_all is not None else "", "cell_right"),
                      _p(fmt_coef((agg or ct.view.readouts.coefficient).median), "cell_right"),
                      _p(fmt_interval(*(agg or ct.view.readouts.coefficient).hdi95), "cell_right")])
         t = Table(rows, colWidths=[62, 28, 45, 40, half - 175 - 12])
         t.setStyle(st.data_table_style(len(rows)))
         if prof is not None:
             gap = prof.gap
-            txt = (f"One G-study per stratum of tasks (quartiles of mean success across agents; seed 003 sec. 5.3). "
+            txt = ("One G-study per stratum of tasks (quartiles of mean success across agents; seed 003 sec. 5.3). "
                    + (f"Gap all tasks \u2212 hardest stratum: <b>{fmt_coef(gap)}</b>. " if gap is not None else "")
                    + "A buyer whose production tasks are hard should read the hardest stratum's number.")
         else:
@@ -653,9 +651,8 @@ def _ranks_page(ct: SheetContent) -> list:
     lo, hi = ra.ranks.interval95[top]
     txt = (f"The most dominant model, {escape(_name(ra.models[top], 50))}, has a 95% rank interval "
            f"{fmt_n(lo)}\u2013{fmt_n(hi)}. ")
-    width = ra.ranks.interval95[:, 1] - ra.ranks.interval95[:, 0]
-    txt += (f"Median width of the 95% rank intervals: {fmt_n(float(np.median(width)))} places; "
-            f"{_count(int(np.sum(width == 0)), 'model')} with a certain rank.")
+    txt += (f"Median width of the 95% rank intervals: {fmt_n(ct.rank_width_median)} places; "
+            f"{_count(ct.n_certain_ranks, 'model')} with a certain rank.")
     if ct.agreement is not None:
         a = ct.agreement
         txt += (f" Agreement of the latent ranking with the observed mean success per model (seed 000 Table 10): "
@@ -715,7 +712,7 @@ def _diagnostics_page(ct: SheetContent) -> list:
     state = "connected" if s.get("connected") else f"{n_comp} components"
     txt = (f"Incidence graph of benchmarks, models and scaffolds: <b>{state}</b>"
            + ("" if s.get("connected") else " \u2014 contrasts across components are not identified")
-           + f". Articulation vertices (whose removal disconnects the design): "
+           + ". Articulation vertices (whose removal disconnects the design): "
            + (escape(", ".join(av[:8])) + (" \u2026" if len(av) > 8 else "") if av else "none") + ".")
     story.append(_p(txt, "body_after"))
     sep = (s.get("diagnostics") or {}).get("separability") or {}
