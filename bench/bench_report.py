@@ -37,7 +37,8 @@ import ddr_explorer.core.model  # noqa: F401 - before jax: parallel CPU chains
 from ddr_explorer.core.corpus.io import load_corpus
 from ddr_explorer.core.fitting import fit_corpus
 from ddr_explorer.core.model import SamplerSettings
-from ddr_explorer.core.report import build_sheet, report_inputs_from, write_ddr_sheet
+from ddr_explorer.core.ddr_sheet import write_ddr_sheet
+from ddr_explorer.core.report import build_sheet, report_inputs_from
 
 ROOT = Path(__file__).resolve().parents[1]
 DEMO = ROOT / "resources" / "demo" / "terminal-bench-2.csv"

@@ -366,7 +366,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     """``ddr report``: corpus or cached fit -> fit (or cache hit) -> DDR sheet PDF, progress on stderr."""
     from .fitting import settings_from_args
     from .model.formula import ModelSpecError, as_spec
-    from .report.pipeline import SheetCancelled, analysis_runner, write_ddr_sheet
+    from .ddr_sheet import SheetCancelled, analysis_runner, write_ddr_sheet
 
     try:
         if args.formula and args.preset:

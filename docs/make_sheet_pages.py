@@ -16,7 +16,7 @@ import tempfile
 from pathlib import Path
 
 import ddr_explorer.core.model  # noqa: F401 - before jax: parallel CPU chains
-from ddr_explorer.core.report import write_ddr_sheet
+from ddr_explorer.core.ddr_sheet import write_ddr_sheet
 from ddr_explorer.core.files import demo_corpus_path
 
 DOCS = Path(__file__).resolve().parent

@@ -27,8 +27,9 @@ from ddr_explorer.core.dstudy.summary import dstudy_summary  # noqa: E402
 from ddr_explorer.core.fitting import components_from_posterior, theta_from_posterior  # noqa: E402
 from ddr_explorer.core.model import SamplerSettings  # noqa: E402
 from ddr_explorer.core.reliability import summarize  # noqa: E402
-from ddr_explorer.core.report import LooSummary, SheetCancelled, write_ddr_sheet  # noqa: E402
-from ddr_explorer.core.report import pipeline  # noqa: E402
+from ddr_explorer.core.ddr_sheet import SheetCancelled, write_ddr_sheet
+from ddr_explorer.core.report import LooSummary  # noqa: E402
+from ddr_explorer.core import ddr_sheet as pipeline  # noqa: E402
 from ddr_explorer.core.report.content import fmt_coef, fmt_interval, fmt_var  # noqa: E402
 
 

@@ -30,8 +30,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
-from .inputs import ANALYSIS_KEYS, ReportInputs, report_inputs_from
-from .sheet import build_sheet
+from .report.inputs import ANALYSIS_KEYS, ReportInputs, report_inputs_from
+from .report.sheet import build_sheet
 
 __all__ = ["AnalysisContext", "SheetCancelled", "SheetResult", "analysis_runner", "ANALYSIS_ALIASES",
            "write_ddr_sheet"]
@@ -45,19 +45,19 @@ ANALYSIS_ALIASES: dict[str, str] = {"difficulty": "difficulty", "heldout": "held
                                     "failures": "failure_taxonomy"}
 
 def _difficulty_runner():
-    from ..analyses.difficulty import run_difficulty_study
+    from .analyses.difficulty import run_difficulty_study
 
     return run_difficulty_study
 
 
 def _heldout_runner():
-    from ..analyses.heldout import run_heldout
+    from .analyses.heldout import run_heldout
 
     return run_heldout
 
 
 def _loo_runner():
-    from ..analyses.loo import run_loo
+    from .analyses.loo import run_loo
 
     return run_loo
 
@@ -176,8 +176,8 @@ def _check(cancel, what: str) -> None:
 
 def _load_source(source, corpus, load_options):
     """``(corpus, posterior or None)`` from a corpus, a corpus file or a cached fit file (.h5)."""
-    from ..corpus.corpus import Corpus
-    from ..corpus.io import load_corpus
+    from .corpus.corpus import Corpus
+    from .corpus.io import load_corpus
 
     def as_corpus(obj):
         return obj if isinstance(obj, Corpus) else load_corpus(Path(obj), **dict(load_options or {}))
@@ -189,8 +189,8 @@ def _load_source(source, corpus, load_options):
         if corpus is not None:
             raise ValueError(f"{path} is a corpus file; give --corpus only with a cached fit file (.h5)")
         return as_corpus(path), None
-    from ..cache import CacheFileError, read_fit_file
-    from ..fitting import posterior_from_entry
+    from .cache import CacheFileError, read_fit_file
+    from .fitting import posterior_from_entry
 
     try:
         entry = read_fit_file(path)
@@ -296,9 +296,9 @@ def write_ddr_sheet(source, output, *, corpus=None, load_options: Mapping[str, A
     fit_key = fit_path = None
     from_cache = posterior is not None and given is None  # a fit file given as the source
     if posterior is None:
-        from ..fitting import fit_corpus
-        from ..model.formula import as_spec
-        from ..model.sampler import FitCancelled
+        from .fitting import fit_corpus
+        from .model.formula import as_spec
+        from .model.sampler import FitCancelled
 
         spec = as_spec(preset or ("pooled" if c.n_levels("benchmark") > 1 else "per-benchmark"))
         spec.validate(c.table.columns)
