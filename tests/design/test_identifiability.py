@@ -1,4 +1,7 @@
-"""Design diagnostics on hand-built corpora whose answers are known (seed 000 App. E)."""
+"""Separability of variance components on designs whose answers are known.
+
+core/design/identifiability.py; seed 000 App. E.3-E.6.
+"""
 
 from __future__ import annotations
 
@@ -9,77 +12,15 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from ddr_design_cases import FACETS, crossed, make_corpus
+
 from ddr_explorer.core import design
 from ddr_explorer.core.corpus.corpus import Corpus
-
-FACETS = ["benchmark", "task", "model", "scaffold"]
-
-
-def make_corpus(rows, trials=None) -> Corpus:
-    """Corpus from (benchmark, task, model, scaffold) tuples, one trial each unless ``trials`` says."""
-    df = pd.DataFrame(list(rows), columns=FACETS)
-    for c in FACETS:
-        df[c] = df[c].astype("category")
-    n = len(df)
-    df["trials"] = np.asarray(trials if trials is not None else np.ones(n), dtype=np.int64)
-    df["successes"] = (np.arange(n) % 2).astype(np.int64) * (df["trials"].to_numpy() > 0)
-    return Corpus(table=df)
-
-
-def crossed(benchmarks, tasks, models, scaffolds):
-    """Fully crossed design; task labels are reused across benchmarks on purpose (nesting test)."""
-    return [(b, t, m, a) for b in benchmarks for t in tasks for m in models for a in scaffolds]
 
 
 # ---------------------------------------------------------------------------
 # A connected crossed design
 # ---------------------------------------------------------------------------
-@pytest.fixture
-def crossed_corpus():
-    # 2 benchmarks x 3 tasks x 2 models x 2 scaffolds = 24 records
-    return make_corpus(crossed(["B1", "B2"], ["t1", "t2", "t3"], ["m1", "m2"], ["a1", "a2"]))
-
-
-def test_counts_crossed(crossed_corpus):
-    c = design.facet_counts(crossed_corpus)
-    assert (c.records, c.trials, c.cells, c.replicated_cells) == (24, 24, 24, 0)
-    assert c.successes == 12
-    # "t1" on B1 and on B2 are different tasks: 6, not 3
-    assert (c.benchmarks, c.tasks, c.models, c.scaffolds, c.agents) == (2, 6, 2, 2, 4)
-    assert c.per_benchmark["B1"] == {
-        "records": 12, "trials": 12, "successes": 6, "cells": 12,
-        "tasks": 3, "models": 2, "scaffolds": 2, "agents": 4,
-    }
-
-
-def test_coverage_crossed(crossed_corpus):
-    cov = design.coverage_matrix(crossed_corpus)
-    assert list(cov.trials.index) == ["m1", "m2"] and list(cov.trials.columns) == ["a1", "a2"]
-    np.testing.assert_array_equal(cov.trials.to_numpy(), [[6, 6], [6, 6]])
-    np.testing.assert_array_equal(cov.tasks.to_numpy(), [[6, 6], [6, 6]])
-    assert cov.fill == 1.0
-    b1 = design.coverage_matrix(crossed_corpus, benchmark="B1")
-    np.testing.assert_array_equal(b1.trials.to_numpy(), [[3, 3], [3, 3]])
-    with pytest.raises(ValueError, match="benchmark 'B9' is not in the corpus"):
-        design.coverage_matrix(crossed_corpus, benchmark="B9")
-
-
-def test_graph_crossed(crossed_corpus):
-    g = design.incidence_graph(crossed_corpus)
-    assert g.number_of_nodes() == 6
-    # 2x2 benchmark-model + 2x2 benchmark-scaffold + 2x2 model-scaffold edges
-    assert g.number_of_edges() == 12
-    assert g.has_edge(("benchmark", "B1"), ("model", "m2"))
-    assert g.edges[("model", "m1"), ("scaffold", "a1")]["trials"] == 6
-    conn = design.connectivity(crossed_corpus)
-    assert conn.connected and conn.n_components == 1
-    assert conn.articulation_vertices == []
-    assert conn.benchmark_degree == {"B1": 4, "B2": 4}
-    assert conn.removal_change == {"B1": 0, "B2": 0}
-    assert (conn.benchmark_model_components, conn.benchmark_scaffold_components,
-            conn.model_scaffold_components) == (1, 1, 1)
-
-
 def test_separability_crossed(crossed_corpus):
     s = design.separability(crossed_corpus)
     assert s.scope == "pooled"
@@ -93,65 +34,6 @@ def test_separability_crossed(crossed_corpus):
     # within each benchmark, Eq. 2 is fully separable
     assert s.per_benchmark["B1"]["separable_components"] == list(design.PER_BENCHMARK_TERMS)
     assert any("no cell holds replicate trials" in n for n in s.notes)
-
-
-# ---------------------------------------------------------------------------
-# Two disconnected components
-# ---------------------------------------------------------------------------
-def test_two_components():
-    rows = [("B1", t, m, "a1") for t in ("t1", "t2") for m in ("m1", "m2")]
-    rows += [("B2", t, m, "a2") for t in ("t1", "t2") for m in ("m3", "m4")]
-    corpus = make_corpus(rows)
-    conn = design.connectivity(corpus)
-    assert conn.n_components == 2 and not conn.connected
-    assert conn.components == [
-        ["benchmark:B1", "model:m1", "model:m2", "scaffold:a1"],
-        ["benchmark:B2", "model:m3", "model:m4", "scaffold:a2"],
-    ]
-    assert conn.articulation_vertices == []
-    assert conn.benchmark_degree == {"B1": 3, "B2": 3}
-    # removing a benchmark's records removes its whole component
-    assert conn.removal_change == {"B1": -1, "B2": -1}
-    assert conn.benchmark_model_components == 2
-    s = design.separability(corpus)
-    assert s.condition("i").holds is False and s.condition("ii").holds is False
-    assert s.condition("i").evidence["models_on_multiple_benchmarks"] == 0
-    assert s.prop_e3_holds is False
-    # every model sits on one benchmark: model and benchmark:model share one kernel
-    assert "model" in s.not_separable and "benchmark:model" in s.not_separable
-    assert "benchmark:model" in s.component("model").confounded_with
-
-
-# ---------------------------------------------------------------------------
-# Star designs with known articulation vertices
-# ---------------------------------------------------------------------------
-def test_star_scaffold_hub():
-    # scaffold a0 is shared by three benchmarks, each with its own model
-    rows = [(f"B{k}", t, f"m{k}", "a0") for k in (1, 2, 3) for t in ("t1", "t2")]
-    corpus = make_corpus(rows)
-    conn = design.connectivity(corpus)
-    assert conn.connected
-    assert conn.articulation_vertices == ["scaffold:a0"]
-    assert conn.benchmark_degree == {"B1": 2, "B2": 2, "B3": 2}
-    assert conn.removal_change == {"B1": 0, "B2": 0, "B3": 0}
-    assert (conn.benchmark_model_components, conn.benchmark_scaffold_components) == (3, 1)
-    s = design.separability(corpus)
-    assert [s.condition(k).holds for k in ("i", "ii", "iii", "iv")] == [False, True, False, False]
-    assert s.condition("ii").evidence["scaffolds_on_all_benchmarks"] == 1
-
-
-def test_bridge_benchmark():
-    # B3 alone joins the two halves, through scaffold a3 which only it uses
-    rows = [("B1", "t1", "m1", "a1"), ("B1", "t1", "m2", "a1"),
-            ("B2", "t1", "m3", "a2"), ("B2", "t1", "m4", "a2"),
-            ("B3", "t1", "m2", "a3"), ("B3", "t1", "m3", "a3")]
-    conn = design.connectivity(make_corpus(rows))
-    assert conn.n_components == 1
-    # B3 and a3 are not articulation vertices (each record is a triangle
-    # benchmark-model-scaffold); the models that carry the bridge are
-    assert conn.articulation_vertices == ["model:m2", "model:m3"]
-    assert conn.removal_change == {"B1": 0, "B2": 0, "B3": 1}
-    assert conn.benchmark_degree == {"B1": 3, "B2": 3, "B3": 3}
 
 
 # ---------------------------------------------------------------------------
@@ -335,40 +217,3 @@ def test_separable_terms_extra_facet():
     assert res["separable"] == ["task", "model", "judge", "task:model"]
     with pytest.raises(ValueError, match="facet 'step' is not a column"):
         design.separable_terms(Corpus(table=df), ["step"])
-
-
-# ---------------------------------------------------------------------------
-# Bundle, JSON and speed
-# ---------------------------------------------------------------------------
-def test_diagnose_to_dict_is_json(crossed_corpus):
-    out = design.diagnose(crossed_corpus).to_dict()
-    assert set(out) == {"counts", "coverage", "connectivity", "separability"}
-    assert set(out["separability"]) >= {"scope", "conditions", "separations", "components",
-                                        "separable_components", "suggested_terms", "per_benchmark"}
-    assert out["separability"]["conditions"]["iii"]["holds"] is True
-    assert json.loads(json.dumps(out)) == out
-
-
-def test_missing_facet_rows_are_left_out():
-    corpus = make_corpus(crossed(["B1", "B2"], ["t1"], ["m1"], ["a1"]))
-    corpus.table.loc[0, "model"] = np.nan
-    c = design.facet_counts(corpus)
-    assert c.records == 1 and c.dropped_records == 1
-
-
-def test_large_random_design_is_connected_and_fully_separable():
-    # speed is measured in bench/bench_load.py, not asserted here (timed tests flake)
-    rng = np.random.default_rng(0)
-    n = 200_000
-    df = pd.DataFrame({
-        "benchmark": pd.Categorical.from_codes(rng.integers(0, 9, n), [f"b{k}" for k in range(9)]),
-        "task": pd.Categorical.from_codes(rng.integers(0, 400, n), [f"t{k}" for k in range(400)]),
-        "model": pd.Categorical.from_codes(rng.integers(0, 54, n), [f"m{k}" for k in range(54)]),
-        "scaffold": pd.Categorical.from_codes(rng.integers(0, 13, n), [f"a{k}" for k in range(13)]),
-        "successes": rng.integers(0, 2, n).astype(np.int64),
-        "trials": np.ones(n, dtype=np.int64),
-    })
-    corpus = Corpus(table=df)
-    out = design.diagnose(corpus)
-    assert out.counts.records == n and out.connectivity.connected
-    assert out.separability.separable_components == list(design.POOLED_TERMS)
