@@ -44,7 +44,7 @@ def _fsync_file(path: Path) -> None:
 
 
 @contextlib.contextmanager
-def atomic_path(path: str | Path, *, make_parents: bool = False) -> Iterator[Path]:
+def atomic_path(path: str | Path, *, make_parents: bool = False, keep_suffix: bool = False) -> Iterator[Path]:
     """Yield a temporary path to write; on success it replaces ``path`` atomically.
 
     Parameters
@@ -54,6 +54,9 @@ def atomic_path(path: str | Path, *, make_parents: bool = False) -> Iterator[Pat
     make_parents
         Create the folder when it is missing (else a missing folder is an error
         that names it).
+    keep_suffix
+        End the temporary name with ``path``'s suffix, for writers that pick the
+        format from it (Qt's image writer: ``.png``).
 
     Yields
     ------
@@ -74,7 +77,8 @@ def atomic_path(path: str | Path, *, make_parents: bool = False) -> Iterator[Pat
     elif not folder.is_dir():
         raise FileNotFoundError(f"cannot write {path}: the folder {folder} does not exist; create it or choose "
                                 "another path")
-    fd, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)
+    fd, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=(f".tmp{path.suffix}" if keep_suffix else ".tmp"),
+                                dir=folder)
     os.close(fd)
     tmp = Path(name)
     try:

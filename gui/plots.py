@@ -481,16 +481,17 @@ def export_plot(plot: pg.PlotWidget | pg.PlotItem, path: str | Path, width: int 
     path = Path(path)
     item = plot.getPlotItem() if isinstance(plot, pg.PlotWidget) else plot
     suffix = path.suffix.lower()
-    if suffix == ".svg":
-        _export_svg(item, path)
-    elif suffix == ".png":
-        ex = exporters.ImageExporter(item)
-        w = int(width or max(2 * item.boundingRect().width(), 800))
-        # pyqtgraph keeps width and height in proportion; both must be ints
-        ex.parameters()["width"] = w
-        ex.export(str(path))
-    else:
+    if suffix not in (".svg", ".png"):
         raise ValueError(f"{path}: plots are exported as .png or .svg, not {suffix or 'no suffix'!r}")
+    with atomic_path(path, keep_suffix=True) as tmp:  # the writers pick the format from the suffix
+        if suffix == ".svg":
+            _export_svg(item, tmp)
+        else:
+            ex = exporters.ImageExporter(item)
+            w = int(width or max(2 * item.boundingRect().width(), 800))
+            # pyqtgraph keeps width and height in proportion; both must be ints
+            ex.parameters()["width"] = w
+            ex.export(str(tmp))
     return path
 
 

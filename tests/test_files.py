@@ -34,3 +34,11 @@ def test_default_cache_dir_follows_environment(monkeypatch, tmp_path):
     monkeypatch.delenv("DDR_CACHE_DIR")
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "x"))
     assert default_cache_dir() == tmp_path / "x" / "ddr-explorer"
+
+
+def test_keep_suffix_lets_writers_pick_the_format(tmp_path):
+    target = tmp_path / "plot.png"
+    with atomic_path(target, keep_suffix=True) as tmp:
+        assert tmp.suffix == ".png" and tmp.parent == tmp_path and tmp.name.startswith(".plot.png.")
+        tmp.write_bytes(b"\x89PNG")
+    assert target.read_bytes() == b"\x89PNG" and os.listdir(tmp_path) == ["plot.png"]
