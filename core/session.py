@@ -33,7 +33,7 @@ from typing import Any, Callable, Mapping
 
 import numpy as np
 
-from .dstudy import DEFAULT_TARGETS, DStudyDesign, ObservedDesignError, observed_design, observed_sizes
+from .dstudy import DEFAULT_TARGETS, DStudyDesign, ObservedDesignError, observed_design
 from .files import write_text_atomic
 
 __all__ = [
@@ -44,7 +44,6 @@ __all__ = [
     "StateEvents",
     "AnalysisState",
     "Session",
-    "observed_sizes",
     "ALL_BENCHMARKS",
 ]
 
@@ -126,7 +125,7 @@ class AnalysisState:
         Budget in USD (> 0) or None.
     observed
         The corpus's own design (``{"n_tasks": ..., ...}``, see
-        :func:`observed_sizes`), marked on the D-study curves; None without a corpus.
+        :func:`~.dstudy.observed_sizes`), marked on the D-study curves; None without a corpus.
     priors
         Priors that differ from the defaults (SPEC sec. 2; seed 000 App. C.1.3):
         ``{"sigma": {"df": 3, "scale": 2.5}, "intercept": {"df": 3, "loc": 0, "scale": 2.5}}``;

@@ -10,9 +10,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ddr_explorer.core.dstudy import DStudyDesign, prices_from_cost_column
-from ddr_explorer.core.session import (FILE_FORMAT, FILE_VERSION, AnalysisState, Session, SessionError,
-                                       observed_sizes)
+from ddr_explorer.core.dstudy import DStudyDesign, observed_sizes, prices_from_cost_column
+from ddr_explorer.core.session import FILE_FORMAT, FILE_VERSION, AnalysisState, Session, SessionError
 
 
 def _table(with_cost: bool = True) -> pd.DataFrame:
