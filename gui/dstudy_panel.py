@@ -234,7 +234,7 @@ class DStudyPanel(QWidget):
         self.grids = {f: curve_grid(f, [obs_sizes[f]]) for f in self.curve_fields}
         # Core's grids (core.dstudy.grids): fixed by the observed design, so the frontier does not move with
         # the sliders, and the same designs `ddr dstudy --budget` and the DDR sheet search.
-        self.frontier_grids = frontier_grids(self._observed_reference())
+        self.frontier_grids = frontier_grids(self.observed)
         self.slider_values: dict[str, np.ndarray] = {
             f: slider_values(f, [obs_sizes[f], getattr(self.state, f)]) for f in self.fields}
 
@@ -694,12 +694,6 @@ class DStudyPanel(QWidget):
             self.readout_labels["budget"].setText("enter prices and a budget" if not by_cost or budget is None
                                                   else "computing\u2026")
 
-    def _observed_reference(self) -> DStudyDesign:
-        """The observed design whose sizes fix the frontier's grid (as the CLI and the sheet use it)."""
-        obs = self._observed_sizes()
-        return dataclasses.replace(self.observed, tasks_per_benchmark=None, n_tasks=obs["n_tasks"],
-                                   n_benchmarks=obs["n_benchmarks"])
-
     def _start_frontier(self) -> None:
         st = self.state
         self.frontier_jobs += 1
@@ -708,7 +702,7 @@ class DStudyPanel(QWidget):
         # core's budget search: its grids and its no-price policy (rank by trials) are the CLI's and the
         # sheet's.  The job is plain data (no Qt object), as gui.workers requires.
         job = functools.partial(budget_search, self.components, st.design(), target=st.effective_target,
-                                budget=st.budget, reference=self._observed_reference())
+                                budget=st.budget, reference=self.observed)
         self._frontier_task = BackgroundTask(job, parent=self, interval_ms=15)
         self._frontier_task.finished.connect(self._on_frontier_done)
         self._frontier_task.errored.connect(self._on_frontier_error)
