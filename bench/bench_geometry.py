@@ -11,7 +11,7 @@ This script runs warmup (2 chains by default), takes chain 0's state and adapted
 finds the largest eigenvalues of the whitened Hessian by Lanczos over Hessian-vector products
 (JAX), then prints what each top eigenvector is made of: global coordinates (alpha, log sigma,
 w) and the terms' levels.  It is how the BRIDGE pooled fit's saturated trees were traced to
-alpha and the benchmark levels (sampler module docstring, item 11).
+alpha and the benchmark levels (core/model/parameterisation.py, item 11).
 
 Run:  python bench/bench_geometry.py --corpus tb2
       python bench/bench_geometry.py --corpus PATH --design pooled [--flat]

@@ -1,9 +1,10 @@
 """The chain runner: NUTS transitions and the extra moves, in jitted chunks, on parallel devices.
 
 The run is split into jitted chunks of ``chunk_size`` iterations (a ``lax.fori_loop`` over
-numpyro's functional ``sample_kernel`` and the moves above), so the caller sees progress and
-can cancel between chunks; adaptation state travels in the kernel state across chunks and
-the draws do not depend on the chunk size.  Same seed and settings -> identical draws.
+numpyro's functional ``sample_kernel`` and the moves of :mod:`.parameterisation`), so the
+caller sees progress and can cancel between chunks; adaptation state travels in the kernel
+state across chunks and the draws do not depend on the chunk size.  Same seed and settings ->
+identical draws.
 
 Cross-chain adaptation (:mod:`.parameterisation`, item 5) pools the chains' warmup (co)variance
 before each slow adaptation window closes; the scale moves (item 7) and the collapsed Gibbs step

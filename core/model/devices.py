@@ -1,5 +1,6 @@
 """Where the chains run: one CPU device per chain (or the GPU), single-threaded BLAS inside each,
-and JAX's compiled samplers kept on disk between fits.
+and JAX's compiled samplers kept on disk between fits.  (The CPU devices themselves are created by
+``XLA_FLAGS``, which :mod:`ddr_explorer.core.model` sets when it is imported before jax.)
 
 Measurements behind each choice: docs/sampler-measurements.md.
 """
@@ -7,6 +8,7 @@ Measurements behind each choice: docs/sampler-measurements.md.
 from __future__ import annotations
 
 import contextlib
+
 
 # -- compiled-code cache -------------------------------------------------------------------
 #: Upper bound of the compiled-sampler cache on disk (JAX evicts least recently used entries).

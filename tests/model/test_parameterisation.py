@@ -1,4 +1,4 @@
-"""The sampler's coordinates are an exact change of variables (sampler module, items 1, 2 and 11).
+"""The sampler's coordinates are an exact change of variables (core/model/parameterisation.py, items 1, 2 and 11).
 
 NUTS samples z = (alpha, log sigma, w, x); the model lives in (sigma, mu, u).  The map adds
 one auxiliary coordinate per term (mean(a x), item 1) with its own normal density.  So for
