@@ -11,7 +11,7 @@ This script runs warmup (2 chains by default), takes chain 0's state and adapted
 finds the largest eigenvalues of the whitened Hessian by Lanczos over Hessian-vector products
 (JAX), then prints what each top eigenvector is made of: global coordinates (alpha, log sigma,
 w) and the terms' levels.  It is how the BRIDGE pooled fit's saturated trees were traced to
-alpha and the benchmark levels (sampler module docstring, item 11).
+alpha and the benchmark levels (core/model/parameterisation.py, item 11).
 
 Run:  python bench/bench_geometry.py --corpus tb2
       python bench/bench_geometry.py --corpus PATH --design pooled [--flat]
@@ -28,7 +28,7 @@ from pathlib import Path
 import numpy as np
 
 import ddr_explorer.core.model as M  # before jax: parallel CPU chains
-from ddr_explorer.core.model import sampler as S
+from ddr_explorer.core.model import chains as CH  # the runner reads WARMUP_HOOK there
 from ddr_explorer.core.model.design_matrix import build_design
 
 HERE = Path(__file__).resolve().parent
@@ -111,14 +111,14 @@ def main(argv=None) -> None:
         table, design_name = load_corpus(a.corpus).table, "pooled"
     design_name = a.design or design_name
     captured: dict = {}
-    S.WARMUP_HOOK = lambda **kw: captured.update(kw)  # noqa: E731
+    CH.WARMUP_HOOK = lambda **kw: captured.update(kw)  # noqa: E731
     settings = M.SamplerSettings(chains=a.chains, warmup=a.warmup, draws=10, keep_random_effects=False,
                                  nested_centring=not a.flat)
     t0 = time.perf_counter()
     try:
         post = M.fit(table, design_name, settings)
     finally:
-        S.WARMUP_HOOK = None
+        CH.WARMUP_HOOK = None
     wall = time.perf_counter() - t0
     design = build_design(table, design_name)
     vals, vecs, nG, eps = whitened_hessian_spectrum(captured, a.k)

@@ -293,7 +293,7 @@ def fit_summary(result) -> dict:
 def cmd_fit(args: argparse.Namespace) -> int:
     from .fitting import fit_corpus, settings_from_args
     from .model.formula import ModelSpecError, as_spec
-    from .model.sampler import FitCancelled
+    from .model.posterior import FitCancelled
 
     if (args.formula is None) == (args.preset is None):
         print("ddr: give exactly one of --formula or --preset", file=sys.stderr)
@@ -425,7 +425,7 @@ def cmd_analyses(args: argparse.Namespace) -> int:
     from .analyses import format_analyses, parse_which, run_analyses
     from .fitting import settings_from_args
     from .model.formula import ModelSpecError, as_spec
-    from .model.sampler import FitCancelled
+    from .model.posterior import FitCancelled
 
     try:
         which = parse_which(args.which)
@@ -482,7 +482,7 @@ def cmd_formats(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from .model.sampler import SamplerSettings  # no jax: the sampler imports it lazily
+    from .model.posterior import SamplerSettings  # no jax here: the sampler imports it lazily
 
     # one set of sampler defaults for the app and every command, so that a fit made in one is
     # reused from the cache by the others

@@ -298,7 +298,7 @@ def write_ddr_sheet(source, output, *, corpus=None, load_options: Mapping[str, A
     if posterior is None:
         from .fitting import fit_corpus
         from .model.formula import as_spec
-        from .model.sampler import FitCancelled
+        from .model.posterior import FitCancelled
 
         spec = as_spec(preset or ("pooled" if c.n_levels("benchmark") > 1 else "per-benchmark"))
         spec.validate(c.table.columns)

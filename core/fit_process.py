@@ -38,7 +38,7 @@ class FitProcessError(RuntimeError):
 def _child(corpus, spec, settings, cache_dir, messages, cancel_event) -> None:
     """Child process: fit through the cache; report progress, then ("done" | "cancelled" | "error", ...)."""
     import ddr_explorer.core.model  # noqa: F401 - sets XLA_FLAGS (one CPU device per chain) before jax loads
-    from .model.sampler import FitCancelled
+    from .model.posterior import FitCancelled
 
     def progress(phase, i, n, eta):
         messages.put(("progress", (phase, i, n, eta)))
@@ -81,7 +81,7 @@ def fit_corpus_in_process(corpus, spec="per-benchmark", settings=None, *, cache_
         The child failed (its error message is kept) or died (its exit code is named).
     """
     from .model.formula import as_spec
-    from .model.sampler import FitCancelled, SamplerSettings
+    from .model.posterior import FitCancelled, SamplerSettings
 
     spec = as_spec(spec)
     settings = settings or SamplerSettings()

@@ -91,7 +91,7 @@ def posterior_from_entry(entry: CacheEntry):
     """Rebuild a :class:`~.model.sampler.Posterior` from a cache entry (diagnostics recomputed)."""
     from .model.diagnostics import diagnose
     from .model.formula import HalfStudentT, Priors, StudentT, parse_formula
-    from .model.sampler import Posterior, SamplerSettings
+    from .model.posterior import Posterior, SamplerSettings
 
     meta = entry.meta
     spec_d = meta["spec"]
@@ -267,7 +267,7 @@ def settings_from_args(args):
     """``SamplerSettings`` from a command's ``--draws/--warmup/--chains/--seed/--device/--marginalise``
     (those the command lacks, or None: the app's defaults, so that the command reuses a fit the app
     cached, and the reverse)."""
-    from .model.sampler import SamplerSettings
+    from .model.posterior import SamplerSettings
 
     given = {k: getattr(args, k, None) for k in ("draws", "warmup", "chains", "seed", "device", "marginalise")}
     return SamplerSettings(**{k: v for k, v in given.items() if v is not None})

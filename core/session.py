@@ -243,7 +243,7 @@ class AnalysisState:
 
     def sampler_settings(self):
         """``SamplerSettings`` with this state's overrides (imports the sampler module, not jax)."""
-        from .model.sampler import SamplerSettings
+        from .model.posterior import SamplerSettings
 
         return SamplerSettings(**self.sampler)
 
@@ -426,7 +426,7 @@ def _check_field(name: str, value, where: str) -> None:
     elif name == "sampler":
         if not isinstance(value, Mapping):
             fail(f"should be an object of sampler settings, got {type(value).__name__}")
-        from .model.sampler import SamplerSettings
+        from .model.posterior import SamplerSettings
 
         known = {f.name for f in dataclasses.fields(SamplerSettings)}
         unknown = sorted(set(value) - known)

@@ -543,7 +543,7 @@ class MainWindow(QMainWindow):
         self.fit_finished.emit(result)
 
     def _on_fit_error(self, exc: BaseException) -> None:
-        from ..core.model.sampler import FitCancelled
+        from ..core.model.posterior import FitCancelled
 
         self._fit_ended()
         mp = self.model_panel

@@ -32,7 +32,7 @@ from PySide6.QtWidgets import (
 
 from ..core.model import quadrature
 from ..core.model.formula import PRESET_FORMULAS, HalfStudentT, StudentT
-from ..core.model.sampler import SamplerSettings
+from ..core.model.posterior import SamplerSettings
 from ..core.session import AnalysisState, SessionError
 
 #: Model choices: the presets of core.model.formula, then a free formula.

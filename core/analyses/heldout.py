@@ -110,7 +110,7 @@ CELL: tuple[str, ...] = ("benchmark", "task", "model", "scaffold")
 
 def split_settings(settings=None, draws: int = 250, warmup: int = 250, chains: int = 2):
     """The sampler settings of the split fits: ``settings`` with at most ``chains`` x (``warmup`` + ``draws``)."""
-    from ..model.sampler import SamplerSettings
+    from ..model.posterior import SamplerSettings
 
     s = settings or SamplerSettings()
     return dataclasses.replace(s, draws=min(s.draws, draws), warmup=min(s.warmup, warmup),

@@ -217,7 +217,7 @@ def loo_study(corpus, posterior=None, spec="per-benchmark", settings=None, cache
     """
     from ..fitting import fit_corpus, fit_key
     from ..model.formula import as_spec
-    from ..model.sampler import SamplerSettings
+    from ..model.posterior import SamplerSettings
 
     if posterior is not None:
         spec, settings = posterior.spec, posterior.settings

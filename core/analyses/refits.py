@@ -77,7 +77,7 @@ class BatchResult:
 def check_cancel(cancel: CancelCallback | None, what: str) -> None:
     """Raise :class:`FitCancelled` when ``cancel()`` says so (``what`` says where)."""
     if cancel is not None and cancel():
-        from ..model.sampler import FitCancelled
+        from ..model.posterior import FitCancelled
 
         raise FitCancelled(f"{what} cancelled by the user")
 

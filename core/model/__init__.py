@@ -20,7 +20,7 @@ def _enable_parallel_cpu_chains() -> None:
     if "xla_force_host_platform_device_count" in flags:
         return
     # one CPU device per chain (4 by default) even on 2 cores: chains on separate devices never
-    # wait for each other's NUTS trees, which vectorised chains do (measured in sampler.py)
+    # wait for each other's NUTS trees, which vectorised chains do (measured: docs/sampler-measurements.md)
     n = min(max(os.cpu_count() or 1, 4), 16)
     os.environ["XLA_FLAGS"] = (flags + f" --xla_force_host_platform_device_count={n}").strip()
 
@@ -33,7 +33,8 @@ from .formula import (  # noqa: E402
     PRESET_FORMULAS, HalfStudentT, ModelSpec, ModelSpecError, Priors, StudentT, Term, as_spec, parse_formula,
     preset,
 )
-from .sampler import FitCancelled, Posterior, SamplerSettings, fit  # noqa: E402
+from .posterior import FitCancelled, Posterior, SamplerSettings  # noqa: E402
+from .sampler import fit  # noqa: E402
 
 __all__ = [
     "DesignMatrix", "Diagnostics", "FitCancelled", "HalfStudentT", "ModelSpec", "ModelSpecError",

@@ -16,9 +16,9 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-#: Thresholds of a converged fit (SPEC section 6; Vehtari et al. 2021).
-MAX_R_HAT = 1.01
-MIN_ESS_BULK = 400
+# Thresholds of a converged fit (SPEC section 6; Vehtari et al. 2021): one definition, core.gate.
+from ..gate import MAX_R_HAT, MIN_ESS_BULK  # noqa: F401 - re-exported
+
 MIN_EBFMI = 0.3
 #: Largest summed log-likelihood error (nats) of an integrated term's quadrature at the posterior
 #: (the same bound :mod:`.quadrature` checks before it integrates).

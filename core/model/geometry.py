@@ -157,7 +157,7 @@ def absorbed_ratio(design: DesignMatrix, rough: RoughFit, terms: list[int], chil
 
 def host_chains(design: DesignMatrix, term_columns, terms: list[int], rough: RoughFit | None = None,
                 min_ratio: float = MIN_ABSORBED_RATIO) -> list[list[tuple[int, np.ndarray]]]:
-    """Each NUTS term's chain of hosts for nested centring (sampler module docstring, item 11).
+    """Each NUTS term's chain of hosts for nested centring (:mod:`.parameterisation`, item 11).
 
     The candidate host of a term is the term with the most levels among those whose facets are
     a strict subset of its own (benchmark:task -> benchmark, benchmark:task:scaffold ->
@@ -199,7 +199,7 @@ def host_chains(design: DesignMatrix, term_columns, terms: list[int], rough: Rou
 def nested_information(design: DesignMatrix, rough: RoughFit, terms: list[int], chains) -> list[np.ndarray]:
     """Fisher information of each level under nested centring, at the rough fit.
 
-    With nested centring (sampler, item 11) a level P that hosts other terms reaches the cells
+    With nested centring (:mod:`.parameterisation`, item 11) a level P that hosts other terms reaches the cells
     through them: holding every x fixed, ``d eta_c / d u_P = kappa_c`` with kappa the sum over P
     and the terms it hosts of ``d u_Q / d u_P = -omega_Q sum_{R in chain(Q)} d u_R / d u_P``,
     and the hosted terms' priors depend on u_P too.  The information of level j of P is

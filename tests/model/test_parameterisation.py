@@ -1,4 +1,4 @@
-"""The sampler's coordinates are an exact change of variables (sampler module, items 1, 2 and 11).
+"""The sampler's coordinates are an exact change of variables (core/model/parameterisation.py, items 1, 2 and 11).
 
 NUTS samples z = (alpha, log sigma, w, x); the model lives in (sigma, mu, u).  The map adds
 one auxiliary coordinate per term (mean(a x), item 1) with its own normal density.  So for
@@ -19,7 +19,7 @@ import pandas as pd
 import pytest
 
 import ddr_explorer.core.model as M  # noqa: F401  (before jax)
-from ddr_explorer.core.model import sampler as S
+from ddr_explorer.core.model import parameterisation as P
 from ddr_explorer.core.model.design_matrix import build_design
 from ddr_explorer.core.model.formula import as_spec
 from ddr_explorer.core.model.geometry import collapsed_group, rough_fit
@@ -47,7 +47,7 @@ def _setup(nested: bool, mode: str = "auto"):
     rough = rough_fit(design)
     terms = list(range(design.n_terms))
     # min_ratio 0: every candidate host kept, so that the chains are exercised
-    lay = S._make_layout(design, spec, rough, mode, terms, nested=nested, min_ratio=0.0)
+    lay = P._make_layout(design, spec, rough, mode, terms, nested=nested, min_ratio=0.0)
     cols = [spec.term(n).columns for n in design.term_names]
     return spec, design, rough, lay, cols
 
@@ -80,7 +80,7 @@ def test_the_potential_is_the_model_density_after_the_change_of_variables(nested
         assert lay.nested  # benchmark:task is hosted by benchmark, and so on
     K, L = lay.K, lay.L
     with jax.enable_x64(True):
-        pot_gen, constrain, _, _ = S._make_functions(design, lay, jnp.float64, cols, None, 0)
+        pot_gen, constrain, _, _ = P._make_functions(design, lay, jnp.float64, cols, None, 0)
         potential = pot_gen(jnp.zeros((), jnp.float64))
         nG = 1 + 2 * K
 
@@ -135,12 +135,12 @@ def test_the_collapsed_move_keeps_every_effect_the_likelihood_sees():
     spec, design, rough, lay, cols = _setup(True)
     group = collapsed_group(design, cols)
     pri = [spec.priors.for_term(design.term_names[k]) for k in group.terms]
-    gibbs = S._GibbsBlock(group=group, top_pos=lay.terms.index(group.terms[0]),
+    gibbs = P._GibbsBlock(group=group, top_pos=lay.terms.index(group.terms[0]),
                           nuts_pos=[lay.terms.index(k) for k in group.terms], inner=[], J=np.zeros(0, np.int64),
                           offsets=np.zeros(1, np.int64), sigma_df=np.array([p.df for p in pri]),
                           sigma_scale=np.array([p.scale for p in pri]))
     with jax.enable_x64(True):
-        pot_gen, constrain, move, _ = S._make_functions(design, lay, jnp.float64, cols, gibbs, 5)
+        pot_gen, constrain, move, _ = P._make_functions(design, lay, jnp.float64, cols, gibbs, 5)
         rng = np.random.default_rng(1)
         K = lay.K
         z = {"g": jnp.asarray(np.concatenate([[0.2], np.log(rng.uniform(0.4, 1.5, K)), rng.normal(size=K)])),

@@ -1,0 +1,346 @@
+"""The chain runner: NUTS transitions and the extra moves, in jitted chunks, on parallel devices.
+
+The run is split into jitted chunks of ``chunk_size`` iterations (a ``lax.fori_loop`` over
+numpyro's functional ``sample_kernel`` and the moves of :mod:`.parameterisation`), so the
+caller sees progress and can cancel between chunks; adaptation state travels in the kernel
+state across chunks and the draws do not depend on the chunk size.  Same seed and settings ->
+identical draws.
+
+Cross-chain adaptation (:mod:`.parameterisation`, item 5) pools the chains' warmup (co)variance
+before each slow adaptation window closes; the scale moves (item 7) and the collapsed Gibbs step
+(item 6) run after every NUTS transition inside the compiled chunk.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from typing import Callable
+
+import numpy as np
+
+from .devices import _chain_layout
+from .geometry import log_scale
+from .parameterisation import _initial_gibbs, _initial_point, _make_functions, _Marginal, _per_level_broadcaster
+from .posterior import CancelCallback, FitCancelled, ProgressCallback, SamplerSettings
+
+#: Called once after warmup as ``WARMUP_HOOK(state=, aux=, potential_gen=, offset=, layout=)`` with the
+#: chains' kernel states (adapted mass matrix and step size included): bench/bench_geometry.py uses it
+#: to find the direction that limits the step size.  None in the app.
+WARMUP_HOOK: Callable | None = None
+
+
+# -- the chunked runner --------------------------------------------------------------------
+def _per_device(f, in_axes, per: int):
+    """``f`` over the ``per`` chains of one device: vmapped, or, for one chain, called directly.
+
+    A vmap over a batch of one is not free on XLA CPU: it changes the layout of every
+    intermediate, and the pooled potential's value and gradient took 1.94 ms under it against
+    0.84 ms without (one core, measured); so a lone chain is squeezed, run, and given its
+    batch axis back.
+    """
+    import jax
+
+    if per != 1:
+        return jax.vmap(f, in_axes=in_axes)
+
+    def one(*args):
+        args = [jax.tree.map(lambda a: a[0], x) if ax == 0 else x for x, ax in zip(args, in_axes)]
+        return jax.tree.map(lambda a: a[None], f(*args))
+
+    return one
+
+
+_STATS = ("diverging", "energy", "num_steps", "accept_prob", "step_size", "potential_energy")
+
+
+def _run_chains(design, spec, lay, gibbs, rough, settings: SamplerSettings, devices, dtype,
+                progress: ProgressCallback | None, cancel: CancelCallback | None, timings: dict,
+                marg: _Marginal | None = None, mh_steps: int = 0):
+    import jax
+    import jax.numpy as jnp
+    from numpyro.infer.hmc import hmc
+    from numpyro.infer.hmc_util import build_adaptation_schedule
+
+    C = settings.chains
+    D = _chain_layout(C, len(devices))
+    devs = devices[:D]
+    per = C // D
+    cols = [spec.term(nm).columns for nm in design.term_names]
+    potential_gen, constrain, move, offset = _make_functions(design, lay, dtype, cols, gibbs, mh_steps, marg)
+    init_kernel, sample_kernel = hmc(potential_fn_gen=potential_gen, algo="NUTS")
+    dense = [("g",)] if settings.dense_globals else []
+    init_z, inv_mass = _initial_point(lay, rough, C, settings.seed, marg=marg)
+    imm = {("g",): jnp.diag(jnp.asarray(inv_mass["g"], dtype)) if settings.dense_globals
+           else jnp.asarray(inv_mass["g"], dtype),
+           ("x",): jnp.asarray(inv_mass["x"], dtype)}
+    W = settings.warmup
+    nG = 0 if gibbs is None else len(gibbs.group.terms)
+    if gibbs is not None:
+        u_in0, ls_in0, prop_var0 = _initial_gibbs(gibbs, rough, C, settings.seed)
+
+    else:
+        u_in0, ls_in0, prop_var0 = np.zeros((C, 0)), np.zeros((C, 0)), np.zeros(0)
+    # auxiliary (Gibbs) state per chain: inner random effects and log-sds, the Welford
+    # accumulator of log sigma_G that tunes the Metropolis proposal during warmup, its rate
+    nP = nG + 1 if nG else 0  # Metropolis dimension: log sigma_G and mu
+    aux0 = {"u": u_in0, "ls": ls_in0, "wm": np.zeros((C, nP)), "w2": np.zeros((C, nP, nP)), "wn": np.zeros(C),
+            "acc": np.zeros(C), "lscale": np.zeros(C),
+            "sm_lstep": np.zeros((C, lay.K)), "sm_acc": np.zeros((C, lay.K))}
+    prop0 = jnp.asarray(np.diag(prop_var0), dtype)
+    welford_from = int(0.15 * W)
+    step0 = float((init_z["x"].shape[1] + init_z["g"].shape[1]) ** -0.25)
+
+    def _s(aux):
+        return offset(aux["u"]) if gibbs is not None else jnp.zeros((), dtype)
+
+    def _init_one(z, key, aux):
+        # no heuristic step-size search: numpyro's would capture the potential of the first
+        # offset s; the initial step is the usual d^(-1/4) scaling for a preconditioned target
+        return init_kernel(z, num_warmup=W, step_size=step0, inverse_mass_matrix=imm, dense_mass=dense,
+                           target_accept_prob=settings.target_accept, max_tree_depth=settings.max_tree_depth,
+                           find_heuristic_step_size=False, rng_key=key, model_args=(_s(aux),))
+
+    keys = jax.random.split(jax.random.PRNGKey(settings.seed), C).reshape(D, per, -1)
+    shard = lambda a: jnp.asarray(a, dtype).reshape(D, per, *np.shape(a)[1:])  # noqa: E731
+    z0 = {k: shard(v) for k, v in init_z.items()}
+    aux = {k: shard(v) for k, v in aux0.items()}
+    S = settings.chunk_size
+    grad_gen = lambda s: jax.value_and_grad(potential_gen(s))  # noqa: E731
+
+    # Scale moves along the sigma ridge (Liu and Sabatti 2000 group moves): for term k,
+    # (log sigma_k, x_kj) -> (log sigma_k + d, x_kj exp(gamma_j d)) is a one-parameter group;
+    # a Metropolis step on d with target exp(-U) exp(d sum_j gamma_j) leaves the posterior
+    # invariant.  gamma_j = d log a_j / d log sigma at the rough sigma is the slope of the
+    # conditional mean of x_j in log sigma (Gaussian approximation), so the move travels
+    # along the ridge that couples a term's many weakly informed levels to its sigma, which
+    # NUTS crosses only slowly (benchmark:task:model in the pooled model: 27,000 levels).
+    sl_pos = [(int(lay.offsets[i]), int(lay.offsets[i + 1])) for i in range(lay.K)]
+    sig0 = rough.sigma[lay.terms]
+    gam_np = np.concatenate([lay.c0[a:b] / (lay.c0[a:b] + lay.c1[a:b] * sig0[i] ** 2)
+                             for i, (a, b) in enumerate(sl_pos)])
+    gam = jnp.asarray(gam_np, dtype)
+    n_scale = settings.scale_steps if settings.scale_steps > 0 else 0
+
+    per_level = _per_level_broadcaster(lay.J)
+    c0v = jnp.asarray(lay.c0, dtype)
+    c1v = jnp.asarray(lay.c1, dtype)
+
+    def _scale_moves(z, aux, key, pot, cov_g):
+        # Directions: the eigenvectors of the adapted covariance of log sigma (the dense mass
+        # block; fixed after warmup), so that terms whose sigmas move together (the task-level
+        # interactions of the pooled model, correlation +0.4) move together.  One fori_loop
+        # over (direction, repeat): a single copy of the potential in the compiled chunk.
+        cov_ls = cov_g[1:lay.K + 1, 1:lay.K + 1] if cov_g.ndim == 2 else jnp.diag(cov_g[1:lay.K + 1])
+        evals, evecs = jnp.linalg.eigh(cov_ls)
+        dirs = evecs * jnp.sqrt(jnp.maximum(evals, 1e-12))[None, :]  # columns: scaled directions
+        lstep = aux["sm_lstep"]
+
+        def one(t, carry):
+            z, U, key, nacc = carry
+            p = t // n_scale
+            # odd repeats: the u-scaling group (log sigma_k + dls_k, u_k e^(dls_k)), which also
+            # scales the data-pinned levels: the logit's latent-scale ridge (attenuation of
+            # single-trial cells traded against larger effects)
+            full = (t % n_scale) % 2 == 1
+            key, k1, k2 = jax.random.split(key, 3)
+            v = dirs[:, p] * jnp.exp(lstep[p])
+            d = jax.random.normal(k1, (), dtype)
+            dls = v * d  # change of each log sigma_k
+            dl = per_level(dls)
+            ls_lv = per_level(z["g"][1:lay.K + 1])
+            # x' = x e^(gamma dl)  or  x' = x e^(dl) a(sigma) / a(sigma')
+            log_fx = jnp.where(full, dl + log_scale(ls_lv, c0v, c1v, jnp) - log_scale(ls_lv + dl, c0v, c1v, jnp),
+                               gam * dl)
+            zp = {"g": z["g"].at[1:lay.K + 1].add(dls), "x": z["x"] * jnp.exp(log_fx)}
+            Up = pot(zp)
+            log_r = U - Up + jnp.sum(log_fx)
+            acc = (jnp.log(jax.random.uniform(k2, (), dtype)) < log_r) & jnp.isfinite(Up)
+            z = jax.tree.map(lambda new, old: jnp.where(acc, new, old), zp, z)
+            return z, jnp.where(acc, Up, U), key, nacc.at[p].add(acc.astype(dtype))
+
+        z, _, key, nacc = jax.lax.fori_loop(0, lay.K * n_scale, one,
+                                            (z, pot(z), key, jnp.zeros((lay.K,), dtype)))
+        return z, nacc / n_scale, key
+
+    def _extra_moves(st, aux):
+        """Scale moves and the collapsed Gibbs step after a NUTS transition, then fresh U and grad."""
+        key = st.rng_key
+        z = st.z
+        if n_scale:
+            z, rates, key = _scale_moves(z, aux, key, potential_gen(_s(aux)),
+                                         st.adapt_state.inverse_mass_matrix[("g",)])
+            warm = st.i <= W
+            lstep = aux["sm_lstep"] + (rates - 0.44) / jnp.sqrt(st.i + 10.0)
+            aux = {**aux, "sm_lstep": jnp.where(warm, jnp.clip(lstep, -8.0, 1.0), aux["sm_lstep"]),
+                   "sm_acc": rates}
+        st = st._replace(z=z, rng_key=key)
+        if gibbs is not None:
+            return _gibbs_step(st, aux)
+        pe, zg = grad_gen(_s(aux))(z)
+        ok = jnp.isfinite(pe)
+        return st._replace(z=z, potential_energy=jnp.where(ok, pe, st.potential_energy),
+                           z_grad=jax.tree.map(lambda a, b: jnp.where(ok, a, b), zg, st.z_grad)), aux
+
+    def _gibbs_step(st, aux):
+        key, sub = jax.random.split(st.rng_key)
+        n = aux["wn"]
+        cov = jnp.where(n > 20, aux["w2"] / jnp.maximum(n - 1.0, 1.0), prop0)
+        prop = (jnp.exp(aux["lscale"]) * 2.38 / math.sqrt(nP)) * jnp.linalg.cholesky(
+            cov + 1e-5 * jnp.eye(nP, dtype=dtype))
+        z, u_in, ls_in, rate = move(st.z, aux["u"], aux["ls"], sub, prop)
+        pe, zg = grad_gen(offset(u_in))(z)
+        ok = jnp.isfinite(pe)
+        pick = lambda a, b: jnp.where(ok, a, b)  # noqa: E731
+        st = st._replace(z=jax.tree.map(pick, z, st.z), potential_energy=pick(pe, st.potential_energy),
+                         z_grad=jax.tree.map(pick, zg, st.z_grad), rng_key=key)
+        u_in, ls_in = pick(u_in, aux["u"]), pick(ls_in, aux["ls"])
+        # Welford of log sigma_G during warmup only (the proposal is frozen while sampling)
+        _, mu_now, _ = constrain(st.z)
+        lsg, j = [], 0
+        for p in gibbs.nuts_pos:
+            if p is None:
+                lsg.append(ls_in[j])
+                j += 1
+            else:
+                lsg.append(st.z["g"][1 + p])
+        lsg = jnp.concatenate([jnp.stack(lsg), mu_now[None]])
+        upd = (st.i > welford_from) & (st.i <= W)
+        n1 = aux["wn"] + 1.0
+        d0 = lsg - aux["wm"]
+        wm = aux["wm"] + d0 / n1
+        w2 = aux["w2"] + jnp.outer(d0, lsg - wm)
+        # Robbins-Monro on the proposal's log-scale towards 25% acceptance, warmup only
+        warm = st.i <= W
+        lscale = jnp.where(warm, aux["lscale"] + (rate - 0.25) / jnp.sqrt(st.i + 10.0), aux["lscale"])
+        aux = {**aux, "u": u_in, "ls": ls_in, "wm": jnp.where(upd, wm, aux["wm"]),
+               "w2": jnp.where(upd, w2, aux["w2"]), "wn": jnp.where(upd, n1, aux["wn"]), "acc": rate,
+               "lscale": jnp.clip(lscale, -3.0, 1.0)}
+        return st, aux
+
+    def _record(st, aux):
+        sigma, mu, u = constrain(st.z)
+        rec = {"diverging": st.diverging, "energy": st.energy, "num_steps": st.num_steps,
+               "accept_prob": st.accept_prob, "step_size": st.adapt_state.step_size,
+               "potential_energy": st.potential_energy, "nuts_sigma": sigma, "mu": mu, "gibbs_ls": aux["ls"],
+               "marg_sigma": jnp.exp(st.z["g"][2 * lay.K + 1:]),
+               "gibbs_accept": aux["acc"], "scale_accept": aux["sm_acc"]}
+        if settings.keep_random_effects:
+            rec["nuts_u"] = u.astype(jnp.float32)
+            rec["gibbs_u"] = aux["u"].astype(jnp.float32)
+        return rec
+
+    def chunk_one(state, aux, n_iter):
+        proto = jax.eval_shape(_record, state, aux)
+        buf0 = jax.tree.map(lambda a: jnp.zeros((S, *a.shape), a.dtype), proto)
+
+        def body(i, carry):
+            st, ax, buf = carry
+            st = sample_kernel(st, model_args=(_s(ax),))
+            if gibbs is not None or n_scale:
+                st, ax = _extra_moves(st, ax)
+            rec = _record(st, ax)
+            buf = jax.tree.map(lambda b, r: b.at[i].set(r), buf, rec)
+            return st, ax, buf
+
+        return jax.lax.fori_loop(0, n_iter, body, (state, aux, buf0))
+
+    t0 = time.perf_counter()
+    if progress:
+        progress("compile", 0, 1, None)
+    init_p = jax.pmap(_per_device(_init_one, (0, 0, 0), per), devices=devs)
+    state = init_p(z0, keys, aux)
+    jax.block_until_ready(state)
+    timings["compile_init"] = time.perf_counter() - t0
+    n_arg = jnp.asarray(S, jnp.int32)
+    # one compiled chunk serves warmup and sampling (compiling two cost as much as a short TB2 run)
+    chunk = jax.pmap(_per_device(chunk_one, (0, 0, None), per), in_axes=(0, 0, None), devices=devs)
+    chunk = chunk.lower(state, aux, n_arg).compile()
+    timings["compile"] = time.perf_counter() - t0
+    if progress:
+        progress("compile", 1, 1, None)
+
+    def _phase(total, name, keep, stops=()):
+        """Run ``total`` iterations in chunks, stopping also at ``stops`` to pool adaptation across chains."""
+        nonlocal state, aux
+        done = 0
+        out = []
+        t_phase = time.perf_counter()
+        stops = sorted(s for s in stops if 0 < s < total)
+        while done < total:
+            if cancel is not None and cancel():
+                raise FitCancelled(f"fit cancelled by the user during {name} ({done} of {total} iterations).")
+            nxt = min([s for s in stops if s > done] + [total])
+            m = min(S, nxt - done)
+            state, aux, buf = chunk(state, aux, jnp.asarray(m, jnp.int32))
+            buf = jax.device_get(buf)
+            if keep:
+                out.append(jax.tree.map(lambda a: np.asarray(a)[:, :, :m], buf))
+            else:
+                out.append({k: np.asarray(buf[k])[:, :, :m] for k in (*_STATS, "nuts_sigma", "gibbs_ls",
+                                                                        "gibbs_accept")})
+            done += m
+            if done in stops and settings.pool_adaptation and C > 1:
+                state, aux = _pool_welford(state, aux)
+            if progress:
+                el = time.perf_counter() - t_phase
+                progress(name, done, total, el / done * (total - done))
+        timings[name] = time.perf_counter() - t_phase
+        # (D, per, m, ...) chunks -> (C, total, ...)
+        return jax.tree.map(lambda *a: np.concatenate(a, axis=2).reshape(C, total, *a[0].shape[3:]), *out)
+
+    def _pooled(mean, m2, n):
+        mean = np.asarray(mean, np.float64).reshape(C, -1)
+        m2 = np.asarray(m2, np.float64).reshape(C, *np.shape(m2)[2:])
+        n = np.asarray(n, np.float64).reshape(C)
+        N = n.sum()
+        mu = (n[:, None] * mean).sum(0) / max(N, 1.0)
+        d = mean - mu[None, :]
+        if m2.ndim == 3:
+            m2p = m2.sum(0) + np.einsum("c,ci,cj->ij", n, d, d)
+        else:
+            m2p = m2.sum(0) + (n[:, None] * d * d).sum(0)
+        return mu, m2p, N
+
+    def _rep(a, dt):
+        a = np.asarray(a)
+        return np.broadcast_to(a.astype(dt), (D, per, *a.shape)).copy()
+
+    def _pool_welford(st, ax):
+        # Cross-chain adaptation: before a slow window closes, every chain gets the Welford
+        # (co)variance accumulator of all chains together, so each mass matrix is estimated from
+        # C times more warmup draws and all chains leave warmup with the same metric.
+        st = jax.device_get(st)
+        mm = st.adapt_state.mm_state
+        pooled = {}
+        for blk, (mean, m2, n) in mm.items():
+            mu, m2p, N = _pooled(mean, m2, n)
+            if N < 2:
+                return st, ax
+            dt = np.asarray(mean).dtype
+            pooled[blk] = (_rep(mu, dt), _rep(m2p, dt), np.full((D, per), int(N), np.asarray(n).dtype))
+        st = st._replace(adapt_state=st.adapt_state._replace(mm_state=pooled))
+        if nG:
+            ax = jax.device_get(ax)
+            mu, m2p, N = _pooled(ax["wm"], ax["w2"], ax["wn"])
+            if N > 1:
+                dt = np.asarray(ax["wm"]).dtype
+                ax = {**ax, "wm": _rep(mu, dt), "w2": _rep(m2p, dt), "wn": np.full((D, per), N, dt)}
+        return st, ax
+
+    def _pool_step_size(st):
+        # the sampling phase uses one step size for all chains (the median of the adapted ones):
+        # a chain that adapted in an unusual region must not run 3x deeper trees than the others
+        st = jax.device_get(st)
+        eps = np.asarray(st.adapt_state.step_size)
+        return st._replace(adapt_state=st.adapt_state._replace(step_size=np.full_like(eps, np.median(eps))))
+
+    sched = build_adaptation_schedule(W) if W > 0 else []
+    stops = [w.end for w in sched[1:-1]]  # pool just before each slow window's last iteration
+    warm = _phase(W, "warmup", False, stops) if W > 0 else None
+    if WARMUP_HOOK is not None:
+        WARMUP_HOOK(state=state, aux=aux, potential_gen=potential_gen, offset=_s, layout=lay)
+    if settings.pool_adaptation and C > 1 and W > 0:
+        state = _pool_step_size(state)
+    samp = _phase(settings.draws, "sampling", True)
+    return warm, samp, D
