@@ -14,7 +14,7 @@ w) and the terms' levels.  It is how the BRIDGE pooled fit's saturated trees wer
 alpha and the benchmark levels (core/model/parameterisation.py, item 11).
 
 Run:  python bench/bench_geometry.py --corpus tb2
-      python bench/bench_geometry.py --corpus PATH --design pooled [--flat]
+      python bench/bench_geometry.py --corpus PATH --preset pooled [--flat]
 """
 
 from __future__ import annotations
@@ -96,7 +96,7 @@ def describe(vec, nG: int, layout, design, top: int = 5) -> tuple[dict, list[str
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--corpus", default="tb2", help="tb2, pooled (simulated HAL-scale) or a corpus file")
-    ap.add_argument("--design", default=None, help="preset or formula (default: the corpus's usual one)")
+    ap.add_argument("--preset", default=None, help="preset or formula (default: the corpus's usual one)")
     ap.add_argument("--chains", type=int, default=2)
     ap.add_argument("--warmup", type=int, default=300)
     ap.add_argument("--flat", action="store_true", help="nested_centring=False (items 1-2 only)")
@@ -109,7 +109,7 @@ def main(argv=None) -> None:
         from ddr_explorer.core.corpus.io import load_corpus
 
         table, design_name = load_corpus(a.corpus).table, "pooled"
-    design_name = a.design or design_name
+    design_name = a.preset or design_name
     captured: dict = {}
     CH.WARMUP_HOOK = lambda **kw: captured.update(kw)  # noqa: E731
     settings = M.SamplerSettings(chains=a.chains, warmup=a.warmup, draws=10, keep_random_effects=False,
