@@ -252,9 +252,9 @@ def test_pyirt_bridge_counts(bridge_pyirt):
     assert c.n_records == 86441 - 1482 + 494 == 85453
     assert c.n_trials == 85453 and c.n_successes == 42570
     assert c.n_levels("task") == 943  # 1,019 items with 114 verifier items -> 38 competitions
-    # 27 scaffolds from bridge.toml + 5 that the SWE-bench convention reads from ids bridge.toml leaves
-    # alone (AppMap Navie, SWE-Fixer, codestory_midwit, swerl, entroPO_R2E, trae; Agentless already counted)
-    assert (c.n_levels("model"), c.n_levels("scaffold"), c.n_levels("agent")) == (132, 32, 175)
+    # 27 scaffolds from bridge.toml + Trae, which the SWE-bench convention reads from an id bridge.toml
+    # leaves alone (20250928_trae_doubao_seed_code; 20250627_agentless_MCTS-Refine-7B joins Agentless)
+    assert (c.n_levels("model"), c.n_levels("scaffold"), c.n_levels("agent")) == (132, 28, 175)
     per = c.table.groupby("benchmark", observed=True)["task"].agg(["size", "nunique"])
     assert per.to_dict("index") == {
         "cybench": {"size": 112, "nunique": 15},
@@ -269,17 +269,19 @@ def test_pyirt_bridge_counts(bridge_pyirt):
 def test_pyirt_bridge_reports_mapping_and_unknown_scaffolds(bridge_pyirt):
     c = bridge_pyirt
     # bridge.toml maps 110 ids; the 66 it leaves are SWE-bench experiment names, which the shipped
-    # convention recognises: 8 name a scaffold and a model, 58 only a date and a product
+    # convention recognises: 2 name a known scaffold and a model, 64 only a date and a product
     assert c.provenance["fallback_subjects"] == []
     assert not [w for w in c.warnings if w.code == "subject-fallback"]
     m = c.provenance["id_mapping"]
     assert m["by_rules"] == {"bridge.toml": 110, "SWE-bench experiment name": 66}
-    assert (m["ids"], m["mapped"], m["split"], m["model_only"], m["no_rule"]) == (176, 176, 89, 87, 0)
+    assert (m["ids"], m["mapped"], m["split"], m["model_only"], m["no_rule"]) == (176, 176, 83, 93, 0)
     summary = find(c.warnings, "subject-ids-mapped")
     assert "176 of 176 subject ids (100%)" in summary.message and summary.column == "subject_id"
-    navie = c.provenance["subjects"]["20241106_navie-2-gpt4o-sonnet"]
-    assert (navie["model"], navie["scaffold"], navie["mapped_by"]) == ("gpt4o-sonnet", "AppMap Navie",
-                                                                       "SWE-bench experiment name")
+    trae = c.provenance["subjects"]["20250928_trae_doubao_seed_code"]
+    assert (trae["model"], trae["scaffold"], trae["mapped_by"]) == ("doubao_seed_code", "Trae",
+                                                                    "SWE-bench experiment name")
+    navie = c.provenance["subjects"]["20241106_navie-2-gpt4o-sonnet"]  # not a known scaffold slug: a product
+    assert (navie["model"], navie["scaffold"]) == ("20241106_navie-2-gpt4o-sonnet", "unknown")
     honeycomb = c.provenance["subjects"]["20240820_honeycomb"]
     assert (honeycomb["model"], honeycomb["scaffold"]) == ("20240820_honeycomb", "unknown")
     assert find(c.warnings, "scaffold-unknown")
