@@ -32,21 +32,25 @@ def _add_corpus_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--scoring", choices=["direct", "all-pass", "threshold"],
                    help="scoring rule for verifier results (default: the importer's)")
     p.add_argument("--gamma", type=float, help="threshold of the 'threshold' scoring rule (default 0.5)")
+    _add_mapping_arguments(p)
+
+
+def _add_mapping_arguments(p: argparse.ArgumentParser, benchmark: bool = False) -> None:
+    """--columns and --scaffold (core/corpus/columns.py); --benchmark where the parser lacks it."""
+    p.add_argument("--columns", metavar="ROLE=COLUMN,...",
+                   help="which column is which: e.g. task=metadata.instance_id,model=metadata.model_name,"
+                   "result=metadata.resolved; ROLE==VALUE gives every row one value; dotted names reach into "
+                   "nested JSON")
+    p.add_argument("--scaffold", help="one scaffold name for every row, for files that name none")
+    if benchmark:
+        p.add_argument("--benchmark", help="one benchmark name for every row, for files that name none")
 
 
 def _load(args: argparse.Namespace):
+    from .corpus.columns import options_from_args
     from .corpus.io import load_corpus
 
-    options = {}
-    if args.benchmark:
-        options["benchmark"] = args.benchmark
-    if args.aliases:
-        options["aliases"] = args.aliases
-    if args.scoring:
-        options["scoring"] = args.scoring
-    if args.gamma is not None:
-        options["gamma"] = args.gamma
-    return load_corpus(args.path, args.format, encoding=args.encoding, **options)
+    return load_corpus(args.path, args.format, encoding=args.encoding, **options_from_args(args))
 
 
 def _print_errors(exc: CorpusError) -> None:
@@ -356,9 +360,10 @@ def cmd_report(args: argparse.Namespace) -> int:
     except (ModelSpecError, ValueError, OSError) as exc:
         print(f"ddr: {exc}", file=sys.stderr)
         return EXIT_INVALID
-    options = {k: v for k, v in (("format", args.format), ("encoding", args.encoding), ("benchmark", args.benchmark),
-                                 ("aliases", args.aliases), ("scoring", args.scoring), ("gamma", args.gamma))
-               if v is not None}
+    from .corpus.columns import options_from_args
+
+    options = {k: v for k, v in (("format", args.format), ("encoding", args.encoding)) if v is not None}
+    options.update(options_from_args(args))
     progress = _TerminalProgress(not args.quiet)
     source, corpus_arg = args.path, args.corpus
     try:
@@ -505,6 +510,7 @@ def build_parser() -> argparse.ArgumentParser:
                    "prices per trial from the corpus's token counts")
     p.add_argument("--design", choices=["per-benchmark", "pooled", "ddr"], help="model to fit a corpus with")
     p.add_argument("--format", help="force the corpus format")
+    _add_mapping_arguments(p, benchmark=True)
     p.add_argument("--draws", type=int, help=f"post-warmup draws per chain when fitting (default {dflt.draws})")
     p.add_argument("--warmup", type=int, help=f"warmup iterations per chain when fitting (default {dflt.warmup})")
     p.add_argument("--chains", type=int, help=f"chains when fitting (default {dflt.chains})")

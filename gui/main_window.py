@@ -93,12 +93,12 @@ def _fit_job(corpus, spec, settings, cache_dir, use_cache):
     return run
 
 
-def _load_and_inspect(path: Path, fmt: str | None):
-    """Worker-thread part of opening a corpus (pure core, no Qt)."""
+def _load_and_inspect(path: Path, fmt: str | None, options: dict | None = None):
+    """Worker-thread part of opening a corpus (pure core, no Qt); ``options`` go to ``load_corpus``."""
     from ..core.corpus.io import load_corpus
     from ..core.inspection import inspect_corpus
 
-    corpus = load_corpus(path, fmt)
+    corpus = load_corpus(path, fmt, **dict(options or {}))
     return corpus, inspect_corpus(corpus)
 
 
@@ -275,7 +275,7 @@ class MainWindow(QMainWindow):
         return self.corpus_panel.issues_table
 
     # -- loading ---------------------------------------------------------------------------
-    def open_corpus(self, path: Path, fmt: str | None = None) -> None:
+    def open_corpus(self, path: Path, fmt: str | None = None, options: dict | None = None) -> None:
         """Start loading ``path`` in the background; the current corpus stays until it succeeds."""
         self.loading = True
         self.statusBar().showMessage(f"Loading {path} ...")
@@ -287,7 +287,7 @@ class MainWindow(QMainWindow):
             else:  # any failure must reach the user, not kill the app
                 self._on_failed(f"{path}: {type(exc).__name__}: {exc}")
 
-        self._jobs.append(BackgroundTask(lambda: _load_and_inspect(path, fmt),
+        self._jobs.append(BackgroundTask(lambda: _load_and_inspect(path, fmt, options),
                                          on_done=lambda r: self._on_loaded(*r), on_error=failed, parent=self))
 
     def _on_open(self) -> None:
@@ -415,7 +415,7 @@ class MainWindow(QMainWindow):
         state = AnalysisState.load(path)
         if state.corpus_path and Path(state.corpus_path).exists():
             self._pending_state = state
-            self.open_corpus(Path(state.corpus_path), state.corpus_format)
+            self.open_corpus(Path(state.corpus_path), state.corpus_format, state.corpus_options)
         else:
             self.state = state
             self.model_panel.set_state(state)
