@@ -76,8 +76,12 @@ def _load(path: Path, format, encoding, options: dict) -> Corpus:
     if not path.exists():
         raise CorpusError([error("no-file", "the file does not exist.", "check the path.", file=path)])
     if path.is_dir():
-        raise CorpusError([error("is-a-folder", "this is a folder, not a corpus file.",
-                                 "name one file inside it.", file=path)])
+        from .importers import inspect_logs
+
+        if format in (None, inspect_logs.FORMAT) and inspect_logs.log_files(path):
+            return inspect_logs.read(path, **options)  # a folder of Inspect AI logs
+        raise CorpusError([error("is-a-folder", "this is a folder, not a corpus file (nor a folder of Inspect AI "
+                                 "logs).", "name one file inside it.", file=path)])
     from .importers import IMPORTERS
     from .importers.detect import detect_format
 
