@@ -85,6 +85,12 @@ def cmd_convert(args: argparse.Namespace) -> int:
     except CorpusError as exc:
         _print_errors(exc)
         return EXIT_INVALID
+    if args.to == "py-irt":  # core/corpus/export_pyirt.py: subjects "<scaffold>/<model>", alias file beside
+        from .corpus.export_pyirt import write_pyirt
+
+        out, alias = write_pyirt(corpus, args.output)
+        print(f"wrote {corpus.n_records:,} records as py-irt to {out} (mapping back: {alias})", file=sys.stderr)
+        return EXIT_OK
     out = write_canonical(corpus, args.output)
     print(f"wrote {corpus.n_records:,} records to {out}", file=sys.stderr)
     return EXIT_OK
@@ -478,9 +484,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=cmd_inspect)
 
-    p = sub.add_parser("convert", help="write a corpus back in the canonical layout")
+    p = sub.add_parser("convert", help="write a corpus in the canonical layout, or as py-irt JSON lines")
     _add_corpus_arguments(p)
     p.add_argument("-o", "--output", type=Path, required=True, help="output file (.csv, .tsv, .jsonl, .parquet)")
+    p.add_argument("--to", choices=["canonical", "py-irt"], default="canonical",
+                   help="canonical layout (by the output's extension, default) or py-irt JSON lines with an "
+                   "alias file <stem>.aliases.toml beside it that maps subjects back to model and scaffold")
     p.set_defaults(func=cmd_convert)
 
     p = sub.add_parser("henderson", help="variance components by Henderson's Method I (closed form)")

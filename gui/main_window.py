@@ -291,7 +291,7 @@ class MainWindow(QMainWindow):
                                          on_done=lambda r: self._on_loaded(*r), on_error=failed, parent=self))
 
     def _on_open(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(self, "Open corpus", "", "Corpora (*.csv *.tsv *.jsonl *.json *.parquet);;All files (*)")
+        path, _ = QFileDialog.getOpenFileName(self, "Open corpus", "", "Corpora (*.csv *.tsv *.jsonl *.json *.parquet *.eval);;All files (*)")
         if path:
             self.open_corpus(Path(path))
 
