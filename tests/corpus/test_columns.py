@@ -165,3 +165,26 @@ def test_session_keeps_the_mapping(runs_csv, tmp_path):
     with pytest.raises(SessionError, match="corpus_options"):
         AnalysisState(corpus_options={"colums": "x"})
     assert ColumnMapping({"task": "a"}).to_text() == "task=a"
+
+
+def test_guess_roles_by_name_then_values(tmp_path):
+    from ddr_explorer.core.corpus.column_guess import guess_roles, mapping_problems, preview, shape_key, to_mapping
+
+    df = preview(runs_jsonl(tmp_path / "runs.jsonl"))
+    assert list(df.columns) == ["agent_run_id", "metadata.instance_id", "metadata.model_name", "metadata.resolved",
+                                "metadata.usage.input_tokens"]
+    roles = guess_roles(df)
+    assert roles == {"agent_run_id": "trial", "metadata.instance_id": "task", "metadata.model_name": "model",
+                     "metadata.resolved": "result", "metadata.usage.input_tokens": "input_tokens"}
+    problems = mapping_problems(roles, {}, df)
+    assert len(problems) == 2 and problems[0].startswith("no column is the benchmark")
+    assert mapping_problems(roles, {"benchmark": "b", "scaffold": "h"}, df) == []
+    text = to_mapping(roles, {"benchmark": "b", "scaffold": "h"}).to_text()
+    assert load_corpus(tmp_path / "runs.jsonl", columns=text).n_records == 3
+    # by values: an unnamed 0/1 column is the result, a column of system ids is the subject
+    p = tmp_path / "t.csv"
+    p.write_text("who,what,ok\n20240620_sweagent_claude3.5sonnet,a,1\n20250726_mini-v1.0.0_o3,b,0\n", encoding="utf-8")
+    assert guess_roles(preview(p)) == {"who": "subject", "what": "", "ok": "result"}
+    bad = {"who": "subject", "what": "task", "ok": "task"}
+    assert "'task' is given to 2 columns (what, ok): choose one." in mapping_problems(bad, {"benchmark": "b"})
+    assert shape_key(["a", "b"]) == shape_key(["b", "a"]) != shape_key(["a", "c"])

@@ -192,3 +192,22 @@ def format_mapping(summary: dict) -> str:
     return (f"{summary['mapped']} of {summary['ids']} subject ids ({summary['share_mapped']:.0%}) were mapped by "
             f"rules ({by or 'none'}): {summary['split']} into a model and a scaffold, {summary['model_only']} "
             f"to a model without a scaffold; {summary['no_rule']} matched no rule.")
+
+
+def subjects_toml(rows: dict[str, tuple[str, str]], *, source: str | None = None) -> str:
+    """An alias file with one explicit ``[subjects]`` entry per id: ``{id: (model, scaffold)}``.
+
+    What the app's subject-id table saves; read back with ``aliases=`` (``--aliases``), or as the
+    sidecar ``<data file stem>.aliases.toml``, its entries win over every convention.
+    """
+    import json
+
+    q = lambda s: json.dumps(str(s), ensure_ascii=False)  # noqa: E731 - a JSON string is a TOML basic string
+    lines = ["# Alias file written by DDR Explorer's subject-id table (format: core/corpus/importers/pyirt.py).",
+             "# Each entry fixes the model and scaffold of one subject id; it wins over every convention.", "",
+             "[meta]", 'description = "subject ids mapped by hand"']
+    if source:
+        lines.append(f"source = {q(source)}")
+    lines += ["", "[subjects]"]
+    lines += [f"{q(sid)} = {{ model = {q(m)}, scaffold = {q(s)} }}" for sid, (m, s) in rows.items()]
+    return "\n".join(lines) + "\n"
