@@ -186,7 +186,7 @@ def _missing(v) -> bool:
 class IdMappingDialog(QDialog):
     """Subject id -> model, scaffold and the rule that matched; edit rows, save as an alias file."""
 
-    COLUMNS = ("subject id", "model", "scaffold", "rule", "mapped by")
+    COLUMNS = ("subject id", "model", "scaffold", "mapped by", "rule")
 
     def __init__(self, corpus, parent: QWidget | None = None):
         super().__init__(parent)
@@ -213,9 +213,13 @@ class IdMappingDialog(QDialog):
         self.original: dict[str, tuple[str, str]] = {}
         for i, (sid, s) in enumerate(sorted(subjects.items())):
             self.original[sid] = (str(s["model"]), str(s["scaffold"]))
-            values = (sid, s["model"], s["scaffold"], s.get("rule", ""), s.get("mapped_by") or "no rule (fallback)")
+            rule = str(s.get("rule", ""))
+            short = rule.split(" '", 1)[0].split(": ", 1)[-1]  # "pattern 3" (the regex goes to the tooltip)
+            values = (sid, s["model"], s["scaffold"], s.get("mapped_by") or "no rule (fallback)", short)
             for j, v in enumerate(values):
                 item = QTableWidgetItem(str(v))
+                if j == 4:
+                    item.setToolTip(rule)
                 if j not in (1, 2):
                     item.setFlags(item.flags() & ~Qt.ItemIsEditable)
                 if not s.get("mapped_by") and "mapped_by" in s:
@@ -223,8 +227,9 @@ class IdMappingDialog(QDialog):
                 self.table.setItem(i, j, item)
         self.table.horizontalHeader().setSectionResizeMode(QHeaderView.Interactive)
         self.table.resizeColumnsToContents()
-        self.table.setColumnWidth(0, min(self.table.columnWidth(0), 330))
-        self.table.setColumnWidth(3, min(self.table.columnWidth(3), 260))
+        for j, most in ((0, 340), (1, 260), (2, 200), (3, 220)):
+            self.table.setColumnWidth(j, min(self.table.columnWidth(j), most))
+        self.table.horizontalHeader().setStretchLastSection(True)
         self.table.itemChanged.connect(self._edited)
         self.status = QLabel()
         buttons = QDialogButtonBox(QDialogButtonBox.Save | QDialogButtonBox.Close)

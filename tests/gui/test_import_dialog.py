@@ -97,9 +97,9 @@ def test_id_mapping_table_edit_and_save(qtbot, tmp_path):
     assert d.table.rowCount() == 3
     row = {d.table.item(i, 0).text(): i for i in range(3)}
     i = row["20240620_sweagent_claude3.5sonnet"]
-    assert [d.table.item(i, j).text() for j in (1, 2, 4)] == ["claude3.5sonnet", "SWE-agent",
-                                                              "SWE-bench experiment name"]
-    assert d.table.item(row["mystery"], 4).text() == "no rule (fallback)"
+    assert [d.table.item(i, j).text() for j in (1, 2, 3, 4)] == ["claude3.5sonnet", "SWE-agent",
+                                                                 "SWE-bench experiment name", "pattern 1"]
+    assert d.table.item(row["mystery"], 3).text() == "no rule (fallback)"
     # the user knows what honeycomb ran
     d.table.item(row["20240820_honeycomb"], 1).setText("gpt-4o")
     d.table.item(row["20240820_honeycomb"], 2).setText("Honeycomb")
