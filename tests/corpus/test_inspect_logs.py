@@ -13,6 +13,8 @@ from ddr_explorer.core.corpus.io import load_corpus
 from ddr_explorer.core.corpus.issues import CorpusError
 
 inspect_ai = pytest.importorskip("inspect_ai", reason="inspect-ai is not installed (pip install -e '.[inspect]')")
+# inspect_ai's own retry set-up warns about a tenacity parameter it still uses; not ours to fix
+pytestmark = pytest.mark.filterwarnings("ignore:The 'initial' parameter is deprecated:DeprecationWarning")
 
 # what the mock model answers, per call, in order: samples q0..q2, epoch 1 then epoch 2
 ANSWERS = {"m1": ["alpha", "nope", "gamma", "alpha", "beta", "x"],
