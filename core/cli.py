@@ -32,6 +32,18 @@ def _add_corpus_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--scoring", choices=["direct", "all-pass", "threshold"],
                    help="scoring rule for verifier results (default: the importer's)")
     p.add_argument("--gamma", type=float, help="threshold of the 'threshold' scoring rule (default 0.5)")
+    _add_mapping_arguments(p)
+
+
+def _add_mapping_arguments(p: argparse.ArgumentParser, benchmark: bool = False) -> None:
+    """--columns and --scaffold (core/corpus/columns.py); --benchmark where the parser lacks it."""
+    p.add_argument("--columns", metavar="ROLE=COLUMN,...",
+                   help="which column is which: e.g. task=metadata.instance_id,model=metadata.model_name,"
+                   "result=metadata.resolved; ROLE==VALUE gives every row one value; dotted names reach into "
+                   "nested JSON")
+    p.add_argument("--scaffold", help="one scaffold name for every row, for files that name none")
+    if benchmark:
+        p.add_argument("--benchmark", help="one benchmark name for every row, for files that name none")
 
 
 PRESETS = ("per-benchmark", "pooled", "ddr")
@@ -52,18 +64,10 @@ def _add_preset_argument(p: argparse.ArgumentParser, help: str) -> None:
 
 
 def _load(args: argparse.Namespace):
+    from .corpus.columns import options_from_args
     from .corpus.io import load_corpus
 
-    options = {}
-    if args.benchmark:
-        options["benchmark"] = args.benchmark
-    if args.aliases:
-        options["aliases"] = args.aliases
-    if args.scoring:
-        options["scoring"] = args.scoring
-    if args.gamma is not None:
-        options["gamma"] = args.gamma
-    return load_corpus(args.path, args.format, encoding=args.encoding, **options)
+    return load_corpus(args.path, args.format, encoding=args.encoding, **options_from_args(args))
 
 
 def _print_errors(exc: CorpusError) -> None:
@@ -98,6 +102,12 @@ def cmd_convert(args: argparse.Namespace) -> int:
     except CorpusError as exc:
         _print_errors(exc)
         return EXIT_INVALID
+    if args.to == "py-irt":  # core/corpus/export_pyirt.py: subjects "<scaffold>/<model>", alias file beside
+        from .corpus.export_pyirt import write_pyirt
+
+        out, alias = write_pyirt(corpus, args.output)
+        print(f"wrote {corpus.n_records:,} records as py-irt to {out} (mapping back: {alias})", file=sys.stderr)
+        return EXIT_OK
     out = write_canonical(corpus, args.output)
     print(f"wrote {corpus.n_records:,} records to {out}", file=sys.stderr)
     return EXIT_OK
@@ -381,9 +391,10 @@ def cmd_report(args: argparse.Namespace) -> int:
     except (ModelSpecError, ValueError, OSError) as exc:
         print(f"ddr: {exc}", file=sys.stderr)
         return EXIT_INVALID
-    options = {k: v for k, v in (("format", args.format), ("encoding", args.encoding), ("benchmark", args.benchmark),
-                                 ("aliases", args.aliases), ("scoring", args.scoring), ("gamma", args.gamma))
-               if v is not None}
+    from .corpus.columns import options_from_args
+
+    options = {k: v for k, v in (("format", args.format), ("encoding", args.encoding)) if v is not None}
+    options.update(options_from_args(args))
     progress = _TerminalProgress(not args.quiet)
     source, corpus_arg = args.path, args.corpus
     try:
@@ -498,9 +509,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=cmd_inspect)
 
-    p = sub.add_parser("convert", help="write a corpus back in the canonical layout")
+    p = sub.add_parser("convert", help="write a corpus in the canonical layout, or as py-irt JSON lines")
     _add_corpus_arguments(p)
     p.add_argument("-o", "--output", type=Path, required=True, help="output file (.csv, .tsv, .jsonl, .parquet)")
+    p.add_argument("--to", choices=["canonical", "py-irt"], default="canonical",
+                   help="canonical layout (by the output's extension, default) or py-irt JSON lines with an "
+                   "alias file <stem>.aliases.toml beside it that maps subjects back to model and scaffold")
     p.set_defaults(func=cmd_convert)
 
     p = sub.add_parser("henderson", help="variance components by Henderson's Method I (closed form)")
@@ -530,6 +544,7 @@ def build_parser() -> argparse.ArgumentParser:
                    "prices per trial from the corpus's token counts")
     _add_preset_argument(p, "model preset to fit a corpus with (default per-benchmark)")
     p.add_argument("--format", help="force the corpus format")
+    _add_mapping_arguments(p, benchmark=True)
     p.add_argument("--draws", type=int, help=f"post-warmup draws per chain when fitting (default {dflt.draws})")
     p.add_argument("--warmup", type=int, help=f"warmup iterations per chain when fitting (default {dflt.warmup})")
     p.add_argument("--chains", type=int, help=f"chains when fitting (default {dflt.chains})")

@@ -288,9 +288,10 @@ def components_for_dstudy(args):
         if getattr(args, "token_prices", None) is not None:
             raise ValueError(f"--token-prices needs the corpus's token counts: give the corpus, not the fit {path}")
         return components_from_posterior(post), None
+    from .corpus.columns import options_from_args
     from .corpus.io import load_corpus
 
-    corpus = load_corpus(path, getattr(args, "format", None))
+    corpus = load_corpus(path, getattr(args, "format", None), **options_from_args(args))
     settings = settings_from_args(args)
     preset = getattr(args, "preset", None) or "per-benchmark"
     prices = None

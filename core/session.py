@@ -57,6 +57,8 @@ ALL_BENCHMARKS = "(all benchmarks)"
 SIZE_FIELDS: tuple[str, ...] = ("n_tasks", "n_scaffolds", "n_benchmarks", "n_replicates")
 
 _OBJECTS = ("model", "system")
+#: ``load_corpus`` options an analysis keeps (AnalysisState.corpus_options).
+CORPUS_OPTIONS: tuple[str, ...] = ("columns", "benchmark", "scaffold", "aliases", "scoring", "gamma", "encoding")
 _CLAIMS = tuple(DEFAULT_TARGETS)
 
 
@@ -101,6 +103,10 @@ class AnalysisState:
     ----------
     corpus_path, corpus_format
         The corpus file and its reader (None: detect from the file).
+    corpus_options
+        How the corpus was read, for reopening it the same way: ``load_corpus``
+        options among :data:`CORPUS_OPTIONS` (``{"columns": "task=metadata.instance_id,...",
+        "benchmark": "swe-bench-verified"}``; see ``core/corpus/columns.py``).
     model
         A preset name (``"per-benchmark"``, ``"pooled"``, ``"ddr"``) or an
         lme4/brms random-intercept formula.
@@ -134,6 +140,7 @@ class AnalysisState:
 
     corpus_path: str | None = None
     corpus_format: str | None = None
+    corpus_options: dict[str, Any] = field(default_factory=dict)
     model: str = "per-benchmark"
     sampler: dict[str, Any] = field(default_factory=dict)
     object_of_measurement: str = "model"
@@ -275,7 +282,9 @@ class AnalysisState:
             path = corpus.source
         if fmt is None:
             fmt = getattr(corpus, "format", None)
+        loaded_with = (getattr(corpus, "provenance", None) or {}).get("load_options") or {}
         kw = dict(corpus_path=None if path is None else str(path), corpus_format=fmt,
+                  corpus_options={k: v for k, v in loaded_with.items() if k in CORPUS_OPTIONS},
                   model="pooled" if design.n_benchmarks > 1 else "per-benchmark")
         kw.update(fields)
         return cls.from_design(design, **kw)
@@ -399,7 +408,7 @@ def _normalise(name: str, value):
         return {str(k): (float(v) if _is_number(v) else v) for k, v in value.items()}
     if name == "observed" and isinstance(value, Mapping):
         return {str(k): (float(v) if _is_number(v) else v) for k, v in value.items()}
-    if name == "sampler" and isinstance(value, Mapping):
+    if name in ("sampler", "corpus_options") and isinstance(value, Mapping):
         return dict(value)
     if name == "priors" and isinstance(value, Mapping):
         return {str(k): ({str(kk): (float(vv) if _is_number(vv) else vv) for kk, vv in v.items()}
@@ -414,6 +423,15 @@ def _check_field(name: str, value, where: str) -> None:
     if name in ("corpus_path", "corpus_format"):
         if value is not None and not (isinstance(value, str) and value.strip()):
             fail(f"should be a non-empty string or null, got {value!r}")
+    elif name == "corpus_options":
+        if not isinstance(value, Mapping):
+            fail(f"should be an object of corpus reading options, got {type(value).__name__}")
+        unknown = sorted(set(value) - set(CORPUS_OPTIONS))
+        if unknown:
+            fail(f"has unknown option(s) {', '.join(map(repr, unknown))}; options are {', '.join(CORPUS_OPTIONS)}")
+        for k, v in value.items():
+            if not (isinstance(v, str) or _is_number(v)):
+                fail(f"option {k!r} should be a string or a number, got {v!r}")
     elif name == "model":
         if not (isinstance(value, str) and value.strip()):
             fail(f"should be a preset name (per-benchmark, pooled, ddr) or a formula, got {value!r}")

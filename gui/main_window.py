@@ -93,12 +93,12 @@ def _fit_job(corpus, spec, settings, cache_dir, use_cache):
     return run
 
 
-def _load_and_inspect(path: Path, fmt: str | None):
-    """Worker-thread part of opening a corpus (pure core, no Qt)."""
+def _load_and_inspect(path: Path, fmt: str | None, options: dict | None = None):
+    """Worker-thread part of opening a corpus (pure core, no Qt); ``options`` go to ``load_corpus``."""
     from ..core.corpus.io import load_corpus
     from ..core.inspection import inspect_corpus
 
-    corpus = load_corpus(path, fmt)
+    corpus = load_corpus(path, fmt, **dict(options or {}))
     return corpus, inspect_corpus(corpus)
 
 
@@ -253,6 +253,9 @@ class MainWindow(QMainWindow):
                                        triggered=lambda: self.start_analyses())
         analysis.addAction(self.analyses_action)
         analysis.addSeparator()
+        self.id_mapping_action = QAction("Subject &ids and their model and scaffold...", self,
+                                         triggered=self._on_id_mapping)
+        analysis.addAction(self.id_mapping_action)
         self.typed_components_action = QAction("D-study from &typed components...", self,
                                                triggered=self._on_typed_components)
         analysis.addAction(self.typed_components_action)
@@ -275,7 +278,7 @@ class MainWindow(QMainWindow):
         return self.corpus_panel.issues_table
 
     # -- loading ---------------------------------------------------------------------------
-    def open_corpus(self, path: Path, fmt: str | None = None) -> None:
+    def open_corpus(self, path: Path, fmt: str | None = None, options: dict | None = None) -> None:
         """Start loading ``path`` in the background; the current corpus stays until it succeeds."""
         self.loading = True
         self.statusBar().showMessage(f"Loading {path} ...")
@@ -284,14 +287,15 @@ class MainWindow(QMainWindow):
         def failed(exc: BaseException) -> None:
             if isinstance(exc, CorpusError):
                 self._on_failed(str(exc))
+                self._offer_column_mapping(path, fmt, exc)  # a table with other column names: say which is which
             else:  # any failure must reach the user, not kill the app
                 self._on_failed(f"{path}: {type(exc).__name__}: {exc}")
 
-        self._jobs.append(BackgroundTask(lambda: _load_and_inspect(path, fmt),
+        self._jobs.append(BackgroundTask(lambda: _load_and_inspect(path, fmt, options),
                                          on_done=lambda r: self._on_loaded(*r), on_error=failed, parent=self))
 
     def _on_open(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(self, "Open corpus", "", "Corpora (*.csv *.tsv *.jsonl *.json *.parquet);;All files (*)")
+        path, _ = QFileDialog.getOpenFileName(self, "Open corpus", "", "Corpora (*.csv *.tsv *.jsonl *.json *.parquet *.eval);;All files (*)")
         if path:
             self.open_corpus(Path(path))
 
@@ -321,6 +325,42 @@ class MainWindow(QMainWindow):
         self.add_recent_file(str(corpus.source))
         self.statusBar().showMessage(f"Loaded {corpus.source}")
         self.corpus_loaded.emit(corpus)
+
+    # -- issue 20: column mapping and subject ids (gui/import_dialog.py) ------------------------------
+    def _offer_column_mapping(self, path: Path, fmt: str | None, exc: CorpusError):
+        """A table refused for missing columns: open the column dialog; OK reopens it with the mapping."""
+        from .import_dialog import ColumnMappingDialog
+
+        if not any(i.code == "missing-column" for i in exc.issues) or Path(path).suffix.lower() not in (
+                ".csv", ".tsv", ".tab", ".jsonl", ".ndjson", ".json", ".parquet", ".pq"):
+            return None
+        try:
+            dialog = ColumnMappingDialog(path, self)
+        except Exception:  # noqa: BLE001 - no preview possible: the error view already says why
+            return None
+        dialog.accepted.connect(lambda: self.open_corpus(Path(path), fmt, {"columns": dialog.mapping_text()}))
+        self.column_dialog = dialog
+        dialog.open()
+        return dialog
+
+    def _on_id_mapping(self):
+        """The subject-id table of a py-irt corpus; a saved alias file reopens the corpus with it."""
+        from .import_dialog import IdMappingDialog
+
+        if self.corpus is None or not (self.corpus.provenance or {}).get("subjects"):
+            self.statusBar().showMessage("The corpus has no subject ids to map (only py-irt files have them).")
+            return None
+        dialog = IdMappingDialog(self.corpus, self)
+        source, fmt = Path(str(self.corpus.source)), self.corpus.format
+
+        def reopen() -> None:
+            if dialog.saved_path is not None:
+                self.open_corpus(source, fmt, {**self.state.corpus_options, "aliases": str(dialog.saved_path)})
+
+        dialog.finished.connect(lambda _code: reopen())
+        self.id_dialog = dialog
+        dialog.open()
+        return dialog
 
     def _on_failed(self, message: str) -> None:
         # The corpus the user had stays loaded: a bad file never costs them their work.
@@ -413,7 +453,7 @@ class MainWindow(QMainWindow):
         state = AnalysisState.load(path)
         if state.corpus_path and Path(state.corpus_path).exists():
             self._pending_state = state
-            self.open_corpus(Path(state.corpus_path), state.corpus_format)
+            self.open_corpus(Path(state.corpus_path), state.corpus_format, state.corpus_options)
         else:
             self.state = state
             self.model_panel.set_state(state)

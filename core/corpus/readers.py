@@ -206,7 +206,7 @@ def read_parquet(path: Path) -> tuple[pd.DataFrame, dict]:
 
 
 def read_canonical(path: str | Path, format: str | None = None, *, encoding: str | None = None,
-                   name: str | None = None) -> Corpus:
+                   name: str | None = None, columns=None) -> Corpus:
     """Read a corpus in the canonical layout (CSV, TSV, JSONL or Parquet).
 
     Parameters
@@ -217,6 +217,9 @@ def read_canonical(path: str | Path, format: str | None = None, *, encoding: str
         ``"csv"``, ``"tsv"``, ``"jsonl"`` or ``"parquet"``; by default from the extension.
     encoding
         The text encoding when it is not UTF-8 (or UTF-16 with a BOM).
+    columns
+        A :class:`~.columns.ColumnMapping` (or ``--columns`` text) saying which
+        file column plays which role, applied after the synonym matching.
     """
     path = Path(path)
     fmt = format or {".csv": "csv", ".tsv": "tsv", ".tab": "tsv", ".txt": "tsv", ".jsonl": "jsonl",
@@ -233,8 +236,16 @@ def read_canonical(path: str | Path, format: str | None = None, *, encoding: str
     else:
         raise ValueError(f"unknown canonical format {fmt!r}; expected one of {CANONICAL_FORMATS}")
     issues = [CorpusIssue(**{**i.to_dict(), "file": str(path)}) for i in info["issues"]]
+    provenance = {"reader": f"canonical-{fmt}"}
+    if columns:
+        from .columns import apply_mapping, parse_columns
+
+        mapping = parse_columns(columns, file=path)
+        raw, info["columns"], more = apply_mapping(raw, info["columns"], mapping, file=path)
+        issues.extend(more)
+        provenance["column_mapping"] = mapping.to_text()
     return build_corpus(raw, file=path, format=fmt, name=name, column_sources=info["columns"],
-                        provenance={"reader": f"canonical-{fmt}"}, issues=issues)
+                        provenance=provenance, issues=issues)
 
 
 def write_canonical(corpus: Corpus, path: str | Path, format: str | None = None) -> Path:

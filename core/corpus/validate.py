@@ -120,6 +120,10 @@ def _suggest(missing: str, columns: list[str]) -> str:
         fix = f"rename '{close[0]}' to '{missing}'"
     if syn:
         fix += f" (accepted synonyms: {syn})"
+    # or say which column it is without editing the file (core/corpus/columns.py)
+    fix += f", or map a column to it: --columns {missing}=<column> (dotted names reach into nested JSON)"
+    if missing in ("benchmark", "scaffold"):
+        fix += f", or name one {missing} for every row: --{missing} NAME"
     return fix + "."
 
 

@@ -252,7 +252,9 @@ def test_pyirt_bridge_counts(bridge_pyirt):
     assert c.n_records == 86441 - 1482 + 494 == 85453
     assert c.n_trials == 85453 and c.n_successes == 42570
     assert c.n_levels("task") == 943  # 1,019 items with 114 verifier items -> 38 competitions
-    assert (c.n_levels("model"), c.n_levels("scaffold"), c.n_levels("agent")) == (132, 27, 175)
+    # 27 scaffolds from bridge.toml + Trae, which the SWE-bench convention reads from an id bridge.toml
+    # leaves alone (20250928_trae_doubao_seed_code; 20250627_agentless_MCTS-Refine-7B joins Agentless)
+    assert (c.n_levels("model"), c.n_levels("scaffold"), c.n_levels("agent")) == (132, 28, 175)
     per = c.table.groupby("benchmark", observed=True)["task"].agg(["size", "nunique"])
     assert per.to_dict("index") == {
         "cybench": {"size": 112, "nunique": 15},
@@ -264,11 +266,22 @@ def test_pyirt_bridge_counts(bridge_pyirt):
     assert prov["unmatched_items"] == []
 
 
-def test_pyirt_bridge_reports_fallbacks_and_unknown_scaffolds(bridge_pyirt):
+def test_pyirt_bridge_reports_mapping_and_unknown_scaffolds(bridge_pyirt):
     c = bridge_pyirt
-    fallbacks = [w for w in c.warnings if w.code == "subject-fallback"]
-    assert len(fallbacks) == len(c.provenance["fallback_subjects"]) == 66
-    assert all(w.row and w.column == "subject_id" for w in fallbacks)
+    # bridge.toml maps 110 ids; the 66 it leaves are SWE-bench experiment names, which the shipped
+    # convention recognises: 2 name a known scaffold and a model, 64 only a date and a product
+    assert c.provenance["fallback_subjects"] == []
+    assert not [w for w in c.warnings if w.code == "subject-fallback"]
+    m = c.provenance["id_mapping"]
+    assert m["by_rules"] == {"bridge.toml": 110, "SWE-bench experiment name": 66}
+    assert (m["ids"], m["mapped"], m["split"], m["model_only"], m["no_rule"]) == (176, 176, 83, 93, 0)
+    summary = find(c.warnings, "subject-ids-mapped")
+    assert "176 of 176 subject ids (100%)" in summary.message and summary.column == "subject_id"
+    trae = c.provenance["subjects"]["20250928_trae_doubao_seed_code"]
+    assert (trae["model"], trae["scaffold"], trae["mapped_by"]) == ("doubao_seed_code", "Trae",
+                                                                    "SWE-bench experiment name")
+    navie = c.provenance["subjects"]["20241106_navie-2-gpt4o-sonnet"]  # not a known scaffold slug: a product
+    assert (navie["model"], navie["scaffold"]) == ("20241106_navie-2-gpt4o-sonnet", "unknown")
     honeycomb = c.provenance["subjects"]["20240820_honeycomb"]
     assert (honeycomb["model"], honeycomb["scaffold"]) == ("20240820_honeycomb", "unknown")
     assert find(c.warnings, "scaffold-unknown")
@@ -546,7 +559,7 @@ def test_detect_canonical_files(tmp_path):
 
 
 def test_importer_registry():
-    assert set(IMPORTERS) == {"terminal-bench", "py-irt", "normalized"}
+    assert set(IMPORTERS) == {"inspect", "terminal-bench", "py-irt", "normalized"}
     for module in IMPORTERS.values():
         assert callable(module.sniff) and callable(module.read)
 

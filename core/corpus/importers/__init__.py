@@ -6,7 +6,8 @@ first 64 KiB) and ``read(path, **options) -> Corpus``:
 - :mod:`.terminal_bench`: the Terminal-Bench leaderboard ``meta.json``;
 - :mod:`.pyirt`: py-irt response JSON lines, with an alias file that splits
   subject ids into scaffold and model and item ids into benchmark and task;
-- :mod:`.normalized`: BRIDGE normalized results and METR-style run rows.
+- :mod:`.normalized`: BRIDGE normalized results and METR-style run rows;
+- :mod:`.inspect_logs`: Inspect AI evaluation logs, through inspect_ai's log API.
 
 :func:`.detect.detect_format` names the format of a file and
 :data:`IMPORTERS` maps the ``--format`` names to the modules.

@@ -14,11 +14,12 @@ from types import ModuleType
 
 from .. import schema
 from ..issues import CorpusError, error
-from . import normalized, pyirt, terminal_bench
+from . import inspect_logs, normalized, pyirt, terminal_bench
 from ._common import HEAD_BYTES, first_line, head_object
 
 #: Importer modules by the ``format=`` / ``--format`` name that forces them.
 IMPORTERS: dict[str, ModuleType] = {
+    inspect_logs.FORMAT: inspect_logs,
     terminal_bench.FORMAT: terminal_bench,
     pyirt.FORMAT: pyirt,
     normalized.FORMAT: normalized,
@@ -26,6 +27,7 @@ IMPORTERS: dict[str, ModuleType] = {
 
 #: What each format is, for messages and the GUI's format chooser.
 DESCRIPTIONS: dict[str, str] = {
+    inspect_logs.FORMAT: "Inspect AI evaluation logs (.eval or .json, one file or a folder; needs inspect-ai)",
     terminal_bench.FORMAT: "Terminal-Bench leaderboard meta.json ({\"results\": [{..., \"task_results\": {task: \"k/n\"}}]})",
     pyirt.FORMAT: "py-irt JSON lines ({\"subject_id\", \"responses\": {item: 0|1}} per line)",
     normalized.FORMAT: "BRIDGE normalized results or METR-style run rows (JSON lines with model, task_id, score)",

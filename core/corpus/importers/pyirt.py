@@ -87,7 +87,11 @@ harness).  The shipped files are ``resources/aliases/terminal-bench-2.toml``
 and ``resources/aliases/bridge.toml``.  With ``aliases="auto"`` (the default)
 the importer uses ``<file stem>.aliases.toml`` next to the data file if there
 is one, else the shipped file that maps most subject ids by rules 1-3 (at
-least half of them), and says which in a warning.
+least half of them), and says which in a warning.  Below that file, the
+shipped subject-id conventions (SWE-bench experiment names, Terminal-Bench run
+ids, Inspect and HAL names, bare model names) map the ids it leaves; see
+:mod:`.conventions` for the layering, and the ``subject-ids-mapped`` warning
+for the share of ids mapped.  ``aliases=None`` switches all of it off.
 """
 
 from __future__ import annotations
@@ -434,13 +438,24 @@ def read(path: str | Path, *, aliases="auto", benchmark: str | None = None, veri
                             count=len(bad_values) - MAX_LISTED))
 
     # -- subjects -> model, scaffold --------------------------------------------------------------
+    from .conventions import build_stack, format_mapping, mapping_summary
+
     rules, how = resolve_aliases(aliases, path, subj_ids)
+    stack = build_stack(rules, how, conventions=how != "none")
     if how.startswith("auto"):
         issues.append(warning("aliases-auto", f"subject ids were mapped with the shipped alias file "
                               f"{rules.source} ({how[6:-1]}).",
                               "pass aliases=<file> (--aliases) to use another mapping, or aliases=None for none.",
                               file=path, column="subject_id"))
-    subjects = [split_subject(s, rules) for s in subj_ids]
+    split = [stack.split(s) for s in subj_ids]
+    subjects = [sub for sub, _ in split]
+    id_mapping = mapping_summary([(sid, sub, lay) for sid, (sub, lay) in zip(subj_ids, split)],
+                                 stack.unknown_scaffolds)
+    if subj_ids and stack.layers:
+        issues.append(warning("subject-ids-mapped", format_mapping(id_mapping),
+                              "pass --aliases FILE (aliases=) to add rules or rename; see "
+                              "resources/aliases/conventions/ for the conventions applied.",
+                              file=path, column="subject_id", count=id_mapping["no_rule"]))
     for sid, sub, line in zip(subj_ids, subjects, subj_lines):
         if sub.fallback:
             issues.append(warning("subject-fallback", f"subject '{sid}' matched no alias rule; by the "
@@ -451,13 +466,15 @@ def read(path: str | Path, *, aliases="auto", benchmark: str | None = None, veri
             issues.append(warning("several-models", f"subject '{sid}' runs several models; its model is named "
                                   f"'{sub.model}'.", "set multiple_models in the alias file to name such runs.",
                                   file=path, row=line, column="subject_id"))
+    used_layers = {stack.layers.index(lay) for _, lay in split if lay is not None}
+    item_rules = stack.item_rules(used_layers)
 
     # -- items -> benchmark, task, verifier (once per distinct item) ----------------------------------
     items = pd.Series(item_l, dtype="object")
     codes, uniques = pd.factorize(items)
     u_bench, u_task, u_ver, unmatched = [], [], [], []
     for item in uniques:
-        b, t, v = _classify_item(item, rules, benchmark)
+        b, t, v = _classify_item(item, item_rules, benchmark)
         if b is None:
             unmatched.append(item)
             b = UNKNOWN
@@ -481,7 +498,7 @@ def read(path: str | Path, *, aliases="auto", benchmark: str | None = None, veri
     for s, sub in enumerate(subjects):
         for b, sc in sub.scaffold_by_benchmark.items():
             mask = (subj_idx == s) & (bench == b)
-            scaffold[mask] = rules.scaffolds.get(sc, sc)
+            scaffold[mask] = sc  # already renamed by the alias stack
     raw = pd.DataFrame({
         "benchmark": bench,
         "task": np.asarray(u_task, dtype=object)[codes] if len(codes) else [],
@@ -498,13 +515,13 @@ def read(path: str | Path, *, aliases="auto", benchmark: str | None = None, veri
     if is_ver.any():
         raw, scoring_note = _fold_verifiers(raw, ver, is_ver, scoring or "all-pass", gamma, verifier, path, issues)
 
-    unknown_scaffold = sorted({sid for sid, sub in zip(subj_ids, subjects)
-                               if sub.scaffold == rules.default_scaffold})
+    unknown_names = stack.unknown_scaffolds
+    unknown_scaffold = sorted({sid for sid, sub in zip(subj_ids, subjects) if sub.scaffold in unknown_names})
     if unknown_scaffold:
-        n_rec = int((raw["scaffold"] == rules.default_scaffold).sum())
+        n_rec = int(raw["scaffold"].isin(unknown_names).sum())
         issues.append(warning("scaffold-unknown", f"{len(unknown_scaffold)} of {len(subj_ids)} subject ids name "
                               f"no scaffold (e.g. {', '.join(unknown_scaffold[:3])}); their {n_rec} records have "
-                              f"scaffold '{rules.default_scaffold}'.",
+                              f"scaffold {' or '.join(map(repr, sorted(set(raw['scaffold'][raw['scaffold'].isin(unknown_names)].astype(str)))))}.",
                               "name the scaffolds in the alias file if you know them; until then the model and "
                               "scaffold effects of these subjects cannot be told apart.",
                               file=path, column="subject_id", count=n_rec))
@@ -522,13 +539,16 @@ def read(path: str | Path, *, aliases="auto", benchmark: str | None = None, veri
         "source": str(path),
         "aliases": rules.source,
         "aliases_chosen": how,
+        "conventions": [lay.label for lay in stack.layers if lay.is_convention],
+        "id_mapping": id_mapping,
         "alias_meta": rules.meta,
         "benchmark_option": benchmark,
         "subjects": {sid: {"model": sub.model, "scaffold": sub.scaffold, "rule": sub.rule, "line": line,
+                           "mapped_by": None if lay is None else lay.label,
                            **({"orgs": sub.orgs} if sub.orgs else {}),
                            **({"scaffold_by_benchmark": sub.scaffold_by_benchmark}
                               if sub.scaffold_by_benchmark else {})}
-                     for sid, sub, line in zip(subj_ids, subjects, subj_lines)},
+                     for sid, sub, line, (_, lay) in zip(subj_ids, subjects, subj_lines, split)},
         "fallback_subjects": [sid for sid, sub in zip(subj_ids, subjects) if sub.fallback],
         "agents_with_repeated_runs": [{"model": m, "scaffold": a, "runs": n} for m, a, n in repeated],
         "unmatched_items": list(map(str, unmatched)),

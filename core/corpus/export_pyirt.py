@@ -1,0 +1,105 @@
+"""Export a canonical corpus to py-irt JSON lines, with the alias file that reads it back.
+
+py-irt knows *subjects* and *items*, not models, scaffolds and benchmarks.  The
+export encodes them by these rules, so that the file reads back into the same
+corpus (:mod:`.importers.pyirt`) and stays readable by people and other tools:
+
+* **subject** = one agent, ``"<scaffold>/<model>"`` (the HAL-style
+  convention, :mod:`.importers.conventions`); its line holds every item the
+  agent attempted;
+* **item** = ``"<benchmark>/<task>"`` when the corpus has several benchmarks,
+  else the task id;
+* **response** = ``0``/``1`` for a single trial, else
+  ``{"successes": k, "trials": n}`` summed over the agent's trials of the task.
+
+Beside the data file, ``<stem>.aliases.toml`` maps every subject id back to its
+model and scaffold explicitly (``[subjects]``) and every item prefix to its
+benchmark (``[[benchmarks]]``), because names may themselves contain ``/``.
+The py-irt importer uses that sidecar file automatically, so
+``ddr convert corpus.csv --to py-irt -o out.jsonl`` followed by
+``ddr inspect out.jsonl`` gives the same agents, tasks and counts.
+
+What py-irt cannot hold is not written: trial ids (the counts are kept),
+verifier columns (the binary result under the corpus's scoring rule is
+kept), cost, tokens and task metadata.  The alias file's ``[meta]`` says so.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+
+from .corpus import Corpus
+
+__all__ = ["subject_id", "item_id", "write_pyirt"]
+
+
+def subject_id(model: str, scaffold: str) -> str:
+    """The exported subject id of an agent: ``"<scaffold>/<model>"``."""
+    return f"{scaffold}/{model}"
+
+
+def item_id(benchmark: str, task: str, several: bool) -> str:
+    """The exported item id: ``"<benchmark>/<task>"`` with several benchmarks, else the task."""
+    return f"{benchmark}/{task}" if several else str(task)
+
+
+def _toml_string(s: str) -> str:
+    return json.dumps(str(s), ensure_ascii=False)  # a JSON string is a valid TOML basic string
+
+
+def write_pyirt(corpus: Corpus, path: str | Path) -> tuple[Path, Path]:
+    """Write ``corpus`` as py-irt JSON lines and its alias file beside it.
+
+    Parameters
+    ----------
+    corpus
+        A validated corpus.
+    path
+        The ``.jsonl`` file to write; the alias file is ``<stem>.aliases.toml``
+        in the same folder.
+
+    Returns
+    -------
+    (data file, alias file)
+    """
+    path = Path(path)
+    t = corpus.table
+    cells = (t.astype({c: str for c in ("benchmark", "task", "model", "scaffold")})
+             .groupby(["model", "scaffold", "benchmark", "task"], sort=True, observed=True)[["successes", "trials"]]
+             .sum().reset_index())
+    benchmarks = sorted(cells["benchmark"].unique())
+    several = len(benchmarks) > 1
+    lines = []
+    subjects: dict[str, tuple[str, str]] = {}
+    for (model, scaffold), part in cells.groupby(["model", "scaffold"], sort=True):
+        sid = subject_id(model, scaffold)
+        subjects[sid] = (model, scaffold)
+        responses = {}
+        for b, task, k, n in zip(part["benchmark"], part["task"], part["successes"], part["trials"]):
+            responses[item_id(b, task, several)] = int(k) if int(n) == 1 else {"successes": int(k), "trials": int(n)}
+        lines.append(json.dumps({"subject_id": sid, "responses": responses}, ensure_ascii=False))
+    alias = path.with_name(f"{path.stem}.aliases.toml")
+    toml = [f"# Written by ddr convert --to py-irt with {path.name} (core/corpus/export_pyirt.py).",
+            "# Subject ids are \"<scaffold>/<model>\"; items \"<benchmark>/<task>\" (several benchmarks) or the task.",
+            "# This file maps them back exactly; the py-irt importer reads it automatically.",
+            'default_scaffold = "unknown"']
+    if not several:
+        toml.append(f"benchmark = {_toml_string(benchmarks[0])}")
+    toml += ["", "[meta]", f"description = {_toml_string('py-irt export of ' + str(corpus.name))}",
+             f"source = {_toml_string(str(corpus.source))}",
+             'not_kept = "trial ids (counts kept), verifier columns, cost, tokens, task metadata"', "", "[subjects]"]
+    toml += [f"{_toml_string(sid)} = {{ model = {_toml_string(m)}, scaffold = {_toml_string(s)} }}"
+             for sid, (m, s) in subjects.items()]
+    if several:
+        # longest benchmark name first, so that "swe-bench-verified" is not read as "swe-bench" + "-verified/..."
+        for b in sorted(benchmarks, key=lambda x: (-len(x), x)):
+            toml += ["", "[[benchmarks]]", f"name = {_toml_string(b)}",
+                     f"regex = {_toml_string('^' + re.escape(b) + '/(?P<task>.+)$')}"]
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    tmp.replace(path)
+    alias.write_text("\n".join(toml) + "\n", encoding="utf-8")
+    return path, alias

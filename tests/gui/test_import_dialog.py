@@ -1,0 +1,113 @@
+"""The column dialog for tables with other column names, and the subject-id table (issue 20)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("PySide6")
+pytestmark = pytest.mark.gui
+
+from ddr_explorer.core.corpus.importers import pyirt  # noqa: E402
+from ddr_explorer.core.corpus.io import load_corpus  # noqa: E402
+from ddr_explorer.gui.import_dialog import ColumnMappingDialog, IdMappingDialog  # noqa: E402
+from ddr_explorer.gui.main_window import MainWindow  # noqa: E402
+
+RUNS = """agent_run_id,metadata.instance_id,metadata.model_name,metadata.resolved
+r1,django__django-11099,gpt-4o,True
+r2,django__django-11133,gpt-4o,False
+r3,django__django-11099,claude-3-5-sonnet,True
+r4,django__django-11133,claude-3-5-sonnet,True
+r5,astropy__astropy-12907,claude-3-5-sonnet,False
+"""
+
+
+def runs(tmp_path: Path, name: str = "runs.csv", extra_col: str = "") -> Path:
+    p = tmp_path / name
+    text = RUNS if not extra_col else "\n".join(
+        (line + ("," + extra_col if i == 0 else ",x")) if line else line for i, line in enumerate(RUNS.split("\n")))
+    p.write_text(text, encoding="utf-8")
+    return p
+
+
+def test_guesses_validates_and_gives_the_mapping(qtbot, tmp_path):
+    d = ColumnMappingDialog(runs(tmp_path, extra_col="note"))
+    qtbot.addWidget(d)
+    assert d.roles() == {"agent_run_id": "trial", "metadata.instance_id": "task", "metadata.model_name": "model",
+                         "metadata.resolved": "result", "note": ""}
+    assert d.table.rowCount() == 6  # the role row and the 5 rows of the file
+    ok = d.buttons.button(d.buttons.StandardButton.Ok)
+    assert not ok.isEnabled()
+    assert any("benchmark" in p for p in d.problem_list()) and any("scaffold" in p for p in d.problem_list())
+    d.benchmark_edit.setText("swe-bench-verified")
+    d.scaffold_edit.setText("leaderboard harness")
+    assert d.problem_list() == [] and ok.isEnabled()
+    # a role given twice is refused as the user chooses it
+    d.choosers["note"].setCurrentIndex(d.choosers["note"].findText("model"))
+    assert not ok.isEnabled() and "'model' is given to 2 columns" in d.problem_list()[0]
+    d.choosers["note"].setCurrentIndex(0)
+    text = d.mapping_text()
+    assert text == ("trial=agent_run_id,task=metadata.instance_id,model=metadata.model_name,"
+                    "result=metadata.resolved,benchmark==swe-bench-verified,scaffold==leaderboard harness")
+    c = load_corpus(d.path, columns=text)
+    assert (c.n_records, c.n_successes, c.n_levels("model")) == (5, 3, 2)
+
+
+def test_mapping_is_remembered_for_files_of_the_same_shape(qtbot, tmp_path):
+    d = ColumnMappingDialog(runs(tmp_path, "a.csv", extra_col="tag"))
+    qtbot.addWidget(d)
+    d.benchmark_edit.setText("b1")
+    d.scaffold_edit.setText("h1")
+    d.accept()
+    other = tmp_path / "other"
+    other.mkdir()
+    d2 = ColumnMappingDialog(runs(other, "b.csv", extra_col="tag"))
+    qtbot.addWidget(d2)
+    assert d2.constants() == {"benchmark": "b1", "scaffold": "h1"} and not d2.problem_list()
+
+
+def test_window_offers_the_dialog_and_reopens_with_the_mapping(qtbot, tmp_path):
+    w = MainWindow()
+    qtbot.addWidget(w)
+    path = runs(tmp_path, "leaderboard.csv", extra_col="comment")
+    with qtbot.waitSignal(w.load_failed, timeout=30_000):
+        w.open_corpus(path)
+    d = w.column_dialog
+    assert d.isVisible() and d.path == path
+    d.benchmark_edit.setText("swe-bench-verified")
+    d.scaffold_edit.setText("harness")
+    with qtbot.waitSignal(w.corpus_loaded, timeout=30_000):
+        d.accept()
+    assert w.corpus.n_records == 5
+    assert w.state.corpus_options["columns"] == d.mapping_text()  # saved with the analysis
+
+
+def test_id_mapping_table_edit_and_save(qtbot, tmp_path):
+    p = tmp_path / "subjects.jsonl"
+    p.write_text("".join(json.dumps(r) + "\n" for r in [
+        {"subject_id": "20240620_sweagent_claude3.5sonnet", "responses": {"t1": 1, "t2": 0}},
+        {"subject_id": "20240820_honeycomb", "responses": {"t1": 1}},
+        {"subject_id": "mystery", "responses": {"t2": 1}},
+    ]), encoding="utf-8")
+    c = pyirt.read(p, benchmark="swebench")
+    d = IdMappingDialog(c)
+    qtbot.addWidget(d)
+    assert d.table.rowCount() == 3
+    row = {d.table.item(i, 0).text(): i for i in range(3)}
+    i = row["20240620_sweagent_claude3.5sonnet"]
+    assert [d.table.item(i, j).text() for j in (1, 2, 3, 4)] == ["claude3.5sonnet", "SWE-agent",
+                                                                 "SWE-bench experiment name", "pattern 1"]
+    assert d.table.item(row["mystery"], 3).text() == "no rule (fallback)"
+    # the user knows what honeycomb ran
+    d.table.item(row["20240820_honeycomb"], 1).setText("gpt-4o")
+    d.table.item(row["20240820_honeycomb"], 2).setText("Honeycomb")
+    assert d.edited() == {"20240820_honeycomb": ("gpt-4o", "Honeycomb")}
+    saved = d.save(tmp_path / "mine.toml")
+    back = pyirt.read(p, benchmark="swebench", aliases=saved)
+    s = back.provenance["subjects"]
+    assert (s["20240820_honeycomb"]["model"], s["20240820_honeycomb"]["scaffold"]) == ("gpt-4o", "Honeycomb")
+    assert (s["20240620_sweagent_claude3.5sonnet"]["model"], s["20240620_sweagent_claude3.5sonnet"]["scaffold"]) \
+        == ("claude3.5sonnet", "SWE-agent")
+    assert back.provenance["id_mapping"]["no_rule"] == 0  # every row is now an explicit entry
