@@ -18,7 +18,7 @@ pytest.importorskip("PySide6")
 from ddr_explorer.gui.self_test import SelfTestFailure, TB2_SIGMA, pdf_pages  # noqa: E402
 
 #: One check line per step, in this order (gui/self_test.py).
-CHECKS = ["qt", "jax", "corpus", "fit", "components", "plausible", "cache", "panels", "sheet"]
+CHECKS = ["system", "qt", "jax", "corpus", "fit", "components", "plausible", "cache", "panels", "sheet"]
 
 
 def _env(tmp_path: Path) -> dict:
@@ -76,7 +76,7 @@ def test_self_test_passes_from_source(tmp_path):
     assert set(means) == set(TB2_SIGMA)
     for term, ref in TB2_SIGMA.items():
         assert abs(float(means[term]) - ref) <= 0.25 * ref + 0.15, (term, means[term])
-    m = re.search(r"self-test passed: 9 checks in [\d.]+ s \(JAX device: (.+)\)", out)
+    m = re.search(r"self-test passed: 10 checks in [\d.]+ s \(JAX device: (.+)\)", out)
     assert m and m.group(1).startswith(("cpu", "gpu")), out
     # the sheet it kept is a real PDF, with the page count it printed
     pdf = keep / "ddr-self-test.pdf"
