@@ -439,13 +439,17 @@ def _missing_of(checks: Sequence[PlatformCheck]) -> list[Missing]:
     return out
 
 
-def missing_message(checks: Sequence[PlatformCheck], program: str = "ddr-explorer") -> str:
-    """Which libraries are missing for which plugin, and the install command per family."""
+def missing_message(checks: Sequence[PlatformCheck], program: str = "ddr-explorer", *, would: bool = False) -> str:
+    """Which libraries are missing for which plugin, and the install command per family.
+
+    ``would``: the text of a check made ahead (``--check-system``, the self-test) rather
+    than at the start itself ("would not start" instead of "cannot start").
+    """
     failing = [c for c in checks if c.missing and c.display is not False]
     missing = _missing_of(failing)
     names = " or ".join(f"'{c.name}'" for c in failing)
     width = max(len(m.library) for m in missing)
-    lines = [f"{program} cannot start: Qt's platform plugin {names} needs system "
+    lines = [f"{program} {'would not' if would else 'cannot'} start: Qt's platform plugin {names} needs system "
              f"librar{'y' if len(missing) == 1 else 'ies'} that {'is' if len(missing) == 1 else 'are'} not installed:"]
     lines += [f"  {m.library:<{width}}  (needed by {m.needed_by})" for m in missing]
     lines.append("pip cannot install system libraries; install them with the system's package manager:")
@@ -456,7 +460,8 @@ def missing_message(checks: Sequence[PlatformCheck], program: str = "ddr-explore
     for lib in unknown:
         lines.append(f"  {lib}: find its package with  apt-file search {lib}  |  dnf provides '*/{lib}'  |  "
                      f"zypper search --provides {lib}  |  pacman -F {lib}")
-    lines.append(f"then start {program} again.  The command line `ddr` needs none of these.")
+    again = "" if would else " again"
+    lines.append(f"then start {program}{again}.  The command line `ddr` needs none of these.")
     plugins = ", ".join(str(c.plugin) for c in failing if c.plugin is not None)
     lines.append(f"(Checked {plugins} with ldd; {SKIP_ENV}=1 skips this check.)")
     return "\n".join(lines)
@@ -552,7 +557,7 @@ def system_report(environ: Mapping[str, str], *, platform: str | None = None, py
     verdict = decide(desk)
     names = "/".join(c.name for c in desk)
     if verdict.status == "missing":
-        return False, f"the desktop platform plugin ({names}) lacks libraries", missing_message(desk)
+        return False, f"the desktop platform plugin ({names}) lacks libraries", missing_message(desk, would=True)
     unknown = [c.name for c in desk if c.plugin is None or c.missing is None]
     if verdict.status == "no-display":
         missing = _missing_of(desk)
@@ -594,5 +599,5 @@ def check_system(environ: Mapping[str, str] | None = None, stream=None, *, platf
             print("system libraries for the desktop app: could not check (platform plugin or ldd not found)",
                   file=stream)
         return 0
-    print(missing_message(checks), file=stream, flush=True)
+    print(missing_message(checks, would=True), file=stream, flush=True)
     return EXIT_MISSING_LIBRARIES

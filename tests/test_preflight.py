@@ -298,3 +298,4 @@ def test_the_app_exits_with_the_message_before_loading_qt(tmp_path):
     assert "needs a graphical display" in proc.stderr and "qt loaded: False" in proc.stdout
     proc = _app(["--check-system"], env, tmp_path)  # what install-linux.sh runs: libraries only
     assert proc.returncode == 3 and new in proc.stdout
+    assert proc.stdout.startswith("ddr-explorer would not start: ")
