@@ -42,13 +42,14 @@ unset QT_QPA_PLATFORM WAYLAND_DISPLAY XDG_SESSION_TYPE
 APP=("$PY" -m ddr_explorer.gui.app)
 
 : > "$LOG"
-say() { echo "$*" | tee -a "$LOG"; }
+shorten() { sed "s|$REPO|<repo>|g; s|$WORK|<tmp>|g"; }
+say() { echo "$*" | shorten | tee -a "$LOG"; }
 # run a command, record it, its output (repository path shortened) and its exit status
 record() {
     say "\$ $*"
     timeout 120 "$@" > "$WORK/out.txt" 2>&1  # never left running: the app is expected to stop at once
     local rc=$?
-    sed "s|$REPO|<repo>|g" "$WORK/out.txt" | tee -a "$LOG"
+    shorten < "$WORK/out.txt" | tee -a "$LOG"
     say "[exit status $rc$([ $rc -gt 128 ] && echo ": killed by signal $((rc - 128))")]"
     say ""
     return "$rc"
@@ -110,7 +111,7 @@ if [ -n "$wid" ]; then
 else
     wait "$APP_PID"; say "the app did not open a window (exit status $?):"
     APP_PID=
-    sed "s|$REPO|<repo>|g" "$WORK/app.log" | tee -a "$LOG"
+    shorten < "$WORK/app.log" | tee -a "$LOG"
 fi
 say ""
 
@@ -124,12 +125,12 @@ else
     libdir=$(dirname "$(readlink -f "$lib")")
     cat > "$WORK/hidden.sh" <<EOF
 set -e
-mkdir -p "$WORK/orig" "$WORK/farm"
+orig=\$(mktemp -d "$WORK/orig.XXXX") farm=\$(mktemp -d "$WORK/farm.XXXX")
 mount --make-rprivate /
-mount --bind "$libdir" "$WORK/orig"
-cp -as "$WORK/orig/." "$WORK/farm/"   # the same folder as symbolic links, less one library
-rm -f "$WORK/farm/$HIDE" "$WORK/farm/$HIDE".*
-mount --bind "$WORK/farm" "$libdir"
+mount --bind "$libdir" "\$orig"
+cp -as "\$orig/." "\$farm/"   # the same folder as symbolic links, less one library
+rm -f "\$farm/$HIDE" "\$farm/$HIDE".*
+mount --bind "\$farm" "$libdir"
 set +e
 "\$@"
 EOF
