@@ -558,7 +558,9 @@ def system_report(environ: Mapping[str, str], *, platform: str | None = None, py
     names = "/".join(c.name for c in desk)
     if verdict.status == "missing":
         return False, f"the desktop platform plugin ({names}) lacks libraries", missing_message(desk, would=True)
-    unknown = [c.name for c in desk if c.plugin is None or c.missing is None]
+    unknown = [c.name for c in [off, *desk] if c.plugin is None or c.missing is None]
+    if unknown:  # before "would load": a plugin or loader not found is no evidence either way
+        return True, f"could not check {', '.join(unknown)} (platform plugin or ldd not found)", ""
     if verdict.status == "no-display":
         missing = _missing_of(desk)
         if missing:
@@ -567,8 +569,6 @@ def system_report(environ: Mapping[str, str], *, platform: str | None = None, py
             return True, (f"offscreen plugin loads; no display in this session, and the desktop plugin ({names}) "
                           f"lacks {', '.join(m.library for m in missing)}" + (f" ({hint})" if hint else "")), ""
         return True, f"offscreen plugin loads; no display in this session; the desktop plugin ({names}) would load", ""
-    if unknown:
-        return True, f"offscreen plugin loads; could not check {', '.join(unknown)} (plugin or ldd not found)", ""
     return True, f"offscreen and desktop ({names}) platform plugins load: every library resolves", ""
 
 

@@ -299,3 +299,11 @@ def test_the_app_exits_with_the_message_before_loading_qt(tmp_path):
     proc = _app(["--check-system"], env, tmp_path)  # what install-linux.sh runs: libraries only
     assert proc.returncode == 3 and new in proc.stdout
     assert proc.stdout.startswith("ddr-explorer would not start: ")
+
+
+def test_system_report_when_the_desktop_plugin_is_not_found(tmp_path):
+    # no PySide6 folder and no plugin path: nothing to check, and the detail says so
+    passed, detail, msg = pf.system_report({}, platform="linux", pyside=tmp_path / "none",
+                                           resolve=lambda p: {})
+    assert passed and msg == ""
+    assert detail == "could not check offscreen, xcb (platform plugin or ldd not found)"
