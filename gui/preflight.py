@@ -558,18 +558,24 @@ def system_report(environ: Mapping[str, str], *, platform: str | None = None, py
     names = "/".join(c.name for c in desk)
     if verdict.status == "missing":
         return False, f"the desktop platform plugin ({names}) lacks libraries", missing_message(desk, would=True)
+    # a plugin or loader not found is no evidence either way: say so, never "loads"
     unknown = [c.name for c in [off, *desk] if c.plugin is None or c.missing is None]
-    if unknown:  # before "would load": a plugin or loader not found is no evidence either way
-        return True, f"could not check {', '.join(unknown)} (platform plugin or ldd not found)", ""
+    note = f"could not check {', '.join(unknown)} (platform plugin or ldd not found)" if unknown else ""
+    parts = [] if "offscreen" in unknown else ["offscreen plugin loads"]
     if verdict.status == "no-display":
         missing = _missing_of(desk)
         if missing:
             cmds = dict(install_commands([m.library for m in missing]))
             hint = cmds.get(FAMILIES[0][1], "")
-            return True, (f"offscreen plugin loads; no display in this session, and the desktop plugin ({names}) "
-                          f"lacks {', '.join(m.library for m in missing)}" + (f" ({hint})" if hint else "")), ""
-        return True, f"offscreen plugin loads; no display in this session; the desktop plugin ({names}) would load", ""
-    return True, f"offscreen and desktop ({names}) platform plugins load: every library resolves", ""
+            parts.append(f"no display in this session, and the desktop plugin ({names}) lacks "
+                         + ", ".join(m.library for m in missing) + (f" ({hint})" if hint else ""))
+        elif not any(c.name in unknown for c in desk):
+            parts.append(f"no display in this session; the desktop plugin ({names}) would load")
+        else:
+            parts.append("no display in this session")
+    elif not unknown:
+        parts = [f"offscreen and desktop ({names}) platform plugins load: every library resolves"]
+    return True, "; ".join(parts + ([note] if note else [])), ""
 
 
 def check_system(environ: Mapping[str, str] | None = None, stream=None, *, platform: str | None = None,

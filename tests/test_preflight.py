@@ -306,4 +306,4 @@ def test_system_report_when_the_desktop_plugin_is_not_found(tmp_path):
     passed, detail, msg = pf.system_report({}, platform="linux", pyside=tmp_path / "none",
                                            resolve=lambda p: {})
     assert passed and msg == ""
-    assert detail == "could not check offscreen, xcb (platform plugin or ldd not found)"
+    assert detail == "no display in this session; could not check offscreen, xcb (platform plugin or ldd not found)"
