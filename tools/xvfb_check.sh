@@ -14,15 +14,19 @@
 #
 #   tools/xvfb_check.sh                 # PY=.venv/bin/python by default (make test creates it)
 #   NO_INSTALL=1 tools/xvfb_check.sh    # skip apt-get: Xvfb, x11-utils, imagemagick must be there
+#   FROZEN=dist/ddr-explorer/ddr-explorer HIDE=libEGL.so.1 LOG_NAME=linux-preflight-frozen.txt \
+#       SHOT_NAME=linux-xvfb-frozen.png tools/xvfb_check.sh   # the frozen build (packaging/build.sh)
+# HIDE names the library step 3 hides; the frozen build bundles the libxcb-* libraries of the machine
+# it was built on, so hide one it takes from the system (ldd on its libqxcb.so tells which).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 REPO=$(pwd)
 PY=${PY:-$REPO/.venv/bin/python}
 OUT=${OUT:-$REPO/docs}
-SHOT=$OUT/linux-xvfb-main-window.png
-LOG=$OUT/linux-preflight.txt
+SHOT=$OUT/${SHOT_NAME:-linux-xvfb-main-window.png}
+LOG=$OUT/${LOG_NAME:-linux-preflight.txt}
 DISP=${DISP:-:71}
-HIDE=libxcb-icccm.so.4
+HIDE=${HIDE:-libxcb-icccm.so.4}
 [ -x "$PY" ] || { echo "xvfb_check.sh: no Python at $PY (run make test, or set PY)" >&2; exit 2; }
 mkdir -p "$OUT"
 WORK=$(mktemp -d)
@@ -39,7 +43,11 @@ trap cleanup EXIT
 export HOME=$WORK/home XDG_CONFIG_HOME=$WORK/home/.config XDG_CACHE_HOME=$WORK/home/.cache
 mkdir -p "$HOME"
 unset QT_QPA_PLATFORM WAYLAND_DISPLAY XDG_SESSION_TYPE
-APP=("$PY" -m ddr_explorer.gui.app)
+if [ -n "${FROZEN:-}" ]; then
+    APP=("$(cd "$(dirname "$FROZEN")" && pwd)/$(basename "$FROZEN")")
+else
+    APP=("$PY" -m ddr_explorer.gui.app)
+fi
 
 : > "$LOG"
 shorten() { sed "s|$REPO|<repo>|g; s|$WORK|<tmp>|g"; }
@@ -74,7 +82,7 @@ for _ in $(seq 50); do xwininfo -root -display "$DISP" >/dev/null 2>&1 && break;
 export DISPLAY=$DISP
 
 say "# ddr-explorer on Linux under Xvfb ($(. /etc/os-release; echo "$PRETTY_NAME"), $(uname -m)), $(date -u +%F)"
-say "# PySide6 $("$PY" -c 'import importlib.metadata as m; print(m.version("PySide6-Essentials"))')"
+say "# PySide6 $("$PY" -c 'import importlib.metadata as m; print(m.version("PySide6-Essentials"))')${FROZEN:+, the frozen build}"
 say ""
 say "## 1. as found"
 if ! record "${APP[@]}" --check-system; then
@@ -82,7 +90,7 @@ if ! record "${APP[@]}" --check-system; then
     record "${APP[@]}"
 fi
 
-say "## 2. the README's Debian line installed; the app on the X server"
+say "## 2. the README's Debian line installed${NO_INSTALL:+ (already: apt-get skipped)}; the app on the X server"
 PKGS=$(desktop_packages)
 if [ -z "${NO_INSTALL:-}" ]; then
     say "\$ apt-get install -y $PKGS"
