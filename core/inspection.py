@@ -10,6 +10,20 @@ from .corpus.corpus import Corpus
 from .design import diagnose
 
 
+def _reported_articulation_vertices(vertices: list[str], n_benchmarks: int) -> list[str]:
+    """The articulation vertices worth reporting (seed 000 App. E.1).
+
+    With one benchmark, every model and scaffold vertex is joined to that benchmark, so it
+    is a cut vertex whenever the model-scaffold graph alone is not connected, and no other
+    vertex ever is: true of any one-benchmark design and no diagnostic of this one.  The
+    summary then says the design has one benchmark instead (``format_summary``, the
+    Corpus tab); ``diagnostics["connectivity"]`` keeps the graph's own list.
+    """
+    if n_benchmarks == 1:
+        return [v for v in vertices if not v.startswith("benchmark:")]
+    return list(vertices)
+
+
 def inspect_corpus(corpus: Corpus) -> dict:
     """Summarise a validated corpus and its design diagnostics.
 
@@ -20,7 +34,8 @@ def inspect_corpus(corpus: Corpus) -> dict:
         ``content_hash``, ``n_records``, ``n_trials``, ``n_successes``,
         ``n_benchmarks``, ``n_tasks``, ``n_models``, ``n_scaffolds``,
         ``n_agents``, ``n_cells``, ``per_benchmark``, ``connected``,
-        ``components``, ``articulation_vertices``, ``benchmark_degree``,
+        ``components``, ``articulation_vertices`` (without the lone benchmark of a
+        one-benchmark corpus), ``benchmark_degree``,
         ``conditions`` (Prop. E.3 (i)-(iv): true/false/null when not
         applicable), ``separable_components``, ``not_separable``,
         ``suggested_terms``, ``warnings``, ``errors`` (empty: a corpus with
@@ -49,7 +64,8 @@ def inspect_corpus(corpus: Corpus) -> dict:
         "per_benchmark": counts["per_benchmark"],
         "connected": conn["connected"],
         "components": conn["components"],
-        "articulation_vertices": conn["articulation_vertices"],
+        "articulation_vertices": _reported_articulation_vertices(conn["articulation_vertices"],
+                                                                 counts["benchmarks"]),
         "benchmark_degree": conn["benchmark_degree"],
         "conditions": {k: v["holds"] for k, v in sep["conditions"].items()},
         "separability_scope": sep["scope"],
@@ -103,7 +119,10 @@ def format_summary(s: dict, max_warnings: int = 12) -> str:
         for i, comp in enumerate(s["components"][:6], start=1):
             lines.append(f"    component {i}: {len(comp)} vertices, e.g. {', '.join(comp[:4])}")
     av = s["articulation_vertices"]
-    lines.append(f"  articulation vertices: {', '.join(av[:8]) if av else 'none'}{' ...' if len(av) > 8 else ''}")
+    if s["n_benchmarks"] == 1 and not av:
+        lines.append("  articulation vertices: n/a (the design has one benchmark)")
+    else:
+        lines.append(f"  articulation vertices: {', '.join(av[:8]) if av else 'none'}{' ...' if len(av) > 8 else ''}")
     lines += ["", f"Separability ({s['separability_scope']} model; Prop. E.3 conditions)"]
     names = {"i": "(i)   models on several benchmarks, connected",
              "ii": "(ii)  scaffolds on several benchmarks, connected",

@@ -28,9 +28,22 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("path", nargs="?", type=Path, help="corpus to open (default: the demo corpus)")
     parser.add_argument("--format", help="force the input format")
     parser.add_argument("--screenshot", type=Path, help="save a screenshot of the window once loaded, then quit")
+    parser.add_argument("--check-system", action="store_true",
+                        help="Linux: check that the system libraries Qt's platform plugin needs are installed "
+                             "(exit 0), or say which and how to install them (exit 3)")
     args = parser.parse_args(argv)
     if args.screenshot and "QT_QPA_PLATFORM" not in os.environ:
         os.environ["QT_QPA_PLATFORM"] = "offscreen"
+
+    # Linux: before any Qt module loads, check that Qt's platform plugin can load here;
+    # a missing system library or display is a message and exit code 3/4, not Qt's abort
+    from .preflight import check_system, ensure_startable
+
+    if args.check_system:
+        return check_system()
+    code = ensure_startable()
+    if code:
+        return code
 
     from PySide6.QtWidgets import QApplication
 

@@ -44,7 +44,9 @@ def connectivity_lines(summary: dict) -> list[str]:
         lines.append(f"The graph has {len(comps)} components: contrasts across components are not identified "
                      "and are never reported.")
     av = summary.get("articulation_vertices") or []
-    if av:
+    if summary.get("n_benchmarks") == 1 and not av:
+        lines.append("The design has one benchmark (articulation vertices do not apply).")
+    elif av:
         shown = ", ".join(av[:6]) + (" ..." if len(av) > 6 else "")
         lines.append(f"Articulation vertices (removing one splits the design): {shown}")
     deg = summary.get("benchmark_degree") or {}

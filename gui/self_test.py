@@ -3,6 +3,11 @@
 The self-test exercises every layer a user touches, with a fit small enough for a
 2-core laptop (under a minute, most of it JAX compiling the sampler):
 
+0. Linux: the start-up preflight (:mod:`ddr_explorer.gui.preflight`) checks that the
+   offscreen platform plugin's libraries resolve, and the desktop's (xcb/wayland) too; a
+   desktop plugin that lacks libraries fails the check when the session has a display
+   (the app would not start there) and is reported without failing when it has none
+   (a headless build machine); skipped with ``--no-gui``.
 1. Qt starts on the ``offscreen`` platform (``QT_QPA_PLATFORM`` is set before Qt
    loads) and the main window is drawn; skipped with ``--no-gui`` (a GPU server
    without PySide6).
@@ -194,8 +199,18 @@ def _sigma_summary(post) -> dict[str, float]:
     return {t: float(np.mean(s)) for t, s in post.sigma.items()}
 
 
+def _check_system(rep: _Report, environ) -> None:
+    """The start-up preflight (gui/preflight.py) under the environment the user started with."""
+    from .preflight import system_report
+
+    passed, detail, message = system_report(environ)
+    if not passed:
+        raise SelfTestFailure(f"{detail}\n{message}")
+    rep.ok("system", detail)
+
+
 def run_self_test(*, corpus_path: Path | None = None, device: str = "auto", gui: bool = True,
-                  keep: Path | None = None, stream=None) -> dict:
+                  keep: Path | None = None, stream=None, environ=None) -> dict:
     """Run the checks; return a summary dict, raise :class:`SelfTestFailure` on the first failure.
 
     Parameters
@@ -212,6 +227,10 @@ def run_self_test(*, corpus_path: Path | None = None, device: str = "auto", gui:
         written to a temporary folder that is removed afterwards.
     stream
         Where the check lines go (stdout).
+    environ
+        The environment the user started the self-test with, before it set
+        ``QT_QPA_PLATFORM=offscreen``: with ``gui``, the ``system`` check runs the start-up
+        preflight (:mod:`ddr_explorer.gui.preflight`) under it (default: this process's).
     """
     import numpy as np
 
@@ -225,7 +244,7 @@ def run_self_test(*, corpus_path: Path | None = None, device: str = "auto", gui:
         try:
             return fn()
         except SelfTestFailure as exc:
-            rep.fail(name, str(exc))
+            rep.fail(name, str(exc).splitlines()[0])  # the whole text follows on stderr
             raise
         except Exception as exc:  # any other error is a failure of this check, reported with its cause
             rep.fail(name, f"{type(exc).__name__}: {exc}")
@@ -234,6 +253,7 @@ def run_self_test(*, corpus_path: Path | None = None, device: str = "auto", gui:
             timings[name] = time.perf_counter() - t0
 
     if gui:
+        step("system", lambda: _check_system(rep, os.environ if environ is None else environ))
         app, window = step("qt", lambda: _check_qt(rep))
     backend = step("jax", lambda: _check_jax(rep))
 
@@ -389,7 +409,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of ``ddr-explorer --self-test`` and ``python -m ddr_explorer.gui.self_test``."""
-    # before Qt loads: the self-test never opens a window on the user's screen
+    # before Qt loads: the self-test never opens a window on the user's screen (the
+    # preflight still checks the desktop's platform plugin under the user's environment)
+    user_environ = dict(os.environ)
     os.environ["QT_QPA_PLATFORM"] = "offscreen"
     args = build_parser().parse_args(argv)
     from .. import APP_NAME, __version__
@@ -398,7 +420,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{APP_NAME} {__version__} self-test (Python {platform.python_version()}, {platform.system()} "
           f"{platform.machine()}, frozen: {frozen})", flush=True)
     try:
-        summary = run_self_test(corpus_path=args.corpus, device=args.device, gui=not args.no_gui, keep=args.keep)
+        summary = run_self_test(corpus_path=args.corpus, device=args.device, gui=not args.no_gui, keep=args.keep,
+                                environ=user_environ)
     except SelfTestFailure as exc:
         print(f"self-test FAILED: {exc}", file=sys.stderr, flush=True)
         return 1

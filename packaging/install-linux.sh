@@ -4,6 +4,11 @@
 # in the freedesktop locations.  PREFIX=/usr/local (as root) installs for everyone.
 #   packaging/install-linux.sh            # install
 #   packaging/install-linux.sh --remove   # uninstall
+#   packaging/install-linux.sh --anyway   # install even when system libraries are missing
+# Before installing it checks the system libraries Qt's platform plugin needs and pip/PyInstaller
+# cannot bring (libxcb-cursor0, libxcb-icccm4 ...: README, Quick start), with the frozen app's own
+# preflight (`ddr-explorer --check-system`, gui/preflight.py), and stops with the install command
+# for this system's family when one is missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PREFIX=${PREFIX:-$HOME/.local}
@@ -15,6 +20,14 @@ if [ "${1:-}" = --remove ]; then
     exit 0
 fi
 [ -x dist/ddr-explorer/ddr-explorer ] || { echo "no dist/ddr-explorer: run packaging/build.sh first" >&2; exit 2; }
+if [ "${1:-}" != --anyway ]; then
+    echo "== checking the system libraries of Qt's platform plugin"
+    if ! dist/ddr-explorer/ddr-explorer --check-system; then
+        echo "install-linux.sh: install the packages above, then run this again (or pass --anyway: the" \
+             "ddr command line needs none of them, only the desktop app does)" >&2
+        exit 3
+    fi
+fi
 mkdir -p "$PREFIX/opt" "$PREFIX/bin" "$PREFIX/share/applications"
 rm -rf "$APPDIR"
 cp -a dist/ddr-explorer "$APPDIR"

@@ -18,7 +18,7 @@ pytest.importorskip("PySide6")
 from ddr_explorer.gui.self_test import SelfTestFailure, TB2_SIGMA, pdf_pages  # noqa: E402
 
 #: One check line per step, in this order (gui/self_test.py).
-CHECKS = ["qt", "jax", "corpus", "fit", "components", "plausible", "cache", "panels", "sheet"]
+CHECKS = ["system", "qt", "jax", "corpus", "fit", "components", "plausible", "cache", "panels", "sheet"]
 
 
 def _env(tmp_path: Path) -> dict:
@@ -76,7 +76,7 @@ def test_self_test_passes_from_source(tmp_path):
     assert set(means) == set(TB2_SIGMA)
     for term, ref in TB2_SIGMA.items():
         assert abs(float(means[term]) - ref) <= 0.25 * ref + 0.15, (term, means[term])
-    m = re.search(r"self-test passed: 9 checks in [\d.]+ s \(JAX device: (.+)\)", out)
+    m = re.search(r"self-test passed: 10 checks in [\d.]+ s \(JAX device: (.+)\)", out)
     assert m and m.group(1).startswith(("cpu", "gpu")), out
     # the sheet it kept is a real PDF, with the page count it printed
     pdf = keep / "ddr-self-test.pdf"
@@ -94,3 +94,32 @@ def test_self_test_fails_clearly(tmp_path):
     assert re.search(r"^  FAIL  corpus\s+corpus .*missing\.csv not found", proc.stdout, re.M), proc.stdout
     assert "self-test FAILED" in proc.stderr
     assert "ok    qt" not in proc.stdout  # --no-gui skipped Qt
+
+
+def test_self_test_runs_the_start_up_preflight(tmp_path):
+    """With a display, a desktop plugin that lacks a library fails the first check ('system')."""
+    import shutil
+
+    from ddr_explorer.gui import preflight
+
+    if not sys.platform.startswith("linux") or shutil.which("ldd") is None:
+        pytest.skip("needs Linux and ldd")
+    # a copy of this Python's executable posing as the xcb plugin, one DT_NEEDED renamed to nothing real
+    exe = Path(sys.executable).resolve()
+    old = next(n for n in preflight.read_needed(exe) if not n.startswith("ld-linux"))
+    new = "ddq" + old[3:] if old.startswith("lib") else "q" + old[1:]
+    plugins = tmp_path / "platforms"
+    plugins.mkdir()
+    (plugins / "libqxcb.so").write_bytes(exe.read_bytes().replace(b"\0" + old.encode() + b"\0",
+                                                                  b"\0" + new.encode() + b"\0"))
+    env = _env(tmp_path)
+    env.update(DISPLAY=":99", QT_QPA_PLATFORM_PLUGIN_PATH=str(plugins))
+    env.pop("WAYLAND_DISPLAY", None)
+    env.pop("XDG_SESSION_TYPE", None)
+    proc = subprocess.run([sys.executable, "-m", "ddr_explorer.gui.app", "--self-test"], capture_output=True,
+                          text=True, timeout=300, cwd=tmp_path, env=env)
+    assert proc.returncode == 1
+    assert re.search(r"^  FAIL  system\s+the desktop platform plugin \(xcb\) lacks libraries$", proc.stdout, re.M)
+    assert "ok    qt" not in proc.stdout  # it stopped before Qt
+    assert f"  {new}  (needed by libqxcb.so)" in proc.stderr
+    assert "ddr-explorer would not start: Qt's platform plugin 'xcb'" in proc.stderr

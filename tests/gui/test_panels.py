@@ -176,6 +176,16 @@ def test_corpus_panel_shows_summary_coverage_and_connectivity(qtbot, demo, tmp_p
     assert [int(x) for x in rows[1][1:]] == [int(x) for x in tasks[0]]
 
 
+def test_connectivity_lines_of_a_one_benchmark_corpus(demo):
+    """The demo corpus has one benchmark: the panel says so and lists no articulation vertex."""
+    _, summary = demo
+    lines = connectivity_lines(summary)
+    assert "The design has one benchmark (articulation vertices do not apply)." in lines
+    assert not any(line.startswith("Articulation vertices") for line in lines)
+    two = dict(summary, n_benchmarks=2, articulation_vertices=["benchmark:B1"])
+    assert "Articulation vertices (removing one splits the design): benchmark:B1" in connectivity_lines(two)
+
+
 def test_empty_corpus_panel(qtbot):
     panel = CorpusPanel()
     qtbot.addWidget(panel)
