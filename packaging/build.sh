@@ -35,6 +35,9 @@ t0=$(date +%s)
 
 echo "== staging the package (a regular, non-editable install) in $STAGE"
 rm -rf "$STAGE"
+# --no-build-isolation builds with this environment's setuptools: the SPDX `license = "MIT"` of
+# pyproject.toml needs setuptools 77 or newer (a new venv ships 65).
+"$PY" -m pip install --quiet "setuptools>=77"
 "$PY" -m pip install --quiet --no-deps --no-build-isolation --no-compile --target "$STAGE" "$REPO"
 
 echo "== PyInstaller (one folder)"
