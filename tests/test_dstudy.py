@@ -142,12 +142,17 @@ def test_curve_bad_input():
         ds.d_study_curve(posterior(), DStudyDesign(), "n_things")
 
 
-def test_default_grids():
+def test_default_grids_are_the_apps_curve_grids():
     g = ds.default_grid("n_tasks", 14)
-    assert g[0] == 1 and g[-1] == 1000 and 90 <= g.size <= 100
+    assert g[0] == 1 and g[-1] == 2000 and g.size == 79  # 100 log-spaced points, 79 whole numbers once rounded
     assert (np.diff(g) > 0).all()
-    assert_allclose(ds.default_grid("n_scaffolds", 3), np.arange(1, 13))
-    assert ds.default_grid("n_benchmarks", 30)[-1] == 60
+    assert_allclose(g, ds.curve_grid("n_tasks", [14]))
+    assert_allclose(ds.default_grid("n_scaffolds", 3), np.arange(1, 21))  # the slider's range
+    assert ds.default_grid("n_benchmarks", 30)[-1] == 30
+    assert ds.default_grid("n_benchmarks", 45)[-1] == 45  # reaches the observed size
+    assert_allclose(ds.default_grid("step", 7), np.arange(1, 15))  # a facet without a slider: 1..2 x observed
+    view = ds.DStudyModel(posterior()).view(DStudyDesign(n_tasks=14))
+    assert_allclose(view.curves["n_tasks"].grid, ds.curve_grid("n_tasks", [14]))
 
 
 def test_view_is_consistent_and_json():

@@ -8,10 +8,11 @@ Modules, in the order a D-study uses them:
 
 * :mod:`.sizes` - :class:`DStudyDesign`, the sizes and prices of a design, its trial count and cost;
 * :mod:`.observed` - :func:`observed_design`, the design a corpus ran (the one place it is built);
-* :mod:`.grids` - slider positions, curve and frontier grids, the no-price policy and
-  :func:`budget_search` (the cheapest design for a target, the best within a budget);
-* :mod:`.curves` - :class:`DStudyModel`: curves, readouts and required sizes per draw;
-* :mod:`.frontier` - the cost frontier, reliability at a fixed budget and allocation across benchmarks;
+* :mod:`.grids` - slider positions, curve and frontier grids, the no-price policy;
+* :mod:`.budget` - :func:`budget_search`: the cheapest design for a target, the best within a budget;
+* :mod:`.curves` - :class:`DStudyModel`: curves, readouts and required sizes per draw, reliability at a
+  fixed budget of tasks;
+* :mod:`.frontier` - the cost frontier and the allocation of tasks across benchmarks;
 * :mod:`.prices` - prices from a cost column or token counts, cost-aware rankings;
 * :mod:`.summary` - :func:`dstudy_summary`, the answer ``ddr dstudy`` prints.
 """
@@ -19,11 +20,12 @@ Modules, in the order a D-study uses them:
 from .curves import (BreadthCurve, CoefficientParts, DStudyCurve, DStudyModel, DStudyView, Readouts, RequiredN, d_study_curve, fixed_budget_breadth,
                      p_target_met, required_n)
 from .frontier import Allocation, CostFrontier, allocate_tasks, cost_frontier
-from .grids import BudgetSearch, budget_search, costing, curve_grid, frontier_grids, slider_values
+from .budget import BudgetSearch, budget_search
+from .grids import costing, curve_grid, default_grid, frontier_grids, slider_values
 from .observed import ObservedDesignError, corpus_prices, observed_design, observed_sizes
 from .prices import (CostRanking, accuracy_per_dollar, prices_from_cost_column, prices_from_tokens,
                      reliability_per_dollar, row_costs_from_tokens)
-from .sizes import DEFAULT_BAND_DRAWS, DEFAULT_TARGETS, DStudyDesign, default_grid
+from .sizes import DEFAULT_BAND_DRAWS, DEFAULT_TARGETS, DStudyDesign
 
 __all__ = [
     "DEFAULT_TARGETS", "DEFAULT_BAND_DRAWS", "DStudyDesign", "DStudyModel", "CoefficientParts", "DStudyCurve",

@@ -52,7 +52,8 @@ import numpy as np
 from ..reliability import (snr_from_reliability, DETECTION_ERHO2, DETECTION_SNR, REPLICATE, Summary, VarianceComponents,
                           _median_sorted, as_components, design_weights, hdi_sorted, summarize, summarize_sorted, thin_index, to_jsonable)
 
-from .sizes import DEFAULT_BAND_DRAWS, DEFAULT_TARGETS, DStudyDesign, _facet_of, default_grid
+from .grids import default_grid
+from .sizes import DEFAULT_BAND_DRAWS, DEFAULT_TARGETS, DStudyDesign, _facet_of
 
 # ---------------------------------------------------------------------------
 # The precomputed D-study engine

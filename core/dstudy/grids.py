@@ -1,9 +1,9 @@
 """The designs a D-study looks at: slider positions, curve grids, frontier grids and the no-price policy.
 
-The app's sliders and curves, its cost frontier, ``ddr dstudy --budget`` and the DDR sheet's cost
-page all take their grids from here, so "the cheapest design for the target" and "the best design
-within the budget" are searched over the same designs and come out the same on the screen, in the
-CLI and in the PDF (:func:`budget_search`).
+The app's sliders and curves, the DDR sheet's curves, the cost frontier of the app, of
+``ddr dstudy --budget`` and of the sheet all take their grids from here, so "the cheapest design
+for the target" and "the best design within the budget" are searched over the same designs and
+come out the same on the screen, in the CLI and in the PDF (:func:`.budget.budget_search`).
 
 Grids
 -----
@@ -21,24 +21,22 @@ Without a price per trial every design costs 0 and a cost frontier degenerates t
 Designs are then ranked by their trial count instead (a price of 1 per trial makes the cost the
 trial count): the cheapest design for the target is the one with the fewest trials, and no design
 is "within a budget" (a budget needs prices).  :func:`costing` applies this policy and says which
-unit the frontier's cost is in.
+unit the frontier's cost is in; :mod:`.budget` searches the frontier.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import math
-from dataclasses import dataclass
 from typing import Iterable
 
 import numpy as np
 
-from .frontier import CostFrontier, cost_frontier
-from .sizes import DStudyDesign
+from .sizes import DStudyDesign, _facet_of
 
 __all__ = [
     "SLIDER_TOP", "TASK_SLIDER_POSITIONS", "TASK_CURVE_POINTS", "FRONTIER_TASK_POINTS", "FRONTIER_MAX_SCAFFOLDS",
-    "slider_values", "curve_grid", "frontier_grids", "costing", "BudgetSearch", "budget_search",
+    "slider_values", "curve_grid", "default_grid", "frontier_grids", "costing",
 ]
 
 #: Slider ranges: tasks 1..2000 on a log scale; scaffolds 1..20, benchmarks 1..30, replicates 1..10.
@@ -77,6 +75,23 @@ def curve_grid(field: str, extra=()) -> np.ndarray:
     return np.arange(1, math.ceil(top) + 1, dtype=np.float64)
 
 
+#: Facet of the D-study rule -> slider field.
+_FIELD_OF = {"task": "n_tasks", "scaffold": "n_scaffolds", "benchmark": "n_benchmarks", "replicate": "n_replicates"}
+
+
+def default_grid(over: str, observed: float = 1.0) -> np.ndarray:
+    """The curve grid of a facet when none is given: :func:`curve_grid` reaching the observed size.
+
+    The app's curves, the DDR sheet's and :meth:`~.curves.DStudyModel.view`'s default are this one
+    grid.  A facet without a slider (e.g. seed 003's ``step``) gets every integer up to
+    ``max(10, 2 x observed)``.
+    """
+    f = _facet_of(over)
+    if f in _FIELD_OF:
+        return curve_grid(_FIELD_OF[f], [observed])
+    return np.arange(1, max(10, int(math.ceil(2 * observed))) + 1, dtype=np.float64)
+
+
 def frontier_grids(reference: DStudyDesign) -> dict[str, np.ndarray]:
     """The cost frontier's grid of designs for a corpus whose observed design is ``reference``.
 
@@ -105,79 +120,3 @@ def costing(design: DStudyDesign) -> tuple[DStudyDesign, bool]:
     if design.mean_price() > 0:
         return design, True
     return dataclasses.replace(design, price_per_trial=1.0), False
-
-
-@dataclass
-class BudgetSearch:
-    """The cost frontier of a state and the two designs every surface reports from it.
-
-    Attributes
-    ----------
-    frontier
-        The frontier over :func:`frontier_grids` (its ``cost`` is USD when ``by_cost``, else trials).
-    by_cost
-        True when the design has prices.
-    budget
-        The budget in USD, or None.
-    cheapest
-        Index of the cheapest design (fewest trials without prices) reaching the target, or None.
-    best_in_budget
-        Index of the design with the highest median coefficient within the budget; None without a
-        budget, without prices, or when no design of the grid fits.
-    """
-
-    frontier: CostFrontier
-    by_cost: bool
-    budget: float | None
-    cheapest: int | None
-    best_in_budget: int | None
-
-    @property
-    def why_no_budget_design(self) -> str | None:
-        """Why :attr:`best_in_budget` is None (None when it is not)."""
-        if self.best_in_budget is not None or self.budget is None:
-            return None
-        if not self.by_cost:
-            return "no price per trial: enter prices (or give a cost column) to search within a budget"
-        return "no design of the grid fits the budget"
-
-    def design_at(self, k: int | None) -> dict | None:
-        """The sizes, trials, cost (USD, or None without prices) and median of design ``k``."""
-        if k is None:
-            return None
-        d = self.frontier.design_at(k)
-        if not self.by_cost:
-            d["cost"] = None
-        return d
-
-    def at_budget(self, budget: float | None) -> "BudgetSearch":
-        """The same frontier searched at another budget (cheap: the frontier is not recomputed)."""
-        best = self.frontier.best_at_budget(budget) if (budget is not None and self.by_cost) else None
-        return BudgetSearch(self.frontier, self.by_cost, None if budget is None else float(budget), self.cheapest,
-                            best)
-
-    def to_dict(self) -> dict:
-        return {"by_cost": self.by_cost, "budget": self.budget,
-                "cheapest_for_target": self.design_at(self.cheapest),
-                "best_design": self.design_at(self.best_in_budget),
-                "why_no_budget_design": self.why_no_budget_design}
-
-
-def budget_search(components, design: DStudyDesign, *, target: float | None = None, budget: float | None = None,
-                  reference: DStudyDesign | None = None) -> BudgetSearch:
-    """Cost frontier, cheapest design for the target and best design within the budget.
-
-    Parameters
-    ----------
-    components
-        Variance-component draws.
-    design
-        Fixes object, claim, replicates, models and prices (its sizes do not matter).
-    target, budget
-        Target coefficient (default: the claim's) and budget in USD.
-    reference
-        The observed design whose sizes set the grid (:func:`frontier_grids`); default ``design``.
-    """
-    costed, by_cost = costing(design)
-    frontier = cost_frontier(components, costed, target=target, **frontier_grids(reference or design))
-    return BudgetSearch(frontier, by_cost, None, frontier.cheapest, None).at_budget(budget)

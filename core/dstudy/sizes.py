@@ -204,20 +204,3 @@ def _facet_of(over: str) -> str:
     if over.startswith("n_") and over[2:] and over not in _FIELD_FACET:
         raise ValueError(f"cannot vary {over!r}; use one of {', '.join(_FIELD_FACET)} or a facet name")
     return over
-
-
-def default_grid(over: str, observed: float = 1.0, points: int = 100) -> np.ndarray:
-    """Default D-study grid: integers ``1..`` with a log-spaced tail for tasks.
-
-    Tasks: up to ``max(1000, 4 x observed)`` (about ``points`` values);
-    scaffolds, benchmarks, replicates and other facets: every integer up to
-    ``max(default, 2 x observed)``.
-    """
-    f = _facet_of(over)
-    if f == "task":
-        top = max(1000.0, 4 * observed)
-        return np.unique(np.concatenate([np.arange(1, 21.0), np.round(np.geomspace(20, top, points - 19))]))
-    top = {"scaffold": 12, "benchmark": 20}.get(f, 10)
-    return np.arange(1, max(top, int(math.ceil(2 * observed))) + 1, dtype=np.float64)
-
-

@@ -4,7 +4,7 @@ One function, :func:`dstudy_summary`, gathers the estimands with their
 intervals, the smallest sizes that reach the target and ``P(target met)`` for a
 design, from :mod:`..reliability` and :mod:`.curves`, and with a budget the
 cheapest design for the target and the best design within the budget from
-:func:`.grids.budget_search`; the CLI, the app's readouts and the DDR sheet all
+:func:`.budget.budget_search`; the CLI, the app's readouts and the DDR sheet all
 take their numbers from it, and :func:`format_dstudy` prints them with
 :mod:`..formatting`.
 """
@@ -14,7 +14,7 @@ from __future__ import annotations
 from ..formatting import estimand_symbol, fmt_coef, fmt_design, fmt_n, fmt_prob, fmt_usd
 from ..reliability import as_components, estimand_table, to_jsonable
 from .curves import DStudyModel
-from .grids import budget_search
+from .budget import budget_search
 from .sizes import DStudyDesign
 
 #: Facets a D-study can vary, with the design field each sets.
@@ -36,7 +36,7 @@ def dstudy_summary(components, design: DStudyDesign, target: float | None = None
         for thresholds by default; SPEC sec. 4).
     budget
         Optional budget in USD: the best design on the cost frontier at that budget and the
-        cheapest design reaching the target (:func:`~.grids.budget_search`).
+        cheapest design reaching the target (:func:`~.budget.budget_search`).
     observed
         The corpus's own design, whose sizes set the frontier's grid (default: ``design``).
 

@@ -352,7 +352,7 @@ def sheet_content(inputs: ReportInputs) -> SheetContent:
                 f"{fmt_interval(*gap.hdi95)}: {gap_read}.")
 
     # -- cost ------------------------------------------------------------------
-    # The same search as the app's D-study tab and `ddr dstudy --budget` (core.dstudy.grids).
+    # The same search as the app's D-study tab and `ddr dstudy --budget` (core.dstudy.budget).
     search = budget_search(c, d, target=target, budget=inputs.budget, reference=d)
     frontier = search.frontier if (inputs.has_cost and search.by_cost) else None
     breadth = None
