@@ -63,8 +63,8 @@ from .sizes import DStudyDesign
 __all__ = ["BenchmarkAllocation", "allocate_budget", "allocation_for_summary"]
 
 #: Where the per-benchmark task variances come from (the two cases of the module note).
-POOLED_SOURCE = "pooled fit: one task variance shared by all benchmarks (allocation by price and breadth)"
-PER_BENCHMARK_SOURCE = "per-benchmark components: each benchmark's own task variances"
+POOLED_SOURCE = "pooled fit: one task variance for all benchmarks, so prices set the split"
+PER_BENCHMARK_SOURCE = "per-benchmark components: each benchmark's own task variance and price set the split"
 
 
 @dataclass
