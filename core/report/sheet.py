@@ -505,6 +505,7 @@ def _cost_page(ct: SheetContent) -> list:
     t = Table(rows, colWidths=[170, 60, st.FRAME_WIDTH - 290, 60])
     t.setStyle(st.data_table_style(len(rows)))
     story += [Paragraph("Cost bands", ss["h2"]), t]
+    story += _allocation_table(ct)
     rpd = ct.view.readouts.rpd
     if rpd is not None:
         story.append(_p(f"Reliability per dollar of the observed design (seed 003): RPD = {_sym(ct)} / mean cost per "
@@ -529,6 +530,25 @@ def _cost_page(ct: SheetContent) -> list:
                  f"Kendall {fmt_r(acc.kendall)}."
                  + (f" Agents without cost: {len(acc.missing_cost)}." if acc.missing_cost else ""), "caption")]
     return story
+
+
+def _allocation_table(ct: SheetContent) -> list:
+    """The budget's tasks per benchmark (:attr:`SheetContent.allocation`), or the sentence saying why not."""
+    a = ct.allocation
+    if a is None:
+        return [_p(ct.allocation_text, "caption")] if ct.allocation_text else []
+    ss = st.stylesheet()
+    rows = [[_p("benchmark", "cell_head"), _p("USD per trial", "cell_head_right"),
+             _p("task variance", "cell_head_right"), _p("tasks", "cell_head_right"),
+             _p("equal split", "cell_head_right")]]
+    for b in a["benchmarks"]:
+        rows.append([_p(escape(b), "cell"), _p(fmt_usd(a["prices"][b]), "cell_right"),
+                     _p(fmt_var(a["task_variance"][b]), "cell_right"), _p(fmt_n(a["tasks"][b]), "cell_right"),
+                     _p(fmt_n(a["equal"].get(b, 0)), "cell_right")])
+    t = Table(rows, colWidths=[st.FRAME_WIDTH - 280, 70, 70, 70, 70])
+    t.setStyle(st.data_table_style(len(rows)))
+    return [CondPageBreak(60 + 14 * len(rows)), Paragraph(f"Tasks per benchmark within {fmt_usd(a['budget'])}", ss["h2"]),
+            t, _p(ct.allocation_text, "caption")]
 
 
 def _design_text(f, k: int) -> str:
