@@ -372,7 +372,11 @@ class DStudyPanel(QWidget):
         al.addWidget(self.allocation_label)
         self.allocation_table = QTableWidget(0, 4)
         self.allocation_table.setObjectName("allocation_table")
-        self.allocation_table.setHorizontalHeaderLabels(["benchmark", "tasks", "equal split", "task variance"])
+        self.allocation_table.setHorizontalHeaderLabels(["benchmark", "tasks", "equal", "\u03c3\u00b2 task"])
+        for k, tip in enumerate(("benchmark", "tasks of the reliability-aware allocation",
+                                 "tasks of the equal split the budget buys",
+                                 "error variance one task of this benchmark adds (latent scale)")):
+            self.allocation_table.horizontalHeaderItem(k).setToolTip(tip)
         self.allocation_table.horizontalHeader().setSectionResizeMode(0, QHeaderView.Stretch)
         for k in (1, 2, 3):
             self.allocation_table.horizontalHeader().setSectionResizeMode(k, QHeaderView.ResizeToContents)
@@ -828,7 +832,8 @@ class DStudyPanel(QWidget):
         text = f"{sym} {fmt_coef(med['optimal'])} for {fmt_usd(a['costs']['optimal'])}"
         if "equal" in med:
             text += f" (equal split {fmt_coef(med['equal'])} for {fmt_usd(a['costs']['equal'])})"
-        self.allocation_label.setText(f"{text}. {a['variance_source'].capitalize()}.")
+        self.allocation_label.setText(f"{text}, at {fmt_n(a['trials_per_task'])} trials per task (models \u00d7 "
+                                      f"scaffolds \u00d7 trials per cell). {a['variance_source'].capitalize()}.")
         t.setRowCount(len(a["benchmarks"]))
         for r, b in enumerate(a["benchmarks"]):
             name = QTableWidgetItem(plots.elide(b, 40))
