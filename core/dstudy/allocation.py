@@ -300,7 +300,7 @@ def allocate_budget(components, design: DStudyDesign, budget: float, prices: Map
     need = p.sum() if min_tasks else p.min()
     if money < need * (1 - 1e-12):
         raise ValueError(f"a budget of {float(budget):.2f} USD cannot buy {'one task per benchmark' if min_tasks else 'a task'} "
-                         f"({need * per_task:.2f} USD at {design.n_models} models x {shown(design.n_scaffolds)} scaffolds x "
+                         f"({need * per_task:.2f} USD at {shown(design.n_models)} models x {shown(design.n_scaffolds)} scaffolds x "
                          f"{shown(design.n_replicates)} replicates); raise it")
     prob = _Problem(c, design, names, p, money, benchmark_components)
     vbar = prob.v.mean(axis=0)
@@ -320,9 +320,9 @@ def allocate_budget(components, design: DStudyDesign, budget: float, prices: Map
         n = _fill(p, vbar, money, n)
         val = prob.value(n)
         if val > best:
-            start, best, cont_best = n, val, cont
+            start, best = n, val
     opt = _local_search(prob, start, min_tasks)
-    kept = opt > 0
+    kept = opt > 0  # the continuous optimum over the benchmarks the allocation keeps
     cont_best = np.where(kept, money * np.sqrt(vbar / p) / np.sum(np.sqrt(vbar[kept] * p[kept])), 0.0)
     n_eq = math.floor(money / p.sum() * (1 + 1e-12))
     allocs = {"optimal": opt}
