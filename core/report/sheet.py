@@ -840,6 +840,12 @@ def _methods_page(ct: SheetContent) -> list:
                "seed's per-agent RPD(a, B) is loose: a design's reliability is shared by all agents, so dividing it "
                "by each agent's cost would rank agents by cost alone. Agents are therefore ranked by accuracy per "
                "dollar = mean success / mean cost per trial, against their ranking by accuracy."),
+             b("Tasks per benchmark within a budget (seed 000 sec. 5.4): with n<sub>b</sub> tasks in benchmark b "
+               "the pooled error is Eq. 7's with the task terms replaced by (1/K²) Σ<sub>b</sub> "
+               "v<sub>b</sub> / n<sub>b</sub>, v<sub>b</sub> the error one task of b adds; the counts maximise the "
+               "median coefficient within the budget (continuous optimum n<sub>b</sub> ∝ "
+               "√(v<sub>b</sub> / price<sub>b</sub>), then an integer search). A pooled fit has one task "
+               "variance for all benchmarks, so there the prices set the split."),
              Paragraph("Ranks, difficulty, hold-out", ss["h2"]),
              b("Latent capability \u03b8<sub>m</sub> = u<sub>m</sub> (per benchmark, or the leaderboard universe "
                "score when pooled; SPEC sec. 5). Dominance P(\u03b8<sub>m</sub> &gt; \u03b8<sub>m'</sub> | y) per "
@@ -849,7 +855,8 @@ def _methods_page(ct: SheetContent) -> list:
                "stratum; gap = aggregate \u2212 hardest (difference of medians; the fits are separate). Held-out "
                "reliability: 50 random 70/30 splits stratified by (agent, task) cell, projected against held-out "
                "coefficient, Pearson r across splits and the mean gap (seed 003 sec. 5.4). PSIS-LOO Pareto-k "
-               "classes \u2264 0.7, 0.7\u20131, &gt; 1 (seed 000 App. D.3)."),
+               "classes \u2264 0.7, 0.7\u20131, &gt; 1 (seed 000 App. D.3), each cell's tail sized by its "
+               "relative efficiency ESS/S estimated from the chains (Vehtari et al. 2017)."),
              Paragraph("Sources", ss["h2"]),
              _p("Seed 000: <i>Agent Evaluation Reliability: More Tasks Won't (Always) Fix An Agent Leaderboard</i> "
                 "(Bayesian G-theory for sparse leaderboards: estimands, D-studies, detection limits, dominance). "
