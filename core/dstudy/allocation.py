@@ -32,9 +32,10 @@ Definitions chosen where the paper is loose
   criterion of the cost frontier's "best design within a budget" (:mod:`.frontier`).  Integer
   counts come from the continuous optimum of the posterior-mean problem (``v_b`` replaced by its
   posterior mean), rounded down, filled greedily by gain per dollar, then improved by local
-  search on the median itself (add one task; move tasks from one benchmark to another; drop a
-  benchmark when allowed) until no move improves it.  On small cases this equals the exact
-  integer optimum found by enumerating every allocation within the budget (tests).
+  search on the median itself (:func:`_neighbours`: add one task; move one benchmark's count by
+  up to :data:`PAIR_WINDOW` while another takes the rest of the money; drop a benchmark when
+  allowed) until no move improves it.  This is a local optimum; on small cases it is compared
+  with the exact integer optimum found by enumerating every allocation within the budget (tests).
 * **Whose variance.**  The pooled model (seed 000 Eq. 6, the ``pooled`` preset) has *one*
   variance per term: ``benchmark:task:model`` and ``benchmark:task:scaffold`` are common to all
   benchmarks, so from a pooled posterior ``v_b`` is the same for every benchmark and the
@@ -196,6 +197,24 @@ class _Problem:
             return -np.inf
         return float(np.median(self.coef(n)))
 
+    def values(self, cands: list[np.ndarray]) -> np.ndarray:
+        """:meth:`value` of many allocations at once (one matrix product)."""
+        n = np.array(cands, dtype=np.float64)  # (C, B)
+        kept = n > 0
+        k = kept.sum(axis=1)
+        ok = (k > 0) & (n @ self.p <= self.money * (1 + 1e-12))
+        out = np.full(len(n), -np.inf)
+        if not ok.any():
+            return out
+        n, kept, k = n[ok], kept[ok], k[ok]
+        inv = np.where(kept, 1.0 / np.where(kept, n, 1.0), 0.0) / (k**2)[:, None]  # (C, B)
+        err = self.e0[k - 1].T + self.v @ inv.T  # (S, C)
+        u = self.u[:, None] if np.ndim(self.u) else self.u
+        with np.errstate(divide="ignore", invalid="ignore"):
+            coef = np.where(u > 0, u / (u + err), 0.0)
+        out[ok] = np.median(coef, axis=0)
+        return out
+
 
 def _fill(p: np.ndarray, vbar: np.ndarray, money: float, n: np.ndarray) -> np.ndarray:
     """Add tasks by largest drop of ``sum vbar/n`` per dollar while money is left (kept benchmarks only)."""
@@ -210,40 +229,65 @@ def _fill(p: np.ndarray, vbar: np.ndarray, money: float, n: np.ndarray) -> np.nd
         n[int(np.argmax(gain))] += 1
 
 
+#: Half-width of the pair search: how far one benchmark's count moves while another absorbs the money.
+PAIR_WINDOW = 8
+
+
+def _neighbours(prob: _Problem, n: np.ndarray, lo: int, vbar: np.ndarray) -> list[np.ndarray]:
+    """Allocations one move away: one more task anywhere; for every pair (i, j), ``n_i`` moved by up to
+    :data:`PAIR_WINDOW` with ``j`` taking every task the rest of the money buys (and the change left
+    over filled greedily); ``n_i`` moved likewise with the other kept benchmarks re-split by the
+    continuous rule; with ``lo = 0``, a benchmark left out and its money spent elsewhere."""
+    p, money, nb = prob.p, prob.money, len(n)
+    out = []
+    for i in range(nb):
+        up = n.copy()
+        up[i] += 1
+        out.append(up)
+        window = range(max(lo, int(n[i]) - PAIR_WINDOW), int(n[i]) + PAIR_WINDOW + 1)
+        for j in range(nb):
+            if j == i:
+                continue
+            rest = money - np.dot(p, n) + p[i] * n[i] + p[j] * n[j]  # money for benchmarks i and j
+            for ni in window:
+                if ni == n[i] or p[i] * ni > rest * (1 + 1e-12):
+                    continue
+                nj = math.floor((rest - p[i] * ni) / p[j] * (1 + 1e-12))
+                if nj < lo or nj == n[j]:
+                    continue
+                m = n.copy()
+                m[i], m[j] = ni, nj
+                out.append(_fill(p, vbar, money, m))
+        for ni in window:
+            # n_i fixed at ni, the other kept benchmarks re-split by the continuous rule, then filled
+            keep = (n > 0) & (np.arange(nb) != i)
+            left = money - p[i] * ni
+            if ni != n[i] and keep.any() and left > 0:
+                share = np.sqrt(vbar[keep] / p[keep]) / np.sum(np.sqrt(vbar[keep] * p[keep]))
+                m = n.copy()
+                m[i] = ni
+                m[keep] = np.maximum(max(lo, 1), np.floor(left * share))
+                if np.dot(p, m) <= money * (1 + 1e-12):
+                    out.append(_fill(p, vbar, money, m))
+        if lo == 0 and n[i] > 0:  # leave benchmark i out and spend its money elsewhere
+            drop = n.copy()
+            drop[i] = 0
+            if (drop > 0).any():
+                out.append(_fill(p, vbar, money, drop))
+    return out
+
+
 def _local_search(prob: _Problem, n: np.ndarray, lo: int) -> np.ndarray:
-    """Improve the median coefficient by single moves until none helps (module note)."""
+    """Improve the median coefficient by the moves of :func:`_neighbours` until none helps (module note)."""
+    vbar = prob.v.mean(axis=0)
     best = prob.value(n)
-    nb = len(n)
     while True:
-        cands = []
-        for i in range(nb):
-            up = n.copy()
-            up[i] += 1
-            cands.append(up)
-            if n[i] > lo:
-                for j in range(nb):
-                    if j == i:
-                        continue
-                    mv = n.copy()
-                    mv[i] -= 1
-                    # the money freed buys at least one task of j (several when j is cheaper)
-                    left = prob.money - np.dot(prob.p, mv)
-                    extra = int(math.floor(left / prob.p[j] * (1 + 1e-12)))
-                    for t in {1, extra}:
-                        if t >= 1:
-                            m2 = mv.copy()
-                            m2[j] += t
-                            cands.append(m2)
-                if lo == 0 and n[i] > 0:  # leave benchmark i out and spend its money elsewhere
-                    drop = n.copy()
-                    drop[i] = 0
-                    if (drop > 0).any():
-                        cands.append(_fill(prob.p, prob.v.mean(axis=0), prob.money, drop))
-        vals = [prob.value(m) for m in cands]
+        cands = _neighbours(prob, n, lo, vbar)
+        vals = prob.values(cands)
         k = int(np.argmax(vals))
         if vals[k] <= best + 1e-12:
             return n
-        n, best = cands[k], vals[k]
+        n, best = cands[k], float(vals[k])
 
 
 def allocate_budget(components, design: DStudyDesign, budget: float, prices: Mapping[str, float] | None = None, *,
