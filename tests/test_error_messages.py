@@ -36,3 +36,25 @@ def test_target_message_prints_plain_number():
     with pytest.raises(ValueError) as err:
         _check_target(np.float64(1.5))
     assert "got 1.5;" in str(err.value)
+
+
+def test_non_binary_result_message_prints_the_value_as_written(tmp_path, capsys):
+    """The message of issue 16: a CSV result of 2 read by pandas is np.int64(2); the user wrote 2."""
+    from ddr_explorer.core.cli import main
+
+    bad = tmp_path / "bad.csv"
+    bad.write_text("benchmark,task,model,scaffold,result\nb,t,m,a,1\nb,t2,m,a,2\n")
+    assert main(["inspect", str(bad)]) == 2
+    err = capsys.readouterr().err
+    assert "line 3, column 'result': the result 2 is not 0 or 1." in err and "np." not in err
+
+
+def test_missing_response_message_in_henderson():
+    import pandas as pd
+
+    from ddr_explorer.core.henderson import henderson_method1
+
+    table = pd.DataFrame({"person": ["a", "b", "c"], "score": [1.0, np.nan, 2.0]})
+    with pytest.raises(ValueError) as err:
+        henderson_method1(table, ["person"], response="score")
+    assert "not numeric in row 2 (nan)" in str(err.value)  # was "(np.float64(nan))"
