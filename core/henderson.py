@@ -37,6 +37,8 @@ from typing import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from .errors import shown
+
 
 @dataclass
 class HendersonResult:
@@ -123,7 +125,7 @@ def henderson_method1(table: pd.DataFrame, terms: Sequence[str] | Mapping[str, S
         y = pd.to_numeric(table[response], errors="coerce")
         if y.isna().any():
             bad = int(np.flatnonzero(y.isna().to_numpy())[0])
-            raise ValueError(f"response {response!r} is not numeric in row {bad + 1} ({table[response].iloc[bad]!r}); "
+            raise ValueError(f"response {response!r} is not numeric in row {bad + 1} ({shown(table[response].iloc[bad])}); "
                              "drop or fix that row")
         total = y.to_numpy(np.float64)
         count = np.ones(len(table), dtype=np.float64)

@@ -34,6 +34,7 @@ from typing import Any, Callable, Mapping
 import numpy as np
 
 from .dstudy import DEFAULT_TARGETS, DStudyDesign, ObservedDesignError, observed_design
+from .errors import shown
 from .files import write_text_atomic
 
 __all__ = [
@@ -342,7 +343,7 @@ class AnalysisState:
                                "Explorer analysis")
         version = data.pop("version", FILE_VERSION)
         if not (isinstance(version, int) and not isinstance(version, bool)) or version < 1:
-            raise SessionError(f"{where}: 'version' should be a whole number >= 1, got {version!r}")
+            raise SessionError(f"{where}: 'version' should be a whole number >= 1, got {shown(version)}")
         if version > FILE_VERSION:
             raise SessionError(f"{where}: saved by a newer DDR Explorer (file version {version}, this one reads "
                                f"up to {FILE_VERSION}); update the app to open it")
@@ -422,7 +423,7 @@ def _check_field(name: str, value, where: str) -> None:
 
     if name in ("corpus_path", "corpus_format"):
         if value is not None and not (isinstance(value, str) and value.strip()):
-            fail(f"should be a non-empty string or null, got {value!r}")
+            fail(f"should be a non-empty string or null, got {shown(value)}")
     elif name == "corpus_options":
         if not isinstance(value, Mapping):
             fail(f"should be an object of corpus reading options, got {type(value).__name__}")
@@ -434,7 +435,7 @@ def _check_field(name: str, value, where: str) -> None:
                 fail(f"option {k!r} should be a string or a number, got {v!r}")
     elif name == "model":
         if not (isinstance(value, str) and value.strip()):
-            fail(f"should be a preset name (per-benchmark, pooled, ddr) or a formula, got {value!r}")
+            fail(f"should be a preset name (per-benchmark, pooled, ddr) or a formula, got {shown(value)}")
         from .model.formula import ModelSpecError, as_spec
 
         try:
@@ -456,16 +457,16 @@ def _check_field(name: str, value, where: str) -> None:
             fail(f"is invalid: {exc}")
     elif name == "object_of_measurement":
         if value not in _OBJECTS:
-            fail(f"should be one of {', '.join(_OBJECTS)}, got {value!r}")
+            fail(f"should be one of {', '.join(_OBJECTS)}, got {shown(value)}")
     elif name == "claim":
         if value not in _CLAIMS:
-            fail(f"should be 'relative' (ranking) or 'absolute' (threshold decisions), got {value!r}")
+            fail(f"should be 'relative' (ranking) or 'absolute' (threshold decisions), got {shown(value)}")
     elif name in SIZE_FIELDS:
         if not (_is_number(value) and math.isfinite(value) and value >= 1):
-            fail(f"should be a number >= 1, got {value!r}")
+            fail(f"should be a number >= 1, got {shown(value)}")
     elif name == "n_models":
         if not (isinstance(value, (int, np.integer)) and not isinstance(value, bool) and value >= 1):
-            fail(f"should be a whole number >= 1, got {value!r}")
+            fail(f"should be a whole number >= 1, got {shown(value)}")
     elif name == "prices":
         if not isinstance(value, Mapping):
             fail(f"should be an object {{benchmark: USD per trial}}, got {type(value).__name__}")
@@ -474,10 +475,10 @@ def _check_field(name: str, value, where: str) -> None:
                 fail(f"gives benchmark {b!r} the price {p!r}; prices are USD per trial, numbers >= 0")
     elif name == "target":
         if value is not None and not (_is_number(value) and 0 < value < 1):
-            fail(f"should be a coefficient in the interval (0, 1) or null for the claim's default, got {value!r}")
+            fail(f"should be a coefficient in the interval (0, 1) or null for the claim's default, got {shown(value)}")
     elif name == "budget":
         if value is not None and not (_is_number(value) and math.isfinite(value) and value > 0):
-            fail(f"should be a positive number of USD or null, got {value!r}")
+            fail(f"should be a positive number of USD or null, got {shown(value)}")
     elif name == "priors":
         if not isinstance(value, Mapping):
             fail('should be an object like {"sigma": {"df": 3, "scale": 2.5}}, got ' + type(value).__name__)
@@ -490,7 +491,7 @@ def _check_field(name: str, value, where: str) -> None:
             cls, params = kinds[k]
             if not isinstance(v, Mapping) or set(v) - set(params) or \
                     not all(_is_number(x) and math.isfinite(x) for x in v.values()):
-                fail(f"gives {k} = {v!r}; expected numbers for {', '.join(params)}")
+                fail(f"gives {k} = {shown(v)}; expected numbers for {', '.join(params)}")
             try:
                 cls(**v)
             except (TypeError, ValueError) as exc:
@@ -505,4 +506,4 @@ def _check_field(name: str, value, where: str) -> None:
             fail(f"has unknown size(s) {', '.join(map(repr, unknown))}; sizes are {', '.join(SIZE_FIELDS)}")
         for k, v in value.items():
             if not (_is_number(v) and math.isfinite(v) and v >= 1):
-                fail(f"gives {k} = {v!r}; sizes are numbers >= 1")
+                fail(f"gives {k} = {shown(v)}; sizes are numbers >= 1")

@@ -55,10 +55,11 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ..core.dstudy import BudgetSearch, CostFrontier, DStudyDesign, DStudyModel, DStudyView, budget_search
+from ..core.dstudy import (BudgetSearch, CostFrontier, DStudyDesign, DStudyModel, DStudyView, allocation_for_summary,
+                           budget_search)
 from ..core.dstudy.grids import (SLIDER_TOP, TASK_CURVE_POINTS, TASK_SLIDER_POSITIONS,  # noqa: F401 - re-exported
                                  curve_grid, frontier_grids, slider_values)
-from ..core.formatting import estimand_symbol, fmt_design
+from ..core.formatting import estimand_symbol, fmt_coef, fmt_design, fmt_n, fmt_var
 from ..core.reliability import DETECTION_ERHO2, object_facets
 from ..core.session import ALL_BENCHMARKS, SIZE_FIELDS, AnalysisState, SessionError
 from . import plots
@@ -224,6 +225,10 @@ class DStudyPanel(QWidget):
         self.frontier_jobs = 0  # frontier jobs started (tests check that sliders start none)
         self._updating_widgets = False
         self._frontier_lines = None
+        # the budget's tasks per benchmark (core.dstudy.allocation), computed off the GUI thread
+        self.allocation: dict | None = None
+        self.allocation_why: str | None = None
+        self._allocation_task: BackgroundTask | None = None
 
         facets = self.components.facets
         self.fields = [f for f in SIZE_FIELDS
@@ -244,12 +249,17 @@ class DStudyPanel(QWidget):
         self._frontier_timer.setSingleShot(True)
         self._frontier_timer.setInterval(150)  # a burst of edits starts one frontier job
         self._frontier_timer.timeout.connect(self._start_frontier)
+        self._allocation_timer = QTimer(self)
+        self._allocation_timer.setSingleShot(True)
+        self._allocation_timer.setInterval(150)
+        self._allocation_timer.timeout.connect(self._start_allocation)
 
         self._sync_widgets(frozenset({"sizes", "target", "budget", "prices", "n_models", "claim",
                                       "object_of_measurement"}))
         self._compute_observed()
         self._redraw()
         self._start_frontier()
+        self._start_allocation()
         self._draw_dominance()
 
         cb = self._on_state_changed
@@ -351,6 +361,32 @@ class DStudyPanel(QWidget):
         self.price_table.setSizePolicy(QSizePolicy.Expanding, QSizePolicy.Maximum)
         self.price_table.itemChanged.connect(self._on_price_edited)
         bl.addWidget(self.price_table)
+        col.addWidget(box)
+
+        box = QGroupBox("Tasks per benchmark within the budget")
+        al = QVBoxLayout(box)
+        self.allocation_label = QLabel("")
+        self.allocation_label.setObjectName("allocation_label")
+        self.allocation_label.setWordWrap(True)
+        self.allocation_label.setTextInteractionFlags(Qt.TextSelectableByMouse)
+        al.addWidget(self.allocation_label)
+        self.allocation_table = QTableWidget(0, 4)
+        self.allocation_table.setObjectName("allocation_table")
+        self.allocation_table.setHorizontalHeaderLabels(["benchmark", "tasks", "equal", "\u03c3\u00b2 task"])
+        for k, tip in enumerate(("benchmark", "tasks of the reliability-aware allocation",
+                                 "tasks of the equal split the budget buys",
+                                 "error variance one task of this benchmark adds (latent scale)")):
+            self.allocation_table.horizontalHeaderItem(k).setToolTip(tip)
+        self.allocation_table.horizontalHeader().setSectionResizeMode(0, QHeaderView.Stretch)
+        for k in (1, 2, 3):
+            self.allocation_table.horizontalHeader().setSectionResizeMode(k, QHeaderView.ResizeToContents)
+        self.allocation_table.verticalHeader().hide()
+        self.allocation_table.setEditTriggers(QAbstractItemView.NoEditTriggers)
+        self.allocation_table.setTextElideMode(Qt.ElideMiddle)
+        self.allocation_table.setMaximumHeight(150)
+        self.allocation_table.setSizePolicy(QSizePolicy.Expanding, QSizePolicy.Maximum)
+        self.allocation_table.hide()
+        al.addWidget(self.allocation_table)
         col.addWidget(box)
 
         self.message = QLabel("")
@@ -552,6 +588,9 @@ class DStudyPanel(QWidget):
                     | self._frontier_fixed_sizes()):
             self.frontier = None if names & {"claim", "object_of_measurement"} else self.frontier
             self._frontier_timer.start()
+        if names & {"budget", "prices", "n_models", "claim", "object_of_measurement", "sizes", "n_scaffolds",
+                    "n_replicates"}:
+            self._allocation_timer.start()
         self._redraw_throttle()
 
     def _frontier_fixed_sizes(self) -> set[str]:
@@ -751,6 +790,68 @@ class DStudyPanel(QWidget):
             QApplication.processEvents()
             time.sleep(0.005)
         return self.frontier is not None
+
+    # -- the budget's tasks per benchmark ---------------------------------------------------
+    def _start_allocation(self) -> None:
+        st = self.state
+        if self._allocation_task is not None:
+            self._allocation_task.discard()
+        # the same call as `ddr dstudy --budget` and the sheet's cost page; plain data, no Qt object
+        job = functools.partial(allocation_for_summary, self.components, st.design(), st.budget)
+        self._allocation_task = BackgroundTask(job, parent=self, interval_ms=15)
+        self._allocation_task.finished.connect(self._on_allocation_done)
+        self._allocation_task.errored.connect(self._on_allocation_error)
+
+    def _on_allocation_error(self, exc: BaseException) -> None:
+        self._allocation_task = None
+        self.allocation, self.allocation_why = None, str(exc)
+        self._draw_allocation()
+
+    def _on_allocation_done(self, result) -> None:
+        self._allocation_task = None
+        self.allocation, self.allocation_why = result
+        self._draw_allocation()
+
+    def _draw_allocation(self) -> None:
+        """Draw core's allocation (a table and one line), or say why there is none."""
+        a, t = self.allocation, self.allocation_table
+        if a is None:
+            why = self.allocation_why or ""
+            self.allocation_label.setText("Enter a budget." if why == "no budget" else f"Not computed: {why}.")
+            t.setRowCount(0)
+            t.hide()
+            return
+        sym = estimand_symbol(a["estimand"])
+        med = {k: v["median"] for k, v in a["summaries"].items()}
+        text = f"{sym} {fmt_coef(med['optimal'])} for {fmt_usd(a['costs']['optimal'])}"
+        if "equal" in med:
+            text += f" (equal split {fmt_coef(med['equal'])} for {fmt_usd(a['costs']['equal'])})"
+        self.allocation_label.setText(f"{text}, at {fmt_n(a['trials_per_task'])} trials per task (models \u00d7 "
+                                      f"scaffolds \u00d7 trials per cell). {a['variance_source'].capitalize()}.")
+        t.setRowCount(len(a["benchmarks"]))
+        for r, b in enumerate(a["benchmarks"]):
+            name = QTableWidgetItem(plots.elide(b, 40))
+            name.setToolTip(b)
+            t.setItem(r, 0, name)
+            for k, txt in ((1, fmt_n(a["tasks"][b])), (2, fmt_n(a["equal"].get(b, 0))),
+                           (3, fmt_var(a["task_variance"][b]))):
+                item = QTableWidgetItem(txt)
+                item.setTextAlignment(Qt.AlignRight | Qt.AlignVCenter)
+                t.setItem(r, k, item)
+        rows_h = sum(t.rowHeight(r) for r in range(t.rowCount()))
+        t.setFixedHeight(min(150, rows_h + t.horizontalHeader().height() + 2 * t.frameWidth() + 2))
+        t.show()
+
+    def wait_for_allocation(self, timeout_ms: int = 30_000) -> bool:
+        """Block until the pending allocation job is done (tests, screenshots)."""
+        from PySide6.QtWidgets import QApplication
+
+        deadline = time.perf_counter() + timeout_ms / 1e3
+        while (self._allocation_task is not None or self._allocation_timer.isActive()) \
+                and time.perf_counter() < deadline:
+            QApplication.processEvents()
+            time.sleep(0.005)
+        return self._allocation_task is None
 
     def _draw_dominance(self) -> None:
         if self.ranks is None:

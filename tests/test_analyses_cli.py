@@ -123,6 +123,8 @@ def test_analyses_on_a_corpus_then_on_its_cache_file(fake_sampler, capsys, corpu
     assert [r["left_out"] for r in out["lomo"]["rows"]] == ["(none)", "m00", "m01", "m02", "m03", "m04"]
     assert out["lobo"] == {"skipped": "the corpus has one benchmark; nothing to leave out"}
     assert out["loo"]["n_cells"] == 100 and out["loo"]["good"] + out["loo"]["bad"] + out["loo"]["very_bad"] == 100
+    # relative efficiency estimated per cell from the chains (issue 16), not fixed at 1
+    assert 0 < out["loo"]["r_eff_min"] <= out["loo"]["r_eff_median"] and out["loo"]["r_eff_median"] != 1.0
     n = len(fake_sampler)
     again = run(capsys, "analyses", corpus_csv, "--which", "difficulty,lomo,loo", "--cache", cache, *FAST)
     assert len(fake_sampler) == n  # every fit and the LOO result come from the cache

@@ -8,7 +8,7 @@ import h5py
 import numpy as np
 import pytest
 
-from ddr_explorer.core.cache import CacheEntry, FitCache, cache_key, read_fit_file
+from ddr_explorer.core.cache import CacheEntry, FitCache, cache_key
 
 
 def entry(seed=0) -> CacheEntry:

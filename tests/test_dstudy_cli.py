@@ -74,3 +74,52 @@ def test_bad_file_exit_code(capsys, tmp_path):
     p.write_text('{"components": {"model": 1}}')
     assert main(["dstudy", "--components", str(p)]) == 2
     assert "scale" in capsys.readouterr().err
+
+
+# -- the budget's tasks per benchmark (issue 16, seed 000 sec. 5.4) ----------------------------
+
+def _priced_pooled_corpus(tmp_path):
+    import pandas as pd
+
+    import ddr_batch_fakes as bf
+
+    sim = bf.simulate_module()
+    parts = []
+    for i, (bench, price) in enumerate([("cheap", 0.01), ("mid", 0.04), ("dear", 0.16)]):
+        t = sim.simulate_per_benchmark(n_tasks=8, n_models=4, n_scaffolds=1, n_pairs=4, trials_per_cell=1,
+                                       seed=20 + i, benchmark=bench).table
+        parts.append(t.assign(cost=t["trials"] * price))
+    p = tmp_path / "pooled.csv"
+    pd.concat(parts, ignore_index=True).to_csv(p, index=False)
+    return p
+
+
+def test_budget_shows_tasks_per_benchmark(fake_sampler, capsys, tmp_path):
+    from ddr_explorer.core.dstudy.allocation import POOLED_SOURCE
+    from ddr_explorer.core.fitting import components_from_posterior  # noqa: F401 - same draws as the CLI
+
+    path = _priced_pooled_corpus(tmp_path)
+    argv = ["dstudy", str(path), "--preset", "pooled", "--cache", str(tmp_path / "c"), "--draws", "40", "--warmup",
+            "10", "--chains", "2", "--budget", "20"]
+    out = dstudy(capsys, *argv[1:])
+    a = out["allocation"]
+    assert a["benchmarks"] == ["cheap", "dear", "mid"] or set(a["benchmarks"]) == {"cheap", "mid", "dear"}
+    assert a["prices"] == pytest.approx({"cheap": 0.01, "mid": 0.04, "dear": 0.16})
+    assert a["variance_source"] == POOLED_SOURCE
+    # 4 models x 1 scaffold x 1 replicate: a task of benchmark b costs 4 p_b; the budget is spent
+    spent = sum(4 * a["prices"][b] * n for b, n in a["tasks"].items())
+    assert a["costs"]["optimal"] == pytest.approx(spent) and 20 - 4 * 0.01 < spent <= 20 + 1e-9
+    # one shared task variance: n_b follows 1/sqrt(p_b), so cheap:mid:dear = 4:2:1
+    assert a["continuous"]["cheap"] / a["continuous"]["dear"] == pytest.approx(4.0)
+    assert a["tasks"]["cheap"] > a["tasks"]["mid"] > a["tasks"]["dear"] >= 1
+    assert a["summaries"]["optimal"]["median"] >= a["summaries"]["equal"]["median"]
+    # the text prints the same table
+    assert main(argv) == 0
+    text = capsys.readouterr().out
+    assert "tasks per benchmark within $20.00" in text
+    assert f"{'cheap':<24}{'$0.0100':>10}" in text
+
+
+def test_budget_without_per_benchmark_prices_says_why(capsys, table8_json):
+    out = dstudy(capsys, "--components", table8_json, "--price-per-trial", 0.5, "--n-models", 10, "--budget", 5000)
+    assert "two benchmarks" in out["allocation"]["why_none"]

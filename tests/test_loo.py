@@ -152,3 +152,59 @@ def test_a_fit_that_integrated_a_term_out_is_sampled_again_without_integrating(f
     res = loo_study(corpus, spec="per-benchmark", settings=SETTINGS, cache_dir=tmp_path)
     assert seen == ["auto", "off"]
     assert res.pareto_k.size == 60
+
+
+# -- relative efficiency from the chains (issue 16) -------------------------------------------
+
+def _ar1_normal_log_lik(rho, chains=4, draws=1000, n_obs=6, seed=3):
+    """Log-likelihood of n_obs observations y_i ~ N(theta, 1) over draws of theta that follow an
+    AR(1) chain with autocorrelation rho (stationary N(0.3, 0.2^2)): rho = 0 gives independent
+    draws, rho = 0.9 strongly autocorrelated ones."""
+    rng = np.random.default_rng(seed)
+    theta = np.empty((chains, draws))
+    theta[:, 0] = rng.normal(0, 1, chains)
+    for t in range(1, draws):
+        theta[:, t] = rho * theta[:, t - 1] + np.sqrt(1 - rho**2) * rng.normal(0, 1, chains)
+    theta = 0.3 + 0.2 * theta
+    y = np.linspace(-1.5, 2.0, n_obs)
+    return -0.5 * np.log(2 * np.pi) - 0.5 * (y[None, None, :] - theta[..., None]) ** 2
+
+
+def test_r_eff_is_estimated_per_observation_and_matches_arviz_ess():
+    import arviz as az
+    from ddr_explorer.core.analyses.loo import r_eff
+
+    ll = _ar1_normal_log_lik(0.9)
+    r = r_eff(ll)
+    # ArviZ's own ESS of one observation's likelihood, computed here independently
+    for i in range(ll.shape[2]):
+        ess_i = float(az.ess(np.exp(ll[:, :, i]), method="mean"))
+        assert r[i] == pytest.approx(ess_i / ll[:, :, i].size, rel=1e-10)
+    # AR(1) with rho = 0.9: ESS / S of theta itself is (1 - rho) / (1 + rho) = 0.053; the
+    # likelihoods are smooth functions of theta and stay far from 1
+    assert r.max() < 0.15 and r.min() > 0.02
+    iid = r_eff(_ar1_normal_log_lik(0.0))
+    assert np.all(np.abs(iid - 1.0) < 0.15)
+
+
+def test_psis_loo_uses_r_eff_and_equals_arviz_loo_for_one_reff():
+    import warnings
+
+    import arviz as az
+
+    ll = _ar1_normal_log_lik(0.9, n_obs=5)
+    res = psis_loo(ll)  # r_eff from the chains
+    assert res.r_eff is not None and res.r_eff.shape == (5,) and np.all(res.r_eff < 0.15)
+    idata = az.from_dict(posterior={"_": np.zeros(ll.shape[:2])}, log_likelihood={"y": ll})
+    for reff in (1.0, float(np.median(res.r_eff))):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            ref = az.loo(idata, pointwise=True, var_name="y", reff=reff)
+        mine = psis_loo(ll, reff=reff)
+        np.testing.assert_allclose(mine.pareto_k, np.asarray(ref.pareto_k), rtol=1e-12)
+        assert mine.elpd == pytest.approx(float(ref.elpd_loo), rel=1e-12)
+        assert mine.elpd_se == pytest.approx(float(ref.se), rel=1e-12)
+        assert mine.p_loo == pytest.approx(float(ref.p_loo), rel=1e-12)
+    # r_eff ~ 0.05 lengthens the tail from 3 sqrt(S) = 190 draws to S/5 = 800: the k move
+    independent = psis_loo(ll, reff=1.0)
+    assert not np.allclose(res.pareto_k, independent.pareto_k)

@@ -471,3 +471,20 @@ def test_formatters():
     assert fmt_var(8.973) == "8.97" and fmt_var(0.1374) == "0.137" and fmt_var(12.06) == "12.1"
     assert fmt_usd(1234.5) == "$1,234" and fmt_usd(12.345) == "$12.35" and fmt_usd(0.01234) == "$0.0123"
     assert fmt_r(-0.9) == "\u22120.90"
+
+
+def test_pooled_sheet_cost_page_shows_the_budget_allocation(pooled_pdf, pooled_inputs):
+    """Issue 16: the budget's tasks per benchmark on the cost page, the numbers of allocate_budget."""
+    from ddr_explorer.core.dstudy import allocate_budget
+
+    inp = pooled_inputs
+    a = allocate_budget(inp.components, inp.observed_design, inp.budget)
+    ct = sheet_content(inp)
+    assert ct.allocation["tasks"] == a.tasks and sum(a.tasks.values()) > len(a.tasks)
+    assert a.costs["optimal"] <= inp.budget
+    text = "\n".join(pdf_pages(pooled_pdf))
+    _contains(text, f"Tasks per benchmark within {fmt_usd(inp.budget)}",
+              f"{fmt_coef(a.summaries['optimal'].median)} for {fmt_usd(a.costs['optimal'])}",
+              f"against {fmt_coef(a.summaries['equal'].median)}")
+    for b in a.benchmarks:
+        _contains(text, f"{b} {fmt_usd(a.prices[b])} {fmt_var(a.task_variance[b])} {a.tasks[b]:,} {a.equal[b]:,}")

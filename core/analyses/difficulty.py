@@ -33,6 +33,7 @@ from typing import Sequence
 import pandas as pd
 
 from ..dstudy import observed_design
+from ..errors import shown
 from ..reliability import Summary, as_summary
 from .refits import CancelCallback, FitJob, ProgressCallback, coefficient_draws, run_fits, sub_corpus
 
@@ -261,7 +262,7 @@ def difficulty_study(corpus, spec="per-benchmark", settings=None, cache_dir: str
     """
     if not (isinstance(n_strata, (int, np.integer)) and n_strata >= 2):
         raise ValueError(f"difficulty strata: n_strata should be a whole number >= 2 (4 for quartiles), "
-                         f"got {n_strata!r}")
+                         f"got {shown(n_strata)}")
     strata = task_difficulty(corpus.table, n_strata)
     if strata.n_strata < 2:
         raise ValueError(f"corpus {corpus.name!r} has {len(strata.tasks)} task(s); difficulty strata need at "

@@ -44,6 +44,7 @@ import numpy as np
 import pandas as pd
 
 from ..dstudy import observed_design
+from ..errors import shown
 from ..ranks import spearman_rho
 from .refits import CancelCallback, FitJob, ProgressCallback, coefficient_draws, run_fits
 
@@ -137,7 +138,7 @@ def split_cells(table: pd.DataFrame, rng: np.random.Generator,
         whose trials all went to one side is absent from the other.
     """
     if not 0 < train_fraction < 1:
-        raise ValueError(f"train_fraction should lie in (0, 1), got {train_fraction!r}")
+        raise ValueError(f"train_fraction should lie in (0, 1), got {shown(train_fraction)}")
     cells = table.groupby(list(CELL), observed=True, sort=True)[["successes", "trials"]].sum().reset_index()
     n = cells["trials"].to_numpy(np.int64)
     s = cells["successes"].to_numpy(np.int64)

@@ -8,10 +8,23 @@ in draw s is the binomial log-probability under the fitted linear predictor
     log p(y_c | s) = log C(n_c, k_c) + k_c log sigma(eta_c) + (n_c - k_c) log sigma(-eta_c)
 
 computed from the kept random effects of *every* term, task-level ones
-included.  ``arviz.loo`` smooths the importance ratios ``1 / p(y_c | s)``
-with a generalized Pareto fit (Vehtari, Gelman and Gabry 2017); its shape k
-says how far each cell's leave-one-out estimate can be trusted: k <= 0.7
-good, 0.7 < k <= 1 bad, k > 1 very bad (:class:`~.report.inputs.LooSummary`).
+included.  PSIS smooths the importance ratios ``1 / p(y_c | s)`` with a
+generalized Pareto fit (Vehtari, Gelman and Gabry 2017; ArviZ's ``psislw``);
+its shape k says how far each cell's leave-one-out estimate can be trusted:
+k <= 0.7 good, 0.7 < k <= 1 bad, k > 1 very bad (:class:`LooSummary`).
+
+Relative efficiency (issue 16).  MCMC draws are autocorrelated, so the tail
+of each cell's ratios holds fewer independent draws than ``S``.  PSIS sizes
+that tail as ``M = ceil(min(S/5, 3 sqrt(S / r_eff)))`` (Vehtari et al. 2017,
+sec. 3; 2024 revision, sec. 3.1), with ``r_eff = ESS / S`` the relative
+efficiency of the cell's likelihood ``p(y_c | s)`` *as the chains ran*: the R
+``loo`` package's ``relative_eff(exp(log_lik), chain_id)``.  :func:`r_eff`
+computes it per cell with ArviZ's ``ess(method="mean")`` on the
+``(chains, draws)`` array of ``exp(log_lik - max)`` (ESS is scale-free), and
+:func:`psis_loo` smooths each cell with its own tail.  ``arviz.loo`` itself
+takes only one ``reff`` for all observations (the mean ESS of the posterior's
+parameters), which is why the smoothing is done here, one ``psislw`` call per
+distinct tail length (cells with the same ``M`` are smoothed identically).
 
 The fit cache keeps no task-level random effects (:mod:`.fitting`), so a
 cached posterior cannot give the pointwise log-likelihood.  :func:`run_loo`
@@ -65,7 +78,7 @@ class LooSummary:
         return self.good + self.bad + self.very_bad
 
 
-__all__ = ["LooResult", "pointwise_log_likelihood", "psis_loo", "loo_study", "run_loo"]
+__all__ = ["LooResult", "pointwise_log_likelihood", "r_eff", "psis_loo", "loo_study", "run_loo"]
 
 
 @dataclass
@@ -83,6 +96,9 @@ class LooResult:
         The cell table (identifying columns, successes, trials), same order.
     from_cache
         True when read from the stored result (no fit, no recomputation).
+    r_eff
+        ``(n_cells,)`` relative efficiency of each cell's likelihood draws (module note), or
+        None when the draws came without chains (one chain of independent draws assumed).
     """
 
     pareto_k: np.ndarray
@@ -91,6 +107,7 @@ class LooResult:
     p_loo: float
     cells: object = None
     from_cache: bool = False
+    r_eff: np.ndarray | None = None
 
     @property
     def summary(self) -> LooSummary:
@@ -107,7 +124,9 @@ class LooResult:
         s = self.summary
         return {"n_cells": int(self.pareto_k.size), "good": s.good, "bad": s.bad, "very_bad": s.very_bad,
                 "elpd_loo": self.elpd, "elpd_se": self.elpd_se, "p_loo": self.p_loo,
-                "max_pareto_k": float(np.max(self.pareto_k)), "from_cache": self.from_cache}
+                "max_pareto_k": float(np.max(self.pareto_k)), "from_cache": self.from_cache,
+                "r_eff_median": None if self.r_eff is None else float(np.median(self.r_eff)),
+                "r_eff_min": None if self.r_eff is None else float(np.min(self.r_eff))}
 
 
 def pointwise_log_likelihood(posterior, data) -> tuple[np.ndarray, object]:
@@ -155,24 +174,88 @@ def pointwise_log_likelihood(posterior, data) -> tuple[np.ndarray, object]:
     return ll, design.cells
 
 
-def psis_loo(log_lik) -> LooResult:
-    """PSIS-LOO (``arviz.loo``) of a ``(chains, draws, n_obs)`` log-likelihood array."""
+def r_eff(log_lik) -> np.ndarray:
+    """Relative efficiency ``ESS / S`` of each observation's likelihood draws (module note).
+
+    Parameters
+    ----------
+    log_lik
+        ``(chains, draws, n_obs)`` pointwise log-likelihood, chains in the order they ran.
+
+    Returns
+    -------
+    np.ndarray
+        ``(n_obs,)``: ArviZ's ``ess(method="mean")`` of ``exp(log_lik)`` over chains and draws,
+        divided by ``chains x draws`` (Vehtari et al. 2017, sec. 3; R ``loo::relative_eff``).
+        An observation whose likelihood is the same in every draw has nothing to correct: 1.
+    """
     import arviz as az
 
+    ll = _check_log_lik(log_lik)
+    c, d, n = ll.shape
+    # the likelihood, not its log (the ratios PSIS smooths are 1/p); shifted per observation so
+    # exp cannot underflow: ESS does not change when a variable is multiplied by a constant
+    w = np.exp(ll - ll.max(axis=(0, 1), keepdims=True))
+    ess = np.asarray(az.ess(az.convert_to_dataset({"w": w}), method="mean")["w"].values, dtype=np.float64)
+    out = ess.reshape(n) / (c * d)
+    return np.where(np.isfinite(out) & (out > 0), out, 1.0)
+
+
+def _check_log_lik(log_lik) -> np.ndarray:
     ll = np.asarray(log_lik, dtype=np.float64)
     if ll.ndim == 2:
         ll = ll[None]
     if ll.ndim != 3 or ll.shape[2] < 1:
         raise ValueError(f"log-likelihood should have shape (chains, draws, observations), got {ll.shape}")
-    idata = az.from_dict(posterior={"_": np.zeros(ll.shape[:2])}, log_likelihood={"y": ll})
+    return ll
+
+
+def psis_loo(log_lik, reff: "float | np.ndarray | None" = None) -> LooResult:
+    """PSIS-LOO of a ``(chains, draws, n_obs)`` log-likelihood array.
+
+    Parameters
+    ----------
+    log_lik
+        Pointwise log-likelihood; a 2-D ``(draws, n_obs)`` array is one chain.
+    reff
+        Relative efficiency: None (default) estimates it per observation from the chains
+        (:func:`r_eff`); a number or an ``(n_obs,)`` array is used as given (``1.0`` treats
+        the draws as independent, which is what ``arviz.loo(..., reff=1.0)`` does).
+
+    Returns
+    -------
+    LooResult
+        With ``r_eff`` per observation.  For one ``reff`` for all observations the numbers
+        are ``arviz.loo``'s (tested).
+    """
+    import arviz as az
+
+    ll = _check_log_lik(log_lik)
+    c, d, n = ll.shape
+    s = c * d
+    reffs = r_eff(ll) if reff is None else np.broadcast_to(np.asarray(reff, dtype=np.float64), (n,)).copy()
+    if not (np.isfinite(reffs) & (reffs > 0)).all():
+        raise ValueError("relative efficiency should be a positive number per observation")
+    flat = ll.reshape(s, n).T  # (n_obs, S), draws of chain 0 first
+    # reff enters PSIS only through the tail length (arviz.psislw): smooth each length once
+    tail = np.ceil(np.minimum(s / 5.0, 3.0 * np.sqrt(s / reffs))).astype(np.int64)
+    lw = np.empty_like(flat)
+    k = np.empty(n)
     with warnings.catch_warnings():
         # arviz warns when some k > 0.7; the counts say so in the result
         warnings.simplefilter("ignore")
-        # reff = 1: the draws are treated as independent (NUTS draws of these models are close to it,
-        # and a relative efficiency from a dummy posterior would be meaningless)
-        res = az.loo(idata, pointwise=True, var_name="y", reff=1.0)
-    return LooResult(np.asarray(res.pareto_k, dtype=np.float64).ravel(), float(res.elpd_loo), float(res.se),
-                     float(res.p_loo))
+        for m in np.unique(tail):
+            idx = np.flatnonzero(tail == m)
+            lw[idx], k[idx] = az.psislw(-flat[idx], float(reffs[idx[0]]))
+    loo_i = _logsumexp_rows(lw + flat)
+    lppd = float(np.sum(_logsumexp_rows(flat) - np.log(s)))
+    elpd = float(loo_i.sum())
+    return LooResult(k, elpd, float(np.sqrt(n * np.var(loo_i))), lppd - elpd, r_eff=reffs)
+
+
+def _logsumexp_rows(x: np.ndarray) -> np.ndarray:
+    top = x.max(axis=1, keepdims=True)
+    return (top + np.log(np.exp(x - top).sum(axis=1, keepdims=True)))[:, 0]
 
 
 def _store_path(cache_dir, key: str) -> Path:
@@ -184,15 +267,17 @@ def _store_path(cache_dir, key: str) -> Path:
 def _read_stored(path: Path) -> LooResult | None:
     try:
         d = json.loads(path.read_text())
+        # a result stored before r_eff was estimated (no "r_eff") is recomputed: its k differ
         return LooResult(np.asarray(d["pareto_k"], dtype=np.float64), float(d["elpd"]), float(d["elpd_se"]),
-                         float(d["p_loo"]), None, True)
+                         float(d["p_loo"]), None, True, np.asarray(d["r_eff"], dtype=np.float64))
     except (OSError, ValueError, KeyError, TypeError):
         return None  # absent or damaged: recompute
 
 
 def _store(path: Path, res: LooResult) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    d = {"pareto_k": res.pareto_k.tolist(), "elpd": res.elpd, "elpd_se": res.elpd_se, "p_loo": res.p_loo}
+    d = {"pareto_k": res.pareto_k.tolist(), "elpd": res.elpd, "elpd_se": res.elpd_se, "p_loo": res.p_loo,
+         "r_eff": None if res.r_eff is None else res.r_eff.tolist()}
     write_text_atomic(path, json.dumps(d))  # a reader never sees half a file
 
 

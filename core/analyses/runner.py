@@ -161,7 +161,9 @@ def format_analyses(result: dict) -> str:
     if lo:
         lines.append(f"PSIS-LOO over {lo['n_cells']} cells: Pareto k <= 0.7: {lo['good']}, 0.7-1: {lo['bad']}, "
                      f"> 1: {lo['very_bad']}; elpd_loo {lo['elpd_loo']:.1f} (se {lo['elpd_se']:.1f}), "
-                     f"p_loo {lo['p_loo']:.1f}")
+                     f"p_loo {lo['p_loo']:.1f}"
+                     + (f"; relative efficiency (ESS/S of each cell's likelihood) median {lo['r_eff_median']:.2f}, "
+                        f"min {lo['r_eff_min']:.2f}" if lo.get("r_eff_median") is not None else ""))
     for key, what in (("lobo", "Leave-one-benchmark-out"), ("lomo", "Leave-one-model-out")):
         t = result.get(key)
         if not t:

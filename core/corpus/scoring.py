@@ -37,6 +37,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from ..errors import shown
 from . import schema
 from .corpus import Corpus
 from .issues import warning as corpus_warning
@@ -270,7 +271,7 @@ def threshold(r, gamma: float = 0.5, g: str | Callable = "mean", *, missing: Mis
     """
     gamma = float(gamma)
     if not np.isfinite(gamma):
-        raise ValueError(f"gamma must be a finite number, got {gamma!r}")
+        raise ValueError(f"gamma must be a finite number, got {shown(gamma)}")
     values, _ = _prepare(r, missing, "threshold", binary=False)
     summary = _summary(values, g)
     out = (summary >= gamma - _TOL).astype(np.float64)
@@ -325,7 +326,7 @@ def near_pass(r, frac: float = 0.8, *, missing: Missing = "ignore") -> np.ndarra
     """
     frac = float(frac)
     if not 0 < frac <= 1:
-        raise ValueError(f"frac must be in (0, 1], got {frac!r}")
+        raise ValueError(f"frac must be in (0, 1], got {shown(frac)}")
     values, _ = _prepare(r, missing, "near-pass", binary=True)
     observed, total = _counts(values)
     out = ((total < observed) & (total >= frac * observed - _TOL * np.maximum(observed, 1))).astype(np.float64)

@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 
 from . import schema
+from ..errors import shown
 from .corpus import Corpus
 from .issues import CorpusError, CorpusIssue, error, warning
 
@@ -81,7 +82,7 @@ def _binary_result(raw: pd.DataFrame, file, src: str, issues: list[CorpusIssue])
                             f"write 0 or 1 in '{src}', or drop the row.", file=file, row=row, column=src, count=n))
     if nonbinary.any():
         row, n = _where(raw, nonbinary)
-        issues.append(error("non-binary-result", f"the result {_value(raw, schema.RESULT, nonbinary)!r} is not 0 or 1.",
+        issues.append(error("non-binary-result", f"the result {shown(_value(raw, schema.RESULT, nonbinary))} is not 0 or 1.",
                             "a trial result must be binary: binarise scores with a threshold rule "
                             "(--scoring threshold --gamma G), or give 'successes' and 'trials' for aggregated cells.",
                             file=file, row=row, column=src, count=n))
@@ -263,7 +264,7 @@ def build_corpus(raw: pd.DataFrame, *, file: str | Path | None, format: str, nam
             bad = (v.notna() & ~v.isin([0, 1])).to_numpy() | (v.isna() & raw[c].notna()).to_numpy()
             if bad.any():
                 row, cnt = _where(raw, bad)
-                issues.append(error("non-binary-verifier", f"verifier result {_value(raw, c, bad)!r} is not 0 or 1.",
+                issues.append(error("non-binary-verifier", f"verifier result {shown(_value(raw, c, bad))} is not 0 or 1.",
                                     "verifier results must be binary (0/1); leave a missing result empty.",
                                     file=fname, row=row, column=src(c), count=cnt))
             out[c] = v.astype("Int8") if not bad.any() else v

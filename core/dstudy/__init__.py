@@ -13,10 +13,13 @@ Modules, in the order a D-study uses them:
 * :mod:`.curves` - :class:`DStudyModel`: curves, readouts and required sizes per draw, reliability at a
   fixed budget of tasks;
 * :mod:`.frontier` - the cost frontier and the allocation of tasks across benchmarks;
+* :mod:`.allocation` - :func:`allocate_budget`, a budget's tasks per benchmark by each benchmark's
+  task variance and price (seed 000 sec. 5.4);
 * :mod:`.prices` - prices from a cost column or token counts, cost-aware rankings;
 * :mod:`.summary` - :func:`dstudy_summary`, the answer ``ddr dstudy`` prints.
 """
 
+from .allocation import BenchmarkAllocation, allocate_budget, allocation_for_summary
 from .curves import (BreadthCurve, CoefficientParts, DStudyCurve, DStudyModel, DStudyView, Readouts, RequiredN, d_study_curve, fixed_budget_breadth,
                      p_target_met, required_n)
 from .frontier import Allocation, CostFrontier, allocate_tasks, cost_frontier
@@ -34,4 +37,5 @@ __all__ = [
     "cost_frontier", "allocate_tasks", "prices_from_cost_column", "prices_from_tokens", "row_costs_from_tokens",
     "accuracy_per_dollar", "reliability_per_dollar", "default_grid", "slider_values", "curve_grid",
     "frontier_grids", "costing", "budget_search", "observed_sizes", "observed_design", "corpus_prices",
+    "BenchmarkAllocation", "allocate_budget", "allocation_for_summary",
 ]

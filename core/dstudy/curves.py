@@ -49,6 +49,7 @@ from typing import Iterable, Mapping, Sequence
 
 import numpy as np
 
+from ..errors import shown
 from ..reliability import (snr_from_reliability, DETECTION_ERHO2, DETECTION_SNR, REPLICATE, Summary, VarianceComponents,
                           _median_sorted, as_components, design_weights, hdi_sorted, summarize, summarize_sorted, thin_index, to_jsonable)
 
@@ -425,7 +426,7 @@ def _scaled(s: Summary, k: float) -> Summary:
 def _check_target(target: float) -> float:
     t = float(target)
     if not 0 < t < 1:
-        raise ValueError(f"target should be a coefficient in the interval (0, 1), got {target!r}; "
+        raise ValueError(f"target should be a coefficient in the interval (0, 1), got {shown(target)}; "
                          "for an SNR target s use s / (1 + s)")
     return t
 
@@ -586,7 +587,7 @@ def fixed_budget_breadth(components, total_tasks: float, design: DStudyDesign | 
     c = as_components(components)
     design = design or DStudyDesign()
     if not total_tasks >= 1:
-        raise ValueError(f"total_tasks should be >= 1, got {total_tasks!r}")
+        raise ValueError(f"total_tasks should be >= 1, got {shown(total_tasks)}")
     grid = (np.arange(1, min(int(total_tasks), 20) + 1, dtype=np.float64) if n_benchmarks is None
             else np.asarray(n_benchmarks, dtype=np.float64))
     if grid.ndim != 1 or grid.size == 0 or (grid < 1).any() or (grid > total_tasks).any():

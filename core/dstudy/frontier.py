@@ -248,7 +248,10 @@ def allocate_tasks(components, design: DStudyDesign, prices: Mapping[str, float]
     budget (or cost for a bound on ``Q``) gives ``n_i,b`` proportional to
     ``1/sqrt(price_b)``: the same allocation is best for every draw.  Integer
     counts come from greedy marginal allocation (gain in ``Q`` per dollar;
-    exact when prices are equal).
+    exact when prices are equal).  This holds while every benchmark shares one
+    task variance (the pooled model); :func:`.allocation.allocate_budget` also
+    weighs per-benchmark task variances and may leave benchmarks out, and is
+    what ``ddr dstudy --budget``, the app and the sheet show.
 
     Parameters
     ----------

@@ -15,6 +15,7 @@ from typing import Iterable, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from ..errors import shown
 from ..ranks import kendall_tau, rank_values, spearman_rho
 from ..reliability import (Summary, summarize, to_jsonable)
 
@@ -163,5 +164,5 @@ def reliability_per_dollar(coefficient_draws, cost_per_observation: float) -> Su
     """
     c = float(cost_per_observation)
     if not (math.isfinite(c) and c > 0):
-        raise ValueError(f"cost per observation should be a positive number of USD, got {cost_per_observation!r}")
+        raise ValueError(f"cost per observation should be a positive number of USD, got {shown(cost_per_observation)}")
     return summarize(np.asarray(coefficient_draws, dtype=np.float64) / c)

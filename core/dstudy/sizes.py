@@ -21,6 +21,7 @@ from typing import Mapping
 
 import numpy as np
 
+from ..errors import shown
 from ..reliability import (REPLICATE, _object_name, object_facets,
                           to_jsonable)
 
@@ -82,9 +83,9 @@ class DStudyDesign:
         for name in ("n_tasks", "n_scaffolds", "n_benchmarks", "n_replicates"):
             v = getattr(self, name)
             if not (isinstance(v, (int, float, np.integer, np.floating)) and v >= 1):
-                raise ValueError(f"design: {name} should be a number >= 1, got {v!r}")
+                raise ValueError(f"design: {name} should be a number >= 1, got {shown(v)}")
         if not (isinstance(self.n_models, (int, np.integer)) and self.n_models >= 1):
-            raise ValueError(f"design: n_models should be a whole number >= 1, got {self.n_models!r}")
+            raise ValueError(f"design: n_models should be a whole number >= 1, got {shown(self.n_models)}")
         if self.claim not in DEFAULT_TARGETS:
             raise ValueError(f"design: claim should be 'relative' (ranking) or 'absolute' (thresholds), "
                              f"got {self.claim!r}")
@@ -93,7 +94,7 @@ class DStudyDesign:
         values = prices.items() if isinstance(prices, Mapping) else [("(all)", prices)]
         for b, p in values:
             if not (isinstance(p, (int, float, np.integer, np.floating)) and math.isfinite(p) and p >= 0):
-                raise ValueError(f"design: price per trial of benchmark {b!r} should be a number >= 0 (USD), got {p!r}")
+                raise ValueError(f"design: price per trial of benchmark {b!r} should be a number >= 0 (USD), got {shown(p)}")
         if isinstance(prices, Mapping) and not prices:
             raise ValueError("design: price_per_trial is an empty mapping; give {benchmark: USD per trial} or a number")
         if self.tasks_per_benchmark is not None:
@@ -101,7 +102,7 @@ class DStudyDesign:
                 raise ValueError("design: tasks_per_benchmark is empty; give {benchmark: n_tasks} or None")
             for b, n in self.tasks_per_benchmark.items():
                 if not (isinstance(n, (int, float, np.integer, np.floating)) and n >= 1):
-                    raise ValueError(f"design: benchmark {b!r} needs at least 1 task, got {n!r}")
+                    raise ValueError(f"design: benchmark {b!r} needs at least 1 task, got {shown(n)}")
             if isinstance(prices, Mapping):
                 missing = [b for b in self.tasks_per_benchmark if b not in prices]
                 if missing:
@@ -111,7 +112,7 @@ class DStudyDesign:
             if f in _FACET_FIELD:
                 raise ValueError(f"design: set {_FACET_FIELD[f]} rather than extra_facets[{f!r}]")
             if not n >= 1:
-                raise ValueError(f"design: size of facet {f!r} should be >= 1, got {n!r}")
+                raise ValueError(f"design: size of facet {f!r} should be >= 1, got {shown(n)}")
 
     # -- sizes -------------------------------------------------------------
     @property

@@ -11,8 +11,9 @@ take their numbers from it, and :func:`format_dstudy` prints them with
 
 from __future__ import annotations
 
-from ..formatting import estimand_symbol, fmt_coef, fmt_design, fmt_n, fmt_prob, fmt_usd
+from ..formatting import estimand_symbol, fmt_coef, fmt_design, fmt_n, fmt_prob, fmt_usd, fmt_var
 from ..reliability import as_components, estimand_table, to_jsonable
+from .allocation import allocation_for_summary
 from .curves import DStudyModel
 from .budget import budget_search
 from .sizes import DStudyDesign
@@ -46,7 +47,8 @@ def dstudy_summary(components, design: DStudyDesign, target: float | None = None
         ``estimands`` (name -> median, 95% and 68% HDI, equation), ``min_n``
         (facet -> posterior distribution of the smallest size reaching the
         target, the others held at the design), ``p_target``, ``design``,
-        ``target``, ``estimand`` and, with a budget, ``budget``.
+        ``target``, ``estimand`` and, with a budget, ``budget`` and ``allocation`` (the budget's
+        tasks per benchmark, :func:`~.allocation.allocate_budget`, or ``{"why_none": ...}``).
     """
     c = as_components(components)
     model = DStudyModel(c)
@@ -84,6 +86,8 @@ def dstudy_summary(components, design: DStudyDesign, target: float | None = None
     }
     if budget is not None:
         out["budget"] = budget_search(c, design, target=target, budget=budget, reference=observed).to_dict()
+        alloc, why = allocation_for_summary(c, design, budget)
+        out["allocation"] = alloc if alloc is not None else {"why_none": why}
     return to_jsonable(out)
 
 
@@ -117,4 +121,26 @@ def format_dstudy(s: dict) -> str:
             lines.append(f"best design within {money}: {fmt_design(b['best_design'], s['estimand'])}")
         else:
             lines.append(f"best design within {money}: {b['why_no_budget_design']}")
+        lines += format_allocation(s.get("allocation"), s["estimand"])
     return "\n".join(lines)
+
+
+def format_allocation(a: dict | None, estimand: str) -> list[str]:
+    """Lines of the budget's tasks per benchmark (:func:`~.allocation.allocate_budget`), or why there are none."""
+    if not a:
+        return []
+    if "why_none" in a:
+        return [f"tasks per benchmark within the budget: {a['why_none']}"]
+    sym = estimand_symbol(estimand)
+    med = {k: a["summaries"][k]["median"] for k in a["summaries"]}
+    out = [f"tasks per benchmark within {fmt_usd(a['budget'])} (reliability-aware allocation)",
+           f"  {a['variance_source']}",
+           f"  {'benchmark':<24}{'USD/trial':>10}{'task var':>10}{'tasks':>8}{'equal':>8}"]
+    for b in a["benchmarks"]:
+        out.append(f"  {b:<24}{fmt_usd(a['prices'][b]):>10}{fmt_var(a['task_variance'][b]):>10}"
+                   f"{fmt_n(a['tasks'][b]):>8}{fmt_n(a['equal'].get(b, 0)):>8}")
+    line = f"  {sym} {fmt_coef(med['optimal'])} for {fmt_usd(a['costs']['optimal'])}"
+    if "equal" in med:
+        line += f"; equal split {fmt_coef(med['equal'])} for {fmt_usd(a['costs']['equal'])}"
+    out.append(line)
+    return out

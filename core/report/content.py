@@ -25,7 +25,7 @@ from xml.sax.saxutils import escape as _xml_escape
 import numpy as np
 
 from ..dstudy import (BreadthCurve, BudgetSearch, CostFrontier, DStudyDesign, DStudyModel, DStudyView,
-                      budget_search, fixed_budget_breadth)
+                      allocation_for_summary, budget_search, fixed_budget_breadth)
 from ..dstudy.summary import dstudy_summary
 from ..formatting import (E_RHO2, GEQ, LEQ, NDASH, PHI, SIGMA2, TIMES, fmt_coef, fmt_interval, fmt_n,  # noqa: F401
                           fmt_pct, fmt_prob, fmt_r, fmt_sig3, fmt_usd, fmt_var)
@@ -195,6 +195,10 @@ class SheetContent:
     #: Median width of the 95% rank intervals (places) and the models whose rank is certain.
     rank_width_median: float | None = None
     n_certain_ranks: int | None = None
+    #: The budget's tasks per benchmark (:func:`~.dstudy.allocate_budget` as a dict), None without one.
+    allocation: dict | None = None
+    #: The sentence under the allocation table, or why there is no allocation (empty without a budget).
+    allocation_text: str = ""
 
     @property
     def serious(self) -> list[Notice]:
@@ -375,6 +379,8 @@ def sheet_content(inputs: ReportInputs) -> SheetContent:
         breadth=breadth,
         ranks=ranks, agreement=agreement, notices=[], decisions=[], required_90=required_90)
     content.cost_bands = _cost_bands(content) if frontier is not None else {}
+    if frontier is not None and inputs.budget is not None:
+        content.allocation, content.allocation_text = _allocation(c, d, inputs.budget)
     acc = inputs.accuracy
     if acc is not None:
         content.agent_order = np.argsort(acc.rank_accuracy, kind="stable")
@@ -510,6 +516,24 @@ def _confounded_terms(inp: ReportInputs) -> list[tuple[str, list[str]]]:
 # ---------------------------------------------------------------------------
 # The five decisions
 # ---------------------------------------------------------------------------
+
+def _allocation(c, d: DStudyDesign, budget: float) -> tuple[dict | None, str]:
+    """The budget's tasks per benchmark (the same call as ``ddr dstudy --budget``) and its sentence."""
+    alloc, why = allocation_for_summary(c, d, budget)
+    if alloc is None:
+        return None, f"Tasks per benchmark within {fmt_usd(budget)}: not computed ({escape(why)})."
+    sym = E_RHO2 if d.estimand == "Erho2" else PHI
+    med = {k: v["median"] for k, v in alloc["summaries"].items()}
+    text = (f"Reliability-aware allocation of {fmt_usd(budget)} (seed 000 sec. 5.4): the tasks per benchmark that "
+            f"maximise the median {sym} of the pooled score, {fmt_coef(med['optimal'])} for "
+            f"{fmt_usd(alloc['costs']['optimal'])}")
+    if "equal" in med:
+        text += (f", against {fmt_coef(med['equal'])} for the same count in every benchmark "
+                 f"({fmt_usd(alloc['costs']['equal'])})")
+    text += (f". Task variance: the error one task adds ({escape(alloc['variance_source'])}). A task costs "
+             f"{fmt_n(alloc['trials_per_task'])} trials (models {TIMES} scaffolds {TIMES} trials per cell).")
+    return alloc, text
+
 
 def _cost_bands(ct: SheetContent) -> dict:
     """Budgets where the Pareto front leaves the detection band and where it meets the target."""

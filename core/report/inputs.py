@@ -29,6 +29,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
+from ..errors import shown
 from ..analyses.difficulty import DifficultyProfile, TaskDifficulty, task_difficulty
 from ..analyses.failure_modes import FailureTaxonomy
 from ..analyses.heldout import HeldOutReliability
@@ -145,10 +146,10 @@ class ReportInputs:
             self.target = DEFAULT_TARGETS[self.observed_design.claim]
         t = float(self.target)
         if not 0 < t < 1:
-            raise ValueError(f"target should be a coefficient in the interval (0, 1), got {self.target!r}")
+            raise ValueError(f"target should be a coefficient in the interval (0, 1), got {shown(self.target)}")
         self.target = t
         if self.budget is not None and not (math.isfinite(float(self.budget)) and float(self.budget) > 0):
-            raise ValueError(f"budget should be a positive number of USD, got {self.budget!r}")
+            raise ValueError(f"budget should be a positive number of USD, got {shown(self.budget)}")
         self.prices = {str(k): float(v) for k, v in dict(self.prices or {}).items()}
         for b, p in self.prices.items():
             if not (math.isfinite(p) and p >= 0):

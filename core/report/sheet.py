@@ -505,6 +505,7 @@ def _cost_page(ct: SheetContent) -> list:
     t = Table(rows, colWidths=[170, 60, st.FRAME_WIDTH - 290, 60])
     t.setStyle(st.data_table_style(len(rows)))
     story += [Paragraph("Cost bands", ss["h2"]), t]
+    story += _allocation_table(ct)
     rpd = ct.view.readouts.rpd
     if rpd is not None:
         story.append(_p(f"Reliability per dollar of the observed design (seed 003): RPD = {_sym(ct)} / mean cost per "
@@ -529,6 +530,25 @@ def _cost_page(ct: SheetContent) -> list:
                  f"Kendall {fmt_r(acc.kendall)}."
                  + (f" Agents without cost: {len(acc.missing_cost)}." if acc.missing_cost else ""), "caption")]
     return story
+
+
+def _allocation_table(ct: SheetContent) -> list:
+    """The budget's tasks per benchmark (:attr:`SheetContent.allocation`), or the sentence saying why not."""
+    a = ct.allocation
+    if a is None:
+        return [_p(ct.allocation_text, "caption")] if ct.allocation_text else []
+    ss = st.stylesheet()
+    rows = [[_p("benchmark", "cell_head"), _p("USD per trial", "cell_head_right"),
+             _p("task variance", "cell_head_right"), _p("tasks", "cell_head_right"),
+             _p("equal split", "cell_head_right")]]
+    for b in a["benchmarks"]:
+        rows.append([_p(escape(b), "cell"), _p(fmt_usd(a["prices"][b]), "cell_right"),
+                     _p(fmt_var(a["task_variance"][b]), "cell_right"), _p(fmt_n(a["tasks"][b]), "cell_right"),
+                     _p(fmt_n(a["equal"].get(b, 0)), "cell_right")])
+    t = Table(rows, colWidths=[st.FRAME_WIDTH - 280, 70, 70, 70, 70])
+    t.setStyle(st.data_table_style(len(rows)))
+    return [CondPageBreak(60 + 14 * len(rows)), Paragraph(f"Tasks per benchmark within {fmt_usd(a['budget'])}", ss["h2"]),
+            t, _p(ct.allocation_text, "caption")]
 
 
 def _design_text(f, k: int) -> str:
@@ -820,6 +840,12 @@ def _methods_page(ct: SheetContent) -> list:
                "seed's per-agent RPD(a, B) is loose: a design's reliability is shared by all agents, so dividing it "
                "by each agent's cost would rank agents by cost alone. Agents are therefore ranked by accuracy per "
                "dollar = mean success / mean cost per trial, against their ranking by accuracy."),
+             b("Tasks per benchmark within a budget (seed 000 sec. 5.4): with n<sub>b</sub> tasks in benchmark b "
+               "the pooled error is Eq. 7's with the task terms replaced by (1/K²) Σ<sub>b</sub> "
+               "v<sub>b</sub> / n<sub>b</sub>, v<sub>b</sub> the error one task of b adds; the counts maximise the "
+               "median coefficient within the budget (continuous optimum n<sub>b</sub> ∝ "
+               "√(v<sub>b</sub> / price<sub>b</sub>), then an integer search). A pooled fit has one task "
+               "variance for all benchmarks, so there the prices set the split."),
              Paragraph("Ranks, difficulty, hold-out", ss["h2"]),
              b("Latent capability \u03b8<sub>m</sub> = u<sub>m</sub> (per benchmark, or the leaderboard universe "
                "score when pooled; SPEC sec. 5). Dominance P(\u03b8<sub>m</sub> &gt; \u03b8<sub>m'</sub> | y) per "
@@ -829,7 +855,8 @@ def _methods_page(ct: SheetContent) -> list:
                "stratum; gap = aggregate \u2212 hardest (difference of medians; the fits are separate). Held-out "
                "reliability: 50 random 70/30 splits stratified by (agent, task) cell, projected against held-out "
                "coefficient, Pearson r across splits and the mean gap (seed 003 sec. 5.4). PSIS-LOO Pareto-k "
-               "classes \u2264 0.7, 0.7\u20131, &gt; 1 (seed 000 App. D.3)."),
+               "classes \u2264 0.7, 0.7\u20131, &gt; 1 (seed 000 App. D.3), each cell's tail sized by its "
+               "relative efficiency ESS/S estimated from the chains (Vehtari et al. 2017)."),
              Paragraph("Sources", ss["h2"]),
              _p("Seed 000: <i>Agent Evaluation Reliability: More Tasks Won't (Always) Fix An Agent Leaderboard</i> "
                 "(Bayesian G-theory for sparse leaderboards: estimands, D-studies, detection limits, dominance). "

@@ -264,6 +264,34 @@ def test_target_budget_and_prices(components, make_panel, qtbot):
     assert list(bx) == [5000.0, 5000.0]
 
 
+def test_budget_allocation_table_shows_cores_tasks_per_benchmark(components, make_panel, qtbot):
+    """Issue 16: the budget's tasks per benchmark, computed by core off the GUI thread, drawn read-only."""
+    from ddr_explorer.core.dstudy import allocate_budget
+
+    comps = components["pooled"]
+    panel = make_panel(comps, FITS["pooled"][1])
+    assert panel.wait_for_allocation()
+    assert panel.allocation is None and panel.allocation_label.text() == "Enter a budget."
+    assert panel.allocation_table.isHidden()
+    panel.budget_spin.setValue(5000.0)
+    qtbot.waitUntil(lambda: panel.allocation is not None, timeout=10_000)
+    want = allocate_budget(comps, panel.state.design(), 5000.0)
+    assert panel.allocation["tasks"] == want.tasks
+    t = panel.allocation_table
+    assert t.rowCount() == 9 and not t.isHidden()
+    assert t.editTriggers() == t.EditTrigger.NoEditTriggers
+    for r, b in enumerate(want.benchmarks):
+        assert t.item(r, 0).toolTip() == b
+        assert t.item(r, 1).text() == f"{want.tasks[b]:,}"
+        assert t.item(r, 2).text() == f"{want.equal[b]:,}"
+    assert f"{want.summaries['optimal'].median:.3f} for {fmt_usd(want.costs['optimal'])}" in \
+        panel.allocation_label.text()
+    # a budget too small for one task per benchmark says so, and the table goes
+    panel.budget_spin.setValue(10.0)
+    qtbot.waitUntil(lambda: panel.allocation is None, timeout=10_000)
+    assert "cannot buy one task per benchmark" in panel.allocation_label.text() and t.isHidden()
+
+
 def test_without_prices_the_frontier_is_drawn_over_trials(components, make_panel):
     comps = components["per-benchmark"]
     panel = make_panel(comps, DStudyDesign(n_tasks=40, n_scaffolds=2, n_models=5))

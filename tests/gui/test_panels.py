@@ -34,7 +34,6 @@ from ddr_explorer.core.files import demo_corpus_path  # noqa: E402
 from ddr_explorer.gui.components_entry import PRESETS, ComponentsEntryDialog  # noqa: E402
 from ddr_explorer.gui.components_panel import ComponentsPanel  # noqa: E402
 from ddr_explorer.gui.corpus_panel import CorpusPanel, connectivity_lines  # noqa: E402
-from ddr_explorer.gui.dstudy_panel import wait_for_background_jobs  # noqa: E402
 from ddr_explorer.gui.main_window import TABS, MainWindow  # noqa: E402
 from ddr_explorer.gui.ranks_panel import RanksPanel  # noqa: E402
 

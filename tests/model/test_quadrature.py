@@ -8,8 +8,6 @@ sampler that does not, on the same data.
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
 
 import numpy as np

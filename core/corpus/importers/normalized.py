@@ -45,6 +45,7 @@ import pandas as pd
 
 from .. import schema
 from ..corpus import Corpus
+from ...errors import shown
 from ..issues import CorpusError, error, warning
 from ..validate import SOURCE_ROW, build_corpus
 from ._common import (check_scoring_options, head_object, ignored_options, raise_if_nothing_left, read_json_lines,
@@ -307,7 +308,7 @@ def _bridge_columns(frame, raw, sources, provenance, lines, path, issues, scorin
         ok = meta.map(lambda v: isinstance(v, dict) or v is None or (isinstance(v, float) and np.isnan(v)))
         if not ok.all():
             i = int(np.flatnonzero(~ok.to_numpy())[0])
-            issues.append(error("bad-metadata", f"\"metadata\" is {meta.iat[i]!r}, not an object.",
+            issues.append(error("bad-metadata", f"\"metadata\" is {shown(meta.iat[i])}, not an object.",
                                 "write metadata as {\"input_tokens\": ..., ...} or leave it out.", file=path,
                                 row=int(lines[i]), column="metadata", count=int((~ok).sum())))
         md = pd.DataFrame.from_records([v if isinstance(v, dict) else {} for v in meta], index=frame.index)

@@ -106,6 +106,7 @@ import pandas as pd
 
 from .. import schema
 from ..corpus import Corpus
+from ...errors import shown
 from ..issues import CorpusError, CorpusIssue, error, warning
 from ..validate import SOURCE_ROW, build_corpus
 from ._common import (MAX_LISTED, check_scoring_options, head_object, ignored_options, raise_if_nothing_left,
@@ -407,7 +408,7 @@ def read(path: str | Path, *, aliases="auto", benchmark: str | None = None, veri
                 k, n = v.get("successes"), v.get("trials")
                 problem = None
                 if not (_whole(k) and _whole(n)):
-                    problem = (f"the cell {v!r} needs whole-number \"successes\" and \"trials\"",
+                    problem = (f"the cell {shown(v)} needs whole-number \"successes\" and \"trials\"",
                                "write {\"successes\": k, \"trials\": n} with whole numbers.")
                 elif int(n) < 1:
                     problem = (f"the cell has trials = {n}", "a cell needs at least one trial; drop the item.")
@@ -422,7 +423,7 @@ def read(path: str | Path, *, aliases="auto", benchmark: str | None = None, veri
                     continue
                 k, n = int(k), int(n)
             else:
-                bad_values.append(error("bad-response", f"subject '{sid}', item '{item}': the response {v!r} is "
+                bad_values.append(error("bad-response", f"subject '{sid}', item '{item}': the response {shown(v)} is "
                                         "not 0 or 1.", "write 0 or 1, or {\"successes\": k, \"trials\": n} for "
                                         "repeated trials; leave out items that were not attempted.",
                                         file=path, row=line, column=f"responses.{item}"))

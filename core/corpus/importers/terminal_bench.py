@@ -51,6 +51,7 @@ import numpy as np
 import pandas as pd
 
 from ..corpus import Corpus
+from ...errors import shown
 from ..issues import CorpusError, CorpusIssue, error, warning
 from ..validate import SOURCE_ROW, build_corpus
 from ._common import MAX_LISTED, decode_text, ignored_options, raise_if_nothing_left
@@ -343,12 +344,12 @@ def read(path: str | Path, *, benchmark: str = DEFAULT_BENCHMARK, mapping: str =
             trial = f"run-{int(str(rank).strip()):0{rank_width}d}"
         except ValueError:
             trial = f"run-at-{i + 1:0{rank_width}d}"
-            issues.append(warning("no-rank", f"the run has no numeric rank (field '{fields['rank']}' is {rank!r}); "
+            issues.append(warning("no-rank", f"the run has no numeric rank (field '{fields['rank']}' is {shown(rank)}); "
                                   f"its trial id is '{trial}' from its position.",
                                   "give each run a rank if the trial ids matter.",
                                   file=path, row=key_line.get(fields["rank"], at), column=fields["rank"]))
         if trial in runs:
-            issues.append(error("duplicate-run", f"two runs have the rank {rank!r} (trial id '{trial}').",
+            issues.append(error("duplicate-run", f"two runs have the rank {shown(rank)} (trial id '{trial}').",
                                 "give each leaderboard run its own rank.", file=path,
                                 row=key_line.get(fields["rank"], at), column=fields["rank"]))
         runs[trial] = {k: get[k] for k in fields} | {"detail_url": r.get("detail_url"), "line": at}
@@ -378,7 +379,7 @@ def read(path: str | Path, *, benchmark: str = DEFAULT_BENCHMARK, mapping: str =
     for j in np.flatnonzero(bad):
         bad_cells += 1
         if bad_cells <= MAX_LISTED:
-            issues.append(error("bad-cell", f"the result of task '{cell_task[j]}' is {cell_value[j]!r}, not "
+            issues.append(error("bad-cell", f"the result of task '{cell_task[j]}' is {shown(cell_value[j])}, not "
                                 "\"k/n\" (successes/trials).",
                                 "write the cell as \"k/n\" with whole numbers, e.g. \"3/5\".",
                                 file=path, row=cell_line[j], column=f"task_results.{cell_task[j]}"))
