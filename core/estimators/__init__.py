@@ -1,0 +1,11 @@
+"""Point estimators of the variance components beside the Bayesian GLMM (seed 000 App. C and G).
+
+- :mod:`.reml`: REML for the Gaussian random-intercept model on the observed scale (lme4's lmer).
+- :mod:`.design`: the cells' sufficient statistics and the sparse indicator matrix they share.
+- :mod:`.sparse`: the penalised sparse system and why scipy.sparse factors it.
+"""
+
+from .design import EstimationCancelled, MixedDesign
+from .reml import MixedFit, reml
+
+__all__ = ["EstimationCancelled", "MixedDesign", "MixedFit", "reml"]
