@@ -56,8 +56,8 @@ class MixedFit:
         beta_0: the grand mean on the fitted scale.
     criterion
         The minimised criterion: the REML deviance, or the Laplace approximation to -2 log L.
-    n_evaluations, seconds, converged, message
-        Optimiser bookkeeping.
+    n_evaluations, seconds, cpu_seconds, converged, message
+        Optimiser bookkeeping (wall and CPU time of this process).
     """
 
     method: str
@@ -71,6 +71,7 @@ class MixedFit:
     n_effects: int
     n_evaluations: int = 0
     seconds: float = 0.0
+    cpu_seconds: float = 0.0
     converged: bool = True
     message: str = ""
     notes: list[str] = field(default_factory=list)
@@ -86,6 +87,7 @@ class MixedFit:
                 "shares": self.shares, "theta": [float(t) for t in self.theta], "intercept": self.intercept,
                 "criterion": self.criterion, "n_obs": self.n_obs, "n_cells": self.n_cells,
                 "n_effects": self.n_effects, "n_evaluations": self.n_evaluations, "seconds": self.seconds,
+                "cpu_seconds": self.cpu_seconds,
                 "converged": self.converged, "message": self.message, "notes": list(self.notes)}
 
 
@@ -214,7 +216,7 @@ def reml(design: MixedDesign, *, theta0: np.ndarray | None = None, max_evals: in
     MixedFit
         ``components`` on the observed (probability, for binary trials) scale, residual included.
     """
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     if design.n_obs <= 2:
         raise ValueError("REML needs more than one observation.")
     prob = RemlProblem(design)
@@ -237,5 +239,6 @@ def reml(design: MixedDesign, *, theta0: np.ndarray | None = None, max_evals: in
     return MixedFit(method="REML", scale="observed", components=comps, theta=theta, intercept=float(out["beta"]),
                     criterion=float(out["deviance"]), n_obs=design.n_obs, n_cells=design.n_cells,
                     n_effects=design.n_effects, n_evaluations=nfev, seconds=time.perf_counter() - t0,
+                    cpu_seconds=time.process_time() - c0,
                     converged=bool(res.success), message=str(res.message),
                     notes=list(design.notes))
