@@ -13,8 +13,8 @@ Eq. 6, ~41,000 cells and ~32,000 random effects); ``tb2`` is the Terminal-Bench 
 (resources/demo/terminal-bench-2.csv) under the per-benchmark model; ``fixture`` is the small
 test fixture (tests/estimators/fixtures/binary_cells.csv), which takes seconds.
 
-Cost on the 2-core development machine (CPU time of this process): ``pooled`` REML 178 s (678
-criterion evaluations at 0.26 s each); ``pooled`` Laplace about 1 s per evaluation (PIRLS, 3-4
+Cost on the 2-core development machine (CPU time of this process): ``pooled`` REML 111 s (601
+criterion evaluations at 0.19 s each; lme4's lmer had not finished after 900 s wall, 5.8 min CPU); ``pooled`` Laplace about 1 s per evaluation (PIRLS, 3-4
 factorisations) and several hundred evaluations, i.e. a quarter of an hour, so run it deliberately;
 ``tb2`` REML about 5 s, Laplace about 30 s.
 
