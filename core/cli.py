@@ -484,6 +484,52 @@ def cmd_analyses(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_methods(args: argparse.Namespace) -> int:
+    """``ddr methods``: variance shares from every estimator side by side (seed 000 Tables 20-21)."""
+    from .estimators.design import EstimationCancelled
+    from .estimators.methods import format_methods_table, methods_table
+    from .model.formula import ModelSpecError, as_spec
+
+    try:
+        if args.formula and args.preset:
+            raise ValueError("give at most one of --formula or --preset")
+        corpus = _load(args)
+        default = "pooled" if corpus.n_levels("benchmark") > 1 else "per-benchmark"
+        spec = as_spec(args.formula or args.preset or default)
+        spec.validate(corpus.table.columns)
+        posterior = None
+        if not args.no_bayes:  # the Bayesian column only from a fit already in the cache: never fit here
+            from .cache import FitCache
+            from .files import default_cache_dir
+            from .fitting import fit_key, posterior_from_entry, settings_from_args
+
+            cache = FitCache(args.cache or default_cache_dir())
+            entry, _ = cache.load(fit_key(corpus, spec, settings_from_args(args)))
+            posterior = None if entry is None else posterior_from_entry(entry)
+    except CorpusError as exc:
+        _print_errors(exc)
+        return EXIT_INVALID
+    except (ModelSpecError, ValueError, OSError) as exc:
+        print(f"ddr: {exc}", file=sys.stderr)
+        return EXIT_INVALID
+    progress = _TerminalProgress(not args.quiet)
+    try:
+        table = methods_table(corpus, spec, posterior=posterior, object_of_measurement=args.object,
+                              progress=progress)
+    except EstimationCancelled as exc:
+        progress.done()
+        print(f"ddr: {exc}", file=sys.stderr)
+        return 130
+    except (ModelSpecError, ValueError) as exc:
+        progress.done()
+        print(f"ddr: {exc}", file=sys.stderr)
+        return EXIT_INVALID
+    progress.done()
+    print(json.dumps({"file": str(args.path), "corpus_hash": corpus.content_hash, **table.to_dict()}, indent=2)
+          if args.json else format_methods_table(table))
+    return EXIT_OK
+
+
 def cmd_formats(args: argparse.Namespace) -> int:
     from .corpus.io import available_formats
 
@@ -625,6 +671,19 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--quiet", action="store_true", help="no progress on stderr")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=cmd_analyses)
+
+    p = sub.add_parser("methods", help="variance shares from Henderson, REML, Laplace, DISCO and the cached "
+                       "Bayesian fit, side by side")
+    _add_corpus_arguments(p)
+    p.add_argument("--formula", help="a random-intercept formula")
+    p.add_argument("--preset", choices=["per-benchmark", "pooled", "ddr"],
+                   help="a named model (default: pooled for several benchmarks, else per-benchmark)")
+    p.add_argument("--object", default="model", choices=["model", "system"], help="object of measurement for Erho2/Phi")
+    p.add_argument("--no-bayes", action="store_true", help="leave out the cached Bayesian fit")
+    p.add_argument("--cache", type=Path, help="cache folder where `ddr fit` stored the Bayesian fit")
+    p.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.set_defaults(func=cmd_methods)
 
     p = sub.add_parser("formats", help="list the input formats")
     p.set_defaults(func=cmd_formats)

@@ -1,0 +1,16 @@
+"""Point estimators of the variance components beside the Bayesian GLMM (seed 000 App. C and G).
+
+- :mod:`.reml`: REML for the Gaussian random-intercept model on the observed scale (lme4's lmer).
+- :mod:`.laplace`: the Laplace approximation for the binomial-logit GLMM by PIRLS (glmer, nAGQ = 1).
+- :mod:`.disco`: distance components (DISCO) facet by facet, normalised (seed 000 App. G.2).
+- :mod:`.methods`: the five-estimator comparison table behind `ddr methods` (seed 000 Tables 20-21).
+- :mod:`.design`: the cells' sufficient statistics and the sparse indicator matrix they share.
+- :mod:`.sparse`: the penalised sparse system and why scipy.sparse factors it.
+"""
+
+from .design import EstimationCancelled, MixedDesign
+from .disco import DiscoResult, disco, disco_scores
+from .laplace import laplace
+from .reml import MixedFit, reml
+
+__all__ = ["DiscoResult", "EstimationCancelled", "disco", "disco_scores", "MixedDesign", "MixedFit", "laplace", "reml"]

@@ -1,0 +1,109 @@
+"""The method-comparison table (seed 000 Tables 20-21) and `ddr methods`."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from types import SimpleNamespace
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from ddr_explorer.core import cli
+from ddr_explorer.core.estimators import MixedDesign, disco, laplace, reml
+from ddr_explorer.core.estimators.methods import format_methods_table, methods_table
+from ddr_explorer.core.henderson import henderson_method1
+from ddr_explorer.core.model.formula import RESIDUAL_VARIANCE, preset
+
+FIXTURES = Path(__file__).parent / "fixtures"
+TERMS = ["task", "model", "scaffold", "task:model", "task:scaffold", "model:scaffold"]
+
+
+@pytest.fixture(scope="module")
+def cells():
+    return pd.read_csv(FIXTURES / "binary_cells.csv")
+
+
+@pytest.fixture(scope="module")
+def fake_posterior():
+    """A posterior-like object: sigma draws (2 chains x 3 draws) whose shares are known by hand."""
+    rng = np.random.default_rng(0)
+    sigma = {t: rng.uniform(0.3, 2.0, (2, 3)) for t in TERMS}
+    return SimpleNamespace(sigma=sigma, spec=preset("per-benchmark"))
+
+
+@pytest.fixture(scope="module")
+def table(cells, fake_posterior):
+    return methods_table(cells, "per-benchmark", posterior=fake_posterior)
+
+
+def test_columns_are_the_estimators_run_on_their_own(cells, table):
+    design = MixedDesign.from_spec(cells, "per-benchmark")
+    assert table.estimators == ["Henderson", "REML", "Laplace", "Bayes GLMM", "DISCO"]
+    assert table.terms == [*TERMS, "residual"]
+    r = reml(design)
+    for t in table.terms:
+        assert table.shares["REML"][t] == pytest.approx(r.shares[t], rel=1e-9)
+    lp = laplace(design)
+    for t in table.terms:
+        assert table.shares["Laplace"][t] == pytest.approx(lp.shares[t], rel=1e-9)
+    assert table.components["Laplace"]["residual"] == RESIDUAL_VARIANCE
+    hm = henderson_method1(cells, {t: t.split(":") for t in TERMS})
+    total = sum(hm.components.values())
+    for t in table.terms:
+        assert table.shares["Henderson"][t] == pytest.approx(hm.components[t] / total, rel=1e-12)
+    d = disco(design)
+    for t in TERMS:
+        assert table.shares["DISCO"][t] == pytest.approx(d.shares[t], rel=1e-12)
+    assert math.isnan(table.shares["DISCO"]["residual"])
+
+
+def test_shares_sum_to_one_and_bayes_uses_per_draw_shares(table, fake_posterior):
+    for e in ["Henderson", "REML", "Laplace", "Bayes GLMM"]:
+        assert sum(table.shares[e].values()) == pytest.approx(1.0)
+    assert sum(v for t, v in table.shares["DISCO"].items() if t != "residual") == pytest.approx(1.0)
+    s2 = {t: v.reshape(-1) ** 2 for t, v in fake_posterior.sigma.items()}
+    total = sum(s2.values()) + RESIDUAL_VARIANCE
+    for t in TERMS:
+        assert table.shares["Bayes GLMM"][t] == pytest.approx(np.mean(s2[t] / total), rel=1e-12)
+
+
+def test_observed_and_logit_scales_agree_in_ranking_of_the_dominant_facet(table):
+    # task is the largest component on every scale for this fixture (sigma_task = 2 on the logit scale);
+    # the Bayes column here comes from made-up draws
+    for e in ["Henderson", "REML", "Laplace", "DISCO"]:
+        shares = {t: v for t, v in table.shares[e].items() if t != "residual"}
+        assert max(shares, key=shares.get) in ("task", "task:model"), e
+    for e in ["REML", "Laplace", "Bayes GLMM", "Henderson"]:
+        c = table.coefficients[e]
+        assert 0 < c["Phi"] <= c["Erho2"] < 1, e
+    assert math.isnan(table.coefficients["DISCO"]["Phi"])
+
+
+def test_missing_posterior_is_a_note_not_a_column(cells):
+    t = methods_table(cells, "per-benchmark", estimators=("DISCO", "Bayes GLMM"))
+    assert t.estimators == ["DISCO"]
+    assert any("no cached fit" in n for n in t.notes)
+    text = format_methods_table(t)
+    assert "DISCO" in text and "NA" in text
+
+
+def test_cli_methods_json(tmp_path, cells, capsys):
+    path = tmp_path / "cells.csv"
+    cells.to_csv(path, index=False)
+    rc = cli.main(["methods", str(path), "--preset", "per-benchmark", "--no-bayes", "--quiet", "--json"])
+    out = json.loads(capsys.readouterr().out)
+    assert rc == 0
+    assert out["estimators"] == ["Henderson", "REML", "Laplace", "DISCO"]
+    assert out["shares"]["DISCO"]["residual"] is None
+    assert out["shares"]["REML"]["task"] == pytest.approx(
+        reml(MixedDesign.from_spec(cells, "per-benchmark")).shares["task"], rel=1e-6)
+
+
+def test_cli_methods_rejects_two_models(tmp_path, cells, capsys):
+    path = tmp_path / "cells.csv"
+    cells.to_csv(path, index=False)
+    rc = cli.main(["methods", str(path), "--preset", "per-benchmark", "--formula", "y ~ (1|task)", "--quiet"])
+    assert rc == 2 and "at most one" in capsys.readouterr().err
