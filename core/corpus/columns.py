@@ -127,7 +127,7 @@ def parse_columns(text: str | dict | ColumnMapping | None, *, benchmark: str | N
         if value:
             if role in mapping.columns:
                 raise _bad(f"--{role} {value!r} and --columns {role}={mapping.columns[role]} both set the {role}.",
-                           f"give one of them.", column=role, file=file)
+                           "give one of them.", column=role, file=file)
             mapping.constants[role] = str(value)
     for role in (*mapping.columns, *mapping.constants):
         if not _is_role(role):
