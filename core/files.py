@@ -43,6 +43,16 @@ def _fsync_file(path: Path) -> None:
         os.fsync(fh.fileno())
 
 
+def _mode_for(path: Path) -> int:
+    """The permission bits of a rewritten file: the old file's, else what ``open(path, "w")`` gives."""
+    try:
+        return os.stat(path).st_mode & 0o7777
+    except OSError:
+        umask = os.umask(0)
+        os.umask(umask)
+        return 0o666 & ~umask
+
+
 @contextlib.contextmanager
 def atomic_path(path: str | Path, *, make_parents: bool = False, keep_suffix: bool = False) -> Iterator[Path]:
     """Yield a temporary path to write; on success it replaces ``path`` atomically.
@@ -77,6 +87,7 @@ def atomic_path(path: str | Path, *, make_parents: bool = False, keep_suffix: bo
     elif not folder.is_dir():
         raise FileNotFoundError(f"cannot write {path}: the folder {folder} does not exist; create it or choose "
                                 "another path")
+    mode = _mode_for(path)
     fd, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=(f".tmp{path.suffix}" if keep_suffix else ".tmp"),
                                 dir=folder)
     os.close(fd)
@@ -84,6 +95,7 @@ def atomic_path(path: str | Path, *, make_parents: bool = False, keep_suffix: bo
     try:
         yield tmp
         _fsync_file(tmp)  # the bytes are durable before the rename publishes them
+        os.chmod(tmp, mode)  # mkstemp makes 0600 files: give the file the mode a plain write would
         os.replace(tmp, path)
     finally:
         if tmp.exists():

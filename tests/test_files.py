@@ -42,3 +42,15 @@ def test_keep_suffix_lets_writers_pick_the_format(tmp_path):
         assert tmp.suffix == ".png" and tmp.parent == tmp_path and tmp.name.startswith(".plot.png.")
         tmp.write_bytes(b"\x89PNG")
     assert target.read_bytes() == b"\x89PNG" and os.listdir(tmp_path) == ["plot.png"]
+
+
+def test_written_files_get_the_mode_a_plain_write_gives(tmp_path):
+    umask = os.umask(0o022)
+    try:
+        new = write_text_atomic(tmp_path / "new.txt", "x")
+        assert os.stat(new).st_mode & 0o777 == 0o644  # not mkstemp's 0600
+        os.chmod(new, 0o640)
+        write_text_atomic(new, "y")
+        assert os.stat(new).st_mode & 0o777 == 0o640  # a rewritten file keeps its mode
+    finally:
+        os.umask(umask)
