@@ -48,9 +48,22 @@ def _mode_for(path: Path) -> int:
     try:
         return os.stat(path).st_mode & 0o7777
     except OSError:
-        umask = os.umask(0)
-        os.umask(umask)
-        return 0o666 & ~umask
+        return 0o666 & ~_umask()
+
+
+def _umask() -> int:
+    # Linux shows the umask in /proc without changing it; elsewhere set and restore it (a brief,
+    # process-wide change: another thread creating a file at that instant would get mode 0666).
+    try:
+        with open("/proc/self/status", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
+    umask = os.umask(0o022)
+    os.umask(umask)
+    return umask
 
 
 @contextlib.contextmanager
