@@ -164,3 +164,17 @@ def test_strict_terms_exits_2_and_prints_the_supported_formula(fake_sampler, cap
     assert "task:scaffold" in err and f"The design supports: {SUPPORTED}" in err
     assert fake_sampler == []  # nothing was fitted
     assert not (tmp_path / "sheet.pdf").exists()
+
+
+def test_ddr_report_method_notes_name_the_left_out_terms(fake_sampler, capsys, confounded_csv, tmp_path):
+    pypdf = pytest.importorskip("pypdf")
+    pdf = tmp_path / "sheet.pdf"
+    code = main(["report", str(confounded_csv), "--preset", "per-benchmark", "-o", str(pdf),
+                 "--cache", str(tmp_path / "c"), *FAST, "--quiet", "--date-invariant"])
+    assert code == 0, capsys.readouterr().err
+    text = " ".join(p.extract_text() or "" for p in pypdf.PdfReader(str(pdf)).pages)
+    text = " ".join(text.split())
+    methods = text[text.index("Method notes"):]
+    assert TERMS_NOTE_PREFIX in methods
+    assert "scaffold, task:scaffold, model:scaffold of the per-benchmark preset" in methods
+    assert "(1|task:model)" in methods
