@@ -178,3 +178,16 @@ def test_ddr_report_method_notes_name_the_left_out_terms(fake_sampler, capsys, c
     assert TERMS_NOTE_PREFIX in methods
     assert "scaffold, task:scaffold, model:scaffold of the per-benchmark preset" in methods
     assert "(1|task:model)" in methods
+
+
+def test_child_process_fit_reopens_the_supported_spec(tmp_path):
+    # real NUTS in a spawned child (the app's path): the parent must find the reduced spec's entry
+    from ddr_explorer.core.fit_process import fit_corpus_in_process
+
+    corpus = bf.corpus_of(one_scaffold_per_model())
+    tiny = SamplerSettings(draws=10, warmup=10, chains=1, chunk_size=5, seed=1)
+    res = fit_corpus_in_process(corpus, "per-benchmark", tiny, cache_dir=tmp_path)
+    assert res.posterior.spec.formula == SUPPORTED and sorted(res.posterior.sigma) == ["model", "task", "task:model"]
+    assert [d.term for d in res.terms.dropped] == DROPPED
+    assert res.key == fit_key(corpus, parse_formula(SUPPORTED), tiny)
+    assert res.posterior.notes[0].startswith(TERMS_NOTE_PREFIX)
