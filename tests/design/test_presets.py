@@ -191,3 +191,13 @@ def test_child_process_fit_reopens_the_supported_spec(tmp_path):
     assert [d.term for d in res.terms.dropped] == DROPPED
     assert res.key == fit_key(corpus, parse_formula(SUPPORTED), tiny)
     assert res.posterior.notes[0].startswith(TERMS_NOTE_PREFIX)
+
+
+def test_loo_of_a_reduced_preset_fits_once(fake_sampler, tmp_path):
+    # PSIS-LOO asks for the fitted terms' effects: those of the supported spec, not the preset's
+    from ddr_explorer.core.analyses.loo import loo_study
+
+    corpus = bf.corpus_of(one_scaffold_per_model())
+    res = loo_study(corpus, spec="per-benchmark", settings=SETTINGS, cache_dir=tmp_path)
+    assert len(fake_sampler) == 1  # no second, cache-less refit hunting for scaffold effects
+    assert res is not None
