@@ -316,6 +316,8 @@ def write_ddr_sheet(source, output, *, corpus=None, load_options: Mapping[str, A
         _emit(progress, "fit (cache hit)" if from_cache else "fit", 1, 1, 0.0)
         if result.cache_problem:
             messages.append(result.cache_problem)
+        if result.terms is not None and result.terms.note:  # preset terms the design cannot separate
+            messages.append(result.terms.note)
     elif given is None:
         fit_path = Path(source)
     _check(cancel, "after the fit")

@@ -171,7 +171,9 @@ def test_ddr_report_method_notes_name_the_left_out_terms(fake_sampler, capsys, c
     pdf = tmp_path / "sheet.pdf"
     code = main(["report", str(confounded_csv), "--preset", "per-benchmark", "-o", str(pdf),
                  "--cache", str(tmp_path / "c"), *FAST, "--quiet", "--date-invariant"])
-    assert code == 0, capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert code == 0, err
+    assert f"ddr: {TERMS_NOTE_PREFIX}: scaffold, task:scaffold, model:scaffold" in err
     text = " ".join(p.extract_text() or "" for p in pypdf.PdfReader(str(pdf)).pages)
     text = " ".join(text.split())
     methods = text[text.index("Method notes"):]
