@@ -155,6 +155,9 @@ def supported_spec(corpus, spec) -> TermCheck:
 
     if spec.name not in PRESET_FORMULAS:
         return TermCheck(spec, spec)
+    table = getattr(corpus, "table", corpus)
+    if any(c not in table.columns for c in spec.columns):
+        return TermCheck(spec, spec)  # the fit's own validation names the missing column and the fix
     names = _analysis_names(spec)
     back = {v: k for k, v in names.items()}
     # The fitted model has no free cell-level variance besides its terms (the cell interaction is

@@ -203,3 +203,9 @@ def test_loo_of_a_reduced_preset_fits_once(fake_sampler, tmp_path):
     res = loo_study(corpus, spec="per-benchmark", settings=SETTINGS, cache_dir=tmp_path)
     assert len(fake_sampler) == 1  # no second, cache-less refit hunting for scaffold effects
     assert res is not None
+
+
+def test_ddr_preset_on_a_corpus_without_its_columns_is_left_to_the_fits_validation():
+    corpus = bf.corpus_of(one_scaffold_per_model())
+    spec = preset("ddr")  # needs step and error_category columns
+    assert supported_spec(corpus, spec).spec is spec
