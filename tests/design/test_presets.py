@@ -209,3 +209,16 @@ def test_ddr_preset_on_a_corpus_without_its_columns_is_left_to_the_fits_validati
     corpus = bf.corpus_of(one_scaffold_per_model())
     spec = preset("ddr")  # needs step and error_category columns
     assert supported_spec(corpus, spec).spec is spec
+
+
+def test_ddr_preset_checks_agent_terms_as_model_scaffold_pairs():
+    # seed 003's four facets; the error category is a function of (task, step), so task:error_category
+    # is a copy of task:step and goes, every other term (agent = model:scaffold) stays
+    rng = np.random.default_rng(1)
+    rows = [{"benchmark": "b", "task": f"t{t}", "model": f"m{m}", "scaffold": f"s{m}", "trial": k,
+             "step": f"k{k}", "error_category": f"e{(t + k) % 3}", "successes": int(rng.integers(0, 3)),
+             "trials": 2} for m in range(3) for t in range(5) for k in range(2)]
+    check = supported_spec(bf.corpus_of(pd.DataFrame(rows)), preset("ddr"))
+    assert [(d.term, d.absorbed_by) for d in check.dropped] == [("task:error_category", ("task:step",))]
+    assert "(1|agent)" in check.supported_formula and "(1|task:agent)" in check.supported_formula
+    assert len(check.spec.terms) == len(preset("ddr").terms) - 1
