@@ -61,6 +61,9 @@ class _DeprecatedDesignFlag(argparse.Action):
 def _add_preset_argument(p: argparse.ArgumentParser, help: str) -> None:
     p.add_argument("--preset", choices=PRESETS, help=f"{help}: {', '.join(PRESETS)}")
     p.add_argument("--design", choices=PRESETS, action=_DeprecatedDesignFlag, dest="preset", help=argparse.SUPPRESS)
+    p.add_argument("--strict-terms", action="store_true",
+                   help="refuse (exit 2) a preset whose terms the corpus's design cannot separate, and print the "
+                   "formula it supports (default: fit the preset without those terms, with a note)")
 
 
 def _load(args: argparse.Namespace):
@@ -297,6 +300,8 @@ def fit_summary(result) -> dict:
         "cache": {"path": None if result.cache_path is None else str(result.cache_path),
                   "hit": result.from_cache, "problem": result.cache_problem, "key": result.key},
         "n_cells": post.n_cells, "n_trials": post.n_trials, "notes": post.notes,
+        # the preset checked against the design: terms left out and why (empty when none)
+        "terms_left_out": [] if getattr(result, "terms", None) is None else result.terms.to_dict()["dropped"],
     }
 
 
@@ -322,10 +327,13 @@ def cmd_fit(args: argparse.Namespace) -> int:
     progress = _TerminalProgress(not args.quiet)
     try:
         result = fit_corpus(corpus, spec, settings, cache_dir=args.cache, use_cache=not args.no_cache,
-                            progress=progress)
+                            progress=progress, strict_terms=args.strict_terms)
     except FitCancelled as exc:
         print(f"ddr: {exc}", file=sys.stderr)
         return 130
+    except ModelSpecError as exc:  # --strict-terms: the preset has terms the design cannot separate
+        print(f"ddr: {exc}", file=sys.stderr)
+        return EXIT_INVALID
     finally:
         progress.done()
     if result.cache_problem:
@@ -337,6 +345,8 @@ def cmd_fit(args: argparse.Namespace) -> int:
     d = out["diagnostics"]
     status = "converged" if d["converged"] else "NOT CONVERGED"
     print(f"{args.path}: {out['formula']}")
+    if result.terms is not None and result.terms.note:
+        print(f"note: {result.terms.note}")
     print(f"{out['n_cells']:,} binomial cells, {out['n_trials']:,} trials; {out['device']}; "
           f"{out['wall_seconds']:.1f} s{' (from cache)' if result.from_cache else ''}")
     print(f"{'term':<28}{'sigma^2 median':>15}{'95% interval':>24}")
@@ -409,7 +419,8 @@ def cmd_report(args: argparse.Namespace) -> int:
                                  settings=settings, cache_dir=args.cache, use_cache=not args.no_cache,
                                  object_of_measurement=args.object, claim=args.claim, target=args.target,
                                  budget=args.budget, prices=prices, analyses=analyses,
-                                 date_invariant=args.date_invariant, progress=progress)
+                                 date_invariant=args.date_invariant, progress=progress,
+                                 strict_terms=args.strict_terms)
     except CorpusError as exc:
         progress.done()
         _print_errors(exc)
@@ -461,6 +472,12 @@ def cmd_analyses(args: argparse.Namespace) -> int:
             spec = as_spec(args.formula or args.preset or default)
             settings = settings_from_args(args)
         spec.validate(corpus.table.columns)
+        if args.strict_terms:  # refuse before any refit (each refit would fit the reduced preset)
+            from .design.presets import UnsupportedTermsError, supported_spec
+
+            check = supported_spec(corpus, spec)
+            if check.changed:
+                raise UnsupportedTermsError(check)
     except CorpusError as exc:
         _print_errors(exc)
         return EXIT_INVALID

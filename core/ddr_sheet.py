@@ -217,7 +217,8 @@ def write_ddr_sheet(source, output, *, corpus=None, load_options: Mapping[str, A
                     target: float | None = None, budget: float | None = None,
                     prices: Mapping[str, float] | None = None, analyses: Mapping[str, Any] | None = None,
                     date_invariant: bool = False, title: str | None = None,
-                    progress: ProgressCallback | None = None, cancel: CancelCallback | None = None) -> SheetResult:
+                    progress: ProgressCallback | None = None, cancel: CancelCallback | None = None,
+                    strict_terms: bool = False) -> SheetResult:
     """Write the DDR sheet (SPEC sec. 7; seed 003 sec. 6) of a corpus or of a cached fit.
 
     Parameters
@@ -264,6 +265,9 @@ def write_ddr_sheet(source, output, *, corpus=None, load_options: Mapping[str, A
         sampler's phases when a fit runs, ``"analysis <key>"``, ``"inputs"``, ``"sheet"``.
     cancel
         Polled between steps (and by the sampler between chunks); return True to stop.
+    strict_terms
+        Refuse a preset whose terms the design cannot separate (``ddr report --strict-terms``;
+        :func:`~.fitting.fit_corpus`) instead of fitting it without them.
 
     Returns
     -------
@@ -305,13 +309,15 @@ def write_ddr_sheet(source, output, *, corpus=None, load_options: Mapping[str, A
         _emit(progress, "fit", 0, 1)
         try:
             result = fit_corpus(c, spec, settings, cache_dir=cache_dir, use_cache=use_cache, progress=progress,
-                                cancel=cancel)
+                                cancel=cancel, strict_terms=strict_terms)
         except FitCancelled as exc:
             raise SheetCancelled(f"DDR sheet cancelled during the fit ({exc}); nothing was written") from None
         posterior, fit_key, fit_path, from_cache = result.posterior, result.key, result.cache_path, result.from_cache
         _emit(progress, "fit (cache hit)" if from_cache else "fit", 1, 1, 0.0)
         if result.cache_problem:
             messages.append(result.cache_problem)
+        if result.terms is not None and result.terms.note:  # preset terms the design cannot separate
+            messages.append(result.terms.note)
     elif given is None:
         fit_path = Path(source)
     _check(cancel, "after the fit")

@@ -127,11 +127,15 @@ def fit_corpus_in_process(corpus, spec="per-benchmark", settings=None, *, cache_
     if kind == "error":
         raise FitProcessError(payload)
     from_cache, problem, _wall, _path = payload
-    # reopen what the child stored (verified read); never sample here
-    key = fit_key(corpus, spec, settings)
+    # reopen what the child stored (verified read); never sample here.  The child fitted the preset
+    # reduced to the terms the design separates (fit_corpus): its key is that spec's.
+    from .design.presets import supported_spec
+
+    check = supported_spec(corpus, spec)
+    key = fit_key(corpus, check.spec, settings)
     cache = FitCache(cache_dir)
     entry, trouble = cache.load(key)
     if entry is None:
         raise FitProcessError(f"the fit process stored its result, but the cache {cache_dir} cannot give it back"
                               + (f" ({trouble})" if trouble is not None else ""))
-    return FitResult(posterior_from_entry(entry), key, cache.path_for(key), from_cache, problem)
+    return FitResult(posterior_from_entry(entry), key, cache.path_for(key), from_cache, problem, terms=check)

@@ -38,6 +38,8 @@ class FitResult:
     cache_path: Path | None
     from_cache: bool
     cache_problem: str | None = None
+    #: The preset checked against the design (:class:`~.design.presets.TermCheck`): which terms were left out.
+    terms: object | None = None
 
 
 def _settings_dict(settings) -> dict:
@@ -118,7 +120,7 @@ def posterior_from_entry(entry: CacheEntry):
 
 
 def fit_corpus(corpus: Corpus, spec="per-benchmark", settings=None, *, cache_dir: str | Path | None = None,
-               use_cache: bool = True, progress=None, cancel=None) -> FitResult:
+               use_cache: bool = True, progress=None, cancel=None, strict_terms: bool = False) -> FitResult:
     """Fit ``corpus`` (or reopen its cached fit).
 
     Parameters
@@ -135,11 +137,19 @@ def fit_corpus(corpus: Corpus, spec="per-benchmark", settings=None, *, cache_dir
         False to neither read nor write the cache.
     progress, cancel
         Passed to the sampler (phase, iteration, total, ETA) and polled between chunks.
+    strict_terms
+        A preset whose terms the design cannot separate is fitted without them, with a note
+        (:func:`~.design.presets.supported_spec`); with ``strict_terms`` it is refused instead
+        (:class:`~.design.presets.UnsupportedTermsError`, naming the supported formula).
     """
+    from .design.presets import UnsupportedTermsError, supported_spec
     from .model.formula import as_spec
     from .model.sampler import SamplerSettings, fit
 
-    spec = as_spec(spec)
+    check = supported_spec(corpus, as_spec(spec))  # before the key: the key is the spec actually fitted
+    if check.changed and strict_terms:
+        raise UnsupportedTermsError(check)
+    spec = check.spec
     settings = settings or SamplerSettings()
     key = fit_key(corpus, spec, settings)
     cache = FitCache(cache_dir or default_cache_dir()) if use_cache else None
@@ -148,7 +158,7 @@ def fit_corpus(corpus: Corpus, spec="per-benchmark", settings=None, *, cache_dir
         entry, problem_obj = cache.load(key)
         if entry is not None:
             try:
-                return FitResult(posterior_from_entry(entry), key, cache.path_for(key), True)
+                return FitResult(posterior_from_entry(entry), key, cache.path_for(key), True, terms=check)
             except (KeyError, TypeError, ValueError) as exc:  # readable but not what this version expects
                 problem = f"cached fit {cache.path_for(key)} is unusable ({exc}); refitting"
         elif problem_obj is not None:
@@ -156,8 +166,10 @@ def fit_corpus(corpus: Corpus, spec="per-benchmark", settings=None, *, cache_dir
         if problem is not None:
             cache.discard(key)
     post = fit(corpus, spec, settings, progress=progress, cancel=cancel)
+    if check.note:  # stored with the fit: a cache hit, the sheet and the app read it from the posterior
+        post.notes.insert(0, check.note)
     path = cache.store(key, posterior_to_entry(post, corpus)) if cache is not None else None
-    return FitResult(post, key, path, False, problem)
+    return FitResult(post, key, path, False, problem, terms=check)
 
 
 # -- what the D-study, ranks and report take from a posterior -----------------------------
@@ -303,5 +315,6 @@ def components_for_dstudy(args):
         prices = prices_from_tokens(corpus.table, read_token_prices(token_prices))
     observed = observed_design(corpus, object_of_measurement=getattr(args, "object", "model"),
                                claim=getattr(args, "claim", "relative"), prices=prices)
-    result = fit_corpus(corpus, preset, settings, cache_dir=getattr(args, "cache", None))
+    result = fit_corpus(corpus, preset, settings, cache_dir=getattr(args, "cache", None),
+                        strict_terms=bool(getattr(args, "strict_terms", False)))
     return components_from_posterior(result.posterior), observed

@@ -570,6 +570,7 @@ class MainWindow(QMainWindow):
             mp.finish("done")
         for note in post.notes:
             mp.append_log(f"note: {note}")
+        mp.show_term_check(getattr(result, "terms", None))  # preset terms the design cannot separate
         mp.append_log(str(post.diagnostics).splitlines()[0])
         if self.analyses_for_sheet:
             # the analyses were run for the previous fit's model and settings: the sheet must not mix them

@@ -165,6 +165,19 @@ class ModelPanel(QWidget):
         f1.addRow("Model", self.model_box)
         f1.addRow("Formula", self.formula_edit)
         f1.addRow("", self.formula_view)
+        # A preset the design cannot fully separate (core/design/presets.py): the last fit's note and
+        # the formula the design supports, one click away.  Hidden until such a fit.
+        self.terms_notice = QLabel("")
+        self.terms_notice.setWordWrap(True)
+        self.terms_notice.setTextInteractionFlags(Qt.TextSelectableByMouse)
+        self.terms_notice.setStyleSheet("color: #8a5a00;")
+        self.use_supported_button = QPushButton("Use the supported formula")
+        self._notice_for: tuple[str, str] | None = None  # (model the fit was asked for, supported formula)
+        self.terms_notice.hide()
+        self.use_supported_button.hide()
+        self.use_supported_button.clicked.connect(self.use_supported_formula)
+        f1.addRow("", self.terms_notice)
+        f1.addRow("", self.use_supported_button)
         pri = QGroupBox("Priors (seed 000 App. C.1.3; brms defaults)")
         f2 = QFormLayout(pri)
         row = QHBoxLayout()
@@ -253,6 +266,36 @@ class ModelPanel(QWidget):
     def _on_state_changed(self, names: frozenset[str]) -> None:
         if names & {"model", "sampler", "priors", "object_of_measurement"}:
             self._sync_widgets()
+        if "model" in names and self._notice_for is not None and self.state.model != self._notice_for[0]:
+            self.show_term_check(None)  # another model chosen: the notice spoke of the old one
+
+    # -- a preset the design cannot separate -----------------------------------------------
+    def show_term_check(self, check) -> None:
+        """Show a fit's :class:`~ddr_explorer.core.design.presets.TermCheck`: when terms were left
+        out, its note and a button that makes the supported formula the model; else hide both."""
+        if check is None or not getattr(check, "changed", False):
+            self._notice_for = None
+            self.terms_notice.hide()
+            self.use_supported_button.hide()
+            return
+        self._notice_for = (self.state.model, check.supported_formula)
+        self.terms_notice.setText(check.note)
+        self.use_supported_button.setToolTip(check.supported_formula)
+        self.terms_notice.show()
+        self.use_supported_button.show()
+
+    def use_supported_formula(self) -> None:
+        """Make the formula the design supports the model (a free formula, fitted as written)."""
+        if self._notice_for is None:
+            return
+        formula = self._notice_for[1]
+        try:
+            self.state.update(model=formula)
+            self.message.setText("")
+        except SessionError as exc:
+            self.message.setText(str(exc).replace("analysis: ", "", 1))
+        self.show_term_check(None)
+        self._sync_widgets()
 
     def _sync_widgets(self) -> None:
         st = self.state

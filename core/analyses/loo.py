@@ -321,6 +321,7 @@ def loo_study(corpus, posterior=None, spec="per-benchmark", settings=None, cache
         result = fit_corpus(corpus, spec, settings, cache_dir=cache_dir, use_cache=use_cache, progress=progress,
                             cancel=cancel)
         posterior = result.posterior
+        spec = posterior.spec  # a preset fitted without the terms the design cannot separate has fewer
         if any(t not in posterior.random_effects for t in spec.term_names):
             # from the cache, without task-level effects: sample again (same key, same draws) keeping
             # them; a term integrated out by quadrature has no draws at all, so that refit samples

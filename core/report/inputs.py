@@ -253,6 +253,12 @@ def fit_info_from_posterior(posterior) -> dict:
         v = getattr(posterior, key, None)
         if v is not None:
             info[key] = v
+    # a preset fitted without the terms the design cannot separate says so (core/design/presets.py)
+    from ..design.presets import TERMS_NOTE_PREFIX
+
+    term_notes = [str(n) for n in (getattr(posterior, "notes", None) or []) if str(n).startswith(TERMS_NOTE_PREFIX)]
+    if term_notes:
+        info["term_notes"] = term_notes
     sigma = getattr(posterior, "sigma", None)
     if isinstance(sigma, Mapping) and sigma:
         info["n_draws"] = int(np.asarray(next(iter(sigma.values()))).size)

@@ -795,6 +795,7 @@ def _methods_page(ct: SheetContent) -> list:
                "folded into it. Priors (brms defaults, seed 000 App. C.1.3): \u03c3<sub>F</sub> ~ "
                "half-Student-t(3, 0, 2.5), \u03bc ~ Student-t(3, 0, 2.5). This sheet's formula: "
                f"<font face='{st.FONT_MONO}' size='7'>{escape(info.get('formula', 'n/a'))}</font>."),
+             *(b(escape(n)) for n in info.get("term_notes", ())),  # preset terms the design cannot separate
              Paragraph("Reliability", ss["h2"]),
              b("Every estimand is computed per posterior draw and then summarised by its median and 68%/95% "
                "highest-density intervals, never as a ratio of posterior means. For an object o (model, or "
