@@ -342,19 +342,19 @@ def cmd_fit(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(out, indent=2, default=float))
         return EXIT_OK
+    from .formatting import convergence_verdict, fmt_interval, fmt_var
+
     d = out["diagnostics"]
-    status = "converged" if d["converged"] else "NOT CONVERGED"
     print(f"{args.path}: {out['formula']}")
     if result.terms is not None and result.terms.note:
         print(f"note: {result.terms.note}")
     print(f"{out['n_cells']:,} binomial cells, {out['n_trials']:,} trials; {out['device']}; "
           f"{out['wall_seconds']:.1f} s{' (from cache)' if result.from_cache else ''}")
     print(f"{'term':<28}{'sigma^2 median':>15}{'95% interval':>24}")
-    for term, c in out["components"].items():
-        print(f"{term:<28}{c['median']:>15.3f}   [{c['lower95']:.3f}, {c['upper95']:.3f}]")
-    print(f"{'residual (pi^2/3)':<28}{out['residual']:>15.3f}")
-    print(f"{status}: max R-hat {d['max_rhat']:.3f}, min bulk ESS {d['min_ess_bulk']:.0f}, "
-          f"{d['divergences']} divergences")
+    for term, c in out["components"].items():  # printed as the sheet prints variances (core.formatting)
+        print(f"{term:<28}{fmt_var(c['median']):>15}   {fmt_interval(c['lower95'], c['upper95'], fmt_var)}")
+    print(f"{'residual (pi^2/3)':<28}{fmt_var(out['residual']):>15}")
+    print(convergence_verdict(d))
     for p in d["problems"]:
         print(f"  problem: {p}")
     print(f"cache: {out['cache']['path']}")

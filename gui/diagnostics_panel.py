@@ -28,6 +28,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from ..core.formatting import convergence_verdict
 from ..core.model.diagnostics import MAX_R_HAT, MIN_ESS_BULK, Diagnostics
 from . import plots
 from .components_panel import numeric_item, text_item
@@ -67,11 +68,13 @@ class DiagnosticsPanel(QWidget):
         self.verdict.setTextFormat(Qt.RichText)
         self.verdict.setWordWrap(True)
         self.verdict.setTextInteractionFlags(Qt.TextSelectableByMouse)
+        verdict = _html(convergence_verdict({"converged": d.converged, "max_rhat": d.max_r_hat,
+                                             "min_ess_bulk": d.min_ess_bulk, "divergences": d.divergences}))
         if d.converged:
-            head = "<b style='color:#006400'>Converged</b>: R-hat \u2264 1.01 and bulk ESS \u2265 400 for every " \
-                   "variance component, no divergent transition."
+            head = f"<b style='color:#006400'>{verdict}</b>: R-hat \u2264 {MAX_R_HAT} and bulk ESS \u2265 " \
+                   f"{MIN_ESS_BULK} for every variance component, no divergent transition."
         else:
-            head = "<b style='color:#a40000'>NOT converged</b> \u2014 the numbers of this fit are not to be " \
+            head = f"<b style='color:#a40000'>{verdict}</b> \u2014 the numbers of this fit are not to be " \
                    "trusted:<ul>" + "".join(f"<li>{_html(p)}</li>" for p in d.problems) + "</ul>"
         lines = [f"{d.n_draws:,} post-warmup draws; divergent transitions: {d.divergences}",
                  "E-BFMI per chain: " + ", ".join(f"{v:.2f}" for v in np.atleast_1d(d.ebfmi))]

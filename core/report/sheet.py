@@ -43,6 +43,7 @@ from reportlab.platypus import (BaseDocTemplate, CondPageBreak, Frame, KeepInFra
                                 PageTemplate, Paragraph, Spacer, Table)
 
 from ..files import write_bytes_atomic
+from ..formatting import convergence_verdict
 from . import figures as fig
 from . import styles as st
 from .content import (E_RHO2, GEQ, PHI, SIGMA2, TIMES, SheetContent, escape, fmt_coef, fmt_interval, fmt_n,
@@ -101,22 +102,8 @@ def footer_lines(inputs: ReportInputs, *, date: str | None) -> list[str]:
         extra.append(f"{float(info['wall_seconds']):,.0f} s")
     if info.get("n_draws"):
         extra.append(f"{fmt_n(info['n_draws'])} draws")
-    conv = info.get("converged")
-    bits = []
-    if info.get("max_rhat") is not None:
-        bits.append(f"max R-hat {float(info['max_rhat']):.3f}")
-    if info.get("min_ess_bulk") is not None:
-        bits.append(f"min bulk ESS {fmt_n(round(float(info['min_ess_bulk'])))}")
-    if info.get("divergences") is not None:
-        bits.append(f"{fmt_n(info['divergences'])} divergences")
-    if conv is True:
-        ctext = "converged"
-    elif conv is False:
-        ctext = "<b>NOT converged</b>"
-    else:
-        ctext = "not checked here"
-    if bits:
-        ctext += f" ({', '.join(bits)})"
+    # The same verdict line as `ddr fit` prints (core.formatting), in bold when the fit did not converge.
+    ctext = escape(convergence_verdict(info)).replace("NOT converged", "<b>NOT converged</b>")
     if info.get("approximate"):
         ctext += "; <b>approximate method</b>"
     l2 = (f"Fit: {escape(info.get('method', 'n/a'))}; {escape(sset)}" + (f"; {'; '.join(extra)}" if extra else "")
