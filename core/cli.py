@@ -2,7 +2,8 @@
 
 Every number it prints comes from the same core functions the app and the DDR
 sheet use.  Exit status: 0 on success, 2 on invalid input (the message goes to
-stderr), 1 on an unexpected failure.
+stderr), 3 when ``ddr fit`` made or reopened a fit that did not converge (unless
+``--allow-unconverged``), 1 on an unexpected failure, 130 when interrupted.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ import numpy as np
 from .. import __version__
 from .corpus.issues import CorpusError
 
-EXIT_OK, EXIT_FAILURE, EXIT_INVALID = 0, 1, 2
+EXIT_OK, EXIT_FAILURE, EXIT_INVALID, EXIT_UNCONVERGED = 0, 1, 2, 3
 
 
 def _add_corpus_arguments(p: argparse.ArgumentParser) -> None:
@@ -213,17 +214,18 @@ def cmd_dstudy(args: argparse.Namespace) -> int:
         print("ddr: give a corpus or cached fit, or --components FILE", file=sys.stderr)
         return EXIT_INVALID
     try:
-        observed = None
+        observed = verdict = None
         if args.components is not None:
             components = read_components(args.components)
         else:
             from .fitting import components_for_dstudy
 
-            components, observed = components_for_dstudy(args)
+            components, observed, verdict = components_for_dstudy(args)
         design = _design_from_args(args, observed)
         if observed is not None:  # the state's prices apply to the observed design too (frontier grid)
             observed = dataclasses.replace(observed, price_per_trial=design.price_per_trial)
-        summary = dstudy_summary(components, design, target=args.target, budget=args.budget, observed=observed)
+        summary = dstudy_summary(components, design, target=args.target, budget=args.budget, observed=observed,
+                                 verdict=verdict)
         if getattr(args, "external_ranking", None) is not None:
             from .analyses.external_ranking import external_ranking_summary
 
@@ -287,6 +289,8 @@ def fit_summary(result) -> dict:
                        "sigma_mean": float(np.mean(s))}
     d = post.diagnostics
     return {
+        "converged": bool(d.converged),
+        "verdict": d.verdict(),
         "formula": post.spec.formula,
         "terms": list(post.spec.term_names),
         "components": comps,
@@ -341,7 +345,7 @@ def cmd_fit(args: argparse.Namespace) -> int:
     out = fit_summary(result)
     if args.json:
         print(json.dumps(out, indent=2, default=float))
-        return EXIT_OK
+        return _fit_exit(out, args)
     from .formatting import convergence_verdict, fmt_interval, fmt_var
 
     d = out["diagnostics"]
@@ -358,7 +362,19 @@ def cmd_fit(args: argparse.Namespace) -> int:
     for p in d["problems"]:
         print(f"  problem: {p}")
     print(f"cache: {out['cache']['path']}")
-    return EXIT_OK
+    return _fit_exit(out, args)
+
+
+def _fit_exit(out: dict, args: argparse.Namespace) -> int:
+    """0 for a converged fit; 3 (with the reason on stderr) for one that did not, unless allowed."""
+    if out["converged"] or args.allow_unconverged:
+        return EXIT_OK
+    from .formatting import convergence_verdict
+
+    print(f"ddr: {convergence_verdict(out['verdict'])}: the numbers of this fit are provisional; refit with "
+          "more draws or a longer warmup (the warnings above say how many), or pass --allow-unconverged "
+          "to exit 0 anyway", file=sys.stderr)
+    return EXIT_UNCONVERGED
 
 
 def _read_prices(path: Path) -> dict[str, float]:
@@ -635,6 +651,8 @@ def build_parser() -> argparse.ArgumentParser:
                         "benchmark:task:model) out by checked Gauss-Hermite quadrature; off: sample every level")
     p.add_argument("--cache", type=Path, help="cache folder (default $DDR_CACHE_DIR or ~/.cache/ddr-explorer)")
     p.add_argument("--no-cache", action="store_true", help="neither read nor write the cache")
+    p.add_argument("--allow-unconverged", action="store_true",
+                   help="exit 0 even when the fit did not converge (default: exit 3)")
     p.add_argument("--quiet", action="store_true", help="no progress on stderr")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=cmd_fit)

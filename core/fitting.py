@@ -86,7 +86,15 @@ def posterior_to_entry(post, corpus: Corpus | None = None) -> CacheEntry:
         "corpus_hash": None if corpus is None else corpus.content_hash,
         "corpus_name": None if corpus is None else corpus.name,
     }
+    diag = getattr(post, "diagnostics", None)
+    if diag is not None:  # the verdict travels with the file (issue 16): a reader need not recompute it
+        meta["verdict"] = diag.verdict()
     return CacheEntry(arrays=arrays, meta=meta, dims=dims)
+
+
+def verdict_of(post) -> dict:
+    """The convergence verdict of a posterior (:meth:`~.model.diagnostics.Diagnostics.verdict`)."""
+    return post.diagnostics.verdict()
 
 
 def posterior_from_entry(entry: CacheEntry):
@@ -286,8 +294,9 @@ def settings_from_args(args):
 
 
 def components_for_dstudy(args):
-    """For ``ddr dstudy PATH``: the components of a cached fit file or of a corpus's fit, and the
-    corpus's observed design (:func:`~.dstudy.observed_design`; None for a fit file)."""
+    """For ``ddr dstudy PATH``: the components of a cached fit file or of a corpus's fit, the corpus's
+    observed design (:func:`~.dstudy.observed_design`; None for a fit file) and the fit's convergence
+    verdict (:func:`verdict_of`)."""
     from .cache import CacheFileError, read_fit_file
     from .dstudy import observed_design
 
@@ -299,7 +308,7 @@ def components_for_dstudy(args):
             raise ValueError(f"{path}: {exc}") from None
         if getattr(args, "token_prices", None) is not None:
             raise ValueError(f"--token-prices needs the corpus's token counts: give the corpus, not the fit {path}")
-        return components_from_posterior(post), None
+        return components_from_posterior(post), None, verdict_of(post)
     from .corpus.columns import options_from_args
     from .corpus.io import load_corpus
 
@@ -317,4 +326,4 @@ def components_for_dstudy(args):
                                claim=getattr(args, "claim", "relative"), prices=prices)
     result = fit_corpus(corpus, preset, settings, cache_dir=getattr(args, "cache", None),
                         strict_terms=bool(getattr(args, "strict_terms", False)))
-    return components_from_posterior(result.posterior), observed
+    return components_from_posterior(result.posterior), observed, verdict_of(result.posterior)

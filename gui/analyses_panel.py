@@ -18,6 +18,7 @@ import pyqtgraph as pg
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QAbstractItemView, QHBoxLayout, QLabel, QSplitter, QTableWidget, QVBoxLayout, QWidget
 
+from ..core.analyses.runner import convergence_of
 from . import plots
 from .components_panel import numeric_item, text_item
 
@@ -140,7 +141,11 @@ class AnalysesPanel(QWidget):
             t.verticalHeader().hide()
             t.setEditTriggers(QAbstractItemView.NoEditTriggers)
             t.resizeColumnsToContents()
-        self.summary = QLabel("<br>".join(_html(x) for x in lines) or "No analysis has run.")
+        # the fits' convergence first: numbers resting on unconverged refits are labelled (core's count)
+        conv = [f"{name}: {f['n_converged']} of {f['n_fits']} fits converged"
+                + ("" if f["n_converged"] == f["n_fits"] else " — PROVISIONAL: some fits did not converge")
+                for name, f in convergence_of(results)["fits"].items()]
+        self.summary = QLabel("<br>".join(_html(x) for x in [*conv, *lines]) or "No analysis has run.")
         self.summary.setTextFormat(Qt.RichText)
         self.summary.setWordWrap(True)
         self.summary.setTextInteractionFlags(Qt.TextSelectableByMouse)

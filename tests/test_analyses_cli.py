@@ -118,8 +118,13 @@ def test_bad_ranking_file_exits_2_naming_it(fake_sampler, capsys, corpus_csv, tm
 def test_analyses_on_a_corpus_then_on_its_cache_file(fake_sampler, capsys, corpus_csv, tmp_path):
     cache = tmp_path / "cache"
     out = run(capsys, "analyses", corpus_csv, "--which", "difficulty,lomo,loo,lobo", "--cache", cache, *FAST)
-    assert set(out) == {"difficulty", "lomo", "loo", "lobo"}
+    assert set(out) == {"converged", "convergence", "difficulty", "lomo", "loo", "lobo"}
     assert out["difficulty"]["n_fitted"] == 5 and len(out["difficulty"]["strata"]) == 4
+    # every fit behind an analysis is checked against the convergence gate and counted (issue 16)
+    fits = out["convergence"]["fits"]
+    assert fits["difficulty"]["n_fits"] == 5 and fits["lomo"]["n_fits"] == 6 and "loo" not in fits
+    assert out["converged"] == all(f["n_converged"] == f["n_fits"] for f in fits.values())
+    assert 0 <= fits["difficulty"]["n_converged"] <= 5
     assert [r["left_out"] for r in out["lomo"]["rows"]] == ["(none)", "m00", "m01", "m02", "m03", "m04"]
     assert out["lobo"] == {"skipped": "the corpus has one benchmark; nothing to leave out"}
     assert out["loo"]["n_cells"] == 100 and out["loo"]["good"] + out["loo"]["bad"] + out["loo"]["very_bad"] == 100

@@ -193,6 +193,8 @@ class DifficultyStudy:
         Stratum label -> why its fit failed.
     n_fitted, n_cached
         Fits sampled / reopened from the cache.
+    n_fits, n_converged
+        Fits behind the numbers, and how many of them passed the convergence gate.
     """
 
     profile: DifficultyProfile
@@ -202,6 +204,8 @@ class DifficultyStudy:
     errors: dict = field(default_factory=dict)
     n_fitted: int = 0
     n_cached: int = 0
+    n_fits: int = 0
+    n_converged: int = 0
 
     def to_dict(self) -> dict:
         """Plain JSON-ready numbers: per stratum median and 95% HDI, the gap, the design."""
@@ -214,7 +218,8 @@ class DifficultyStudy:
                            for lab, n, m, e in zip(p.labels, self.strata.stratum_n, self.strata.stratum_mean,
                                                    p.erho2)],
                 "aggregate": summ(p.aggregate), "gap_aggregate_minus_hardest": p.gap,
-                "design": self.design.to_dict(), "n_fitted": self.n_fitted, "n_cached": self.n_cached}
+                "design": self.design.to_dict(), "n_fitted": self.n_fitted, "n_cached": self.n_cached,
+                "n_fits": self.n_fits, "n_converged": self.n_converged}
 
 
 def stratum_masks(corpus, strata: TaskDifficulty) -> list[np.ndarray]:
@@ -279,7 +284,8 @@ def difficulty_study(corpus, spec="per-benchmark", settings=None, cache_dir: str
              for job, r in zip(jobs, batch.results)}
     profile = DifficultyProfile.from_draws(strata.labels, [draws[lab] for lab in strata.labels], draws["aggregate"],
                                            strata.stratum_mean)
-    return DifficultyStudy(profile, strata, design, draws, dict(batch.errors), batch.n_fitted, batch.n_cached)
+    return DifficultyStudy(profile, strata, design, draws, dict(batch.errors), batch.n_fitted, batch.n_cached,
+                           batch.n_fits, batch.n_converged)
 
 
 def run_difficulty_study(corpus, spec="per-benchmark", settings=None, cache_dir: str | Path | None = None,

@@ -173,6 +173,8 @@ class HeldOutStudy:
         ``error`` (why a split was dropped, else None).
     n_fitted, n_cached
         Fits sampled / reopened from the cache.
+    n_fits, n_converged
+        Fits behind the numbers, and how many of them passed the convergence gate.
     """
 
     result: HeldOutReliability | None
@@ -181,6 +183,8 @@ class HeldOutStudy:
     n_cached: int = 0
     settings: object = None
     errors: dict = field(default_factory=dict)
+    n_fits: int = 0
+    n_converged: int = 0
 
     def to_dict(self) -> dict:
         r = self.result
@@ -191,7 +195,8 @@ class HeldOutStudy:
                 "train_fraction": None if r is None else r.train_fraction,
                 "splits": self.splits.replace({np.nan: None}).to_dict(orient="records"),
                 "settings": None if self.settings is None else dataclasses.asdict(self.settings),
-                "n_fitted": self.n_fitted, "n_cached": self.n_cached}
+                "n_fitted": self.n_fitted, "n_cached": self.n_cached, "n_fits": self.n_fits,
+                "n_converged": self.n_converged}
 
 
 def held_out_study(corpus, spec="per-benchmark", settings=None, cache_dir: str | Path | None = None,
@@ -239,6 +244,7 @@ def held_out_study(corpus, spec="per-benchmark", settings=None, cache_dir: str |
         jobs += [FitJob(f"split {i + 1} train", tc, spec), FitJob(f"split {i + 1} held-out", hc, spec)]
     # one seed per split: different splits should not share Monte Carlo error
     rows, batch_fitted, batch_cached, errors, split_seconds = [], 0, 0, {}, []
+    n_fits = n_converged = 0
     for i in range(n_splits):
         pair = jobs[2 * i: 2 * i + 2]
         st = dataclasses.replace(base, seed=base.seed + i)
@@ -257,6 +263,8 @@ def held_out_study(corpus, spec="per-benchmark", settings=None, cache_dir: str |
             split_seconds.append(time.perf_counter() - t_split)
         batch_fitted += b.n_fitted
         batch_cached += b.n_cached
+        n_fits += b.n_fits
+        n_converged += b.n_converged
         row = {"split": i + 1, "projected": np.nan, "held_out": np.nan, "gap": np.nan,
                "n_train_trials": sizes[i][0], "n_held_out_trials": sizes[i][1], "error": None}
         if b.errors:
@@ -275,7 +283,7 @@ def held_out_study(corpus, spec="per-benchmark", settings=None, cache_dir: str |
     if ok.sum() >= 2:
         result = HeldOutReliability(table["projected"].to_numpy()[ok], table["held_out"].to_numpy()[ok],
                                     train_fraction, "(agent, task) cell")
-    return HeldOutStudy(result, table, batch_fitted, batch_cached, base, errors)
+    return HeldOutStudy(result, table, batch_fitted, batch_cached, base, errors, n_fits, n_converged)
 
 
 def run_heldout(corpus, spec="per-benchmark", settings=None, cache_dir: str | Path | None = None,

@@ -73,6 +73,16 @@ class BatchResult:
     n_cached: int = 0
     wall_seconds: float = 0.0
 
+    @property
+    def n_fits(self) -> int:
+        """Fits that ran or were reopened (failed jobs left out)."""
+        return sum(r is not None for r in self.results)
+
+    @property
+    def n_converged(self) -> int:
+        """Fits that passed the convergence gate (R-hat, bulk ESS, no divergence)."""
+        return sum(r is not None and bool(r.posterior.diagnostics.converged) for r in self.results)
+
 
 def check_cancel(cancel: CancelCallback | None, what: str) -> None:
     """Raise :class:`FitCancelled` when ``cancel()`` says so (``what`` says where)."""

@@ -103,6 +103,7 @@ def studies_to_dict(studies: dict) -> dict:
         elif name in ("lobo", "lomo"):
             out[name] = {"facet": "benchmark" if name == "lobo" else "model", "design": st.attrs["design"],
                          "n_fitted": st.attrs["n_fitted"], "n_cached": st.attrs["n_cached"],
+                         "n_fits": st.attrs.get("n_fits"), "n_converged": st.attrs.get("n_converged"),
                          "rows": st.to_dict(orient="records")}
         else:
             out[name] = st.to_dict()
@@ -129,18 +130,41 @@ def sheet_analyses(studies: dict) -> dict:
 def run_analyses(corpus, which, spec, settings, *, cache_dir: str | Path | None = None, n_splits: int = 50,
                  n_strata: int = 4, posterior=None, progress=None, cancel=None) -> dict:
     """:func:`run_analysis_studies`, as one JSON-ready dict per analysis (:func:`studies_to_dict`)."""
-    return studies_to_dict(run_analysis_studies(corpus, which, spec, settings, cache_dir=cache_dir,
-                                                n_splits=n_splits, n_strata=n_strata, posterior=posterior,
-                                                progress=progress, cancel=cancel))
+    out = studies_to_dict(run_analysis_studies(corpus, which, spec, settings, cache_dir=cache_dir,
+                                               n_splits=n_splits, n_strata=n_strata, posterior=posterior,
+                                               progress=progress, cancel=cancel))
+    conv = convergence_of(out)
+    # the verdict first (issue 16): "converged" is false when any fit behind any analysis was not
+    return {"converged": conv["converged"], "convergence": conv, **out}
 
 
 def _f(x, fmt="{:.3f}"):
     return "n/a" if x is None else fmt.format(x)
 
 
+def convergence_of(result: dict) -> dict:
+    """How many of the fits behind each analysis passed the convergence gate, and whether all did.
+
+    Returns
+    -------
+    dict
+        ``{"converged": bool or None, "fits": {analysis: {"n_fits": n, "n_converged": k}}}``;
+        ``converged`` is None when no analysis counted its fits (PSIS-LOO reuses the main fit).
+    """
+    fits = {name: {"n_fits": r["n_fits"], "n_converged": r["n_converged"]} for name, r in result.items()
+            if isinstance(r, dict) and r.get("n_fits") is not None}
+    converged = None if not fits else all(f["n_converged"] == f["n_fits"] for f in fits.values())
+    return {"converged": converged, "fits": fits}
+
+
 def format_analyses(result: dict) -> str:
-    """Plain text of :func:`run_analyses`."""
+    """Plain text of :func:`run_analyses` (the fits' convergence first)."""
     lines = []
+    conv = result.get("convergence") or convergence_of(result)
+    for name, f in conv["fits"].items():
+        ok = f["n_converged"] == f["n_fits"]
+        lines.append(f"{name}: {f['n_converged']} of {f['n_fits']} fits converged"
+                     + ("" if ok else " - its numbers rest on unconverged fits and are PROVISIONAL"))
     d = result.get("difficulty")
     if d:
         lines.append("Difficulty-conditional Erho2 (seed 003 sec. 5.3; every stratum at the corpus's design):")

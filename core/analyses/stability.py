@@ -132,7 +132,8 @@ def stability_table(corpus, facet: str, spec="per-benchmark", settings=None, cac
         if c not in table:
             table[c] = np.nan
     table["delta_erho2"] = table["erho2"] - table["erho2"].iloc[0] if "erho2" in table else np.nan
-    table.attrs.update(facet=facet, design=design.to_dict(), n_fitted=batch.n_fitted, n_cached=batch.n_cached)
+    table.attrs.update(facet=facet, design=design.to_dict(), n_fitted=batch.n_fitted, n_cached=batch.n_cached,
+                       n_fits=batch.n_fits, n_converged=batch.n_converged)
     first = ["left_out", "model", "n_models", "n_benchmarks", "n_tasks", "n_trials", "erho2", "erho2_lower95",
              "erho2_upper95", "delta_erho2", "spearman", "kendall"]
     ordered = [c for c in first if c in table] + [c for c in table if c not in first and c != "error"] + ["error"]

@@ -11,7 +11,7 @@ take their numbers from it, and :func:`format_dstudy` prints them with
 
 from __future__ import annotations
 
-from ..formatting import estimand_symbol, fmt_coef, fmt_design, fmt_n, fmt_prob, fmt_usd, fmt_var
+from ..formatting import convergence_verdict, estimand_symbol, fmt_coef, fmt_design, fmt_n, fmt_prob, fmt_usd, fmt_var
 from ..reliability import as_components, estimand_table, to_jsonable
 from .allocation import allocation_for_summary
 from .curves import DStudyModel
@@ -23,7 +23,7 @@ OVER = {"n_tasks": "task", "n_scaffolds": "scaffold", "n_benchmarks": "benchmark
 
 
 def dstudy_summary(components, design: DStudyDesign, target: float | None = None, budget: float | None = None,
-                   observed: DStudyDesign | None = None) -> dict:
+                   observed: DStudyDesign | None = None, verdict: dict | None = None) -> dict:
     """Estimands, minimum sizes and P(target met) for a design.
 
     Parameters
@@ -40,6 +40,10 @@ def dstudy_summary(components, design: DStudyDesign, target: float | None = None
         cheapest design reaching the target (:func:`~.budget.budget_search`).
     observed
         The corpus's own design, whose sizes set the frontier's grid (default: ``design``).
+    verdict
+        The convergence verdict of the fit the components come from
+        (:meth:`~ddr_explorer.core.model.diagnostics.Diagnostics.verdict`); None for components
+        that do not come from a fit here (typed in, read from a paper).
 
     Returns
     -------
@@ -73,6 +77,9 @@ def dstudy_summary(components, design: DStudyDesign, target: float | None = None
         min_n[over] = {"median": q[0.5], "lower95": q[0.025], "upper95": q[0.975],
                        "p_reachable": req.p_reachable, "observed": req.observed_n}
     out = {
+        # the verdict first: every number below is only as good as the fit behind it (issue 16)
+        "converged": None if verdict is None else bool(verdict["converged"]),
+        "verdict": verdict,
         "object": table.object,
         "estimand": design.estimand,
         "target": target,
@@ -95,8 +102,16 @@ def format_dstudy(s: dict) -> str:
     """Readable text of :func:`dstudy_summary` (numbers through :mod:`..formatting`)."""
     d = s["design"]
     sym = estimand_symbol(s["estimand"])
+    v = s.get("verdict")
+    if v is None:
+        head = "fit: none here (components supplied): no convergence check"
+    elif v["converged"]:
+        head = f"fit: {convergence_verdict(v)}"
+    else:
+        head = (f"fit: {convergence_verdict(v)}; EVERY NUMBER BELOW IS PROVISIONAL: "
+                + "; ".join(v.get("problems") or []))
     cost = fmt_usd(d["cost"]) if d["cost"] > 0 else "no prices"
-    lines = [f"D-study for {s['object']} ({'ranking' if s['estimand'] == 'Erho2' else 'absolute decisions'}); "
+    lines = [head, f"D-study for {s['object']} ({'ranking' if s['estimand'] == 'Erho2' else 'absolute decisions'}); "
              f"components from {s['source']}",
              f"design: {fmt_n(d['n_tasks'])} tasks x {fmt_n(d['n_scaffolds'])} scaffolds x "
              f"{fmt_n(d['n_benchmarks'])} benchmarks x {fmt_n(d['n_replicates'])} replicates; "

@@ -72,6 +72,18 @@ class Diagnostics:
     def min_ess_tail(self) -> float:
         return float(self.components["ess_tail"].min())
 
+    def verdict(self) -> dict:
+        """The convergence verdict as plain JSON: what every number built from this fit carries.
+
+        ``converged``, ``max_rhat``, ``min_ess_bulk``, ``min_ess_tail``, ``divergences``,
+        ``min_ebfmi``, ``problems``, ``warnings`` (the draws to ask for are among them) and ``n_draws``.
+        It is stored in the fit's cache file and put at the top of every ``--json`` built from the fit.
+        """
+        return {"converged": bool(self.converged), "max_rhat": self.max_r_hat, "min_ess_bulk": self.min_ess_bulk,
+                "min_ess_tail": self.min_ess_tail, "divergences": int(self.divergences),
+                "min_ebfmi": float(np.min(self.ebfmi)) if np.size(self.ebfmi) else None,
+                "problems": list(self.problems), "warnings": list(self.warnings), "n_draws": int(self.n_draws)}
+
     def __str__(self) -> str:
         head = "converged" if self.converged else "NOT converged: " + "; ".join(self.problems)
         return f"{head}\n{self.table.to_string(float_format=lambda v: f'{v:.3f}')}"

@@ -27,7 +27,7 @@ RESULTS = {
                            for k in range(4)]
                 + [{"split": 4, "projected": None, "held_out": None, "gap": None, "n_train_trials": 100,
                     "n_held_out_trials": 40, "error": "sampler failed"}],
-                "settings": None, "n_fitted": 10, "n_cached": 0},
+                "settings": None, "n_fitted": 10, "n_cached": 0, "n_fits": 8, "n_converged": 7},
     "loo": {"n_cells": 1000, "good": 990, "bad": 8, "very_bad": 2, "elpd_loo": -1234.5, "elpd_se": 21.0,
             "p_loo": 88.2, "max_pareto_k": 1.3, "from_cache": False},
 }
@@ -73,3 +73,10 @@ def test_analyses_run_in_the_background_and_cancel(qtbot, tmp_path):
     assert "cancel" in blocker.args[0].lower()
     assert w.model_panel.progress.format() == "cancelled" and w.model_panel.fit_button.isEnabled()
     assert w.analyses is None and w.tabs.tabText(TABS.index("Analyses")) == "Analyses"
+
+
+def test_analyses_panel_says_how_many_fits_converged_first(qtbot):
+    panel = AnalysesPanel(RESULTS)
+    qtbot.addWidget(panel)
+    first = panel.summary.text().split("<br>")[0]
+    assert first == "heldout: 7 of 8 fits converged \u2014 PROVISIONAL: some fits did not converge"

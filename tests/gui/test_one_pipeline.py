@@ -38,6 +38,7 @@ BENCH = "terminal-bench-2.0"
 def state(tmp_path_factory):
     cache = tmp_path_factory.mktemp("one-pipeline-cache")
     assert main(["fit", str(demo_corpus_path()), "--preset", "per-benchmark", "--cache", str(cache), "--quiet",
+                 "--allow-unconverged",
                  "--json", *FIT]) == 0
     corpus = load_corpus(demo_corpus_path())
     result = fit_corpus(corpus, "per-benchmark", SETTINGS, cache_dir=cache)
