@@ -286,6 +286,7 @@ def fit_summary(result) -> dict:
     return {
         "formula": post.spec.formula,
         "terms": list(post.spec.term_names),
+        "priors": post.spec.priors.to_dict(),  # the priors this fit used (read back from the cache with it)
         "components": comps,
         "residual": post.spec.residual_variance,
         "diagnostics": {"max_rhat": d.max_r_hat, "min_ess_bulk": d.min_ess_bulk, "min_ess_tail": d.min_ess_tail,
@@ -343,6 +344,9 @@ def cmd_fit(args: argparse.Namespace) -> int:
     for term, c in out["components"].items():
         print(f"{term:<28}{c['median']:>15.3f}   [{c['lower95']:.3f}, {c['upper95']:.3f}]")
     print(f"{'residual (pi^2/3)':<28}{out['residual']:>15.3f}")
+    from .report.priors import priors_text
+
+    print(f"priors: {priors_text(out['priors'])}")
     print(f"{status}: max R-hat {d['max_rhat']:.3f}, min bulk ESS {d['min_ess_bulk']:.0f}, "
           f"{d['divergences']} divergences")
     for p in d["problems"]:
