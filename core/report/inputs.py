@@ -221,7 +221,8 @@ def _get(obj, *names, default=None):
 def fit_info_from_posterior(posterior) -> dict:
     """The :attr:`ReportInputs.fit_info` of a posterior (read by attribute; the sampler is not imported).
 
-    Reads ``spec.formula``, ``spec.priors`` (key ``priors``, see :mod:`.priors`), ``settings`` (a dataclass or dict), ``diagnostics``
+    Reads ``spec.formula``, ``spec.priors`` (key ``priors``, see :mod:`.priors`), ``settings``
+    (a dataclass or dict), ``diagnostics``
     (``converged``, ``max_r_hat``/``max_rhat``, ``min_ess_bulk``,
     ``divergences``, ``problems``), ``device`` and ``wall_seconds``; missing
     attributes are left out.
