@@ -293,6 +293,7 @@ def fit_summary(result) -> dict:
         "verdict": d.verdict(),
         "formula": post.spec.formula,
         "terms": list(post.spec.term_names),
+        "priors": post.spec.priors.to_dict(),  # the priors this fit used (read back from the cache with it)
         "components": comps,
         "residual": post.spec.residual_variance,
         "diagnostics": {"max_rhat": d.max_r_hat, "min_ess_bulk": d.min_ess_bulk, "min_ess_tail": d.min_ess_tail,
@@ -358,6 +359,9 @@ def cmd_fit(args: argparse.Namespace) -> int:
     for term, c in out["components"].items():  # printed as the sheet prints variances (core.formatting)
         print(f"{term:<28}{fmt_var(c['median']):>15}   {fmt_interval(c['lower95'], c['upper95'], fmt_var)}")
     print(f"{'residual (pi^2/3)':<28}{fmt_var(out['residual']):>15}")
+    from .report.priors import priors_text
+
+    print(f"priors: {priors_text(out['priors'])}")
     print(convergence_verdict(d))
     for p in d["problems"]:
         print(f"  problem: {p}")

@@ -686,6 +686,7 @@ class MainWindow(QMainWindow):
 
     def _show_diagnostics(self) -> None:
         """The Diagnostics tab of the current fit (with the PSIS-LOO Pareto k summary once the analyses ran)."""
+        from ..core.report.priors import priors_text
         from .diagnostics_panel import DiagnosticsPanel
 
         result = self.fit_result
@@ -695,6 +696,7 @@ class MainWindow(QMainWindow):
                 "settings": ", ".join(f"{k}={getattr(post.settings, k)}" for k in
                                       ("chains", "warmup", "draws", "seed", "target_accept")),
                 "model": post.spec.formula,
+                "priors": priors_text(post.spec.priors.to_dict()),  # the fit's own, not the Model tab's
                 "cache": f"{result.cache_path}" + (" (reopened)" if result.from_cache else "")}
         loo = (self.analyses or {}).get("loo")
         self.diagnostics_panel = DiagnosticsPanel(diag, info, getattr(post, "pareto_k", None),

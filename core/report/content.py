@@ -752,7 +752,11 @@ def _decision_taxonomy(ct: SheetContent) -> Decision:
         text = (f"The fit has error-category terms ({parts}), but no per-category breakdown was supplied. "
                 "Variance is not frequency: the categories with the most failures need not be where agents differ.")
         return Decision(5, q, text, "partial")
-    text = ("This corpus has no failure taxonomy (no error-category facet). If a vendor shows one, the categories "
+    # no number here comes from a computation the project does not have: say what is missing and how to get it
+    text = ("<b>Not computed:</b> a failure taxonomy needs an error-category facet, and this corpus has none. "
+            "To get one, add an error_category column (also read as error, error_type, failure_category or failure_mode) "
+            "naming each trial's failure category, and fit the ddr preset (seed 003 Eq. 1: agent, task, step, "
+            "error category); the sheet then shows the error-category variances. If a vendor shows one, the categories "
             "with the most failures are not necessarily where agents differ (seed 003: rank correlation \u22120.20); "
             f"ask for the per-category agent {TIMES} task variance and treat trace-level failure profiles "
             "as unpredictable (72% of their variance is trace-specific).")

@@ -37,6 +37,7 @@ from ..analyses.loo import LooSummary
 from ..dstudy import DEFAULT_TARGETS, CostRanking, DStudyDesign, accuracy_per_dollar, corpus_prices, observed_design
 from ..fitting import components_from_posterior, theta_from_posterior
 from ..reliability import VarianceComponents, as_components
+from .priors import priors_of
 
 __all__ = [
     "ANALYSIS_KEYS",
@@ -100,7 +101,8 @@ class ReportInputs:
         draws, warmup, seed, target_accept, ...), ``converged`` (bool or None
         when unknown), ``max_rhat``, ``min_ess_bulk``, ``divergences``,
         ``device``, ``wall_seconds``, ``approximate`` (bool), ``problems``
-        (list of str), ``n_draws``.
+        (list of str), ``n_draws``, ``priors`` (the fit's priors,
+        :meth:`~ddr_explorer.core.model.formula.Priors.to_dict` form; absent: not recorded).
     accuracy
         Mean success and mean cost per trial per agent, with the accuracy and
         accuracy-per-dollar ranks (:func:`~ddr_explorer.core.dstudy.accuracy_per_dollar`).
@@ -219,7 +221,8 @@ def _get(obj, *names, default=None):
 def fit_info_from_posterior(posterior) -> dict:
     """The :attr:`ReportInputs.fit_info` of a posterior (read by attribute; the sampler is not imported).
 
-    Reads ``spec.formula``, ``settings`` (a dataclass or dict), ``diagnostics``
+    Reads ``spec.formula``, ``spec.priors`` (key ``priors``, see :mod:`.priors`), ``settings``
+    (a dataclass or dict), ``diagnostics``
     (``converged``, ``max_r_hat``/``max_rhat``, ``min_ess_bulk``,
     ``divergences``, ``problems``), ``device`` and ``wall_seconds``; missing
     attributes are left out.
@@ -228,6 +231,9 @@ def fit_info_from_posterior(posterior) -> dict:
     formula = _get(posterior, "spec", "formula")
     if formula:
         info["formula"] = str(formula)
+    priors = priors_of(posterior)  # the fit's own priors, printed in the method notes and footer
+    if priors is not None:
+        info["priors"] = priors
     settings = getattr(posterior, "settings", None)
     if settings is not None:
         if hasattr(settings, "__dataclass_fields__"):

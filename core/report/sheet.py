@@ -49,6 +49,7 @@ from . import styles as st
 from .content import (E_RHO2, GEQ, PHI, SIGMA2, TIMES, SheetContent, escape, fmt_coef, fmt_interval, fmt_n,
                       fmt_pct, fmt_prob, fmt_r, fmt_sig3, fmt_usd, fmt_var, sheet_content, term_label)
 from .inputs import ReportInputs
+from .priors import priors_are_default, priors_text
 
 __all__ = ["build_sheet", "render_sheet", "footer_lines"]
 
@@ -106,6 +107,8 @@ def footer_lines(inputs: ReportInputs, *, date: str | None) -> list[str]:
     ctext = escape(convergence_verdict(info)).replace("NOT converged", "<b>NOT converged</b>")
     if info.get("approximate"):
         ctext += "; <b>approximate method</b>"
+    if info.get("priors"):  # the fit's own priors (see _priors_note)
+        extra.append(f"priors {priors_text(info['priors'], markup=True)}")
     l2 = (f"Fit: {escape(info.get('method', 'n/a'))}; {escape(sset)}" + (f"; {'; '.join(extra)}" if extra else "")
           + f" \u00b7 Convergence: {ctext}")
     sw = ", ".join(f"{escape(k)} {escape(v)}" for k, v in inputs.versions.items())
@@ -767,6 +770,16 @@ def _diagnostics_page(ct: SheetContent) -> list:
     return story
 
 
+def _priors_note(info) -> str:
+    """The method notes' sentence on priors: those the fit used (``fit_info["priors"]``), never assumed."""
+    pri = info.get("priors")
+    if not pri:
+        return "Priors: not recorded with these components (they were supplied, not fitted here)."
+    origin = ("brms defaults, seed 000 App. C.1.3" if priors_are_default(pri) else
+              "edited from the brms defaults of seed 000 App. C.1.3")
+    return f"Priors of this fit ({origin}): {priors_text(pri, markup=True)}."
+
+
 def _methods_page(ct: SheetContent) -> list:
     ss = st.stylesheet()
     inp = ct.inputs
@@ -779,8 +792,7 @@ def _methods_page(ct: SheetContent) -> list:
                "with an independent random intercept u<sub>F</sub> ~ N(0, \u03c3\u00b2<sub>F</sub>) for "
                "every term F of the formula (seed 000 Eqs. 2 and 6; seed 003 Eq. 1). The latent residual is the "
                "logistic variance e = \u03c0\u00b2/3 \u2248 3.29; the highest-order cell interaction is "
-               "folded into it. Priors (brms defaults, seed 000 App. C.1.3): \u03c3<sub>F</sub> ~ "
-               "half-Student-t(3, 0, 2.5), \u03bc ~ Student-t(3, 0, 2.5). This sheet's formula: "
+               f"folded into it. {_priors_note(info)} This sheet's formula: "
                f"<font face='{st.FONT_MONO}' size='7'>{escape(info.get('formula', 'n/a'))}</font>."),
              *(b(escape(n)) for n in info.get("term_notes", ())),  # preset terms the design cannot separate
              Paragraph("Reliability", ss["h2"]),

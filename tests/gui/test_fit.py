@@ -400,3 +400,20 @@ def test_background_task_signals_in_order_and_discard(qtbot):
     assert wait_for_tasks(10)
     qtbot.wait(50)
     assert ignored == [] and not slow.running
+
+
+def test_diagnostics_name_the_fits_priors_not_the_model_tabs(fitted):
+    """Issue 16 item 3: the app prints the priors the fit used; editing the Model tab afterwards changes
+    the next fit, not what is shown for this one."""
+    w = fitted["window"]
+    before = dict(w.state.priors)
+    assert w.fit_result.posterior.spec.priors.sigma.scale == 2.5  # the module fit used the defaults
+    w.state.update(priors={"sigma": {"df": 3.0, "scale": 1.0}})
+    try:
+        w._show_diagnostics()
+        text = w.diagnostics_panel.verdict.text()
+        assert "priors: \u03c3_F ~ half-Student-t(3, 0, 2.5), \u03bc ~ Student-t(3, 0, 2.5)" in text
+        assert "half-Student-t(3, 0, 1)" not in text
+    finally:
+        w.state.update(priors=before)
+        w._show_diagnostics()
