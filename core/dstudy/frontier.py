@@ -16,6 +16,7 @@ import numpy as np
 
 from ..reliability import (Summary, _median_sorted, as_components, hdi_sorted, summarize, to_jsonable)
 
+from .grids import frontier_grids
 from .curves import DStudyModel, _check_target, _coef_matrix, _continuous_threshold, _order_stat
 from .sizes import DStudyDesign
 
@@ -95,8 +96,8 @@ def cost_frontier(components, design: DStudyDesign, n_tasks=None, n_scaffolds=No
     design
         Fixes object, claim, replicates, models compared and prices.
     n_tasks, n_scaffolds, n_benchmarks
-        Grids (defaults: :func:`default_grid` for tasks thinned to 40 values,
-        scaffolds 1..8, benchmarks 1..max(9, design)); facets absent from the
+        Grids (default: :func:`.grids.frontier_grids` of ``design``: 40 log-spaced task
+        counts, scaffolds 1..8, benchmarks 1..max(9, design)); facets absent from the
         fit, or in the object, stay at the design's value.
     target, prob
         Target coefficient and assurance.
@@ -110,9 +111,10 @@ def cost_frontier(components, design: DStudyDesign, n_tasks=None, n_scaffolds=No
             return np.array([design.size_of(f)])
         return np.asarray(default if values is None else values, dtype=np.float64)
 
-    gt = grid(n_tasks, "task", np.unique(np.round(np.geomspace(1, max(1000, 4 * design.effective_n_tasks), 40))))
-    ga = grid(n_scaffolds, "scaffold", np.arange(1, 9.0))
-    gb = grid(n_benchmarks, "benchmark", np.arange(1, max(9, int(design.effective_n_benchmarks)) + 1.0))
+    default = frontier_grids(design)  # the grids of the app, `ddr dstudy --budget` and the sheet
+    gt = grid(n_tasks, "task", default["n_tasks"])
+    ga = grid(n_scaffolds, "scaffold", default["n_scaffolds"])
+    gb = grid(n_benchmarks, "benchmark", default["n_benchmarks"])
     t, a, b = (m.ravel() for m in np.meshgrid(gt, ga, gb, indexing="ij"))
     base = design.sizes()
     base.pop("task"), base.pop("scaffold"), base.pop("benchmark")
