@@ -348,7 +348,9 @@ def test_corollary32_breadth_raises_reliability(v, na, n):
     if bm + bma / na > 1e-9:
         assert all(b > a for a, b in zip(r, r[1:]))
     else:
-        assert_allclose(r, r[0], rtol=1e-12)
+        # benchmark variance <= 1e-9 against a model variance >= 0.01: breadth moves reliability by < 1e-6
+        # relative (an example with v = 8.9e-12 moved it 2.9e-11, beyond the 1e-12 this said before)
+        assert_allclose(r, r[0], rtol=1e-6)
 
 
 # ---------------------------------------------------------------------------
