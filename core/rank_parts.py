@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from typing import Iterable, Sequence
 
-__all__ = ["model_parts", "parts_from_posterior", "part_reasons"]
+__all__ = ["model_parts", "parts_from_posterior", "part_reasons", "within_part_correlations"]
 
 
 def _model_of(name: str) -> str:
@@ -115,3 +115,42 @@ def part_reasons(parts: Sequence[Sequence[str]], what: str = "models") -> list[s
                    f"other {what}, with {_names(others)}, so no rank or dominance between the parts is identified "
                    f"(seed 000 App. E); they are ranked among themselves.")
     return out
+
+
+def within_part_correlations(x, y, part_of) -> tuple[float, float]:
+    """Spearman rho and Kendall tau-b between two rankings, over comparisons inside one part only.
+
+    With one part these are :func:`~.ranks.spearman_rho` and
+    :func:`~.ranks.kendall_tau` exactly.  With several, Kendall's tau-b counts
+    only the pairs of models in one part (a pair across parts has no
+    identified order, seed 000 App. E), and Spearman's rho is the Pearson
+    correlation of the ranks taken within each part and centred per part (the
+    pooled within-part rank correlation).  NaN when no part holds two models.
+
+    Parameters
+    ----------
+    x, y
+        Scores of the same models (higher is better in both or lower in both).
+    part_of
+        The part index of each model.
+    """
+    import numpy as np
+    from scipy.stats import rankdata
+
+    x, y, g = (np.asarray(v) for v in (x, y, part_of))
+    x, y = x.astype(np.float64), y.astype(np.float64)
+    i, j = np.triu_indices(len(x), 1)
+    keep = g[i] == g[j]
+    i, j = i[keep], j[keep]
+    sx, sy = np.sign(x[i] - x[j]), np.sign(y[i] - y[j])
+    den = np.sqrt(np.count_nonzero(sx) * np.count_nonzero(sy))
+    tau = float(np.dot(sx, sy) / den) if den > 0 else float("nan")
+    rx, ry = np.zeros(len(x)), np.zeros(len(y))
+    for k in np.unique(g):
+        m = g == k
+        if m.sum() >= 2:
+            rx[m] = rankdata(x[m]) - rankdata(x[m]).mean()
+            ry[m] = rankdata(y[m]) - rankdata(y[m]).mean()
+    den = np.sqrt(np.dot(rx, rx) * np.dot(ry, ry))
+    rho = float(np.dot(rx, ry) / den) if den > 0 else float("nan")
+    return rho, tau
