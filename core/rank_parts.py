@@ -32,7 +32,8 @@ def _model_of(name: str) -> str:
     return str(name).split(" / ")[0]
 
 
-def model_parts(components: Iterable[Iterable[str]] | None, names: Sequence[str]) -> list[list[str]] | None:
+def model_parts(components: Iterable[Iterable[str]] | None, names: Sequence[str], *,
+                require_known: bool = False) -> list[list[str]] | None:
     """Group ranked levels (models or systems) by the connected part of the design they lie in.
 
     Parameters
@@ -52,7 +53,9 @@ def model_parts(components: Iterable[Iterable[str]] | None, names: Sequence[str]
         column order, when the ranked levels fall into two or more parts; None
         when they all lie in one part (rank them together, as always).  A name
         the graph does not know is kept in a part of its own (it cannot be
-        linked to the others either).
+        linked to the others either).  With ``require_known``, a name the
+        graph does not know gives None instead (the ranked levels are not of
+        this corpus: the app's posterior may come from another file).
     """
     comps = [list(c) for c in (components or [])]
     if len(comps) < 2:
@@ -71,6 +74,8 @@ def model_parts(components: Iterable[Iterable[str]] | None, names: Sequence[str]
             unknown.append([str(n)])
         else:
             groups.setdefault(k, []).append(str(n))
+    if unknown and require_known:
+        return None
     parts = [groups[k] for k in sorted(groups)] + unknown
     return parts if len(parts) > 1 else None
 
