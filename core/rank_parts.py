@@ -85,22 +85,28 @@ def parts_from_posterior(post, names: Sequence[str]) -> list[list[str]] | None:
 
     The level tables of a fit's interaction terms (``benchmark:model``,
     ``model:scaffold``, ...) list exactly the observed pairs, so they rebuild the
-    incidence graph's edges.  A fit with no such term (one benchmark, no
-    scaffold term) gives one part: every model then met on a common benchmark.
+    incidence graph's edges.  A fit with no term that pairs models with
+    benchmarks (a per-benchmark fit of one benchmark, where every model shares
+    that benchmark) gives None (one part).
     """
     import networkx as nx
 
     g = nx.Graph()
+    linked = False
     for term, levels in (getattr(post, "levels", None) or {}).items():
         if levels is None:
             continue
         cols = [c for c in getattr(levels, "columns", []) if c in ("benchmark", "model", "scaffold")]
+        # only a term pairing models with benchmarks shows every benchmark a model ran on
+        linked |= "model" in cols and "benchmark" in cols
         for c in cols:
             g.add_nodes_from(f"{c}:{v}" for v in levels[c].astype(str))
         for i in range(len(cols)):
             for j in range(i + 1, len(cols)):
                 g.add_edges_from(zip((f"{cols[i]}:{v}" for v in levels[cols[i]].astype(str)),
                                      (f"{cols[j]}:{v}" for v in levels[cols[j]].astype(str))))
+    if not linked:  # one benchmark (per-benchmark fit), or the fit cannot tell: one part, as always
+        return None
     comps = sorted((sorted(c) for c in nx.connected_components(g)), key=lambda c: (-len(c), c))
     return model_parts(comps, names)
 

@@ -109,6 +109,11 @@ def test_parts_from_a_fit_alone():
     Post.levels["benchmark:model"].loc[5] = ["B1", "E"]  # E also ran on B1: one part
     assert parts_from_posterior(Post(), MODELS) is None
 
+    class OneBenchmark:  # one scaffold per model (a leaderboard), no benchmark column: one benchmark, one part
+        levels = {"model:scaffold": pd.DataFrame({"model": ["A", "B"], "scaffold": ["s1", "s2"]}),
+                  "task:model": pd.DataFrame({"task": ["t1", "u1"], "model": ["A", "B"]})}
+    assert parts_from_posterior(OneBenchmark(), ["A", "B"]) is None
+
 
 def test_bad_parts_and_reasons():
     with pytest.raises(ValueError, match="each of the 5 models once"):

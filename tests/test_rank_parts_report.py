@@ -105,3 +105,17 @@ def test_external_ranking_per_part(disconnected):
     from ddr_explorer.core.analyses.external_ranking import ExternalRankingError
     with pytest.raises(ExternalRankingError, match="no part of the design has two models"):
         _external_by_part(theta, MODELS, one, [["A", "B", "C"], ["D", "E"]], "lb.csv")
+
+
+def test_cli_parts_come_from_the_corpus_or_the_fit(disconnected, tmp_path):
+    from types import SimpleNamespace
+
+    from ddr_explorer.core.analyses.external_ranking import _rank_parts
+
+    corpus, _, _ = disconnected
+    csv = tmp_path / "c.csv"
+    corpus.table.to_csv(csv, index=False)
+    assert _rank_parts(SimpleNamespace(path=str(csv)), None, MODELS) == [["A", "B", "C"], ["D", "E"]]
+    # a cached fit: its benchmark:model levels are the observed pairs
+    post = SimpleNamespace(levels={"benchmark:model": corpus.table[["benchmark", "model"]].drop_duplicates()})
+    assert _rank_parts(SimpleNamespace(path=str(tmp_path / "fit.h5")), post, MODELS) == [["A", "B", "C"], ["D", "E"]]
