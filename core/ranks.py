@@ -170,6 +170,14 @@ class RankAnalysis:
         ``(M,)`` in input order.
     order
         Column indices sorted by global dominance, most dominant first (ties: by mean rank, then name).
+    parts
+        None for a connected design.  Otherwise the model names of each
+        connected part (:func:`~.rank_parts.model_parts`): ranks, dominance and
+        global dominance are then computed within each part only, a dominance
+        between two parts is NaN (not identified, never reported), and
+        ``order`` runs through the parts one after another.
+    part_reasons
+        One sentence per part saying why it is ranked on its own (empty when connected).
     """
 
     models: list[str]
@@ -177,6 +185,17 @@ class RankAnalysis:
     dominance: np.ndarray
     global_dominance: np.ndarray
     order: np.ndarray
+    parts: list[list[str]] | None = None
+    part_reasons: list[str] = field(default_factory=list)
+
+    @property
+    def part_of(self) -> np.ndarray:
+        """``(M,)`` index of each model's part (all 0 when connected)."""
+        out = np.zeros(len(self.models), dtype=np.int64)
+        for k, p in enumerate(self.parts or []):
+            for m in p:
+                out[self.models.index(m)] = k
+        return out
 
     @property
     def ordered_models(self) -> list[str]:
@@ -193,14 +212,57 @@ class RankAnalysis:
         return self.ranks.probabilities[self.order]
 
     def to_dict(self) -> dict:
-        return to_jsonable({"models": self.models, "ranks": self.ranks.to_dict(), "dominance": self.dominance,
-                            "global_dominance": self.global_dominance, "order": self.order,
-                            "ordered_models": self.ordered_models})
+        out = {"models": self.models, "ranks": self.ranks.to_dict(), "dominance": self.dominance,
+               "global_dominance": self.global_dominance, "order": self.order,
+               "ordered_models": self.ordered_models}
+        if self.parts is not None:  # cross-part dominance is NaN -> null in JSON
+            out.update(parts=self.parts, part_reasons=self.part_reasons)
+        return to_jsonable(out)
 
 
-def rank_analysis(theta, models: Sequence[str] | None = None) -> RankAnalysis:
-    """Rank distribution, dominance matrix, global dominance and heatmap order (seed 000 Figs. 13-14)."""
+def _rank_analysis_by_part(t: np.ndarray, models: list[str], parts: Sequence[Sequence[str]]) -> RankAnalysis:
+    """Each part ranked on its own and put side by side (cross-part dominance NaN); see :func:`rank_analysis`."""
+    from .rank_parts import part_reasons
+
+    parts = [[str(m) for m in p] for p in parts]
+    flat = [m for p in parts for m in p]
+    if sorted(flat) != sorted(models):
+        raise ValueError(f"the parts should hold each of the {len(models)} models once; they hold {len(flat)} "
+                         f"names ({', '.join(sorted(set(flat) ^ set(models))[:6]) or 'repeats'} differ)")
+    m = len(models)
+    probs, mean_rank, med, interval = np.zeros((m, m)), np.empty(m), np.empty(m), np.empty((m, 2))
+    dom, glob, order = np.full((m, m), np.nan), np.empty(m), []
+    for p in parts:
+        idx = np.array([models.index(x) for x in p], dtype=np.int64)
+        sub = rank_analysis(t[:, idx], p)
+        n = len(idx)
+        probs[np.ix_(idx, np.arange(n))] = sub.ranks.probabilities
+        mean_rank[idx], med[idx], interval[idx] = sub.ranks.mean_rank, sub.ranks.median_rank, sub.ranks.interval95
+        dom[np.ix_(idx, idx)] = sub.dominance
+        glob[idx] = sub.global_dominance
+        order.extend(idx[sub.order].tolist())
+    rd = RankDistribution(models, probs, mean_rank, med, interval)
+    return RankAnalysis(models, rd, dom, glob, np.array(order, dtype=np.int64), parts, part_reasons(parts))
+
+
+def rank_analysis(theta, models: Sequence[str] | None = None,
+                  parts: Sequence[Sequence[str]] | None = None) -> RankAnalysis:
+    """Rank distribution, dominance matrix, global dominance and heatmap order (seed 000 Figs. 13-14).
+
+    Parameters
+    ----------
+    theta, models
+        ``(S, M)`` latent-capability draws and the names of the M columns.
+    parts
+        The connected parts of a disconnected design (:func:`~.rank_parts.model_parts`).
+        Contrasts between parts are not identified (seed 000 App. E), so each
+        part is ranked on its own: the result for a part equals
+        ``rank_analysis`` of that part's columns alone, and every dominance
+        between parts is NaN.  None or a single part: all models together.
+    """
     t, models = _check_theta(theta, models)
+    if parts is not None and len(parts) > 1:
+        return _rank_analysis_by_part(t, models, parts)
     rd = rank_distribution(t, models)
     p = dominance_matrix(t)
     g = global_dominance(p)

@@ -861,6 +861,10 @@ class DStudyPanel(QWidget):
         self.dominance_image = plots.heatmap(self.dominance_plot, r.ordered_dominance, r.ordered_models,
                                              r.ordered_models, colormap="CET-D1", levels=(0.0, 1.0),
                                              bar_label="P(row > column)", number_rows=True, number_cols=True)
+        if r.parts is not None:  # core ranked each part alone; cross-part cells are NaN and draw blank
+            self.dominance_plot.setTitle(f"Rank dominance within {len(r.parts)} parts of a disconnected design "
+                                         "(blank: not identified)")
+            self.dominance_plot.setToolTip("\n".join(r.part_reasons))
 
 
 def _symbol(estimand: str) -> str:

@@ -399,7 +399,11 @@ class MainWindow(QMainWindow):
         from .ranks_panel import RanksPanel
 
         c = as_components(components)
-        ranks = rank_analysis(theta, model_names) if theta is not None else None
+        parts = None  # a disconnected corpus is ranked within its parts (SPEC sec. 6; core.rank_parts)
+        if theta is not None and model_names is not None and self.summary:
+            from ..core.rank_parts import model_parts
+            parts = model_parts(self.summary.get("components"), list(model_names), require_known=True)
+        ranks = rank_analysis(theta, model_names, parts) if theta is not None else None
         if observed_design is not None:
             self._adopt_design(observed_design)
         else:

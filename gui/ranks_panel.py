@@ -103,7 +103,10 @@ class RanksPanel(QWidget):
         self.caption = QLabel(
             f"{m} models, ordered by global dominance (mean over the others of P(\u03b8<sub>m</sub> > "
             f"\u03b8<sub>m'</sub>); seed 000 Figs. 13-14). Rank 1 is the best; intervals are equal-tailed 95%. "
-            f"Columns of the heatmap follow the numbered rows.")
+            f"Columns of the heatmap follow the numbered rows."
+            + (f"<br><b>Ranked within {len(r.parts)} parts of a disconnected design</b>: ranks count within each "
+               "part, rows run part by part, and a dominance between two parts is not identified (blank). "
+               + " ".join(r.part_reasons) if r.parts is not None else ""))
         self.caption.setWordWrap(True)
         self.export_button = plots.ExportButton(self.plots, self.tables)
         head = QHBoxLayout()

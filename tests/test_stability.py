@@ -97,3 +97,25 @@ def test_bad_facet_too_few_levels_and_cancel(fake_sampler, one_benchmark, tmp_pa
         leave_one_model_out(one_benchmark, "per-benchmark", SETTINGS, cache_dir=tmp_path,
                             cancel=lambda: len(bf.CALLS) >= 2)
     assert len(fake_sampler) == 2
+
+
+def test_rank_correlations_of_a_disconnected_corpus_stay_within_its_parts(fake_sampler, tmp_path):
+    """Two benchmarks that share no model or scaffold: LOMO's correlations count within-part pairs only."""
+    from ddr_explorer.core.rank_parts import within_part_correlations
+
+    a, b = _bench("b1", 1), _bench("b2", 2)
+    b["model"], b["scaffold"] = "q-" + b["model"], "q-" + b["scaffold"]  # part 2 shares nothing with part 1
+    corpus = bf.corpus_of(pd.concat([a, b], ignore_index=True), "two parts")
+    t = leave_one_model_out(corpus, "pooled", SETTINGS, cache_dir=tmp_path)
+    parts = t.attrs["rank_parts"]
+    assert [len(p) for p in parts] == [5, 5] and all(m.startswith("q-") for m in parts[1])
+    assert "share no benchmark or scaffold" in t.attrs["rank_part_reasons"][0]
+    full = bf.model_logits(corpus.table)
+    part_of = {m: k for k, p in enumerate(parts) for m in p}
+    models = corpus.table["model"].astype(str)
+    for _, row in t.iterrows():
+        mine = bf.model_logits(corpus.table if row.left_out == "(none)" else corpus.table[models != row.left_out])
+        common = [m for m in full.index if m in mine.index]
+        rho, tau = within_part_correlations(full[common].to_numpy(), mine[common].to_numpy(),
+                                            [part_of[m] for m in common])
+        assert row.spearman == pytest.approx(rho) and row.kendall == pytest.approx(tau)

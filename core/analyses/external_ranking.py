@@ -258,13 +258,61 @@ def external_ranking_summary(args) -> dict:
     ranking = read_external_ranking(args.external_ranking, getattr(args, "external_kind", None))
     post = _posterior_for_dstudy(args)
     theta, names = theta_from_posterior(post, "system" if getattr(args, "object", "model") == "system" else "model")
-    out = compare_with_external(theta, names, ranking).to_dict()
-    out["file"] = str(args.external_ranking)
-    return out
+    parts = _rank_parts(args, post, names)
+    if parts is None:
+        out = compare_with_external(theta, names, ranking).to_dict()
+        out["file"] = str(args.external_ranking)
+        return out
+    return _external_by_part(theta, [str(n).strip() for n in names], ranking, parts, str(args.external_ranking))
+
+
+def _rank_parts(args, post, names):
+    """The connected parts of the fit's design (None: connected); SPEC sec. 6, seed 000 App. E."""
+    from ..rank_parts import model_parts, parts_from_posterior
+
+    path = Path(args.path)
+    if path.suffix == ".h5":  # no corpus at hand: the fit's interaction levels are the observed pairs
+        return parts_from_posterior(post, names)
+    from ..corpus.io import load_corpus
+    from ..design import connectivity
+
+    return model_parts(connectivity(load_corpus(path, getattr(args, "format", None))).components, names)
+
+
+def _external_by_part(theta, names, ranking: ExternalRanking, parts, file: str) -> dict:
+    """A disconnected design: one agreement per part with two or more ranked models, never one across parts."""
+    from ..rank_parts import part_reasons
+
+    reasons = part_reasons(parts)
+    out_parts = []
+    for k, p in enumerate(parts):
+        row = {"part": k + 1, "models": p, "reason": reasons[k]}
+        in_file = [m for m in p if m in ranking.values]
+        if len(in_file) >= 2:
+            idx = [names.index(m) for m in p]
+            row["agreement"] = compare_with_external(theta[:, idx], p, ranking).to_dict()
+        else:
+            row["agreement"] = None
+            row["skipped"] = f"{len(in_file)} of its models in the ranking file; a rank correlation needs 2"
+        out_parts.append(row)
+    if all(r["agreement"] is None for r in out_parts):
+        raise ExternalRankingError(f"{ranking.source}: no part of the design has two models in the ranking file "
+                                   f"(the design is disconnected; models in the fit: {', '.join(names[:8])})")
+    return {"file": file, "kind": ranking.kind, "connected": False, "parts": out_parts}
 
 
 def format_external(d: dict) -> str:
     """Plain-text lines of :func:`external_ranking_summary`."""
+    if "parts" in d:  # a disconnected design: one block per part
+        lines = [f"external ranking {d['file']} ({d['kind']}s), within {len(d['parts'])} parts of a disconnected "
+                 "design (no comparison across parts):"]
+        for p in d["parts"]:
+            lines.append(f"part {p['part']}: {p['reason']}")
+            if p["agreement"] is None:
+                lines.append(f"  skipped: {p['skipped']}")
+            else:
+                lines.append("  " + format_external(dict(p["agreement"], file=d["file"])).replace("\n", "\n  "))
+        return "\n".join(lines)
     kd, sd = d["kendall_draws"], d["spearman_draws"]
     lines = [f"external ranking {d['file']} ({d['kind']}s, {d['n_models']} models in common):",
              f"  Kendall tau  {d['kendall_tau']:+.3f}  (per draw: median {kd['median']:+.3f}, "

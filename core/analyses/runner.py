@@ -105,6 +105,8 @@ def studies_to_dict(studies: dict) -> dict:
                          "n_fitted": st.attrs["n_fitted"], "n_cached": st.attrs["n_cached"],
                          "n_fits": st.attrs.get("n_fits"), "n_converged": st.attrs.get("n_converged"),
                          "rows": st.to_dict(orient="records")}
+            if "rank_parts" in st.attrs:  # rank correlations within the parts of a disconnected corpus
+                out[name].update(rank_parts=st.attrs["rank_parts"], rank_part_reasons=st.attrs["rank_part_reasons"])
         else:
             out[name] = st.to_dict()
     return to_jsonable(out)
@@ -196,6 +198,9 @@ def format_analyses(result: dict) -> str:
             lines.append(f"{what}: skipped ({t['skipped']})")
             continue
         lines.append(f"{what} (Erho2 at the full corpus's design; rank correlation with the full fit):")
+        if t.get("rank_parts"):
+            lines.append(f"  rank correlations over pairs within one of {len(t['rank_parts'])} parts only:")
+            lines.extend(f"  {r}" for r in t["rank_part_reasons"])
         lines.append(f"  {'left out':<24}{'Erho2':>8}{'change':>9}{'Spearman':>10}{'Kendall':>9}")
         for r in t["rows"]:
             if r.get("error"):

@@ -10,7 +10,9 @@ table row per fit, the full corpus first:
   per-draw coefficient,
 - ``spearman``, ``kendall``: rank correlation between the model ranking of
   this fit and the full fit's (posterior mean of ``theta_m = u_m``, SPEC
-  sec. 5), over the models both fits hold (a left-out model is not compared),
+  sec. 5), over the models both fits hold (a left-out model is not compared);
+  for a disconnected corpus over pairs within one of its parts only
+  (:func:`~.rank_parts.within_part_correlations`; ``table.attrs["rank_parts"]``),
 - ``delta_erho2``: ``erho2`` minus the full fit's,
 - ``error``: why a refit failed (its numbers are then missing).
 
@@ -102,6 +104,13 @@ def stability_table(corpus, facet: str, spec="per-benchmark", settings=None, cac
     if batch.results[0] is None:
         raise ValueError(f"the fit of the whole corpus failed: {batch.errors['(none)']}")
     full_theta = _model_means(batch.results[0].posterior)
+    parts = part_of = None
+    if full_theta is not None:
+        from ..design import connectivity
+        from ..rank_parts import model_parts, within_part_correlations
+
+        parts = model_parts(connectivity(corpus).components, list(full_theta.index))
+        part_of = {m: k for k, p in enumerate(parts or []) for m in p}
     terms = list(batch.results[0].posterior.sigma)
     rows = []
     for job, res in zip(jobs, batch.results):
@@ -122,7 +131,10 @@ def stability_table(corpus, facet: str, spec="per-benchmark", settings=None, cac
         th = _model_means(post)
         if th is not None and full_theta is not None:
             common = [m for m in full_theta.index if m in th.index]
-            if len(common) >= 2:
+            if len(common) >= 2 and parts is not None:  # a disconnected corpus: compare within its parts
+                row["spearman"], row["kendall"] = within_part_correlations(
+                    full_theta[common].to_numpy(), th[common].to_numpy(), [part_of[m] for m in common])
+            elif len(common) >= 2:
                 row["spearman"] = spearman_rho(full_theta[common].to_numpy(), th[common].to_numpy())
                 row["kendall"] = kendall_tau(full_theta[common].to_numpy(), th[common].to_numpy())
         row["error"] = None
@@ -134,6 +146,10 @@ def stability_table(corpus, facet: str, spec="per-benchmark", settings=None, cac
     table["delta_erho2"] = table["erho2"] - table["erho2"].iloc[0] if "erho2" in table else np.nan
     table.attrs.update(facet=facet, design=design.to_dict(), n_fitted=batch.n_fitted, n_cached=batch.n_cached,
                        n_fits=batch.n_fits, n_converged=batch.n_converged)
+    if parts is not None:
+        from ..rank_parts import part_reasons
+
+        table.attrs.update(rank_parts=parts, rank_part_reasons=part_reasons(parts))
     first = ["left_out", "model", "n_models", "n_benchmarks", "n_tasks", "n_trials", "erho2", "erho2_lower95",
              "erho2_upper95", "delta_erho2", "spearman", "kendall"]
     ordered = [c for c in first if c in table] + [c for c in table if c not in first and c != "error"] + ["error"]

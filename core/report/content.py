@@ -29,6 +29,7 @@ from ..dstudy import (BreadthCurve, BudgetSearch, CostFrontier, DStudyDesign, DS
 from ..dstudy.summary import dstudy_summary
 from ..formatting import (E_RHO2, GEQ, LEQ, NDASH, PHI, SIGMA2, TIMES, fmt_coef, fmt_interval, fmt_n,  # noqa: F401
                           fmt_pct, fmt_prob, fmt_r, fmt_sig3, fmt_usd, fmt_var)
+from ..rank_parts import model_parts
 from ..ranks import RankAgreement, RankAnalysis, rank_analysis, ranking_agreement
 from ..reliability import (DETECTION_ERHO2, RESIDUAL_LOGISTIC, Summary, canonical_term, capability_gap_ratio,
                            split_term, summarize, variance_shares)
@@ -195,6 +196,9 @@ class SheetContent:
     #: Median width of the 95% rank intervals (places) and the models whose rank is certain.
     rank_width_median: float | None = None
     n_certain_ranks: int | None = None
+    #: A disconnected design: the rank agreement of each part with two or more models
+    #: (``(part index, RankAgreement)``; ``agreement`` is then None: it would compare across parts).
+    part_agreements: list = field(default_factory=list)
     #: The budget's tasks per benchmark (:func:`~.dstudy.allocate_budget` as a dict), None without one.
     allocation: dict | None = None
     #: The sentence under the allocation table, or why there is no allocation (empty without a budget).
@@ -365,11 +369,18 @@ def sheet_content(inputs: ReportInputs) -> SheetContent:
 
     # -- ranks -----------------------------------------------------------------
     ranks = agreement = None
+    part_agreements: list = []
     if inputs.theta is not None and inputs.theta.shape[1] >= 2:
-        ranks = rank_analysis(inputs.theta, inputs.model_names)
+        # a disconnected design is ranked within its parts only (SPEC sec. 6; seed 000 App. E)
+        parts = model_parts((inputs.corpus_summary or {}).get("components"), inputs.model_names)
+        ranks = rank_analysis(inputs.theta, inputs.model_names, parts)
         ref = {m: v for m, v in inputs.model_accuracy.items() if m in set(ranks.models)}
-        if len(ref) >= 2:
+        if len(ref) >= 2 and parts is None:
             agreement = ranking_agreement(inputs.theta, ref, inputs.model_names)
+        for k, p in enumerate(parts or []):
+            idx = [ranks.models.index(m) for m in p]
+            if sum(m in ref for m in p) >= 2:
+                part_agreements.append((k, ranking_agreement(inputs.theta[:, idx], ref, p)))
 
     required_90 = view.readouts.required.n_for_assurance(0.9)
     content = SheetContent(
@@ -378,6 +389,7 @@ def sheet_content(inputs: ReportInputs) -> SheetContent:
         meaning_text=meaning, components=rows, gap=gap, gap_text=gap_text, frontier=frontier, search=search,
         breadth=breadth,
         ranks=ranks, agreement=agreement, notices=[], decisions=[], required_90=required_90)
+    content.part_agreements = part_agreements
     content.cost_bands = _cost_bands(content) if frontier is not None else {}
     if frontier is not None and inputs.budget is not None:
         content.allocation, content.allocation_text = _allocation(c, d, inputs.budget)
@@ -431,7 +443,7 @@ def _notices(ct: SheetContent) -> list[Notice]:
         out.append(Notice("serious", "Disconnected design.",
                           f"The benchmark-model-scaffold graph falls into {n_comp} components: models in different "
                           "components never met on common tasks, so their contrasts are not identified "
-                          "(seed 000 App. E). Compare within a component only."))
+                          "(seed 000 App. E). Ranks and dominance are computed and shown within each component only."))
     if ct.headline["median"] < NEAR_ZERO:
         out.append(Notice("serious", "Reliability near zero.",
                           f"{E_RHO2 if ct.estimand == 'Erho2' else PHI} median {fmt_coef(ct.headline['median'])}: "

@@ -639,10 +639,12 @@ def rank_dominance_figure(ranks, width: float = 523, *, max_models: int = 60, la
         d.add(String(x_heat - 3, yy + row * 0.5 - font * 0.35, st.ellipsize(name, label_width - 4, st.FONT, font),
                      fontName=st.FONT, fontSize=font, fillColor=st.INK, textAnchor="end"))
         for j in range(n):
-            col = st.PANEL if i == j else st.diverging(dom[i, j])
-            d.add(Rect(x_heat + j * cell, yy, cell, row, fillColor=col, strokeColor=colors.white,
+            # NaN: two parts of a disconnected design, not identified (blank, no number)
+            known = bool(np.isfinite(dom[i, j]))
+            col = st.PANEL if i == j else (st.diverging(dom[i, j]) if known else colors.white)
+            d.add(Rect(x_heat + j * cell, yy, cell, row, fillColor=col, strokeColor=colors.white if known else st.RULE,
                        strokeWidth=0.25 if cell > 5 else 0))
-            if cell >= 11 and i != j:
+            if cell >= 11 and i != j and known:
                 p = dom[i, j]
                 d.add(String(x_heat + (j + 0.5) * cell, yy + cell * 0.5 - 1.6, f"{p:.2f}"[1:] if p < 1 else "1",
                              fontName=st.FONT, fontSize=4.3, textAnchor="middle",

@@ -656,10 +656,14 @@ def _ranks_page(ct: SheetContent) -> list:
                     f"&gt; \u03b8<sub>m'</sub>)); {fmt_n(ra.ranks.probabilities.shape[0])} models, "
                     f"{fmt_n(inp.theta.shape[0])} posterior draws (seed 000 Figs. 13\u201314)."
                     + (f" The {shown} most dominant of {m} models are shown." if shown < m else ""), "body_after"))
+    if ra.parts is not None:
+        story.append(_p(f"<b>Ranked within {len(ra.parts)} parts of a disconnected design.</b> Models are numbered "
+                        "and ordered part by part; a dominance between two parts is not identified and is left "
+                        "blank. " + " ".join(escape(r) for r in ra.part_reasons), "note"))
     story.append(fig.rank_dominance_figure(ra, st.FRAME_WIDTH))
     top = ra.order[0]
     lo, hi = ra.ranks.interval95[top]
-    txt = (f"The most dominant model, {escape(_name(ra.models[top], 50))}, has a 95% rank interval "
+    txt = (f"The most dominant model{' of part 1' if ra.parts is not None else ''}, {escape(_name(ra.models[top], 50))}, has a 95% rank interval "
            f"{fmt_n(lo)}\u2013{fmt_n(hi)}. ")
     txt += (f"Median width of the 95% rank intervals: {fmt_n(ct.rank_width_median)} places; "
             f"{_count(ct.n_certain_ranks, 'model')} with a certain rank.")
@@ -669,6 +673,9 @@ def _ranks_page(ct: SheetContent) -> list:
                 f"Kendall \u03c4 = {fmt_r(a.kendall_tau)}, Spearman \u03c1 = {fmt_r(a.spearman_rho)} "
                 f"(per draw: \u03c4 median {fmt_r(a.kendall_draws.median)}, 95% "
                 f"{fmt_r(a.kendall_draws.hdi95[0])}\u2013{fmt_r(a.kendall_draws.hdi95[1])}).")
+    for k, a in ct.part_agreements:
+        txt += (f" Part {k + 1}: agreement with the observed mean success per model, Kendall \u03c4 = "
+                f"{fmt_r(a.kendall_tau)}, Spearman \u03c1 = {fmt_r(a.spearman_rho)} ({a.n_models} models).")
     story.append(_p(txt, "caption"))
     return story
 
