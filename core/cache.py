@@ -1,31 +1,51 @@
-"""The fit cache: one HDF5 file per fit, written atomically, verified on read.
+"""The fit cache: one ArviZ InferenceData netCDF-4 file per fit, written atomically, verified on read.
 
-Layout of a cache file (open it with plain ``h5py``; nothing in it is pickled)::
+A cache file is a netCDF-4 file (netCDF-4 is HDF5), written with ``h5netcdf``:
+``arviz.from_netcdf(path)`` opens it with named dimensions and coordinates, and
+plain ``h5py`` still reads every array.  Nothing in it is pickled.  Layout::
 
-    /                       attrs: format = "ddr-explorer-fit", format_version,
+    /                       global attrs: format = "ddr-explorer-fit", format_version = 2,
                                    key (hex SHA-256), package_version, created,
-                                   meta (JSON text: spec, priors, sampler settings,
-                                   corpus hash and name, diagnostics, device, ...)
-    /<group>/<name>         one dataset per array, e.g. /posterior/sigma_task
-                            with shape (chain, draw, ...); attrs: sha256 of the
-                            array's bytes, dims (JSON list of dimension names)
-    /complete               attrs: n_arrays; written last
+                                   meta (JSON text: spec with priors, sampler settings,
+                                   corpus hash and name, verdict, levels, notes, device, ...),
+                                   n_arrays (the number of arrays; written last)
+    /posterior              mu (chain, draw); sigma (chain, draw, term), coordinate
+                            term = the term names; u_<term> (chain, draw, <term>_level)
+                            per kept random-effect term (":" written "__"), coordinate
+                            <term>_level = the level labels as strings
+    /sample_stats           diverging, energy, n_steps, tree_depth, acceptance_rate,
+                            step_size, lp (ArviZ's names), and the sampler's own extras
+    /warmup_sample_stats    the warmup's n_steps and diverging (when kept)
+
+Each array is one netCDF variable of the group named by the first part of its
+:class:`CacheEntry` name (``"posterior/mu"`` -> variable ``mu`` of ``/posterior``;
+a name without a group goes to ``/ddr_arrays``).  Its attributes hold
+``ddr_name`` (the entry name, so a read gives back exactly the entry written),
+``ddr_dims`` (the entry's dimension names, JSON) and ``sha256`` (of the array's
+bytes); a boolean array is stored as int8 with ``dtype = "bool"`` (netCDF has no
+booleans; xarray and this reader decode it back).  Dimensions the entry does not name are called ``chain`` and ``draw``
+for the first two axes of a posterior or sample-statistics array (ArviZ's
+convention) and ``<variable>_dim_<i>`` otherwise; every dimension has a
+coordinate (the entry's labels, or 0, 1, 2, ...).
 
 The key hashes everything that determines the draws: the corpus content, the
-formula, the priors, the sampler settings and the package version
-(:func:`cache_key`).  A file is written under a unique temporary name in the
-same folder and renamed over the final name, so readers only ever see a
-complete file, and two processes writing one key both leave a complete file
-(the last rename wins; both are identical fits).  On read, the format marker,
-version, key, completeness flag and every array's checksum are verified; a
+formula, the priors, the sampler settings, the package version and the format
+version (:func:`cache_key`), so a file of another format is never read as this
+one.  A file is written under a unique temporary name in the same folder and
+renamed over the final name (:func:`~.files.atomic_path`), so readers only ever
+see a complete file, and two processes writing one key both leave a complete
+file (the last rename wins; both are identical fits).  On read, the format
+marker, version, key, array count and every array's checksum are verified; a
 truncated, corrupt or foreign file is reported as a :class:`CacheProblem` and
-the caller refits.
+the caller refits.  A file of format version 1 (DDR Explorer's own HDF5 layout
+before this one) is reported as an old-format file and refitted once.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,7 +55,13 @@ import numpy as np
 from .files import atomic_path
 
 FORMAT = "ddr-explorer-fit"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
+#: The plain-HDF5 layout of format version 1; read only to say that a file is old.
+OLD_FORMAT_VERSIONS = (1,)
+#: The group of arrays whose entry name has no group part.
+DEFAULT_GROUP = "ddr_arrays"
+#: Groups whose arrays are (chain, draw, ...) in ArviZ's scheme.
+_DRAW_GROUPS = ("posterior", "sample_stats", "warmup_posterior", "warmup_sample_stats", "log_likelihood")
 
 
 def _package_version() -> str:
@@ -49,10 +75,15 @@ def canonical_json(obj) -> str:
     return json.dumps(obj, sort_keys=True, separators=(",", ":"), default=str)
 
 
-def cache_key(*, corpus_hash: str, spec: dict, priors: dict, settings: dict, version: str | None = None) -> str:
-    """SHA-256 key of a fit from everything that determines its draws."""
+def cache_key(*, corpus_hash: str, spec: dict, priors: dict, settings: dict, version: str | None = None,
+              format_version: int = FORMAT_VERSION) -> str:
+    """SHA-256 key of a fit from everything that determines its draws (and the file format's version).
+
+    ``format_version`` other than the current one gives the key an older release stored the same fit
+    under (:meth:`FitCache.load` looks for such a file to say it is old).
+    """
     payload = canonical_json({"corpus": corpus_hash, "spec": spec, "priors": priors, "settings": settings,
-                              "version": version or _package_version(), "format": FORMAT_VERSION})
+                              "version": version or _package_version(), "format": format_version})
     return hashlib.sha256(payload.encode()).hexdigest()
 
 
@@ -62,11 +93,16 @@ def _digest(a: np.ndarray) -> str:
 
 @dataclass
 class CacheEntry:
-    """What a cache file holds: named arrays and JSON-serialisable metadata."""
+    """What a cache file holds: named arrays, JSON-serialisable metadata, dimension names and labels.
+
+    ``arrays`` are keyed ``"<group>/<variable>"`` (e.g. ``"posterior/mu"``); ``dims`` names the axes of
+    an array; ``coords`` gives the labels (strings) of a dimension, e.g. the term names of ``"term"``.
+    """
 
     arrays: dict[str, np.ndarray]
     meta: dict = field(default_factory=dict)
     dims: dict[str, list[str]] = field(default_factory=dict)
+    coords: dict[str, list[str]] = field(default_factory=dict)
 
 
 @dataclass
@@ -78,6 +114,35 @@ class CacheProblem:
 
     def __str__(self) -> str:
         return f"cached fit {self.path} is unusable ({self.reason}); refitting"
+
+
+_UNSAFE = re.compile(r"[^A-Za-z0-9_.\-]")
+
+
+def _safe(name: str) -> str:
+    """A netCDF-safe name: ":" becomes "__" (as in the ArviZ conversion), any other odd character "_"."""
+    return _UNSAFE.sub("_", name.replace(":", "__"))
+
+
+def _layout(entry: CacheEntry) -> dict[str, dict[str, tuple[str, np.ndarray, list[str]]]]:
+    """group -> variable -> (entry name, array, netCDF dims), checked for clashes."""
+    groups: dict[str, dict[str, tuple[str, np.ndarray, list[str]]]] = {}
+    for name, arr in entry.arrays.items():
+        arr = np.asarray(arr)
+        if arr.dtype.kind not in "biuf":
+            raise TypeError(f"cache arrays must be numeric; {name!r} is {arr.dtype}")
+        group, _, var = name.partition("/") if "/" in name else (DEFAULT_GROUP, "", name)
+        group, var = _safe(group), _safe(var.replace("/", "."))
+        given = list(entry.dims.get(name, []))
+        if given and len(given) != arr.ndim:
+            raise ValueError(f"cache array {name!r} has {arr.ndim} axes but dims {given}")
+        dims = [_safe(d) for d in given] if given else [
+            ("chain", "draw")[i] if group in _DRAW_GROUPS and arr.ndim >= 2 and i < 2 else f"{var}_dim_{i}"
+            for i in range(arr.ndim)]
+        if var in groups.setdefault(group, {}):
+            raise ValueError(f"cache arrays {groups[group][var][0]!r} and {name!r} map to one variable {var!r}")
+        groups[group][var] = (name, arr, dims)
+    return groups
 
 
 class FitCache:
@@ -97,36 +162,70 @@ class FitCache:
 
     # -- write ---------------------------------------------------------------------
     def store(self, key: str, entry: CacheEntry) -> Path:
-        """Write ``entry`` under ``key`` atomically and return the file's path."""
+        """Write ``entry`` under ``key`` atomically as an ArviZ netCDF-4 file and return its path."""
+        import h5netcdf
         import h5py
 
+        groups = _layout(entry)  # before any file exists: a bad entry leaves nothing behind
         self.root.mkdir(parents=True, exist_ok=True)
         final = self.path_for(key)
         with atomic_path(final) as tmp:
-            with h5py.File(tmp, "w") as f:
+            with h5netcdf.File(tmp, "w") as f:
                 f.attrs["format"] = FORMAT
                 f.attrs["format_version"] = FORMAT_VERSION
                 f.attrs["key"] = key
                 f.attrs["package_version"] = _package_version()
                 f.attrs["created"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
                 f.attrs["meta"] = canonical_json(entry.meta)
-                for name, arr in entry.arrays.items():
-                    arr = np.asarray(arr)
-                    if arr.dtype.kind not in "biuf":
-                        raise TypeError(f"cache arrays must be numeric; {name!r} is {arr.dtype}")
-                    ds = f.create_dataset(name, data=arr, compression="gzip", compression_opts=1, shuffle=True)
-                    ds.attrs["sha256"] = _digest(arr)
-                    ds.attrs["dims"] = json.dumps(entry.dims.get(name, []))
-                done = f.create_group("complete")
-                done.attrs["n_arrays"] = len(entry.arrays)
-                f.flush()
+                for gname, variables in groups.items():
+                    g = f.create_group(gname)
+                    sizes: dict[str, int] = {}
+                    for name, arr, dims in variables.values():
+                        for d, n in zip(dims, arr.shape):
+                            if sizes.setdefault(d, n) != n:
+                                raise ValueError(f"dimension {d!r} of group {gname!r} has lengths {sizes[d]} "
+                                                 f"and {n} (array {name!r})")
+                    g.dimensions = sizes
+                    for d, n in sizes.items():  # every dimension a coordinate: ArviZ indexes by them
+                        labels = entry.coords.get(d)
+                        if labels is not None:
+                            labels = [str(x) for x in labels]
+                            if len(labels) != n:
+                                raise ValueError(f"coordinate {d!r} has {len(labels)} labels for {n} positions")
+                            g.create_variable(d, (d,), data=np.array(labels, dtype=object),
+                                              dtype=h5py.string_dtype())  # netCDF variable-length strings
+                        else:
+                            g.create_variable(d, (d,), data=np.arange(n, dtype=np.int64))
+                    for var, (name, arr, dims) in variables.items():
+                        # netCDF has no booleans: int8 with xarray's own marker, which decodes it as bool
+                        data = arr.astype(np.int8) if arr.dtype.kind == "b" else arr
+                        v = g.create_variable(var, tuple(dims), data=data, compression="gzip",
+                                              compression_opts=1, shuffle=True)
+                        if arr.dtype.kind == "b":
+                            v.attrs["dtype"] = "bool"
+                        v.attrs["ddr_name"] = name
+                        v.attrs["ddr_dims"] = json.dumps(list(entry.dims.get(name, [])))
+                        v.attrs["sha256"] = _digest(arr)
+                f.attrs["n_arrays"] = len(entry.arrays)  # last: a file without it is incomplete
         return final
 
     # -- read ----------------------------------------------------------------------
-    def load(self, key: str) -> tuple[CacheEntry | None, CacheProblem | None]:
-        """Return ``(entry, None)``, ``(None, None)`` if absent, or ``(None, problem)``."""
+    def load(self, key: str, old_keys: tuple[str, ...] = ()) -> tuple[CacheEntry | None, CacheProblem | None]:
+        """Return ``(entry, None)``, ``(None, None)`` if absent, or ``(None, problem)``.
+
+        ``old_keys``: the keys an older format stored this fit under (:func:`cache_key` with an old
+        ``format_version``); when only such a file exists, it is reported as a problem that says it is
+        old, and the caller refits once (the new file is found first from then on).
+        """
         path = self.path_for(key)
         if not path.exists():
+            for old in old_keys:
+                old_path = self.path_for(old)
+                if old_path.exists():
+                    try:
+                        read_fit_file(old_path)
+                    except CacheFileError as exc:
+                        return None, CacheProblem(old_path, str(exc))
             return None, None
         try:
             return read_fit_file(path, expect_key=key), None
@@ -145,8 +244,29 @@ class CacheFileError(ValueError):
     """A cache file is not a complete, intact fit file of this format."""
 
 
+def _text(v) -> str | None:
+    if isinstance(v, bytes):
+        return v.decode("utf-8", "replace")
+    if isinstance(v, np.ndarray) and v.size == 1:
+        return _text(v.reshape(-1)[0])
+    return None if v is None else str(v)
+
+
+def _int(v) -> int:
+    """An integer attribute (netCDF writes scalars as one-element arrays); -1 when it is not one."""
+    try:
+        a = np.asarray(v).reshape(-1)
+        return int(a[0]) if a.size == 1 and a.dtype.kind in "iu" else -1
+    except (TypeError, ValueError):
+        return -1
+
+
 def read_fit_file(path: str | Path, expect_key: str | None = None) -> CacheEntry:
-    """Open and verify a fit file; raise :class:`CacheFileError` on any problem."""
+    """Open and verify a fit file; raise :class:`CacheFileError` on any problem.
+
+    Read with ``h5py`` (a netCDF-4 file is an HDF5 file): every variable that carries a ``ddr_name``
+    is an array of the entry; the coordinates of their dimensions come back as ``coords``.
+    """
     import h5py
 
     path = Path(path)
@@ -155,36 +275,52 @@ def read_fit_file(path: str | Path, expect_key: str | None = None) -> CacheEntry
     except (OSError, ValueError) as exc:
         raise CacheFileError(f"not a readable HDF5 file: {exc}") from None
     with f:
-        if f.attrs.get("format") != FORMAT:
-            raise CacheFileError(f"not a DDR Explorer fit file (format={f.attrs.get('format')!r})")
-        if int(f.attrs.get("format_version", -1)) != FORMAT_VERSION:
+        fmt = _text(f.attrs.get("format"))
+        if fmt != FORMAT:
+            raise CacheFileError(f"not a DDR Explorer fit file (format={fmt!r})")
+        version = _int(f.attrs.get("format_version"))
+        if version in OLD_FORMAT_VERSIONS:
+            raise CacheFileError(f"old-format file (DDR Explorer fit format version {version}, plain HDF5; "
+                                 f"this version reads format {FORMAT_VERSION}, an ArviZ netCDF file): the fit is "
+                                 "run once more and stored in the new format")
+        if version != FORMAT_VERSION:
             raise CacheFileError(f"format version {f.attrs.get('format_version')} is not {FORMAT_VERSION}")
-        if expect_key is not None and f.attrs.get("key") != expect_key:
+        if expect_key is not None and _text(f.attrs.get("key")) != expect_key:
             raise CacheFileError("the file belongs to another fit (key mismatch)")
-        if "complete" not in f:
+        if "n_arrays" not in f.attrs:
             raise CacheFileError("the file is incomplete (its writer did not finish)")
         try:
-            meta = json.loads(f.attrs["meta"])
-        except (KeyError, ValueError) as exc:
+            meta = json.loads(_text(f.attrs["meta"]))
+        except (KeyError, TypeError, ValueError) as exc:
             raise CacheFileError(f"unreadable metadata: {exc}") from None
-        arrays: dict[str, np.ndarray] = {}
-        dims: dict[str, list[str]] = {}
+        found: list[h5py.Dataset] = []
 
         def visit(name, obj):
-            if isinstance(obj, h5py.Dataset):
-                arrays[name] = obj
+            if isinstance(obj, h5py.Dataset) and "ddr_name" in obj.attrs:
+                found.append(obj)
 
+        out: dict[str, np.ndarray] = {}
+        dims: dict[str, list[str]] = {}
+        coords: dict[str, list[str]] = {}
         try:
             f.visititems(visit)
-            out = {}
-            for name, ds in arrays.items():
+            for ds in found:
+                name = _text(ds.attrs["ddr_name"])
                 arr = ds[()]
-                if _digest(arr) != ds.attrs.get("sha256"):
+                if _text(ds.attrs.get("dtype")) == "bool":
+                    arr = arr.astype(bool)
+                if _digest(arr) != _text(ds.attrs.get("sha256")):
                     raise CacheFileError(f"array {name!r} fails its checksum")
                 out[name] = arr
-                dims[name] = json.loads(ds.attrs.get("dims", "[]"))
-        except (OSError, KeyError, RuntimeError) as exc:
+                dims[name] = json.loads(_text(ds.attrs.get("ddr_dims", "[]")))
+                for d in dims[name]:
+                    c = ds.parent.get(_safe(d))
+                    if c is not None and c.dtype.kind in "OSU":
+                        coords[d] = [_text(x) for x in c[()]]
+        except (OSError, KeyError, RuntimeError, TypeError, ValueError) as exc:
+            if isinstance(exc, CacheFileError):
+                raise
             raise CacheFileError(f"damaged data: {exc}") from None
-        if len(out) != int(f["complete"].attrs.get("n_arrays", -1)):
+        if len(out) != _int(f.attrs["n_arrays"]):
             raise CacheFileError("the file holds fewer arrays than it was written with")
-    return CacheEntry(arrays=out, meta=meta, dims=dims)
+    return CacheEntry(arrays=out, meta=meta, dims=dims, coords=coords)

@@ -7,7 +7,8 @@ returns the cached fit when an intact one exists, and otherwise samples with
 damaged cache file is reported (``FitResult.cache_problem``) and the fit is run
 again; it never crashes the caller.
 
-What is stored (see :mod:`.cache` for the file layout): the sigma and mu draws,
+What is stored (see :mod:`.cache` for the file layout, an ArviZ InferenceData netCDF
+file): the sigma and mu draws,
 the sampler statistics, and the random effects of every term without a task
 facet (models, scaffolds, benchmarks and their interactions: what ranks need).
 Task-level random effects are not kept: there can be tens of thousands of them
@@ -23,7 +24,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .cache import CacheEntry, FitCache, cache_key
+from .cache import FORMAT_VERSION, OLD_FORMAT_VERSIONS, CacheEntry, FitCache, cache_key
 from .files import default_cache_dir
 from .corpus.corpus import Corpus
 from .reliability import VarianceComponents
@@ -46,35 +47,62 @@ def _settings_dict(settings) -> dict:
     return dataclasses.asdict(settings)
 
 
-def fit_key(corpus: Corpus, spec, settings) -> str:
-    """The cache key of a fit (corpus hash, formula, priors, sampler settings, version)."""
+def fit_key(corpus: Corpus, spec, settings, format_version: int = FORMAT_VERSION) -> str:
+    """The cache key of a fit (corpus hash, formula, priors, sampler settings, version; an older
+    ``format_version`` gives the key that format stored the fit under)."""
     d = spec.to_dict()
     return cache_key(corpus_hash=corpus.content_hash, spec={"terms": d["terms"], "folded": d["folded"],
                                                             "family": d["family"]},
-                     priors=d["priors"], settings=_settings_dict(settings))
+                     priors=d["priors"], settings=_settings_dict(settings), format_version=format_version)
 
 
 def _kept_terms(post) -> list[str]:
     return [t for t in post.random_effects if "task" not in t.split(":")]
 
 
+#: The sampler's statistics under ArviZ's names in the cache file (``sample_stats`` group); the project's
+#: own key of each is recorded in the file's metadata (``sample_stats_keys``) and given back on read.
+ARVIZ_STATS = {"num_steps": "n_steps", "accept_prob": "acceptance_rate", "potential_energy": "lp"}
+
+
+def _var_name(term: str) -> str:
+    """A term as a netCDF / ArviZ variable-name part (``":"`` written ``"__"``, as in ``to_inference_data``)."""
+    return term.replace(":", "__")
+
+
+def _stat_entry_name(key: str) -> str:
+    group = "sample_stats"
+    if key.startswith("warmup_"):  # warmup draws are as many as the warmup: ArviZ's own group
+        group, key = "warmup_sample_stats", key[len("warmup_"):]
+    return f"{group}/{ARVIZ_STATS.get(key, key)}"
+
+
 def posterior_to_entry(post, corpus: Corpus | None = None) -> CacheEntry:
-    """The arrays and metadata of a posterior, for the cache."""
+    """The arrays and metadata of a posterior, for the cache (laid out as ArviZ's InferenceData)."""
+    terms = list(post.sigma)
     arrays: dict[str, np.ndarray] = {"posterior/mu": np.asarray(post.mu)}
     dims: dict[str, list[str]] = {"posterior/mu": ["chain", "draw"]}
-    for term, s in post.sigma.items():
-        arrays[f"posterior/sigma/{term}"] = np.asarray(s)
-        dims[f"posterior/sigma/{term}"] = ["chain", "draw"]
+    coords: dict[str, list[str]] = {"term": terms}
+    if terms:
+        arrays["posterior/sigma"] = np.stack([np.asarray(post.sigma[t]) for t in terms], axis=-1)
+        dims["posterior/sigma"] = ["chain", "draw", "term"]
     levels = {}
     for term in _kept_terms(post):
         u = np.asarray(post.random_effects[term], dtype=np.float32)
-        arrays[f"posterior/u/{term}"] = u
-        dims[f"posterior/u/{term}"] = ["chain", "draw", term]
+        name, dim = f"posterior/u_{_var_name(term)}", f"{_var_name(term)}_level"
+        arrays[name] = u
+        dims[name] = ["chain", "draw", dim]
         lv = post.levels[term]
         levels[term] = {"columns": list(lv.columns), "values": lv.astype(str).to_numpy().tolist()}
+        coords[dim] = ["|".join(row) for row in levels[term]["values"]]
+    stat_keys = {}
     for k, v in post.sample_stats.items():
-        arrays[f"sample_stats/{k}"] = np.asarray(v)
-        dims[f"sample_stats/{k}"] = ["chain", "draw"]
+        name = _stat_entry_name(k)
+        v = np.asarray(v)
+        arrays[name] = -v if k.endswith("potential_energy") else v  # ArviZ's lp is the log density
+        var = name.split("/")[1]  # extra axes (e.g. one acceptance rate per scale move) get ArviZ's default names
+        dims[name] = ["chain", "draw"] + [f"{var}_dim_{i}" for i in range(v.ndim - 2)]
+        stat_keys[name] = k
     spec = post.spec.to_dict()
     meta = {
         "spec": spec, "settings": _settings_dict(post.settings), "device": post.device,
@@ -85,11 +113,12 @@ def posterior_to_entry(post, corpus: Corpus | None = None) -> CacheEntry:
         "quadrature_error": getattr(post, "quadrature_error", None),
         "corpus_hash": None if corpus is None else corpus.content_hash,
         "corpus_name": None if corpus is None else corpus.name,
+        "sample_stats_keys": stat_keys,
     }
     diag = getattr(post, "diagnostics", None)
     if diag is not None:  # the verdict travels with the file (issue 16): a reader need not recompute it
         meta["verdict"] = diag.verdict()
-    return CacheEntry(arrays=arrays, meta=meta, dims=dims)
+    return CacheEntry(arrays=arrays, meta=meta, dims=dims, coords=coords)
 
 
 def verdict_of(post) -> dict:
@@ -112,11 +141,15 @@ def posterior_from_entry(entry: CacheEntry):
     spec = parse_formula(spec_d["formula"], priors, name=spec_d.get("name"))
     settings = SamplerSettings(**meta["settings"])
     a = entry.arrays
-    sigma = {k.split("/", 2)[2]: v for k, v in a.items() if k.startswith("posterior/sigma/")}
+    names = list(entry.coords.get("term", []))
+    stacked = a.get("posterior/sigma")
+    sigma = {} if stacked is None else {t: np.ascontiguousarray(stacked[..., i]) for i, t in enumerate(names)}
     sigma = {t: sigma[t] for t in spec.term_names if t in sigma}
-    u = {k.split("/", 2)[2]: v for k, v in a.items() if k.startswith("posterior/u/")}
+    u = {t: a[f"posterior/u_{_var_name(t)}"] for t in meta["levels"]}
     levels = {t: pd.DataFrame(d["values"], columns=d["columns"]) for t, d in meta["levels"].items()}
-    stats = {k.split("/", 1)[1]: v for k, v in a.items() if k.startswith("sample_stats/")}
+    stats = {}
+    for name, key in meta["sample_stats_keys"].items():
+        stats[key] = -a[name] if key.endswith("potential_energy") else a[name]
     post = Posterior(sigma=sigma, mu=a["posterior/mu"], random_effects=u, levels=levels, spec=spec,
                      settings=settings, device=meta["device"], wall_seconds=meta["wall_seconds"],
                      timings=meta["timings"], sample_stats=stats, n_cells=meta["n_cells"],
@@ -163,7 +196,9 @@ def fit_corpus(corpus: Corpus, spec="per-benchmark", settings=None, *, cache_dir
     cache = FitCache(cache_dir or default_cache_dir()) if use_cache else None
     problem = None
     if cache is not None:
-        entry, problem_obj = cache.load(key)
+        # a file of an older format is found under its old key, said to be old and refitted once
+        entry, problem_obj = cache.load(key, old_keys=tuple(fit_key(corpus, spec, settings, v)
+                                                            for v in OLD_FORMAT_VERSIONS))
         if entry is not None:
             try:
                 return FitResult(posterior_from_entry(entry), key, cache.path_for(key), True, terms=check)
@@ -173,6 +208,8 @@ def fit_corpus(corpus: Corpus, spec="per-benchmark", settings=None, *, cache_dir
             problem = str(problem_obj)
         if problem is not None:
             cache.discard(key)
+            if problem_obj is not None and problem_obj.path != cache.path_for(key):
+                problem_obj.path.unlink(missing_ok=True)  # the old-format file: refitted now, so once
     post = fit(corpus, spec, settings, progress=progress, cancel=cancel)
     if check.note:  # stored with the fit: a cache hit, the sheet and the app read it from the posterior
         post.notes.insert(0, check.note)

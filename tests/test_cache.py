@@ -1,4 +1,4 @@
-"""The fit cache: round trip, corruption, concurrency."""
+"""The fit cache (an ArviZ netCDF-4 file): round trip, corruption, old files, concurrency."""
 
 from __future__ import annotations
 
@@ -15,9 +15,11 @@ def entry(seed=0) -> CacheEntry:
     rng = np.random.default_rng(seed)
     return CacheEntry(arrays={"posterior/sigma_task": rng.gamma(2, 1, (4, 250)),
                               "posterior/u_model": rng.normal(0, 1, (4, 250, 29)).astype(np.float32),
-                              "sample_stats/diverging": np.zeros((4, 250), dtype=np.int8)},
+                              "sample_stats/diverging": rng.random((4, 250)) < 0.1,
+                              "sample_stats/n_steps": rng.integers(1, 64, (4, 250))},
                       meta={"spec": {"terms": ["task", "model"]}, "settings": {"draws": 250}, "note": "é"},
-                      dims={"posterior/u_model": ["chain", "draw", "model"]})
+                      dims={"posterior/u_model": ["chain", "draw", "model"]},
+                      coords={"model": [f"m{i}" for i in range(29)]})
 
 
 KEY = cache_key(corpus_hash="abc", spec={"terms": ["task"]}, priors={"sigma": [3, 0, 2.5]}, settings={"draws": 250})
@@ -30,7 +32,8 @@ def test_key_changes_with_every_input():
                  ("settings", {"draws": 251})]:
         keys.add(cache_key(**{**base, k: v}))
     keys.add(cache_key(**base, version="9.9"))
-    assert len(keys) == 6
+    keys.add(cache_key(**base, format_version=1))  # an old format's file is never read as this one's
+    assert len(keys) == 7
     assert cache_key(**base) == cache_key(**dict(reversed(list(base.items()))))
 
 
@@ -45,6 +48,7 @@ def test_round_trip(tmp_path):
         np.testing.assert_array_equal(got.arrays[name], arr)
         assert got.arrays[name].dtype == arr.dtype
     assert got.dims["posterior/u_model"] == ["chain", "draw", "model"]
+    assert got.coords == {"model": [f"m{i}" for i in range(29)]}
     assert not list(tmp_path.glob("*.tmp"))  # no temporary left behind
     with h5py.File(path) as f:  # readable with plain h5py, nothing pickled
         assert f["posterior/sigma_task"].shape == (4, 250)
@@ -68,7 +72,7 @@ def test_flipped_bytes_fail_the_checksum(tmp_path):
     e = CacheEntry(arrays={"x": np.arange(100_000, dtype=np.float64)}, meta={})
     path = cache.store(KEY, e)
     with h5py.File(path, "r+") as f:  # corrupt the data but not the stored checksum
-        f["x"][10] = -1.0
+        f["ddr_arrays/x"][10] = -1.0
     got, problem = cache.load(KEY)
     assert got is None and "checksum" in problem.reason
 
@@ -89,9 +93,56 @@ def test_foreign_files_are_rejected(tmp_path, make):
             if make == "other_key":
                 f.attrs["key"] = "0" * 64
             else:
-                del f["complete"]
+                del f.attrs["n_arrays"]
     got, problem = cache.load(KEY)
     assert got is None and problem is not None
+
+
+def write_old_format(path: Path, key: str) -> None:
+    """A fit file as format version 1 wrote it (plain HDF5: one dataset per array, a "complete" group)."""
+    import hashlib
+    import json
+
+    with h5py.File(path, "w") as f:
+        f.attrs["format"] = "ddr-explorer-fit"
+        f.attrs["format_version"] = 1
+        f.attrs["key"] = key
+        f.attrs["package_version"] = "0.1.0"
+        f.attrs["meta"] = json.dumps({"spec": {"terms": ["task"]}})
+        arr = np.ones((2, 5))
+        ds = f.create_dataset("posterior/sigma/task", data=arr)
+        ds.attrs["sha256"] = hashlib.sha256(arr.tobytes()).hexdigest()
+        ds.attrs["dims"] = json.dumps(["chain", "draw"])
+        f.create_group("complete").attrs["n_arrays"] = 1
+
+
+def test_an_old_format_file_is_reported_as_old(tmp_path):
+    from ddr_explorer.core.cache import CacheFileError, read_fit_file
+
+    cache = FitCache(tmp_path)
+    old_key = cache_key(corpus_hash="abc", spec={"terms": ["task"]}, priors={"sigma": [3, 0, 2.5]},
+                        settings={"draws": 250}, format_version=1)
+    assert old_key != KEY
+    path = cache.path_for(old_key)
+    write_old_format(path, old_key)
+    with pytest.raises(CacheFileError, match="old-format file"):
+        read_fit_file(path)
+    assert cache.load(KEY) == (None, None)  # the new key never reads the old file ...
+    got, problem = cache.load(KEY, old_keys=(old_key,))  # ... but says that it is there and old
+    assert got is None and problem.path == path and "old-format file" in str(problem)
+    assert "refitting" in str(problem)
+    # the same file at the new key's place (renamed by hand) is refused too, never read as version 2
+    path.rename(cache.path_for(KEY))
+    got, problem = cache.load(KEY)
+    assert got is None and "old-format" in problem.reason
+
+
+def test_dimension_lengths_must_agree(tmp_path):
+    e = CacheEntry(arrays={"posterior/a": np.zeros((4, 10)), "posterior/b": np.zeros((3, 10))},
+                   dims={"posterior/a": ["chain", "draw"], "posterior/b": ["chain", "draw"]})
+    with pytest.raises(ValueError, match="chain"):
+        FitCache(tmp_path).store(KEY, e)
+    assert not list(tmp_path.glob("*"))  # nothing left behind
 
 
 def test_non_numeric_arrays_are_refused(tmp_path):

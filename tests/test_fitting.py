@@ -1,4 +1,4 @@
-"""fit_corpus through the HDF5 cache: a hit reopens the same draws; a damaged file is refitted."""
+"""fit_corpus through the cache (an ArviZ netCDF file): a hit reopens the draws; a damaged or old file is refitted."""
 
 from __future__ import annotations
 
@@ -77,3 +77,84 @@ def test_components_theta_and_design_from_a_fit(corpus, first):
     assert system.shape[1] == corpus.n_levels("agent") and all(" / " in p for p in pairs)
     d = observed_design(corpus)
     assert d.n_tasks == 20 and d.n_benchmarks == 1 and d.n_replicates == 2
+
+
+ARVIZ_ONLY = """
+import json, sys
+import arviz as az
+idata = az.from_netcdf(sys.argv[1])
+post = idata.posterior
+summ = az.summary(idata, var_names=["sigma", "mu"], kind="stats")
+print(json.dumps({
+    "groups": list(idata.groups()),
+    "sigma_dims": list(post["sigma"].dims), "terms": [str(t) for t in post["term"].values],
+    "u_dims": list(post["u_model"].dims), "models": [str(m) for m in post["model_level"].values],
+    "u_pairs": [str(m) for m in post["model__scaffold_level"].values],
+    "stats": sorted(idata.sample_stats.data_vars),
+    "summary_index": list(summ.index), "summary_mean": [float(x) for x in summ["mean"]],
+    "modules": sorted(m for m in sys.modules if m.startswith("ddr"))}))
+"""
+
+
+def test_the_cache_file_opens_with_arviz_alone(first):
+    """A separate process that imports only ArviZ reads the file with names and coordinates."""
+    import json
+    import subprocess
+
+    _, a = first
+    out = subprocess.run([sys.executable, "-c", ARVIZ_ONLY, str(a.cache_path)], capture_output=True, text=True,
+                         timeout=300, cwd=a.cache_path.parent)
+    assert out.returncode == 0, out.stderr
+    got = json.loads(out.stdout.strip().splitlines()[-1])
+    post = a.posterior
+    assert got["modules"] == []  # no project import in that process
+    assert {"posterior", "sample_stats"} <= set(got["groups"])
+    assert got["sigma_dims"] == ["chain", "draw", "term"] and got["terms"] == list(post.sigma)
+    assert got["u_dims"] == ["chain", "draw", "model_level"]
+    assert got["models"] == post.levels["model"]["model"].astype(str).tolist()
+    assert got["u_pairs"] == ["|".join(r) for r in post.levels["model:scaffold"].astype(str).itertuples(index=False)]
+    assert {"diverging", "energy", "n_steps", "tree_depth", "acceptance_rate", "step_size", "lp"} <= set(got["stats"])
+    assert got["summary_index"] == [f"sigma[{t}]" for t in post.sigma] + ["mu"]
+    want = [float(np.mean(post.sigma[t])) for t in post.sigma] + [float(np.mean(post.mu))]
+    np.testing.assert_allclose(got["summary_mean"], want, rtol=1e-3, atol=1e-3)  # summary rounds to 3 decimals
+
+
+def test_sample_stats_and_effects_come_back_under_their_own_keys(corpus, first):
+    cache, a = first
+    b = fit_corpus(corpus, "per-benchmark", SETTINGS, cache_dir=cache)
+    assert b.from_cache
+    assert set(b.posterior.sample_stats) == set(a.posterior.sample_stats)
+    for k, v in a.posterior.sample_stats.items():
+        np.testing.assert_array_equal(b.posterior.sample_stats[k], v, err_msg=k)
+    assert set(b.posterior.random_effects) == {t for t in a.posterior.random_effects if "task" not in t.split(":")}
+    for t, u in b.posterior.random_effects.items():
+        np.testing.assert_array_equal(u, np.asarray(a.posterior.random_effects[t], dtype=np.float32))
+        assert b.posterior.levels[t].equals(a.posterior.levels[t].astype(str))
+    np.testing.assert_array_equal(b.posterior.mu, a.posterior.mu)
+
+
+def test_an_old_format_cache_file_is_refitted_once_with_a_message(corpus, first, tmp_path):
+    import h5py
+
+    from ddr_explorer.core.cache import FitCache
+    from ddr_explorer.core.fitting import fit_key
+    from ddr_explorer.core.design.presets import supported_spec
+    from ddr_explorer.core.model.formula import as_spec
+
+    _, a = first
+    old_key = fit_key(corpus, supported_spec(corpus, as_spec("per-benchmark")).spec, SETTINGS,
+                      format_version=1)
+    old_path = FitCache(tmp_path).path_for(old_key)
+    with h5py.File(old_path, "w") as f:  # the layout format version 1 wrote
+        f.attrs["format"] = "ddr-explorer-fit"
+        f.attrs["format_version"] = 1
+        f.attrs["key"] = old_key
+        f.attrs["meta"] = "{}"
+        f.create_dataset("posterior/mu", data=np.asarray(a.posterior.mu))
+        f.create_group("complete").attrs["n_arrays"] = 1
+    c = fit_corpus(corpus, "per-benchmark", SETTINGS, cache_dir=tmp_path)
+    assert not c.from_cache and "old-format file" in c.cache_problem and str(old_path) in c.cache_problem
+    assert not old_path.exists() and c.cache_path.exists()
+    np.testing.assert_array_equal(c.posterior.mu, a.posterior.mu)  # same seed, same draws
+    d = fit_corpus(corpus, "per-benchmark", SETTINGS, cache_dir=tmp_path)
+    assert d.from_cache and d.cache_problem is None  # refitted once
