@@ -85,12 +85,16 @@ import arviz as az
 idata = az.from_netcdf(sys.argv[1])
 post = idata.posterior
 summ = az.summary(idata, var_names=["sigma", "mu"], kind="stats")
+import matplotlib
+matplotlib.use("Agg")
+axes = az.plot_trace(idata, var_names=["sigma"], compact=False)
 print(json.dumps({
     "groups": list(idata.groups()),
     "sigma_dims": list(post["sigma"].dims), "terms": [str(t) for t in post["term"].values],
     "u_dims": list(post["u_model"].dims), "models": [str(m) for m in post["model_level"].values],
     "u_pairs": [str(m) for m in post["model__scaffold_level"].values],
     "stats": sorted(idata.sample_stats.data_vars),
+    "trace_rows": int(axes.shape[0]),
     "summary_index": list(summ.index), "summary_mean": [float(x) for x in summ["mean"]],
     "modules": sorted(m for m in sys.modules if m.startswith("ddr"))}))
 """
@@ -115,6 +119,7 @@ def test_the_cache_file_opens_with_arviz_alone(first):
     assert got["u_pairs"] == ["|".join(r) for r in post.levels["model:scaffold"].astype(str).itertuples(index=False)]
     assert {"diverging", "energy", "n_steps", "tree_depth", "acceptance_rate", "step_size", "lp"} <= set(got["stats"])
     assert got["summary_index"] == [f"sigma[{t}]" for t in post.sigma] + ["mu"]
+    assert got["trace_rows"] == len(post.sigma)  # az.plot_trace: one row per term
     want = [float(np.mean(post.sigma[t])) for t in post.sigma] + [float(np.mean(post.mu))]
     np.testing.assert_allclose(got["summary_mean"], want, rtol=1e-3, atol=1e-3)  # summary rounds to 3 decimals
 
