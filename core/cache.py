@@ -280,9 +280,9 @@ def read_fit_file(path: str | Path, expect_key: str | None = None) -> CacheEntry
             raise CacheFileError(f"not a DDR Explorer fit file (format={fmt!r})")
         version = _int(f.attrs.get("format_version"))
         if version in OLD_FORMAT_VERSIONS:
-            raise CacheFileError(f"old-format file (DDR Explorer fit format version {version}, plain HDF5; "
-                                 f"this version reads format {FORMAT_VERSION}, an ArviZ netCDF file): the fit is "
-                                 "run once more and stored in the new format")
+            raise CacheFileError(f"old-format file: DDR Explorer fit format version {version} (plain HDF5), "
+                                 f"from before format {FORMAT_VERSION} (an ArviZ netCDF file); a new fit of its "
+                                 "corpus replaces it")
         if version != FORMAT_VERSION:
             raise CacheFileError(f"format version {f.attrs.get('format_version')} is not {FORMAT_VERSION}")
         if expect_key is not None and _text(f.attrs.get("key")) != expect_key:

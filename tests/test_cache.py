@@ -184,3 +184,13 @@ def test_two_processes_writing_and_one_reading_one_key(tmp_path):
     assert outs[2][0].strip() == "60"  # every read saw a complete, verified file
     got, problem = FitCache(tmp_path).load(KEY)
     assert problem is None and not list(Path(tmp_path).glob("*.tmp"))
+
+
+def test_ddr_dstudy_on_an_old_format_file_says_it_is_old(tmp_path, capsys):
+    from ddr_explorer.core.cli import main
+
+    path = tmp_path / "old-fit.h5"
+    write_old_format(path, KEY)
+    assert main(["dstudy", str(path), "--n-tasks", "40"]) != 0
+    err = capsys.readouterr().err
+    assert str(path) in err and "old-format file" in err and "format version 1" in err
