@@ -44,7 +44,7 @@ from .corpus_panel import CorpusPanel
 from .plots import GuiThreadGarbageCollector
 
 #: Tab titles, in order.
-TABS = ("Corpus", "Model", "Variance components", "D-study", "Ranks", "Diagnostics", "Analyses")
+TABS = ("Corpus", "Model", "Variance components", "D-study", "Ranks", "Diagnostics", "Analyses", "Methods")
 #: Recent corpora remembered in the settings.
 MAX_RECENT = 8
 #: Name of the analysis saved on close, beside the settings file.
@@ -154,6 +154,8 @@ class MainWindow(QMainWindow):
     sheet_failed = Signal(str)
     analyses_finished = Signal(object)
     analyses_failed = Signal(str)
+    methods_finished = Signal(object)
+    methods_failed = Signal(str)
 
     def __init__(self, settings: QSettings | None = None) -> None:
         super().__init__()
@@ -181,6 +183,8 @@ class MainWindow(QMainWindow):
         self.analyses: dict | None = None
         self.analyses_for_sheet: dict = {}  # ANALYSIS_KEYS -> the objects the DDR sheet draws
         self.analyses_panel = None
+        self.methods_task: BackgroundTask | None = None
+        self.methods_panel = None
 
         self.header = QLabel("No corpus loaded")
         self.header.setTextInteractionFlags(Qt.TextSelectableByMouse)
@@ -216,6 +220,8 @@ class MainWindow(QMainWindow):
             "Diagnostics": _Slot(_placeholder("Convergence diagnostics appear here once a fit has run.")),
             "Analyses": _Slot(_placeholder("Difficulty-conditional and held-out reliability and PSIS-LOO refit the "
                                            "model many times: Analysis > Run difficulty, held-out and LOO analyses.")),
+            "Methods": _Slot(_placeholder("Variance shares from REML, Laplace, DISCO, Henderson and the Bayesian fit "
+                                          "side by side: Analysis > Compare estimators.")),
         }
         for name in TABS:
             self.tabs.addTab(self._slots[name], name)
@@ -252,6 +258,9 @@ class MainWindow(QMainWindow):
         self.analyses_action = QAction("Run &difficulty, held-out and LOO analyses", self,
                                        triggered=lambda: self.start_analyses())
         analysis.addAction(self.analyses_action)
+        self.methods_action = QAction("Compare &estimators (REML, Laplace, DISCO, Henderson, Bayes)", self,
+                                      triggered=lambda: self.start_methods())
+        analysis.addAction(self.methods_action)
         analysis.addSeparator()
         self.id_mapping_action = QAction("Subject &ids and their model and scaffold...", self,
                                          triggered=self._on_id_mapping)
@@ -488,7 +497,7 @@ class MainWindow(QMainWindow):
 
     def _busy(self) -> bool:
         """A fit or the analyses run now (one long job at a time)."""
-        return self.fitting or (self.analyses_task is not None and self.analyses_task.running)
+        return self.fitting or any(t is not None and t.running for t in (self.analyses_task, self.methods_task))
 
     def _job_inputs(self, failure: str):
         """``(spec, settings)`` of the state for a fit or the analyses, or None when none can start.
@@ -543,7 +552,7 @@ class MainWindow(QMainWindow):
 
     def cancel_fit(self) -> None:
         """Ask the running fit (or analyses) to stop at its next check (between sampler chunks)."""
-        running = [t for t in (self.fit_task, self.analyses_task) if t is not None and t.running]
+        running = [t for t in (self.fit_task, self.analyses_task, self.methods_task) if t is not None and t.running]
         for task in running:
             task.cancel()
         if running:
@@ -688,6 +697,65 @@ class MainWindow(QMainWindow):
         self.tabs.setCurrentIndex(TABS.index("Model"))
         return True
 
+    # -- the method comparison ------------------------------------------------------------
+    def start_methods(self) -> bool:
+        """Compare the estimators on the open corpus and the state's model (seed 000 Tables 20-21).
+
+        Runs :func:`~ddr_explorer.core.estimators.methods.methods_table` on the worker with the Model
+        tab's progress and cancel; the Bayes column is the current fit's when it is of the same
+        formula.  The result fills the Methods tab.  Returns False (and says why) when none can start.
+        """
+        mp = self.model_panel
+        ready = self._job_inputs("Cannot compare the estimators")
+        if ready is None:
+            return False
+        spec = ready[0]
+        corpus, obj = self.corpus, self.state.object_of_measurement
+        post = None if self.fit_result is None else self.fit_result.posterior
+        if post is not None and post.spec.formula != spec.formula:
+            mp.append_log(f"The current fit is of {post.spec.formula}, not {spec.formula}: no Bayes column")
+            post = None
+
+        def job(progress, cancel):
+            from ..core.estimators.methods import methods_table
+
+            return methods_table(corpus, spec, posterior=post, object_of_measurement=obj, progress=progress,
+                                 cancel=cancel)
+
+        def ended(text: str) -> None:
+            self.fit_action.setEnabled(True)
+            self.cancel_action.setEnabled(False)
+            mp.finish(text)
+
+        def done(table) -> None:
+            from .methods_panel import MethodsPanel
+
+            ended("done")
+            mp.append_log("Estimators compared: " + ", ".join(table.estimators))
+            self.methods_panel = MethodsPanel(table)
+            self._slots["Methods"].replace(self.methods_panel)
+            self.tabs.setCurrentIndex(TABS.index("Methods"))
+            self.methods_finished.emit(table)
+
+        def failed(exc: BaseException) -> None:
+            from ..core.estimators.design import EstimationCancelled
+
+            text = f"{type(exc).__name__}: {exc}"
+            cancelled = isinstance(exc, EstimationCancelled)
+            ended("cancelled" if cancelled else "failed")
+            mp.append_log(("Cancelled: " if cancelled else "Estimator comparison FAILED: ") + text)
+            self.methods_failed.emit(text)
+
+        mp.set_running(True)
+        self.fit_action.setEnabled(False)
+        self.cancel_action.setEnabled(True)
+        mp.append_log(f"Comparing the estimators on {spec.formula}"
+                      + (" with the current fit's posterior" if post is not None else " (no fit: no Bayes column)"))
+        self.methods_task = BackgroundTask(job, on_done=done, on_error=failed, on_progress=mp.show_progress,
+                                           with_callbacks=True, parent=self)
+        self.tabs.setCurrentIndex(TABS.index("Model"))
+        return True
+
     def _show_diagnostics(self) -> None:
         """The Diagnostics tab of the current fit (with the PSIS-LOO Pareto k summary once the analyses ran)."""
         from ..core.report.priors import priors_text
@@ -764,7 +832,7 @@ class MainWindow(QMainWindow):
         """The panels shown now, by tab name (tabs with a placeholder are left out)."""
         out = {"Corpus": self.corpus_panel, "Variance components": self.components_panel,
                "D-study": self.dstudy_panel, "Ranks": self.ranks_panel, "Diagnostics": self.diagnostics_panel,
-               "Analyses": self.analyses_panel}
+               "Analyses": self.analyses_panel, "Methods": self.methods_panel}
         return {k: v for k, v in out.items() if v is not None and hasattr(v, "plots")}
 
     def export_all(self, folder: Path) -> list[Path]:
@@ -864,7 +932,7 @@ class MainWindow(QMainWindow):
         return True
 
     def closeEvent(self, event) -> None:  # noqa: N802 - Qt override
-        for job in self._jobs + [self.fit_task, self.sheet_task, self.analyses_task]:
+        for job in self._jobs + [self.fit_task, self.sheet_task, self.analyses_task, self.methods_task]:
             if job is not None:
                 job.cancel()  # a running fit stops at its next chunk; nothing waits for it here
         self.save_session()

@@ -1,0 +1,111 @@
+"""The Methods tab draws core's method comparison as it is; the window runs it in the background and cancels."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from types import SimpleNamespace
+
+import numpy as np
+import pandas as pd
+import pytest
+
+pytest.importorskip("PySide6")
+pytest.importorskip("pyqtgraph")
+pytestmark = pytest.mark.gui
+
+from ddr_explorer.core.estimators.methods import methods_table  # noqa: E402
+from ddr_explorer.core.formatting import fmt_coef  # noqa: E402
+from ddr_explorer.core.model.formula import preset  # noqa: E402
+from ddr_explorer.gui.main_window import TABS, MainWindow  # noqa: E402
+from ddr_explorer.gui.methods_panel import MethodsPanel  # noqa: E402
+
+#: A small unbalanced crossed binary corpus (one benchmark, 1,292 cells): the estimators' own fixture.
+CELLS = Path(__file__).parents[1] / "estimators" / "fixtures" / "binary_cells.csv"
+TERMS = ["task", "model", "scaffold", "task:model", "task:scaffold", "model:scaffold"]
+
+
+def _posterior():
+    """A posterior-like object of the per-benchmark model: sigma draws (2 chains x 3 draws)."""
+    rng = np.random.default_rng(0)
+    return SimpleNamespace(sigma={t: rng.uniform(0.3, 2.0, (2, 3)) for t in TERMS}, spec=preset("per-benchmark"))
+
+
+@pytest.fixture(scope="module")
+def table():
+    return methods_table(pd.read_csv(CELLS), "per-benchmark", posterior=_posterior())
+
+
+def _assert_shows(panel: MethodsPanel, table) -> None:
+    """Every cell of the panel is core's number, printed through core.formatting."""
+    assert panel.estimators == table.estimators
+    assert panel.terms == table.terms
+    rows = [*table.terms, "Erho2", "Phi"]
+    for r, row in enumerate(rows):
+        for c, est in enumerate(table.estimators, start=1):
+            want = table.coefficients[est][row] if row in ("Erho2", "Phi") else table.shares[est][row]
+            got = panel.cell(row, est)
+            assert (math.isnan(got) and math.isnan(want)) or got == want, (row, est)
+            assert panel.table.item(r, c).text() == fmt_coef(want)
+
+
+def test_methods_panel_shows_core_numbers(qtbot, tmp_path, table):
+    panel = MethodsPanel(table)
+    qtbot.addWidget(panel)
+    assert table.estimators == ["Henderson", "REML", "Laplace", "Bayes GLMM", "DISCO"]
+    _assert_shows(panel, table)
+    assert panel.table.rowCount() == len(TERMS) + 3 and panel.table.columnCount() == 6
+    assert panel.table.horizontalHeaderItem(3).text() == "Laplace\n(logit)"
+    # DISCO has no residual row and no Phi: shown as n/a, never as a number
+    assert panel.table.item(len(TERMS), 5).text() == "n/a" and panel.table.item(len(TERMS) + 2, 5).text() == "n/a"
+    assert panel.table.item(len(TERMS) + 1, 0).text() == "E\u03c1\u00b2 (model)"
+    assert panel.table.item(0, 2).text() == f"{table.shares['REML']['task']:.3f}"
+    # the JSON form (``ddr methods --json``) draws the same table
+    again = MethodsPanel(table.to_dict())
+    qtbot.addWidget(again)
+    _assert_shows(again, table)
+    assert "formula: " + table.formula in panel.summary.text().replace("&lt;", "<").replace("&gt;", ">")
+    # CSV keeps core's unrounded values and one-line headers
+    rows = panel.export_table("Variance shares by estimator", tmp_path / "m.csv").read_text().splitlines()
+    assert rows[0] == "facet,Henderson (observed),REML (observed),Laplace (logit),Bayes GLMM (logit),DISCO (distance)"
+    assert float(rows[1].split(",")[2]) == table.shares["REML"]["task"]
+    assert rows[len(TERMS) + 2].startswith("Erho2 (model),")
+
+
+def test_window_compares_the_estimators_in_the_background(qtbot, tmp_path):
+    w = MainWindow()
+    qtbot.addWidget(w)
+    w.cache_dir = tmp_path
+    assert not w.start_methods() and "Open a corpus" in w.model_panel.message.text()
+    with qtbot.waitSignal(w.corpus_loaded, timeout=60_000):
+        w.open_corpus(CELLS)
+    spec = w.state.model_spec()
+    assert spec.formula == preset("per-benchmark").formula
+    w.fit_result = SimpleNamespace(posterior=_posterior())  # the current fit fills the Bayes column
+    with qtbot.waitSignal(w.methods_finished, timeout=300_000) as blocker:
+        assert w.start_methods()
+        # returned at once: the work runs on a worker thread, and only one long job runs at a time
+        assert w.methods_task.running and not w.start_fit() and not w.start_methods()
+        assert w.model_panel.cancel_button.isEnabled()
+    result = blocker.args[0]
+    assert w.tabs.currentIndex() == TABS.index("Methods")
+    assert w._slots["Methods"].child is w.methods_panel and w.panels()["Methods"] is w.methods_panel
+    assert "Bayes GLMM" in result.estimators
+    direct = methods_table(w.corpus, spec, posterior=w.fit_result.posterior,
+                           object_of_measurement=w.state.object_of_measurement)
+    _assert_shows(w.methods_panel, direct)
+    assert w.model_panel.fit_button.isEnabled() and not w.model_panel.cancel_button.isEnabled()
+
+
+def test_window_methods_run_cancels(qtbot, tmp_path):
+    w = MainWindow()
+    qtbot.addWidget(w)
+    w.cache_dir = tmp_path
+    with qtbot.waitSignal(w.corpus_loaded, timeout=60_000):
+        w.open_corpus(CELLS)
+    with qtbot.waitSignal(w.methods_failed, timeout=300_000) as blocker:
+        assert w.start_methods()
+        w.model_panel.cancel_button.click()
+    assert "cancelled by the user" in blocker.args[0]
+    assert w.model_panel.progress.format() == "cancelled" and w.model_panel.fit_button.isEnabled()
+    assert w.methods_panel is None and w.tabs.tabText(TABS.index("Methods")) == "Methods"
