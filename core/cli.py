@@ -505,20 +505,31 @@ def cmd_analyses(args: argparse.Namespace) -> int:
         print(f"ddr: {exc}", file=sys.stderr)
         return EXIT_INVALID
     progress = _TerminalProgress(not args.quiet)
-    try:
-        result = run_analyses(corpus, which, spec, settings, cache_dir=args.cache, n_splits=args.splits,
-                              n_strata=args.strata, posterior=posterior, progress=progress)
-    except FitCancelled as exc:
-        progress.done()
-        print(f"ddr: {exc}", file=sys.stderr)
-        return 130
-    except (ModelSpecError, ValueError) as exc:
-        progress.done()
-        print(f"ddr: {exc}", file=sys.stderr)
-        return EXIT_INVALID
-    progress.done()
+    result, code = _run_with_progress(
+        progress, FitCancelled, (ModelSpecError, ValueError),
+        lambda: run_analyses(corpus, which, spec, settings, cache_dir=args.cache, n_splits=args.splits,
+                             n_strata=args.strata, posterior=posterior, progress=progress))
+    if code is not None:
+        return code
     print(json.dumps(result, indent=2) if args.json else format_analyses(result))
     return EXIT_OK
+
+
+def _run_with_progress(progress: "_TerminalProgress", cancelled: type, invalid: tuple, job):
+    """Run ``job()`` under a progress line: ``(result, None)``, or ``(None, exit code)`` with the reason on
+    stderr (130 when the user cancelled, 2 for invalid input)."""
+    try:
+        result = job()
+    except cancelled as exc:
+        progress.done()
+        print(f"ddr: {exc}", file=sys.stderr)
+        return None, 130
+    except invalid as exc:
+        progress.done()
+        print(f"ddr: {exc}", file=sys.stderr)
+        return None, EXIT_INVALID
+    progress.done()
+    return result, None
 
 
 def cmd_methods(args: argparse.Namespace) -> int:
@@ -550,18 +561,12 @@ def cmd_methods(args: argparse.Namespace) -> int:
         print(f"ddr: {exc}", file=sys.stderr)
         return EXIT_INVALID
     progress = _TerminalProgress(not args.quiet)
-    try:
-        table = methods_table(corpus, spec, posterior=posterior, object_of_measurement=args.object,
-                              progress=progress)
-    except EstimationCancelled as exc:
-        progress.done()
-        print(f"ddr: {exc}", file=sys.stderr)
-        return 130
-    except (ModelSpecError, ValueError) as exc:
-        progress.done()
-        print(f"ddr: {exc}", file=sys.stderr)
-        return EXIT_INVALID
-    progress.done()
+    table, code = _run_with_progress(
+        progress, EstimationCancelled, (ModelSpecError, ValueError),
+        lambda: methods_table(corpus, spec, posterior=posterior, object_of_measurement=args.object,
+                              progress=progress))
+    if code is not None:
+        return code
     print(json.dumps({"file": str(args.path), "corpus_hash": corpus.content_hash, **table.to_dict()}, indent=2)
           if args.json else format_methods_table(table))
     return EXIT_OK

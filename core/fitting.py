@@ -62,15 +62,9 @@ def _kept_terms(post) -> list[str]:
 
 #: The sampler's statistics under ArviZ's names in the cache file (``sample_stats`` group); the project's
 #: own key of each is recorded in the file's metadata (``sample_stats_keys``) and given back on read.
-ARVIZ_STATS = {"num_steps": "n_steps", "accept_prob": "acceptance_rate", "potential_energy": "lp"}
-
-
-def _var_name(term: str) -> str:
-    """A term as a netCDF / ArviZ variable-name part (``":"`` written ``"__"``, as in ``to_inference_data``)."""
-    return term.replace(":", "__")
-
-
 def _stat_entry_name(key: str) -> str:
+    from .model.diagnostics import ARVIZ_STATS  # lazily: the report reads fits without the model package
+
     group = "sample_stats"
     if key.startswith("warmup_"):  # warmup draws are as many as the warmup: ArviZ's own group
         group, key = "warmup_sample_stats", key[len("warmup_"):]
@@ -79,6 +73,8 @@ def _stat_entry_name(key: str) -> str:
 
 def posterior_to_entry(post, corpus: Corpus | None = None) -> CacheEntry:
     """The arrays and metadata of a posterior, for the cache (laid out as ArviZ's InferenceData)."""
+    from .model.diagnostics import var_name
+
     terms = list(post.sigma)
     arrays: dict[str, np.ndarray] = {"posterior/mu": np.asarray(post.mu)}
     dims: dict[str, list[str]] = {"posterior/mu": ["chain", "draw"]}
@@ -89,7 +85,7 @@ def posterior_to_entry(post, corpus: Corpus | None = None) -> CacheEntry:
     levels = {}
     for term in _kept_terms(post):
         u = np.asarray(post.random_effects[term], dtype=np.float32)
-        name, dim = f"posterior/u_{_var_name(term)}", f"{_var_name(term)}_level"
+        name, dim = f"posterior/u_{var_name(term)}", f"{var_name(term)}_level"
         arrays[name] = u
         dims[name] = ["chain", "draw", dim]
         lv = post.levels[term]
@@ -128,7 +124,7 @@ def verdict_of(post) -> dict:
 
 def posterior_from_entry(entry: CacheEntry):
     """Rebuild a :class:`~.model.sampler.Posterior` from a cache entry (diagnostics recomputed)."""
-    from .model.diagnostics import diagnose
+    from .model.diagnostics import diagnose, var_name
     from .model.formula import HalfStudentT, Priors, StudentT, parse_formula
     from .model.posterior import Posterior, SamplerSettings
 
@@ -145,7 +141,7 @@ def posterior_from_entry(entry: CacheEntry):
     stacked = a.get("posterior/sigma")
     sigma = {} if stacked is None else {t: np.ascontiguousarray(stacked[..., i]) for i, t in enumerate(names)}
     sigma = {t: sigma[t] for t in spec.term_names if t in sigma}
-    u = {t: a[f"posterior/u_{_var_name(t)}"] for t in meta["levels"]}
+    u = {t: a[f"posterior/u_{var_name(t)}"] for t in meta["levels"]}
     levels = {t: pd.DataFrame(d["values"], columns=d["columns"]) for t, d in meta["levels"].items()}
     stats = {}
     for name, key in meta["sample_stats_keys"].items():

@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QAbstractItemView, QHBoxLayout, QLabel, QSplitter, QTableWidget, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QAbstractItemView, QSplitter, QTableWidget, QVBoxLayout, QWidget
 
 from ..core.analyses.runner import convergence_of
 from . import plots
@@ -145,14 +145,7 @@ class AnalysesPanel(QWidget):
         conv = [f"{name}: {f['n_converged']} of {f['n_fits']} fits converged"
                 + ("" if f["n_converged"] == f["n_fits"] else " — PROVISIONAL: some fits did not converge")
                 for name, f in convergence_of(results)["fits"].items()]
-        self.summary = QLabel("<br>".join(_html(x) for x in [*conv, *lines]) or "No analysis has run.")
-        self.summary.setTextFormat(Qt.RichText)
-        self.summary.setWordWrap(True)
-        self.summary.setTextInteractionFlags(Qt.TextSelectableByMouse)
-
-        head = QHBoxLayout()
-        head.addWidget(self.summary, 1)
-        head.addWidget(plots.ExportButton(self.plots, self.tables), 0, Qt.AlignTop)
+        self.summary, head = plots.panel_head([*conv, *lines], self.plots, self.tables, "No analysis has run.")
         top = QSplitter(Qt.Horizontal)
         top.addWidget(self.difficulty_plot)
         top.addWidget(self.heldout_plot)
@@ -177,10 +170,6 @@ class AnalysesPanel(QWidget):
 
     def export_table(self, name: str, path) -> Path:
         return plots.export_table(self.tables()[name], path)
-
-
-def _html(text) -> str:
-    return str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
 __all__ = ["AnalysesPanel"]

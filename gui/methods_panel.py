@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QAbstractItemView, QHBoxLayout, QLabel, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QAbstractItemView, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget
 
 from ..core.formatting import E_RHO2, PHI, estimand_symbol, fmt_coef, fmt_n, fmt_sig3
 from . import plots
@@ -101,14 +101,7 @@ class MethodsPanel(QWidget):
         if secs:
             lines.append("Wall time: " + ", ".join(f"{e} {fmt_sig3(secs[e])} s" for e in self.estimators if e in secs))
         lines.extend(f"Note: {n}" for n in data.get("notes") or [])
-        self.summary = QLabel("<br>".join(_html(x) for x in lines))
-        self.summary.setTextFormat(Qt.RichText)
-        self.summary.setWordWrap(True)
-        self.summary.setTextInteractionFlags(Qt.TextSelectableByMouse)
-
-        head = QHBoxLayout()
-        head.addWidget(self.summary, 1)
-        head.addWidget(plots.ExportButton(self.plots, self.tables), 0, Qt.AlignTop)
+        self.summary, head = plots.panel_head(lines, self.plots, self.tables)
         layout = QVBoxLayout(self)
         layout.addLayout(head)
         layout.addWidget(self.table, 1)
@@ -127,10 +120,6 @@ class MethodsPanel(QWidget):
 
     def export_table(self, name: str, path) -> Path:
         return plots.export_table(self.tables()[name], path)
-
-
-def _html(text) -> str:
-    return str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
 __all__ = ["MethodsPanel"]

@@ -21,7 +21,8 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QObject, Qt, QTimer
 from PySide6.QtGui import QAction, QFont
-from PySide6.QtWidgets import QFileDialog, QMenu, QMessageBox, QTableWidget, QToolButton, QWidget
+from PySide6.QtWidgets import (QFileDialog, QHBoxLayout, QLabel, QMenu, QMessageBox, QTableWidget, QToolButton,
+                               QWidget)
 
 from ..core.files import atomic_path
 from ..core.formatting import fmt_coef, fmt_estimate, fmt_n, fmt_usd  # noqa: F401 - fmt_usd re-exported
@@ -661,3 +662,21 @@ def fmt_interval(median: float, lo: float, hi: float, digits: int = 3) -> str:
 
 #: Counts and sizes, money: the same formatting as the CLI and the DDR sheet.
 fmt_count = fmt_n
+
+
+def panel_head(lines, plots_of, tables_of, empty: str = "") -> tuple[QLabel, QHBoxLayout]:
+    """A panel's head: the summary lines (escaped, selectable, wrapped) and its Export button beside them.
+
+    Returns the summary label (tests read its text) and the row to put on top of the panel.
+    """
+    def esc(text) -> str:
+        return str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+    summary = QLabel("<br>".join(esc(x) for x in lines) or empty)
+    summary.setTextFormat(Qt.RichText)
+    summary.setWordWrap(True)
+    summary.setTextInteractionFlags(Qt.TextSelectableByMouse)
+    head = QHBoxLayout()
+    head.addWidget(summary, 1)
+    head.addWidget(ExportButton(plots_of, tables_of), 0, Qt.AlignTop)
+    return summary, head

@@ -171,7 +171,12 @@ def diagnose(posterior, max_r_hat: float = MAX_R_HAT, min_ess_bulk: float = MIN_
                        warnings=warnings, n_draws=int(posterior.mu.size))
 
 
-def _var_name(term: str) -> str:
+#: Sampler statistic -> ArviZ's name for it (the fit cache and :func:`to_inference_data` share it).
+ARVIZ_STATS = {"num_steps": "n_steps", "accept_prob": "acceptance_rate", "potential_energy": "lp"}
+
+
+def var_name(term: str) -> str:
+    """A term as an ArviZ / netCDF variable-name part (``":"`` written ``"__"``)."""
     return term.replace(":", "__")
 
 
@@ -188,16 +193,16 @@ def to_inference_data(posterior, random_effects: bool = True):
     dims = {"sigma": ["term"]}
     if random_effects:
         for t, u in posterior.random_effects.items():
-            v = "u_" + _var_name(t)
+            v = "u_" + var_name(t)
             post[v] = u
             lab = posterior.levels[t]
-            coords[f"{_var_name(t)}_level"] = ["|".join(map(str, r)) for r in lab.itertuples(index=False)]
-            dims[v] = [f"{_var_name(t)}_level"]
+            coords[f"{var_name(t)}_level"] = ["|".join(map(str, r)) for r in lab.itertuples(index=False)]
+            dims[v] = [f"{var_name(t)}_level"]
     ss = {}
     for k, v in posterior.sample_stats.items():
         if k.startswith("warmup_"):
             continue
-        ss[{"num_steps": "n_steps", "accept_prob": "acceptance_rate", "potential_energy": "lp"}.get(k, k)] = v
+        ss[ARVIZ_STATS.get(k, k)] = v
     if "lp" in ss:
         ss["lp"] = -ss["lp"]  # ArviZ's lp is the log density, numpyro's potential its negative
     return az.from_dict(posterior=post, sample_stats=ss, coords=coords, dims=dims)
