@@ -43,6 +43,15 @@ def _add_mapping_arguments(p: argparse.ArgumentParser, benchmark: bool = False) 
                    "result=metadata.resolved; ROLE==VALUE gives every row one value; dotted names reach into "
                    "nested JSON")
     p.add_argument("--scaffold", help="one scaffold name for every row, for files that name none")
+    # issue 19: a slice of tasks, and task metadata / release dates from files beside the corpus
+    p.add_argument("--slice", action="append", metavar="COLUMN=VALUE",
+                   help="keep only the tasks whose COLUMN is VALUE (A|B: any of them; LO..HI: a numeric range, "
+                   "ends included), e.g. task_group=enterprise or human_minutes=60..480; repeat to combine")
+    p.add_argument("--task-metadata", type=Path, metavar="FILE",
+                   help="per-task columns to join (CSV/JSONL with task or task_id), e.g. human minutes")
+    p.add_argument("--release-dates", type=Path, metavar="FILE",
+                   help="model release dates to join (CSV model,release_date; JSON {model: date}; or BRIDGE's "
+                   "model_run_mapping.json)")
     if benchmark:
         p.add_argument("--benchmark", help="one benchmark name for every row, for files that name none")
 
