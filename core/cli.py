@@ -706,7 +706,8 @@ def build_parser() -> argparse.ArgumentParser:
                        "leave-one-benchmark/model-out")
     _add_corpus_arguments(p)
     p.add_argument("--which", default="difficulty,heldout,loo,lobo,lomo",
-                   help="comma-separated: difficulty,heldout,loo,lobo,lomo (default: all)")
+                   help="comma-separated: difficulty,heldout,loo,lobo,lomo,failure-modes,frontier (default: the "
+                   "first five)")
     p.add_argument("--corpus", type=Path, help="with a cached fit file (.h5) as PATH: the corpus it was fitted to")
     _add_preset_argument(p, "a model preset (default: pooled for several benchmarks, else per-benchmark)")
     p.add_argument("--formula", help="a random-intercept formula instead of --preset")
