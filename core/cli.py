@@ -517,7 +517,8 @@ def cmd_analyses(args: argparse.Namespace) -> int:
     result, code = _run_with_progress(
         progress, FitCancelled, (ModelSpecError, ValueError),
         lambda: run_analyses(corpus, which, spec, settings, cache_dir=args.cache, n_splits=args.splits,
-                             n_strata=args.strata, posterior=posterior, progress=progress))
+                             n_strata=args.strata, posterior=posterior, progress=progress,
+                             undated=args.undated))
     if code is not None:
         return code
     print(json.dumps(result, indent=2) if args.json else format_analyses(result))
@@ -713,6 +714,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--formula", help="a random-intercept formula instead of --preset")
     p.add_argument("--splits", type=int, default=50, help="held-out 70/30 splits (default 50, seed 003)")
     p.add_argument("--strata", type=int, default=4, help="difficulty strata (default 4: quartiles)")
+    p.add_argument("--undated", choices=["stop", "drop"], default="stop",
+                   help="frontier: models without a release date stop it (default), or are left out and named")
     p.add_argument("--draws", type=int, default=dflt.draws,
                    help=f"post-warmup draws per chain (default {dflt.draws}; held-out splits: at most 250)")
     p.add_argument("--warmup", type=int, default=dflt.warmup,

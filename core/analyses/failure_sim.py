@@ -73,11 +73,16 @@ def _logits(p: FailureSim, rng, n_agents: int, n_tasks: int) -> np.ndarray:
             + (rng.normal(size=(n_agents, n_tasks, K)) * sd_e)[:, :, None, :])
 
 
-def simulate_failure_table(p: FailureSim = DEMO, seed: int = 2026) -> pd.DataFrame:
-    """One row per (benchmark, task, model, scaffold, trial, step, error_category): ``result`` 1 passed, 0 failed."""
+def simulate_failure_table(p: FailureSim = DEMO, seed: int = 2026, *, return_expected: bool = False):
+    """One row per (benchmark, task, model, scaffold, trial, step, error_category): ``result`` 1 passed, 0 failed.
+
+    With ``return_expected``, also the ``(K,)`` expected activation rates of this realised design (its own
+    random effects; only the Bernoulli draws of the checks left to chance).
+    """
     rng = np.random.default_rng(seed)
     A, T = p.n_models * p.n_scaffolds, p.n_benchmarks * p.n_tasks
     eta = _logits(p, rng, A, T)
+    expected = (1.0 - (1.0 / (1.0 + np.exp(-eta))).prod(axis=2)).mean(axis=(0, 1))
     rows = []
     K, S = len(p.categories), p.n_steps
     for r in range(p.n_trials):
@@ -90,8 +95,9 @@ def simulate_failure_table(p: FailureSim = DEMO, seed: int = 2026) -> pd.DataFra
                     for k in range(K):
                         rows.append((f"sim-bench-{chr(97 + bi)}", f"{chr(97 + bi)}{ti + 1:02d}", f"model-{m + 1}",
                                      f"scaffold-{sc + 1}", f"r{r + 1}", s + 1, p.categories[k], int(y[a, t, s, k])))
-    return pd.DataFrame(rows, columns=["benchmark", "task", "model", "scaffold", "trial", "step", "error_category",
-                                       "result"])
+    table = pd.DataFrame(rows, columns=["benchmark", "task", "model", "scaffold", "trial", "step", "error_category",
+                                        "result"])
+    return (table, expected) if return_expected else table
 
 
 def true_interaction_variance(p: FailureSim = DEMO) -> np.ndarray:

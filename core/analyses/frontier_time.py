@@ -101,6 +101,7 @@ class FrontierOverTime:
     best_agent: dict[str, str] = field(default_factory=dict)
     n_boot: int = 0
     slice: str = ""
+    left_out_models: list[str] = field(default_factory=list)
 
     def net_growth(self, group: str) -> float | None:
         """Last minus first observed frontier of a group (seed 002: programming +0.63)."""
@@ -113,6 +114,7 @@ class FrontierOverTime:
             return [[None if not np.isfinite(v) else float(v) for v in row] for row in np.asarray(a, dtype=float)]
 
         return {"quarters": list(self.quarters), "quarter_end": list(self.quarter_end),
+                "left_out_models_without_release_date": list(self.left_out_models),
                 "n_agents": [int(n) for n in self.n_agents], "n_boot": int(self.n_boot), "slice": self.slice,
                 "benchmarks": [{"benchmark": b, "group": self.group_of[b], "n_tasks": int(self.n_tasks[i]),
                                 "frontier": arr(self.benchmark_frontier)[i], "lower95": arr(self.benchmark_lower)[i],
@@ -130,7 +132,7 @@ def _quarter_label(p: pd.Period) -> str:
 
 
 def frontier_over_time(corpus, groups: dict[str, str] | None = None, n_boot: int = 1000, seed: int = 0,
-                       cancel=None) -> FrontierOverTime:
+                       cancel=None, undated: str = "stop") -> FrontierOverTime:
     """Frontier per release quarter (seed 002 sec. 5.1).
 
     Parameters
@@ -144,7 +146,11 @@ def frontier_over_time(corpus, groups: dict[str, str] | None = None, n_boot: int
     seed
         Seed of the bootstrap.
     cancel
-        Polled between quarters; True raises :class:`~.refits.AnalysisCancelled`-like ``RuntimeError``.
+        Polled between quarters; True raises :class:`~.model.posterior.FitCancelled`.
+    undated
+        ``"stop"`` (default): models without a release date stop the analysis; ``"drop"``: their records are
+        left out, and the result names them (``left_out_models``) so that no reader takes the frontier for
+        the whole corpus.
 
     Raises
     ------
@@ -158,9 +164,13 @@ def frontier_over_time(corpus, groups: dict[str, str] | None = None, n_boot: int
         raise MissingReleaseDates(sorted(models.unique()), int(models.nunique()), False)
     dates = pd.to_datetime(t["release_date"], errors="coerce")
     per_model = pd.DataFrame({"model": models, "date": dates}).groupby("model")["date"].min()
-    undated = per_model.index[per_model.isna()].tolist()
-    if undated:
-        raise MissingReleaseDates(undated, len(per_model), True)
+    missing = per_model.index[per_model.isna()].tolist()
+    if missing and (undated != "drop" or len(missing) == len(per_model)):
+        raise MissingReleaseDates(missing, len(per_model), True)
+    if missing:  # the user asked for it: the frontier of the dated models only, said so in the result
+        keep = ~models.isin(missing).to_numpy()
+        t, models, dates = t.loc[keep], models[keep], dates[keep]
+        per_model = per_model.dropna()
 
     # one row per (benchmark, task, agent): the agent's success fraction on the task
     agent = models + " / " + t["scaffold"].astype(str)
@@ -197,7 +207,9 @@ def frontier_over_time(corpus, groups: dict[str, str] | None = None, n_boot: int
         idx = rng.integers(0, len(tasks), size=(n_boot, len(tasks))) if n_boot > 0 else None
         for q, end in enumerate(q_end):
             if cancel is not None and cancel():
-                raise RuntimeError("frontier over time: cancelled")
+                from ..model.posterior import FitCancelled
+
+                raise FitCancelled("frontier over time cancelled by the user")
             el = cb[cb["date"] <= end]
             if el.empty:
                 continue
@@ -230,7 +242,7 @@ def frontier_over_time(corpus, groups: dict[str, str] | None = None, n_boot: int
                             benchmarks=benchmarks, group_of=group_of, groups=group_names, benchmark_frontier=front,
                             benchmark_lower=lo, benchmark_upper=hi, benchmark_coverage=cover, group_frontier=gf,
                             group_lower=glo, group_upper=ghi, n_tasks=n_tasks, best_agent=best_agent, n_boot=n_boot,
-                            slice=str(corpus.provenance.get("slice") or ""))
+                            slice=str(corpus.provenance.get("slice") or ""), left_out_models=sorted(missing))
 
 
 def _nanmean_or_nan(a: np.ndarray, axis: int) -> np.ndarray:
@@ -265,6 +277,10 @@ def format_frontier(d: dict) -> str:
         return f"Frontier over time: stopped - {d['stopped']}"
     lines = [f"Frontier over time (seed 002 sec. 5.1): best eligible agent's success fraction per task, mean over "
              f"tasks; 95% intervals: task bootstrap ({d['n_boot']})" + (f"; slice {d['slice']}" if d.get("slice") else "")]
+    left = d.get("left_out_models_without_release_date") or []
+    if left:
+        lines.append(f"  LEFT OUT: {len(left)} models without a release date ({', '.join(left[:8])}"
+                     + (f" and {len(left) - 8} more" if len(left) > 8 else "") + "); the frontier is of the dated ones")
     qs = d["quarters"]
     lines.append(f"  {'quarter':<10}{'agents':>7}  " + "  ".join(f"{g['group'][:18]:>18}" for g in d["groups"]))
     for q, label in enumerate(qs):

@@ -41,7 +41,8 @@ def parse_which(text: str | None) -> list[str]:
 
 
 def run_analysis_studies(corpus, which, spec, settings, *, cache_dir: str | Path | None = None, n_splits: int = 50,
-                         n_strata: int = 4, posterior=None, progress=None, cancel=None) -> dict:
+                         n_strata: int = 4, posterior=None, progress=None, cancel=None,
+                         undated: str = "stop") -> dict:
     """Run the named analyses in order; the study objects, keyed by name.
 
     Parameters
@@ -88,7 +89,7 @@ def run_analysis_studies(corpus, which, spec, settings, *, cache_dir: str | Path
         elif name == "loo":
             out[name] = loo_study(corpus, posterior, spec, settings, cache_dir, prog, cancel)
         elif name in ("failure-modes", "frontier"):  # issue 19: their own fits / none (not the given spec)
-            out[name] = _issue19_study(name, corpus, settings, cache_dir, prog, cancel, n_splits)
+            out[name] = _issue19_study(name, corpus, settings, cache_dir, prog, cancel, n_splits, undated)
         else:
             facet = "benchmark" if name == "lobo" else "model"
             if corpus.n_levels(facet) < 2:
@@ -98,7 +99,7 @@ def run_analysis_studies(corpus, which, spec, settings, *, cache_dir: str | Path
     return out
 
 
-def _issue19_study(name, corpus, settings, cache_dir, progress, cancel, n_splits):
+def _issue19_study(name, corpus, settings, cache_dir, progress, cancel, n_splits, undated="stop"):
     """Failure modes (:mod:`.failure_modes`) or the frontier over time (:mod:`.frontier_time`); a corpus
     without an error-category facet is skipped, one without release dates stops with the models named."""
     if name == "failure-modes":
@@ -111,7 +112,7 @@ def _issue19_study(name, corpus, settings, cache_dir, progress, cancel, n_splits
     from .frontier_time import MissingReleaseDates, frontier_over_time
 
     try:
-        return frontier_over_time(corpus, cancel=cancel)
+        return frontier_over_time(corpus, cancel=cancel, undated=undated)
     except MissingReleaseDates as exc:
         return {"stopped": str(exc), "models_without_release_date": exc.models}
 
@@ -156,11 +157,11 @@ def sheet_analyses(studies: dict) -> dict:
 
 
 def run_analyses(corpus, which, spec, settings, *, cache_dir: str | Path | None = None, n_splits: int = 50,
-                 n_strata: int = 4, posterior=None, progress=None, cancel=None) -> dict:
+                 n_strata: int = 4, posterior=None, progress=None, cancel=None, undated: str = "stop") -> dict:
     """:func:`run_analysis_studies`, as one JSON-ready dict per analysis (:func:`studies_to_dict`)."""
     out = studies_to_dict(run_analysis_studies(corpus, which, spec, settings, cache_dir=cache_dir,
                                                n_splits=n_splits, n_strata=n_strata, posterior=posterior,
-                                               progress=progress, cancel=cancel))
+                                               progress=progress, cancel=cancel, undated=undated))
     conv = convergence_of(out)
     # the verdict first (issue 16): "converged" is false when any fit behind any analysis was not
     return {"converged": conv["converged"], "convergence": conv, **out}
