@@ -145,6 +145,6 @@ def test_sheet_decision_5_is_computed(study):
 
     d = _decision_taxonomy(Ct())
     assert d.status == "answered"
-    assert f"{tax.spearman:+.2f}".replace("-", "\u2212") in d.text or f"{tax.spearman:.2f}" in d.text
+    assert f"{tax.spearman:+.2f}".replace("-", "\u2212") in d.answer or f"{tax.spearman:.2f}" in d.answer
     top = tax.categories[int(np.argmax(tax.interaction_variance))]
-    assert top in d.text and "trace" in d.text
+    assert top in d.answer and "trace" in d.answer
