@@ -339,7 +339,7 @@ class FailureModeStudy:
 
 
 def failure_mode_study(corpus, settings=None, cache_dir=None, progress=None, cancel=None, *, n_splits: int = 50,
-                       seed: int = 0) -> FailureModeStudy:
+                       seed: int = 0, four_facet: bool = True) -> FailureModeStudy:
     """The failure-mode analysis of seed 003 secs. 5.6-5.7 on a corpus with an error-category facet.
 
     Parameters
@@ -354,6 +354,8 @@ def failure_mode_study(corpus, settings=None, cache_dir=None, progress=None, can
         Hold-out splits (50 in seed 003).
     seed
         Seed of the activation-rate draws and of the splits.
+    four_facet
+        False leaves the four-facet G-study out (its table empty): the per-category numbers alone.
 
     Raises
     ------
@@ -365,26 +367,27 @@ def failure_mode_study(corpus, settings=None, cache_dir=None, progress=None, can
 
     cats = _require_facet(corpus)
     profiles = trace_profiles(corpus)
-    jobs = [FitJob("four-facet G-study", corpus, four_facet_spec(corpus))]
+    spec4 = four_facet_spec(corpus)
+    jobs = [FitJob("four-facet G-study", corpus, spec4)] if four_facet else []
     col = corpus.table[FACET].astype(str).to_numpy()
     for c in cats:
         part = sub_corpus(corpus, col == c, f"{corpus.name} [{FACET}={c}]")
         jobs.append(FitJob(f"category {c}", part, category_spec(part)))
     batch = run_fits(jobs, settings, cache_dir=cache_dir, progress=progress, cancel=cancel, what="failure modes",
                      skip_failed=True)
-    if batch.results[0] is None:
+    if four_facet and batch.results[0] is None:
         raise ValueError(f"failure modes: the four-facet G-study failed: {batch.errors.get('four-facet G-study')}")
-    comp = components_from_posterior(batch.results[0].posterior)
-    total = sum(comp.draws.values()) + comp.residual
+    comp = components_from_posterior(batch.results[0].posterior) if four_facet else None
+    total = 0.0 if comp is None else sum(comp.draws.values()) + comp.residual
     four = {}
-    for term, d in comp.draws.items():
+    for term, d in ({} if comp is None else comp.draws).items():
         share = d / total
         four[term] = {"median": float(np.median(d)), "lower95": float(np.quantile(d, 0.025)),
                       "upper95": float(np.quantile(d, 0.975)), "share_median": float(np.median(share)),
                       "share_lower95": float(np.quantile(share, 0.025)),
                       "share_upper95": float(np.quantile(share, 0.975))}
     at_cols, errors = [], dict(batch.errors)
-    for c, res in zip(cats, batch.results[1:]):
+    for c, res in zip(cats, batch.results[1:] if four_facet else batch.results):
         if res is None:
             at_cols.append(None)
             continue
@@ -407,7 +410,8 @@ def failure_mode_study(corpus, settings=None, cache_dir=None, progress=None, can
     hold = None
     if n_splits > 0:
         hold = profile_holdout(profiles, n_splits=n_splits, seed=seed, cancel=cancel)
-    return FailureModeStudy(categories=cats, four_facet=four, formula=str(jobs[0].spec.formula), at_draws=at,
+    return FailureModeStudy(categories=cats, four_facet=four, formula=str(spec4.formula) if four_facet else "",
+                            at_draws=at,
                             activation=act, activation_observed=observed, n_traces=int(len(profiles)),
                             rho_draws=rho, holdout=hold, n_fits=batch.n_fits, n_converged=batch.n_converged,
                             category_errors=errors, slice=str(corpus.provenance.get("slice") or ""))
@@ -425,7 +429,7 @@ def format_failure_modes(d: dict) -> str:
     ok = d["n_converged"] == d["n_fits"]
     lines = [f"Failure modes (seed 003 secs. 5.6-5.7), {d['n_traces']} traces; {d['n_converged']} of {d['n_fits']} "
              "fits converged" + ("" if ok else " - PROVISIONAL") + (f"; slice {d['slice']}" if d.get("slice") else ""),
-             f"  four-facet G-study {d['formula']}:", f"  {'term':<28}{'sigma^2':>9}{'share':>8}   95% share"]
+             f"  four-facet G-study {d['formula'] or '(not run)'}:", f"  {'term':<28}{'sigma^2':>9}{'share':>8}   95% share"]
     for term, c in sorted(d["four_facet"].items(), key=lambda kv: -kv[1]["share_median"]):
         lines.append(f"  {term:<28}{c['median']:>9.3f}{c['share_median']:>8.1%}   "
                      f"[{c['share_lower95']:.1%}, {c['share_upper95']:.1%}]")
