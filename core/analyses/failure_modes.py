@@ -443,6 +443,9 @@ def format_failure_modes(d: dict) -> str:
         lines.append(f"  rank correlation variance vs activation: {d['spearman_point']:+.2f} (posterior medians); "
                      f"per draw median {s['median']:+.2f} [{s['lower95']:+.2f}, {s['upper95']:+.2f}], "
                      f"P(rho < 0) = {s['p_negative']:.2f}; seed 003: -0.20 (n = 4, descriptive)")
+    else:
+        lines.append("  rank correlation variance vs activation: n/a (the categories' variances or rates tie in "
+                     "every draw)")
     h = d.get("holdout")
     if h:
         lines.append(f"  mode-profile hold-out, {h['n_splits']} splits {round(100 * h['train_fraction'])}/"
