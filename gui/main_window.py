@@ -283,6 +283,8 @@ class MainWindow(QMainWindow):
         analysis.addAction(self.failure_action)
         self.frontier_action = QAction("Frontier over &time", self, triggered=lambda: self.start_issue19("frontier"))
         analysis.addAction(self.frontier_action)
+        analysis.addAction(QAction("Frontier over time, leaving out models without a release date", self,
+                                   triggered=lambda: self.start_issue19("frontier", undated="drop")))
         self.slice_action = QAction("&Slice of tasks...", self, triggered=self._on_slice)
         analysis.addAction(self.slice_action)
         analysis.addSeparator()
@@ -724,7 +726,7 @@ class MainWindow(QMainWindow):
         return True
 
     # -- issue 19: failure modes, frontier over time, slices (gui/issue19_panels.py) -------------
-    def start_issue19(self, name: str, n_splits: int = 50) -> bool:
+    def start_issue19(self, name: str, n_splits: int = 50, undated: str = "stop") -> bool:
         """Run ``failure-modes`` or ``frontier`` (:func:`~ddr_explorer.core.analyses.run_analysis_studies`) on the
         worker with the Model tab's progress and cancel; the result fills its own tab and goes to the DDR sheet."""
         mp = self.model_panel
@@ -739,7 +741,7 @@ class MainWindow(QMainWindow):
             from ..core.analyses import run_analysis_studies, sheet_analyses, studies_to_dict
 
             studies = run_analysis_studies(corpus, [name], spec, settings, cache_dir=cache, n_splits=n_splits,
-                                           progress=progress, cancel=cancel)
+                                           progress=progress, cancel=cancel, undated=undated)
             return studies_to_dict(studies)[name], sheet_analyses(studies)
 
         def done(out) -> None:
