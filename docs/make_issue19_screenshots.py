@@ -89,6 +89,8 @@ def main(argv=None) -> int:
     shoot(w, "main-window-frontier-slice.png")
     dlg = SliceDialog(w.corpus.table, w.corpus.provenance.get("slice") or "", w)
     dlg.resize(520, 480)
+    dlg.column.setCurrentText("benchmark")
+    dlg.values.item(0).setSelected(True)
     dlg.show()
     shoot(dlg, "slice-dialog.png")
     wait_for_tasks(120)

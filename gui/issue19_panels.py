@@ -16,7 +16,7 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (QAbstractItemView, QComboBox, QDialog, QDialogButtonBox, QFormLayout, QLabel,
-                               QLineEdit, QListWidget, QSplitter, QTableWidget, QVBoxLayout, QWidget)
+                               QLineEdit, QListWidget, QPushButton, QSplitter, QTableWidget, QVBoxLayout, QWidget)
 
 from ..core.analyses.failure_modes import format_failure_modes
 from ..core.analyses.frontier_time import format_frontier
@@ -209,7 +209,9 @@ class FrontierPanel(QWidget):
 class SliceDialog(QDialog):
     """Choose a slice of tasks: a task-level column, then values (text) or a range (numeric).
 
-    :meth:`slice_text` is the ``--slice`` text of the choice ("" when nothing is chosen).
+    :meth:`slice_text` is the ``--slice`` text of the choice ("" when nothing is chosen or "Whole corpus" was
+    pressed).  The choices are those of the table given (the main window passes the open corpus: to widen an
+    active slice, go back to the whole corpus first).
     """
 
     def __init__(self, table, current: str = "", parent: QWidget | None = None):
@@ -229,6 +231,10 @@ class SliceDialog(QDialog):
         form.addRow("from", self.lo)
         form.addRow("to", self.hi)
         buttons = QDialogButtonBox(QDialogButtonBox.Ok | QDialogButtonBox.Cancel)
+        self.whole = False  # "Whole corpus": accept with no slice
+        self.whole_button = QPushButton("Whole corpus (no slice)")
+        buttons.addButton(self.whole_button, QDialogButtonBox.ResetRole)
+        self.whole_button.clicked.connect(self._whole)
         buttons.accepted.connect(self.accept)
         buttons.rejected.connect(self.reject)
         layout = QVBoxLayout(self)
@@ -265,7 +271,13 @@ class SliceDialog(QDialog):
                               (f" ({more} more not listed: type them as {col}=A|B on the command line)" if more > 0
                                else ""))
 
+    def _whole(self) -> None:
+        self.whole = True
+        self.accept()
+
     def slice_text(self) -> str:
+        if self.whole:
+            return ""
         col = self.column.currentText()
         c = self.choices.get(col)
         if c is None:

@@ -32,7 +32,7 @@ def tiny(dates=DATES, groups=None):
 
 
 def test_frontier_hand_computed_quarters():
-    f = frontier_over_time(tiny(), n_boot=0)
+    f = frontier_over_time(tiny(), groups={"A": "all", "B": "all"}, n_boot=0)
     assert f.quarters == ["2024Q1", "2024Q2", "2024Q3", "2024Q4"]
     assert f.quarter_end[0] == "2024-03-31"
     assert f.n_agents.tolist() == [1, 2, 2, 3]
@@ -41,7 +41,8 @@ def test_frontier_hand_computed_quarters():
     np.testing.assert_allclose(f.benchmark_frontier[a], [0.25, 0.75, 0.75, 0.75])
     np.testing.assert_allclose(f.benchmark_frontier[b], [0.25, 0.25, 0.25, 0.75])
     np.testing.assert_allclose(f.group_frontier[0], [0.25, 0.5, 0.5, 0.75])  # mean of the benchmark frontiers
-    assert f.net_growth("all benchmarks") == pytest.approx(0.5)
+    assert f.net_growth("all") == pytest.approx(0.5)
+    assert frontier_over_time(tiny(), n_boot=0).groups == ["A", "B"]  # no grouping known: one per benchmark
     np.testing.assert_allclose(f.benchmark_coverage[a], [1, 1, 1, 1])
 
 

@@ -19,7 +19,8 @@ that quarter; the benchmark frontier is the mean over the tasks that have one, a
 reported next to it.
 
 Benchmark groups: ``groups`` maps benchmark -> group; by default the corpus's ``task_group`` when it
-is constant within each benchmark, else one group of all benchmarks.
+is constant within each benchmark, else each benchmark is its own group (a mean over benchmarks
+that enter the corpus at different quarters would move with the mix, not with progress).
 """
 
 from __future__ import annotations
@@ -140,7 +141,7 @@ def frontier_over_time(corpus, groups: dict[str, str] | None = None, n_boot: int
     corpus
         A validated corpus with a ``release_date`` for every model.
     groups
-        Benchmark -> group (default: ``task_group`` when constant within each benchmark, else one group).
+        Benchmark -> group (default: ``task_group`` when constant within each benchmark, else each benchmark).
     n_boot
         Task-bootstrap replicates for the 95% intervals (0: none).
     seed
@@ -268,7 +269,7 @@ def _default_groups(t: pd.DataFrame, benchmarks) -> dict[str, str]:
         if (per <= 1).all():
             g = t.groupby(t["benchmark"].astype(str))["task_group"].first()
             return {b: str(g[b]) for b in benchmarks}
-    return {b: "all benchmarks" for b in benchmarks}
+    return {b: b for b in benchmarks}  # no grouping known: each benchmark its own group
 
 
 def format_frontier(d: dict) -> str:

@@ -102,6 +102,8 @@ def test_window_slice_reopens_the_corpus_and_names_it(qtbot, tmp_path, tiny_csv)
     assert dlg.slice_text() == "task_group=prog"
     dlg.column.setCurrentText("human_minutes")
     assert dlg.slice_text() == "human_minutes=10..300"
+    dlg.whole_button.click()
+    assert dlg.slice_text() == ""
     with qtbot.waitSignal(w.corpus_loaded, timeout=60_000):
         w.apply_slice("task_group=prog")
     assert w.corpus.provenance["slice"] == "task_group=prog" and w.corpus.n_records == 5
