@@ -353,6 +353,8 @@ def cmd_fit(args: argparse.Namespace) -> int:
     if result.cache_problem:
         print(f"ddr: {result.cache_problem}", file=sys.stderr)
     out = fit_summary(result)
+    if corpus.provenance.get("slice"):  # issue 19: the fit is of a slice of tasks
+        out["slice"] = {"slice": corpus.provenance["slice"], "tasks": corpus.provenance.get("slice_tasks")}
     if args.json:
         print(json.dumps(out, indent=2, default=float))
         return _fit_exit(out, args)
@@ -360,6 +362,9 @@ def cmd_fit(args: argparse.Namespace) -> int:
 
     d = out["diagnostics"]
     print(f"{args.path}: {out['formula']}")
+    if "slice" in out:
+        kept = out["slice"]["tasks"]
+        print(f"slice: {out['slice']['slice']}" + (f" ({kept[0]} of {kept[1]} tasks)" if kept else ""))
     if result.terms is not None and result.terms.note:
         print(f"note: {result.terms.note}")
     print(f"{out['n_cells']:,} binomial cells, {out['n_trials']:,} trials; {out['device']}; "

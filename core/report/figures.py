@@ -751,11 +751,17 @@ def failure_modes_figure(tax, width: float = 260, height: float = 170) -> Drawin
     p.axes(xticks=nice_ticks(0, xhi, 4), yticks=nice_ticks(0, yhi, 4),
            xlabel="agent \u00d7 task variance \u03c3\u00b2 (logit)", ylabel="activation rate",
            yfmt=lambda t: f"{t:.2f}")
-    for k, c in enumerate(tax.categories):
+    placed: list[tuple[float, float]] = []
+    for k in np.argsort(-a):
+        c = tax.categories[k]
         p.point(v[k], a[k], 2.6, _SERIES[k % len(_SERIES)])
         right = v[k] > 0.6 * xhi
+        xx, yy, dy = float(p.px(v[k])), float(p.py(a[k])), 2.0
+        while any(abs(yy + dy - py_) < ANNOT_SIZE + 1 and abs(xx - px_) < 90 for px_, py_ in placed):
+            dy -= ANNOT_SIZE + 1  # a label near another goes below it, so close categories stay readable
+        placed.append((xx, yy + dy))
         p.text(v[k], a[k], c[:26], size=ANNOT_SIZE, anchor="end" if right else "start", dx=-4 if right else 4,
-               dy=2, halo=True)
+               dy=dy, halo=True)
     r = tax.spearman
     txt = ("Spearman " + (f"{r:.2f}".replace("-", "\u2212") if math.isfinite(r) else "n/a")
            + f" over {len(tax.categories)} categories")
