@@ -235,6 +235,10 @@ def cmd_dstudy(args: argparse.Namespace) -> int:
             observed = dataclasses.replace(observed, price_per_trial=design.price_per_trial)
         summary = dstudy_summary(components, design, target=args.target, budget=args.budget, observed=observed,
                                  verdict=verdict)
+        if getattr(args, "slice", None) and args.path is not None:  # issue 19: the D-study is of a slice of tasks
+            from .corpus.slicing import parse_slice, slice_text
+
+            summary["slice"] = slice_text(parse_slice(args.slice))
         if getattr(args, "external_ranking", None) is not None:
             from .analyses.external_ranking import external_ranking_summary
 
@@ -245,6 +249,8 @@ def cmd_dstudy(args: argparse.Namespace) -> int:
     except CorpusError as exc:
         _print_errors(exc)
         return EXIT_INVALID
+    if "slice" in summary and not args.json:
+        print(f"slice of tasks: {summary['slice']}")
     print(json.dumps(summary, indent=2) if args.json else format_dstudy(summary))
     if "external_ranking" in summary and not args.json:
         from .analyses.external_ranking import format_external

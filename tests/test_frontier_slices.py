@@ -117,3 +117,33 @@ def test_slice_is_in_the_fit_key():
     assert s.content_hash == c.content_hash
     spec, st = preset("per-benchmark"), SamplerSettings()
     assert fit_key(s, spec, st) != fit_key(c, spec, st)
+
+
+def test_cli_fit_and_dstudy_on_a_slice(fake_sampler, tmp_path, capsys):
+    """``ddr fit`` / ``ddr dstudy --slice``: the slice is named, keyed apart from the whole corpus, and reused."""
+    from ddr_explorer.core.cli import main
+
+    rows = [(f"B{b}", f"t{b}{k}", f"m{m}", "s", (k + m) % 3, 2, f"g{k % 2}") for b in range(2) for k in range(6)
+            for m in range(4)]
+    path = tmp_path / "c.csv"
+    pd.DataFrame(rows, columns=["benchmark", "task", "model", "scaffold", "successes", "trials", "task_group"]
+                 ).to_csv(path, index=False)
+    fast = ["--draws", "40", "--warmup", "10", "--chains", "2", "--cache", str(tmp_path / "cache")]
+
+    def fit(*extra):
+        code = main(["fit", str(path), "--preset", "pooled", "--json", "--quiet", "--allow-unconverged", *fast,
+                     *extra])
+        out = capsys.readouterr()
+        assert code == 0, out.err
+        return json.loads(out.out)
+
+    whole, part = fit(), fit("--slice", "task_group=g0")
+    assert "slice" not in whole and part["slice"] == {"slice": "task_group=g0", "tasks": [6, 12]}
+    assert part["cache"]["key"] != whole["cache"]["key"] and part["n_cells"] == whole["n_cells"] // 2
+    assert fit("--slice", "group=g0")["cache"]["hit"]  # the synonym reads as the same slice: the same fit
+    code = main(["dstudy", str(path), "--preset", "pooled", "--slice", "task_group=g0", "--json", *fast])
+    out = capsys.readouterr()
+    assert code == 0 and json.loads(out.out)["slice"] == "task_group=g0"
+    assert len(fake_sampler) == 2  # the whole corpus and the slice; everything else from the cache
+    code = main(["fit", str(path), "--preset", "pooled", "--slice", "task_group=g9", *fast])
+    assert code == 2 and "task_group" in capsys.readouterr().err
