@@ -147,3 +147,17 @@ def test_cli_fit_and_dstudy_on_a_slice(fake_sampler, tmp_path, capsys):
     assert len(fake_sampler) == 2  # the whole corpus and the slice; everything else from the cache
     code = main(["fit", str(path), "--preset", "pooled", "--slice", "task_group=g9", *fast])
     assert code == 2 and "task_group" in capsys.readouterr().err
+
+
+def test_a_saved_analysis_keeps_the_slice(tmp_path):
+    """The app's saved analysis reopens the corpus on the same slice (AnalysisState.corpus_options)."""
+    from ddr_explorer.core.corpus.io import load_corpus
+    from ddr_explorer.core.session import AnalysisState
+
+    path = tmp_path / "tiny.csv"
+    tiny(groups={"A": "programming", "B": "gui"}).table.to_csv(path, index=False)
+    corpus = load_corpus(path, slice="task_group=gui")
+    state = AnalysisState.from_corpus(corpus)
+    assert state.corpus_options["slice"] == "task_group=gui"
+    again = load_corpus(path, **state.corpus_options)
+    assert again.content_hash == corpus.content_hash and again.provenance["slice"] == "task_group=gui"
