@@ -166,4 +166,6 @@ def test_sheet_decision_5_is_computed(fake_sampler, tmp_path):
 
     d = _decision_taxonomy(Ct())
     assert d.status == "answered"
-    assert "MAE" in d.answer and "per draw" in d.answer and tax.categories[0] in d.answer
+    # the stand-in sampler gives every category the same variance: no per-draw interval, and unconverged fits
+    assert "MAE" in d.answer and "per draw" not in d.answer and "Provisional" in d.answer
+    assert tax.categories[int(np.argmax(tax.activation_rate))] in d.answer
