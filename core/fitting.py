@@ -337,6 +337,9 @@ def components_for_dstudy(args):
 
     path = Path(args.path)
     if path.suffix == ".h5":
+        if getattr(args, "slice", None):
+            raise ValueError(f"--slice cuts a corpus, and {path} is a fit: give the corpus with --slice, or the fit "
+                             "of the slice (its file records the slice it was fitted to)")
         try:
             post = posterior_from_entry(read_fit_file(path))
         except CacheFileError as exc:
