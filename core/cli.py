@@ -43,6 +43,15 @@ def _add_mapping_arguments(p: argparse.ArgumentParser, benchmark: bool = False) 
                    "result=metadata.resolved; ROLE==VALUE gives every row one value; dotted names reach into "
                    "nested JSON")
     p.add_argument("--scaffold", help="one scaffold name for every row, for files that name none")
+    # issue 19: a slice of tasks, and task metadata / release dates from files beside the corpus
+    p.add_argument("--slice", action="append", metavar="COLUMN=VALUE",
+                   help="keep only the tasks whose COLUMN is VALUE (A|B: any of them; LO..HI: a numeric range, "
+                   "ends included), e.g. task_group=enterprise or human_minutes=60..480; repeat to combine")
+    p.add_argument("--task-metadata", type=Path, metavar="FILE",
+                   help="per-task columns to join (CSV/JSONL with task or task_id), e.g. human minutes")
+    p.add_argument("--release-dates", type=Path, metavar="FILE",
+                   help="model release dates to join (CSV model,release_date; JSON {model: date}; or BRIDGE's "
+                   "model_run_mapping.json)")
     if benchmark:
         p.add_argument("--benchmark", help="one benchmark name for every row, for files that name none")
 
@@ -226,6 +235,10 @@ def cmd_dstudy(args: argparse.Namespace) -> int:
             observed = dataclasses.replace(observed, price_per_trial=design.price_per_trial)
         summary = dstudy_summary(components, design, target=args.target, budget=args.budget, observed=observed,
                                  verdict=verdict)
+        if getattr(args, "slice", None) and args.path is not None:  # issue 19: the D-study is of a slice of tasks
+            from .corpus.slicing import parse_slice, slice_text
+
+            summary["slice"] = slice_text(parse_slice(args.slice))
         if getattr(args, "external_ranking", None) is not None:
             from .analyses.external_ranking import external_ranking_summary
 
@@ -236,6 +249,8 @@ def cmd_dstudy(args: argparse.Namespace) -> int:
     except CorpusError as exc:
         _print_errors(exc)
         return EXIT_INVALID
+    if "slice" in summary and not args.json:
+        print(f"slice of tasks: {summary['slice']}")
     print(json.dumps(summary, indent=2) if args.json else format_dstudy(summary))
     if "external_ranking" in summary and not args.json:
         from .analyses.external_ranking import format_external
@@ -344,6 +359,8 @@ def cmd_fit(args: argparse.Namespace) -> int:
     if result.cache_problem:
         print(f"ddr: {result.cache_problem}", file=sys.stderr)
     out = fit_summary(result)
+    if corpus.provenance.get("slice"):  # issue 19: the fit is of a slice of tasks
+        out["slice"] = {"slice": corpus.provenance["slice"], "tasks": corpus.provenance.get("slice_tasks")}
     if args.json:
         print(json.dumps(out, indent=2, default=float))
         return _fit_exit(out, args)
@@ -351,6 +368,9 @@ def cmd_fit(args: argparse.Namespace) -> int:
 
     d = out["diagnostics"]
     print(f"{args.path}: {out['formula']}")
+    if "slice" in out:
+        kept = out["slice"]["tasks"]
+        print(f"slice: {out['slice']['slice']}" + (f" ({kept[0]} of {kept[1]} tasks)" if kept else ""))
     if result.terms is not None and result.terms.note:
         print(f"note: {result.terms.note}")
     print(f"{out['n_cells']:,} binomial cells, {out['n_trials']:,} trials; {out['device']}; "
@@ -508,7 +528,8 @@ def cmd_analyses(args: argparse.Namespace) -> int:
     result, code = _run_with_progress(
         progress, FitCancelled, (ModelSpecError, ValueError),
         lambda: run_analyses(corpus, which, spec, settings, cache_dir=args.cache, n_splits=args.splits,
-                             n_strata=args.strata, posterior=posterior, progress=progress))
+                             n_strata=args.strata, posterior=posterior, progress=progress,
+                             undated=args.undated))
     if code is not None:
         return code
     print(json.dumps(result, indent=2) if args.json else format_analyses(result))
@@ -697,12 +718,15 @@ def build_parser() -> argparse.ArgumentParser:
                        "leave-one-benchmark/model-out")
     _add_corpus_arguments(p)
     p.add_argument("--which", default="difficulty,heldout,loo,lobo,lomo",
-                   help="comma-separated: difficulty,heldout,loo,lobo,lomo (default: all)")
+                   help="comma-separated: difficulty,heldout,loo,lobo,lomo,failure-modes,frontier (default: the "
+                   "first five)")
     p.add_argument("--corpus", type=Path, help="with a cached fit file (.h5) as PATH: the corpus it was fitted to")
     _add_preset_argument(p, "a model preset (default: pooled for several benchmarks, else per-benchmark)")
     p.add_argument("--formula", help="a random-intercept formula instead of --preset")
     p.add_argument("--splits", type=int, default=50, help="held-out 70/30 splits (default 50, seed 003)")
     p.add_argument("--strata", type=int, default=4, help="difficulty strata (default 4: quartiles)")
+    p.add_argument("--undated", choices=["stop", "drop"], default="stop",
+                   help="frontier: models without a release date stop it (default), or are left out and named")
     p.add_argument("--draws", type=int, default=dflt.draws,
                    help=f"post-warmup draws per chain (default {dflt.draws}; held-out splits: at most 250)")
     p.add_argument("--warmup", type=int, default=dflt.warmup,

@@ -42,7 +42,8 @@ CancelCallback = Callable[[], bool]
 #: Names accepted on the command line (``--analyses``) -> keys of :data:`~.inputs.ANALYSIS_KEYS`.
 ANALYSIS_ALIASES: dict[str, str] = {"difficulty": "difficulty", "heldout": "held_out", "held_out": "held_out",
                                     "held-out": "held_out", "loo": "loo", "failure_taxonomy": "failure_taxonomy",
-                                    "failures": "failure_taxonomy"}
+                                    "failures": "failure_taxonomy", "failure-modes": "failure_taxonomy",
+                                    "frontier": "frontier"}
 
 def _difficulty_runner():
     from .analyses.difficulty import run_difficulty_study
@@ -62,9 +63,22 @@ def _loo_runner():
     return run_loo
 
 
+def _failure_runner():
+    from .analyses.failure_modes import run_failure_taxonomy
+
+    return run_failure_taxonomy
+
+
+def _frontier_runner():
+    from .analyses.frontier_time import frontier_over_time
+
+    return lambda ctx: frontier_over_time(ctx.corpus, cancel=ctx.cancel)
+
+
 #: The runner of each analysis in core.analyses (imported when needed: they import the sampler's callers).
 _RUNNER_MODULES: dict[str, Callable[[], Callable]] = {
-    "difficulty": _difficulty_runner, "held_out": _heldout_runner, "loo": _loo_runner}
+    "difficulty": _difficulty_runner, "held_out": _heldout_runner, "loo": _loo_runner,
+    "failure_taxonomy": _failure_runner, "frontier": _frontier_runner}
 
 
 class SheetCancelled(RuntimeError):
@@ -143,7 +157,7 @@ def analysis_runner(key: str) -> Callable[[AnalysisContext], Any]:
     """
     name = ANALYSIS_ALIASES.get(key, key)
     if name not in ANALYSIS_KEYS:
-        raise ValueError(f"unknown analysis {key!r}; use difficulty, heldout or loo")
+        raise ValueError(f"unknown analysis {key!r}; use difficulty, heldout, loo, failures or frontier")
     if name not in _RUNNER_MODULES:
         raise ValueError(f"the {name.replace('_', ' ')} analysis has no runner in core; compute it and pass the "
                          "result in analyses= (see ddr_explorer.core.report.inputs)")

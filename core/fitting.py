@@ -53,7 +53,8 @@ def fit_key(corpus: Corpus, spec, settings, format_version: int = FORMAT_VERSION
     d = spec.to_dict()
     return cache_key(corpus_hash=corpus.content_hash, spec={"terms": d["terms"], "folded": d["folded"],
                                                             "family": d["family"]},
-                     priors=d["priors"], settings=_settings_dict(settings), format_version=format_version)
+                     priors=d["priors"], settings=_settings_dict(settings), format_version=format_version,
+                     slice=(getattr(corpus, "provenance", None) or {}).get("slice"))
 
 
 def _kept_terms(post) -> list[str]:
@@ -109,6 +110,7 @@ def posterior_to_entry(post, corpus: Corpus | None = None) -> CacheEntry:
         "quadrature_error": getattr(post, "quadrature_error", None),
         "corpus_hash": None if corpus is None else corpus.content_hash,
         "corpus_name": None if corpus is None else corpus.name,
+        "slice": None if corpus is None else corpus.provenance.get("slice"),
         "sample_stats_keys": stat_keys,
     }
     diag = getattr(post, "diagnostics", None)
@@ -335,6 +337,9 @@ def components_for_dstudy(args):
 
     path = Path(args.path)
     if path.suffix == ".h5":
+        if getattr(args, "slice", None):
+            raise ValueError(f"--slice cuts a corpus, and {path} is a fit: give the corpus with --slice, or the fit "
+                             "of the slice (its file records the slice it was fitted to)")
         try:
             post = posterior_from_entry(read_fit_file(path))
         except CacheFileError as exc:

@@ -44,7 +44,8 @@ from .corpus_panel import CorpusPanel
 from .plots import GuiThreadGarbageCollector
 
 #: Tab titles, in order.
-TABS = ("Corpus", "Model", "Variance components", "D-study", "Ranks", "Diagnostics", "Analyses", "Methods")
+TABS = ("Corpus", "Model", "Variance components", "D-study", "Ranks", "Diagnostics", "Analyses", "Methods",
+        "Failure modes", "Frontier")
 #: Recent corpora remembered in the settings.
 MAX_RECENT = 8
 #: Name of the analysis saved on close, beside the settings file.
@@ -100,6 +101,16 @@ def _load_and_inspect(path: Path, fmt: str | None, options: dict | None = None):
 
     corpus = load_corpus(path, fmt, **dict(options or {}))
     return corpus, inspect_corpus(corpus)
+
+
+def _slice_note(corpus) -> str:
+    """The header's word on an active slice of tasks (issue 19): every number below is of the slice."""
+    text = corpus.provenance.get("slice")
+    if not text:
+        return ""
+    kept = corpus.provenance.get("slice_tasks")
+    return (f" &mdash; <span style='color:#a05a00'><b>slice</b> {_html(text)}"
+            + (f" ({kept[0]:,} of {kept[1]:,} tasks)" if kept else "") + "</span>")
 
 
 def _placeholder(text: str) -> QLabel:
@@ -185,6 +196,8 @@ class MainWindow(QMainWindow):
         self.analyses_panel = None
         self.methods_task: BackgroundTask | None = None
         self.methods_panel = None
+        self.issue19_task: BackgroundTask | None = None  # failure modes / frontier (gui/issue19_panels.py)
+        self.issue19_panels: dict = {}
 
         self.header = QLabel("No corpus loaded")
         self.header.setTextInteractionFlags(Qt.TextSelectableByMouse)
@@ -222,6 +235,10 @@ class MainWindow(QMainWindow):
                                            "model many times: Analysis > Run difficulty, held-out and LOO analyses.")),
             "Methods": _Slot(_placeholder("Variance shares from REML, Laplace, DISCO, Henderson and the Bayesian fit "
                                           "side by side: Analysis > Compare estimators.")),
+            "Failure modes": _Slot(_placeholder("Where agents differ against where failures appear, per error "
+                                                "category (needs an error_category column): Analysis > Failure modes.")),
+            "Frontier": _Slot(_placeholder("The best agent per task among models released by each quarter (needs "
+                                           "release dates): Analysis > Frontier over time.")),
         }
         for name in TABS:
             self.tabs.addTab(self._slots[name], name)
@@ -261,6 +278,15 @@ class MainWindow(QMainWindow):
         self.methods_action = QAction("Compare &estimators (REML, Laplace, DISCO, Henderson, Bayes)", self,
                                       triggered=lambda: self.start_methods())
         analysis.addAction(self.methods_action)
+        self.failure_action = QAction("Failure &modes (error categories)", self,
+                                      triggered=lambda: self.start_issue19("failure-modes"))
+        analysis.addAction(self.failure_action)
+        self.frontier_action = QAction("Frontier over &time", self, triggered=lambda: self.start_issue19("frontier"))
+        analysis.addAction(self.frontier_action)
+        analysis.addAction(QAction("Frontier over time, leaving out models without a release date", self,
+                                   triggered=lambda: self.start_issue19("frontier", undated="drop")))
+        self.slice_action = QAction("&Slice of tasks...", self, triggered=self._on_slice)
+        analysis.addAction(self.slice_action)
         analysis.addSeparator()
         self.id_mapping_action = QAction("Subject &ids and their model and scaffold...", self,
                                          triggered=self._on_id_mapping)
@@ -313,7 +339,7 @@ class MainWindow(QMainWindow):
         self.corpus, self.summary = corpus, summary
         self.error_view.hide()
         self.header.setText(f"<b>{_html(corpus.name)}</b> &mdash; {_html(corpus.source)} ({_html(corpus.format)}), "
-                            f"{corpus.n_records:,} records, {corpus.n_trials:,} trials")
+                            f"{corpus.n_records:,} records, {corpus.n_trials:,} trials" + _slice_note(corpus))
         self.corpus_panel = CorpusPanel(corpus, summary)
         self._slots["Corpus"].replace(self.corpus_panel)
         pending, self._pending_state = self._pending_state, None
@@ -497,7 +523,8 @@ class MainWindow(QMainWindow):
 
     def _busy(self) -> bool:
         """A fit or the analyses run now (one long job at a time)."""
-        return self.fitting or any(t is not None and t.running for t in (self.analyses_task, self.methods_task))
+        return self.fitting or any(t is not None and t.running for t in (self.analyses_task, self.methods_task,
+                                                                           self.issue19_task))
 
     def _job_inputs(self, failure: str):
         """``(spec, settings)`` of the state for a fit or the analyses, or None when none can start.
@@ -552,7 +579,8 @@ class MainWindow(QMainWindow):
 
     def cancel_fit(self) -> None:
         """Ask the running fit (or analyses) to stop at its next check (between sampler chunks)."""
-        running = [t for t in (self.fit_task, self.analyses_task, self.methods_task) if t is not None and t.running]
+        running = [t for t in (self.fit_task, self.analyses_task, self.methods_task, self.issue19_task)
+                   if t is not None and t.running]
         for task in running:
             task.cancel()
         if running:
@@ -697,6 +725,80 @@ class MainWindow(QMainWindow):
         self.tabs.setCurrentIndex(TABS.index("Model"))
         return True
 
+    # -- issue 19: failure modes, frontier over time, slices (gui/issue19_panels.py) -------------
+    def start_issue19(self, name: str, n_splits: int = 50, undated: str = "stop") -> bool:
+        """Run ``failure-modes`` or ``frontier`` (:func:`~ddr_explorer.core.analyses.run_analysis_studies`) on the
+        worker with the Model tab's progress and cancel; the result fills its own tab and goes to the DDR sheet."""
+        mp = self.model_panel
+        ready = self._job_inputs("Cannot run the analysis")
+        if ready is None:
+            return False
+        spec, settings = ready
+        corpus, cache = self.corpus, self.cache_dir
+        tab = "Failure modes" if name == "failure-modes" else "Frontier"
+
+        def job(progress, cancel):
+            from ..core.analyses import run_analysis_studies, sheet_analyses, studies_to_dict
+
+            studies = run_analysis_studies(corpus, [name], spec, settings, cache_dir=cache, n_splits=n_splits,
+                                           progress=progress, cancel=cancel, undated=undated)
+            return studies_to_dict(studies)[name], sheet_analyses(studies)
+
+        def done(out) -> None:
+            from .issue19_panels import FailureModesPanel, FrontierPanel
+
+            result, for_sheet = out
+            self.analyses_for_sheet.update(for_sheet)
+            self.fit_action.setEnabled(True)
+            self.cancel_action.setEnabled(False)
+            mp.append_log(f"{tab} done")
+            mp.finish("done")
+            panel = (FailureModesPanel if name == "failure-modes" else FrontierPanel)(result)
+            self.issue19_panels[name] = panel
+            self._slots[tab].replace(panel)
+            self.tabs.setCurrentIndex(TABS.index(tab))
+            self.analyses_finished.emit({name: result})
+
+        def failed(exc: BaseException) -> None:
+            self.fit_action.setEnabled(True)
+            self.cancel_action.setEnabled(False)
+            text = f"{type(exc).__name__}: {exc}"
+            cancelled = "cancel" in type(exc).__name__.lower() or "cancelled by the user" in str(exc)
+            mp.append_log(("Cancelled: " if cancelled else f"{tab} FAILED: ") + text)
+            mp.finish("cancelled" if cancelled else "failed")
+            self.analyses_failed.emit(text)
+
+        mp.set_running(True)
+        self.fit_action.setEnabled(False)
+        self.cancel_action.setEnabled(True)
+        mp.append_log(f"{tab} of {corpus.name}" + ("; every fit goes through the cache" if name == "failure-modes"
+                                                  else ""))
+        self.issue19_task = BackgroundTask(job, on_done=done, on_error=failed, on_progress=mp.show_progress,
+                                           with_callbacks=True, parent=self)
+        self.tabs.setCurrentIndex(TABS.index("Model"))
+        return True
+
+    def apply_slice(self, text: str) -> None:
+        """Reopen the corpus restricted to a slice of tasks (``""``: the whole corpus again)."""
+        if self.corpus is None or self.corpus.source is None:
+            return
+        options = dict(self.corpus.provenance.get("load_options") or {})
+        options.pop("slice", None)
+        if text:
+            options["slice"] = text
+        fmt = None if self.corpus.format in ("csv", "tsv", "jsonl", "parquet", "canonical") else self.corpus.format
+        self.open_corpus(Path(str(self.corpus.source)), fmt, options)
+
+    def _on_slice(self) -> None:
+        if self.corpus is None:
+            return
+        from .issue19_panels import SliceDialog
+
+        current = self.corpus.provenance.get("slice") or ""
+        dlg = SliceDialog(self.corpus.table, current, self)
+        if dlg.exec():
+            self.apply_slice(dlg.slice_text())
+
     # -- the method comparison ------------------------------------------------------------
     def start_methods(self) -> bool:
         """Compare the estimators on the open corpus and the state's model (seed 000 Tables 20-21).
@@ -832,7 +934,9 @@ class MainWindow(QMainWindow):
         """The panels shown now, by tab name (tabs with a placeholder are left out)."""
         out = {"Corpus": self.corpus_panel, "Variance components": self.components_panel,
                "D-study": self.dstudy_panel, "Ranks": self.ranks_panel, "Diagnostics": self.diagnostics_panel,
-               "Analyses": self.analyses_panel, "Methods": self.methods_panel}
+               "Analyses": self.analyses_panel, "Methods": self.methods_panel,
+               "Failure modes": self.issue19_panels.get("failure-modes"),
+               "Frontier": self.issue19_panels.get("frontier")}
         return {k: v for k, v in out.items() if v is not None and hasattr(v, "plots")}
 
     def export_all(self, folder: Path) -> list[Path]:

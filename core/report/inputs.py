@@ -32,6 +32,7 @@ import numpy as np
 from ..errors import shown
 from ..analyses.difficulty import DifficultyProfile, TaskDifficulty, task_difficulty
 from ..analyses.failure_modes import FailureTaxonomy
+from ..analyses.frontier_time import FrontierOverTime
 from ..analyses.heldout import HeldOutReliability
 from ..analyses.loo import LooSummary
 from ..dstudy import DEFAULT_TARGETS, CostRanking, DStudyDesign, accuracy_per_dollar, corpus_prices, observed_design
@@ -57,11 +58,11 @@ __all__ = [
 ]
 
 #: Keys of :attr:`ReportInputs.analyses` and the type each holds.
-ANALYSIS_KEYS: tuple[str, ...] = ("difficulty", "held_out", "loo", "failure_taxonomy")
+ANALYSIS_KEYS: tuple[str, ...] = ("difficulty", "held_out", "loo", "failure_taxonomy", "frontier")
 
 
 _ANALYSIS_TYPES = {"difficulty": DifficultyProfile, "held_out": HeldOutReliability, "loo": LooSummary,
-                   "failure_taxonomy": FailureTaxonomy}
+                   "failure_taxonomy": FailureTaxonomy, "frontier": FrontierOverTime}
 
 
 # ---------------------------------------------------------------------------
@@ -114,7 +115,8 @@ class ReportInputs:
         Optional results keyed by :data:`ANALYSIS_KEYS`:
         ``"difficulty"`` (:class:`DifficultyProfile`), ``"held_out"``
         (:class:`HeldOutReliability`), ``"loo"`` (:class:`LooSummary`),
-        ``"failure_taxonomy"`` (:class:`FailureTaxonomy`).
+        ``"failure_taxonomy"`` (:class:`FailureTaxonomy`), ``"frontier"``
+        (:class:`~..analyses.frontier_time.FrontierOverTime`).
     versions
         Software name -> version, printed in the footer.
     title

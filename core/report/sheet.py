@@ -37,6 +37,7 @@ import math
 from functools import partial
 from pathlib import Path
 
+import numpy as np
 from reportlab.pdfgen.canvas import Canvas
 from reportlab.platypus.flowables import Flowable, _listWrapOn
 from reportlab.platypus import (BaseDocTemplate, CondPageBreak, Frame, KeepInFrame, KeepTogether, PageBreak,
@@ -276,6 +277,11 @@ def _page_one(ct: SheetContent) -> list:
         obj_text = escape(ct.object_label)
     meta = (f"<b>Object of measurement:</b> {obj_text}. <b>Claim:</b> {ct.claim_label}, target {_sym(ct)} "
             f"{GEQ} {fmt_coef(inp.target)}. <b>Observed design:</b> {ct.design_text}.")
+    prov = (inp.corpus_summary or {}).get("provenance") or {}
+    if prov.get("slice"):  # issue 19: every number of this sheet is of the slice, so say it at the top
+        kept = prov.get("slice_tasks")
+        meta += (f" <b>Slice:</b> {escape(str(prov['slice']))}"
+                 + (f" ({fmt_n(kept[0])} of {fmt_n(kept[1])} tasks)." if kept else "."))
     story = [
         _p(f"Deployment Decision Reliability \u2014 {escape(title)}", "title"),
         _p(escape(ct.question), "question"),
@@ -635,7 +641,34 @@ def _difficulty_page(ct: SheetContent) -> list:
     else:
         story.append(_p("<b>Not run.</b> PSIS-LOO needs the pointwise log-likelihood of the fit; it would count the "
                         "observations whose Pareto k exceeds 0.7 (importance sampling unreliable there).", "note"))
+    story += _issue19_sections(ct, half)
     return story
+
+
+def _issue19_sections(ct: SheetContent, half: float) -> list:
+    """Failure modes (decision 5) and the frontier over time (decision 2), when they were run."""
+    ss = st.stylesheet()
+    out = []
+    tax, front = ct.inputs.analysis("failure_taxonomy"), ct.inputs.analysis("frontier")
+    if tax is not None:
+        cap = ("Each point an error category: where agents differ (agent × task variance, its own G-study) "
+               "against where failures appear (share of traces). Seed 003 sec. 5.7. Decision 5 reads this.")
+        out += [Paragraph("Failure modes: variance is not frequency", ss["h2"]),
+                Table([[[fig.failure_modes_figure(tax, half, 170), _p(cap, "caption")], "",
+                        [_p(ct.decisions[4].answer, "small")]]], colWidths=[half, 12, half])]
+    if front is not None:
+        last = [(g, row[np.isfinite(row)][-1]) for g, row in zip(front.groups, front.group_frontier)
+                if np.isfinite(row).any()]
+        txt = ("Best success fraction per task among agents whose models were released by each quarter, mean over "
+               "tasks, then over benchmarks (seed 002 sec. 5.1). Last quarter: "
+               + "; ".join(f"{escape(g)} {fmt_coef(v)}" for g, v in last) + ". A group near 1 is saturated: its "
+               "tasks no longer separate the best agents, so target harder tasks (decision 2).")
+        if front.left_out_models:
+            txt += f" <b>{fmt_n(len(front.left_out_models))} models without a release date are left out.</b>"
+        out += [Paragraph("Frontier over time", ss["h2"]),
+                Table([[[fig.frontier_time_figure(front, half, 170)], "", [_p(txt, "small")]]],
+                      colWidths=[half, 12, half])]
+    return out
 
 
 def _ranks_page(ct: SheetContent) -> list:
