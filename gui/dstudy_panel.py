@@ -63,7 +63,8 @@ from ..core.formatting import estimand_symbol, fmt_coef, fmt_design, fmt_n, fmt_
 from ..core.reliability import DETECTION_ERHO2, object_facets
 from ..core.session import ALL_BENCHMARKS, SIZE_FIELDS, AnalysisState, SessionError
 from . import plots
-from .plots import COLORS, Band, Throttle, data_item, fmt_count, fmt_interval, fmt_usd, line, new_plot
+from .plots import (COLORS, Band, Curve, Marker, Throttle, VLine, data_item, fmt_count, fmt_interval, fmt_usd,
+                    line, new_plot)
 from .workers import BackgroundTask, wait_for_tasks
 
 #: Slider field -> (label, facet of the D-study rule, axis label of its curve).
@@ -91,7 +92,13 @@ def wait_for_background_jobs(timeout_s: float | None = 120.0) -> bool:
 
 
 class _CurveItems:
-    """The items of one reliability curve plot (drawn from a :class:`~ddr_explorer.core.dstudy.DStudyCurve`)."""
+    """The items of one reliability curve plot (drawn from a :class:`~ddr_explorer.core.dstudy.DStudyCurve`).
+
+    Each band is one filled path and the median one path (:class:`~.plots.Band`, :class:`~.plots.Curve`);
+    the markers are Qt items moved in place.  Every item ignores data equal to what it shows, so moving
+    the task slider redraws the task curve's markers only, not its curve (the curve over tasks does not
+    depend on the number of tasks).
+    """
 
     def __init__(self, plot: pg.PlotWidget, log_x: bool = False):
         self.plot = plot
@@ -101,43 +108,49 @@ class _CurveItems:
                                              brush=pg.mkBrush(COLORS["detection"]), pen=pg.mkPen(None))
         self.detection.setZValue(-30)
         p.addItem(self.detection)
-        self.band95 = Band(plot, COLORS["band95"], z=-20)
-        self.band68 = Band(plot, COLORS["band68"], z=-15)
-        self.median = data_item(plot, pen=line(COLORS["median"], 2.2))
+        self.band95 = Band(plot, COLORS["band95"], z=-20, log_x=log_x)
+        self.band68 = Band(plot, COLORS["band68"], z=-15, log_x=log_x)
+        self.median = Curve(plot, line(COLORS["median"], 2.2), log_x=log_x)
         self.asymptote = pg.InfiniteLine(angle=0, movable=False, pen=line(COLORS["asymptote"], 1.4, Qt.DashLine))
         self.target = pg.InfiniteLine(angle=0, movable=False, pen=line(COLORS["target"], 1.4, Qt.DotLine))
         p.addItem(self.asymptote)
         p.addItem(self.target)
-        # Vertical markers are InfiniteLines (cheaper to move than a PlotDataItem); their position is in view
-        # coordinates, i.e. log10(n) on the log-scaled task axis.
-        self.observed_line = pg.InfiniteLine(angle=90, movable=False, pen=line(COLORS["observed"], 1.0, Qt.DashLine))
-        p.addItem(self.observed_line)
-        self.observed_point = data_item(plot, pen=None, symbol="o", symbolSize=10, symbolBrush=None,
-                                        symbolPen=pg.mkPen(COLORS["observed"], width=2))
-        self.current_line = pg.InfiniteLine(angle=90, movable=False, pen=line(COLORS["current"], 1.2))
-        p.addItem(self.current_line)
-        self.current_point = data_item(plot, pen=None, symbol="o", symbolSize=9,
-                                       symbolBrush=pg.mkBrush(COLORS["current"]), symbolPen=pg.mkPen("w"))
+        # Vertical markers and points are plain Qt items moved in place (data coordinates in, log10 drawn).
+        self.observed_line = VLine(plot, line(COLORS["observed"], 1.0, Qt.DashLine), log_x=log_x)
+        self.observed_point = Marker(plot, 10, pen=pg.mkPen(COLORS["observed"], width=2), log_x=log_x, z=10)
+        self.current_line = VLine(plot, line(COLORS["current"], 1.2), log_x=log_x)
+        self.current_point = Marker(plot, 9, pen=pg.mkPen("w"), brush=pg.mkBrush(COLORS["current"]), log_x=log_x,
+                                    z=11)
+        self.preview = False
+
+    def set_preview(self, preview: bool) -> None:
+        """Preview (point estimates): a dashed median and no bands; else the posterior's solid median and bands."""
+        self.preview = bool(preview)
+        self.median.set_style(Qt.DashLine if preview else Qt.SolidLine)
+        self.band95.setVisible(not preview)
+        self.band68.setVisible(not preview)
 
     def draw(self, curve) -> None:
         g = curve.grid
         self.band95.set_data(g, curve.hdi95[:, 0], curve.hdi95[:, 1])
         self.band68.set_data(g, curve.hdi68[:, 0], curve.hdi68[:, 1])
-        self.median.setData(g, curve.median)
-        self.asymptote.setValue(_finite_or(curve.asymptote.median, 1.0))
-        self.target.setValue(curve.target)
-        self.detection.setRegion(curve.detection_band)
+        self.median.set_data(g, curve.median)
+        _set_value(self.asymptote, _finite_or(curve.asymptote.median, 1.0))
+        _set_value(self.target, curve.target)
+        self.detection.setRegion(curve.detection_band)  # a no-op when unchanged
         x = float(curve.observed_x)  # DStudyCurve.observed_* is the view's (current) design
-        self.current_point.setData([x], [curve.observed.median])
-        self.current_line.setValue(self._view_x(x))
+        self.current_point.set_point(x, curve.observed.median)
+        self.current_line.set_value(x)
 
     def draw_observed(self, curve) -> None:
         x = float(curve.observed_x)
-        self.observed_point.setData([x], [curve.observed.median])
-        self.observed_line.setValue(self._view_x(x))
+        self.observed_point.set_point(x, curve.observed.median)
+        self.observed_line.set_value(x)
 
-    def _view_x(self, x: float) -> float:
-        return math.log10(x) if self.log_x else x
+
+def _set_value(item: pg.InfiniteLine, value: float) -> None:
+    if item.value() != value:
+        item.setValue(value)
 
 
 class _TextSetter:
@@ -225,6 +238,7 @@ class DStudyPanel(QWidget):
         self.frontier_jobs = 0  # frontier jobs started (tests check that sliders start none)
         self._updating_widgets = False
         self._frontier_lines = None
+        self._budget_line_at: float | None = None
         # the budget's tasks per benchmark (core.dstudy.allocation), computed off the GUI thread
         self.allocation: dict | None = None
         self.allocation_why: str | None = None
@@ -418,7 +432,7 @@ class DStudyPanel(QWidget):
             g = self.grids[f]
             p = w.getPlotItem()
             p.setYRange(0, 1, padding=0.02)
-            plots.reference_lines(w, np.arange(0.1, 1.01, 0.1), (g[0], g[-1]))
+            plots.reference_lines(w, np.arange(0.1, 1.01, 0.1), (g[0], g[-1]), log_x=(f == "n_tasks"))
             if f == "n_tasks":
                 p.setXRange(0, math.log10(g[-1]), padding=0.02)
             else:
@@ -436,8 +450,8 @@ class DStudyPanel(QWidget):
         self.frontier_cheapest = data_item(fp, pen=None, symbol="star", symbolSize=16,
                                            symbolBrush=pg.mkBrush(COLORS["target"]), symbolPen=pg.mkPen("k"))
         self.frontier_budget = data_item(fp, pen=line(COLORS["observed"], 1.2, Qt.DashDotLine))
-        self.frontier_current = data_item(fp, pen=None, symbol="o", symbolSize=10,
-                                          symbolBrush=pg.mkBrush(COLORS["current"]), symbolPen=pg.mkPen("w"))
+        self.frontier_current = Marker(fp, 10, pen=pg.mkPen("w"), brush=pg.mkBrush(COLORS["current"]), log_x=True,
+                                       z=12)
         self.dominance_plot = new_plot("Rank dominance P(row beats column)", "", "")
         self.dominance_plot.setObjectName("plot_dominance")
         self.dominance_image = None
@@ -719,19 +733,27 @@ class DStudyPanel(QWidget):
             return
         by_cost = view.design.mean_price() > 0
         x = view.readouts.cost if by_cost else view.readouts.trials
-        self.frontier_current.setData([x], [view.readouts.coefficient.median])
+        self.frontier_current.set_point(x, view.readouts.coefficient.median)
         budget = self.state.budget
+        lab = _TextSetter(self.readout_labels)  # unchanged text: no relayout
         if self.search is not None and budget is not None and by_cost:
             self.search = self.search.at_budget(budget)
-            self.frontier_budget.setData([budget, budget], [0.0, 1.0])
+            self._set_budget_line(budget)
             k = self.search.best_in_budget
-            self.readout_labels["budget"].setText(
-                self.search.why_no_budget_design if k is None
-                else fmt_design(self.search.design_at(k), self.search.frontier.estimand))
+            lab["budget"].setText(self.search.why_no_budget_design if k is None
+                                  else fmt_design(self.search.design_at(k), self.search.frontier.estimand))
         else:
+            self._set_budget_line(None)
+            lab["budget"].setText("enter prices and a budget" if not by_cost or budget is None else "computing\u2026")
+
+    def _set_budget_line(self, budget: float | None) -> None:
+        if budget == self._budget_line_at:
+            return  # the line did not move: nothing to repaint
+        self._budget_line_at = budget
+        if budget is None:
             self.frontier_budget.setData([], [])
-            self.readout_labels["budget"].setText("enter prices and a budget" if not by_cost or budget is None
-                                                  else "computing\u2026")
+        else:
+            self.frontier_budget.setData([budget, budget], [0.0, 1.0])
 
     def _start_frontier(self) -> None:
         st = self.state
@@ -777,7 +799,8 @@ class DStudyPanel(QWidget):
         p.setXRange(math.log10(lo), math.log10(hi), padding=0.03)
         if self._frontier_lines is not None:
             p.removeItem(self._frontier_lines)
-        self._frontier_lines = plots.reference_lines(self.frontier_plot, np.arange(0.1, 1.01, 0.1), (lo, hi))
+        self._frontier_lines = plots.reference_lines(self.frontier_plot, np.arange(0.1, 1.01, 0.1), (lo, hi),
+                                                     log_x=True)
         self._draw_frontier_marks()
 
     def wait_for_frontier(self, timeout_ms: int = 30_000) -> bool:
