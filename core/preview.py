@@ -50,7 +50,7 @@ from dataclasses import dataclass, field
 
 from .reliability import VarianceComponents
 
-__all__ = ["LAPLACE_MAX_EFFECTS", "METHODS", "Preview", "PreviewCancelled", "choose_method", "format_preview",
+__all__ = ["LAPLACE_MAX_EFFECTS", "METHODS", "Preview", "PreviewCancelled", "choose_method", "format_preview", "next_preview",
            "preview_components", "preview_for_dstudy", "preview_summary", "preview_stages"]
 
 #: Largest design (random effects) whose Laplace fit the preview waits for (TB2: 4,400; HAL: 32,000).
@@ -202,6 +202,18 @@ def preview_stages(corpus, spec="per-benchmark") -> list[str]:
     spec, _ = _spec_of(corpus, spec)
     n = MixedDesign.from_spec(corpus, spec).n_effects
     return ["rough"] if choose_method(n) == "rough" else ["rough", "laplace"]
+
+
+def next_preview(corpus, spec="per-benchmark", stages: list[str] | None = None, *, progress=None,
+                 cancel=None) -> tuple[Preview, list[str]]:
+    """The app's worker job: the first of ``stages`` (default :func:`preview_stages`) and the stages left.
+
+    Parameters and errors as :func:`preview_components`.
+    """
+    stages = list(preview_stages(corpus, spec) if stages is None else stages)
+    if not stages:
+        raise ValueError("no preview stage left to run")
+    return preview_components(corpus, spec, method=stages[0], progress=progress, cancel=cancel), stages[1:]
 
 
 def preview_summary(preview: Preview, design, *, target: float | None = None, budget: float | None = None,

@@ -226,6 +226,8 @@ class DStudyPanel(QWidget):
         plots.GuiThreadGarbageCollector.acquire(self)
         self.model = model
         self.components = model.components
+        #: Point estimates standing in for the posterior (core.preview): dashed medians, no bands, a banner.
+        self.preview = bool(getattr(self.components, "preview", False))
         self.observed = observed
         self.state = state if state is not None else state_for(observed)
         self.ranks = ranks
@@ -258,6 +260,10 @@ class DStudyPanel(QWidget):
             f: slider_values(f, [obs_sizes[f], getattr(self.state, f)]) for f in self.fields}
 
         self._build()
+        for items in self.curve_items.values():
+            items.set_preview(self.preview)
+        if self.preview:
+            self.set_preview_note()
         self._redraw_throttle = Throttle(self._redraw, throttle_ms, self)
         self._frontier_timer = QTimer(self)
         self._frontier_timer.setSingleShot(True)
@@ -312,7 +318,7 @@ class DStudyPanel(QWidget):
             self.sliders[f], self.slider_labels[f] = s, value
         col.addWidget(box)
 
-        box = QGroupBox("Readouts (all posterior draws)")
+        box = QGroupBox("Readouts (preview: point estimates)" if self.preview else "Readouts (all posterior draws)")
         rl = QFormLayout(box)
         rl.setFieldGrowthPolicy(QFormLayout.AllNonFixedFieldsGrow)
         self.readout_labels: dict[str, QLabel] = {}
@@ -477,12 +483,20 @@ class DStudyPanel(QWidget):
         self.export_button = plots.ExportButton(self.plots, self.tables, self._extra_exports)
         head.addWidget(self.title, 1)
         head.addWidget(self.export_button)
-        self.legend = QLabel(_legend_html())
+        self.legend = QLabel(_legend_html(self.preview))
         self.legend.setWordWrap(True)
+        # Issue 21: point estimates standing in for the posterior say so above the plots, in words.
+        self.preview_banner = QLabel("")
+        self.preview_banner.setObjectName("preview_banner")
+        self.preview_banner.setWordWrap(True)
+        self.preview_banner.setStyleSheet("background: #fff4d6; color: #6b4a00; border: 1px solid #e0b040; "
+                                          "padding: 4px; font-weight: bold;")
+        self.preview_banner.setVisible(self.preview)
 
         right = QWidget()
         rv = QVBoxLayout(right)
         rv.setContentsMargins(0, 0, 0, 0)
+        rv.addWidget(self.preview_banner)
         rv.addLayout(head)
         rv.addWidget(split, 1)
         rv.addWidget(self.legend)
@@ -490,6 +504,16 @@ class DStudyPanel(QWidget):
         outer = QHBoxLayout(self)
         outer.addWidget(scroll)
         outer.addWidget(right, 1)
+
+    def set_preview_note(self, fitting: bool = False, method: str | None = None) -> None:
+        """The preview banner's text: the posterior is running (``fitting``) or still to be fitted."""
+        if not self.preview:
+            return
+        what = f" ({method})" if method else ""
+        tail = ("posterior running; it replaces this view when the fit ends" if fitting
+                else "fit the model (Analysis > Fit the model) for the posterior")
+        self.preview_banner.setText(f"preview: point estimates{what}, " + tail
+                                    + ". Dashed curves, no uncertainty bands; never on the DDR sheet.")
 
     def _estimand_html(self) -> str:
         return "\u03a6" if self.state.claim == "absolute" else "E\u03c1\u00b2"
@@ -716,6 +740,17 @@ class DStudyPanel(QWidget):
         lab = _TextSetter(self.readout_labels)
         self.readout_names["coefficient"].setText("\u03a6" if r.estimand == "Phi" else "E\u03c1\u00b2")
         c, s = r.coefficient, r.snr
+        if self.preview:  # one set of point estimates: no interval to show
+            q = r.required.quantiles
+            lab["coefficient"].setText(f"{fmt_coef(c.median)}  (point estimate)")
+            lab["snr"].setText(fmt_coef(s.median, digits=2))
+            lab["ceiling"].setText(fmt_coef(r.ceiling.median))
+            lab["p_target"].setText(f"{'met' if r.p_target_met >= 0.5 else 'not met'}  "
+                                    f"({_symbol(r.estimand)} \u2265 {r.target:.3f})")
+            lab["min_n"].setText(fmt_count(q[0.5]))
+            lab["cost"].setText(fmt_usd(r.cost) if view.design.mean_price() > 0 else "no prices entered")
+            lab["trials"].setText(fmt_count(r.trials))
+            return
         lab["coefficient"].setText(f"{fmt_interval(c.median, *c.hdi95)}  (median [95% HDI])")
         lab["snr"].setText(fmt_interval(s.median, *s.hdi95, digits=2))
         lab["ceiling"].setText(fmt_interval(r.ceiling.median, *r.ceiling.hdi95))
@@ -898,15 +933,17 @@ def _html(text: str) -> str:
     return str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
-def _legend_html() -> str:
+def _legend_html(preview: bool = False) -> str:
     def sw(color, text, kind="line"):
         c = color if isinstance(color, str) else "rgba({},{},{},{:.2f})".format(*color[:3], color[3] / 255)
         mark = {"line": "&#9472;&#9472;", "box": "&#9608;&#9608;", "dot": "&#9679;", "ring": "&#9675;",
                 "dash": "- -", "star": "&#9733;"}[kind]
         return f'<span style="color:{c}">{mark}</span>&nbsp;{text}'
 
-    items = [sw(COLORS["median"], "posterior median"), sw((0, 114, 178, 150), "68% HDI", "box"),
-             sw((0, 114, 178, 70), "95% HDI", "box"), sw(COLORS["asymptote"], "asymptote (facet \u2192 \u221e)", "dash"),
+    items = ([sw(COLORS["median"], "preview (point estimates)", "dash")] if preview else
+             [sw(COLORS["median"], "posterior median"), sw((0, 114, 178, 150), "68% HDI", "box"),
+              sw((0, 114, 178, 70), "95% HDI", "box")]) + [
+             sw(COLORS["asymptote"], "asymptote (facet \u2192 \u221e)", "dash"),
              sw((230, 159, 0, 140), "detection band SNR 2\u20133", "box"), sw(COLORS["target"], "target", "dash"),
              sw(COLORS["observed"], "observed design", "ring"), sw(COLORS["current"], "current design", "dot"),
              sw(COLORS["frontier"], "Pareto front"), sw(COLORS["target"], "cheapest design for target", "star")]

@@ -156,6 +156,7 @@ class MainWindow(QMainWindow):
     analyses_failed = Signal(str)
     methods_finished = Signal(object)
     methods_failed = Signal(str)
+    preview_shown = Signal(object)
 
     def __init__(self, settings: QSettings | None = None) -> None:
         super().__init__()
@@ -185,6 +186,10 @@ class MainWindow(QMainWindow):
         self.analyses_panel = None
         self.methods_task: BackgroundTask | None = None
         self.methods_panel = None
+        #: Issue 21: the D-study preview from point estimates (core.preview) while no posterior is shown.
+        self.preview_task: BackgroundTask | None = None
+        self.preview = None  # the core.preview.Preview drawn in the D-study tab, None once a posterior is shown
+        self._preview_listening = None  # the state whose model changes restart the preview
 
         self.header = QLabel("No corpus loaded")
         self.header.setTextInteractionFlags(Qt.TextSelectableByMouse)
@@ -333,6 +338,8 @@ class MainWindow(QMainWindow):
         self.fit_banner.hide()
         self.add_recent_file(str(corpus.source))
         self.statusBar().showMessage(f"Loaded {corpus.source}")
+        self._listen_for_preview()
+        self.start_preview()
         self.corpus_loaded.emit(corpus)
 
     # -- issue 20: column mapping and subject ids (gui/import_dialog.py) ------------------------------
@@ -408,6 +415,8 @@ class MainWindow(QMainWindow):
         from .ranks_panel import RanksPanel
 
         c = as_components(components)
+        if not c.preview:  # a posterior (or typed-in components) replaces the preview for good
+            self._stop_preview()
         parts = None  # a disconnected corpus is ranked within its parts (SPEC sec. 6; core.rank_parts)
         if theta is not None and model_names is not None and self.summary:
             from ..core.rank_parts import model_parts
@@ -449,6 +458,83 @@ class MainWindow(QMainWindow):
         dialog = ComponentsEntryDialog(self)
         if dialog.exec() == ComponentsEntryDialog.Accepted:
             self.show_posterior(dialog.components(), observed_design=dialog.design())
+
+    # -- issue 21: a preview of the D-study from point estimates -----------------------------
+    def _listen_for_preview(self) -> None:
+        """Restart the preview when the model (preset or formula) of the current state changes."""
+        if self._preview_listening is not None:
+            self._preview_listening.events.disconnect(self._on_state_for_preview)
+        self._preview_listening = self.state
+        self.state.events.connect(self._on_state_for_preview)
+
+    def _on_state_for_preview(self, names: frozenset[str]) -> None:
+        if "model" in names:
+            self.start_preview()
+
+    def start_preview(self, stages=None) -> bool:
+        """Point estimates of the state's model on a worker (core.preview), drawn as a D-study preview.
+
+        The rough fit is shown first, then Laplace where the design is small enough
+        (:func:`~ddr_explorer.core.preview.preview_stages`); a running preview is discarded.  Nothing
+        starts when a posterior of this model is already shown.  Returns True when a job started.
+        """
+        from ..core.preview import next_preview
+
+        self._stop_preview()
+        if self.corpus is None:
+            return False
+        try:
+            spec = self.state.model_spec()
+        except (SessionError, ValueError):
+            return False
+        fitted = getattr(getattr(getattr(self.fit_result, "posterior", None), "spec", None), "formula", None)
+        if fitted is not None and fitted == spec.formula:
+            return False  # the posterior of this very model is on screen
+        corpus = self.corpus
+
+        def done(out) -> None:
+            self.preview_task = None
+            preview, rest = out
+            self.show_preview(preview)
+            if rest:
+                self.start_preview(rest)
+
+        def failed(exc: BaseException) -> None:
+            self.preview_task = None
+            if type(exc).__name__ != "PreviewCancelled":  # e.g. a model the corpus cannot take: no preview
+                self.statusBar().showMessage(f"No D-study preview: {type(exc).__name__}: {exc}")
+
+        # plain data only (gui.workers): the corpus, the spec and the stages' names
+        self.preview_task = BackgroundTask(
+            lambda progress, cancel: next_preview(corpus, spec, stages, progress=progress, cancel=cancel),
+            on_done=done, on_error=failed, with_callbacks=True, parent=self)
+        return True
+
+    def _stop_preview(self) -> None:
+        if self.preview_task is not None:
+            self.preview_task.discard()
+            self.preview_task = None
+
+    def show_preview(self, preview) -> None:
+        """Draw a :class:`~ddr_explorer.core.preview.Preview` in the D-study tab (dashed, no bands, a banner)."""
+        from ..core.dstudy import DStudyModel
+        from .dstudy_panel import DStudyPanel
+
+        if self.corpus is None:
+            return
+        # (a posterior shown later stops the preview job first, so a late preview never replaces it)
+        observed = self.state.observed_design() or self.state.design()
+        self.preview = preview
+        self.dstudy_panel = DStudyPanel(DStudyModel(preview.components), observed, self.state, None)
+        self._slots["D-study"].replace(self.dstudy_panel)
+        self._note_preview()
+        self.statusBar().showMessage(f"D-study preview from {preview.label} ({preview.seconds:.1f} s)")
+        self.preview_shown.emit(preview)
+
+    def _note_preview(self) -> None:
+        panel = self.dstudy_panel
+        if panel is not None and panel.preview and self.preview is not None:
+            panel.set_preview_note(self.fitting, {"laplace": "Laplace GLMM", "rough": "rough fit"}[self.preview.method])
 
     # -- analysis files ----------------------------------------------------------------------
     def save_analysis(self, path: Path) -> Path:
@@ -547,6 +633,7 @@ class MainWindow(QMainWindow):
         self.fit_task = BackgroundTask(_fit_job(self.corpus, spec, settings, self.cache_dir, True),
                                        on_done=self._on_fit_done, on_error=self._on_fit_error,
                                        on_progress=mp.show_progress, with_callbacks=True, parent=self)
+        self._note_preview()
         self.tabs.setCurrentIndex(TABS.index("Model"))
         return True
 
@@ -563,6 +650,7 @@ class MainWindow(QMainWindow):
     def _fit_ended(self) -> None:
         self.fit_action.setEnabled(True)
         self.cancel_action.setEnabled(False)
+        self._note_preview()
 
     def _on_fit_done(self, out: dict) -> None:
         self._fit_ended()
@@ -935,6 +1023,7 @@ class MainWindow(QMainWindow):
         for job in self._jobs + [self.fit_task, self.sheet_task, self.analyses_task, self.methods_task]:
             if job is not None:
                 job.cancel()  # a running fit stops at its next chunk; nothing waits for it here
+        self._stop_preview()  # Laplace stops at its next criterion evaluation
         self.save_session()
         super().closeEvent(event)
 
