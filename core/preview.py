@@ -156,19 +156,30 @@ def preview_components(corpus, spec="per-benchmark", *, method: str = "auto", pr
     PreviewCancelled
         ``cancel()`` returned True.
     """
+    return _run(corpus, spec, method, progress, cancel)[0]
+
+
+def _run(corpus, spec, method, progress, cancel):
+    """The preview for ``method`` and whether Laplace is still to come after it (a rough fit where "auto"
+    picks Laplace); the design matrix is built once for both questions."""
     from .estimators.design import EstimationCancelled, MixedDesign
+    from .model.design_matrix import build_design
     from .model.formula import RESIDUAL_VARIANCE
 
+    if method not in METHODS:
+        raise ValueError(f"unknown preview method {method!r}; use {', '.join(METHODS)}")
     t0 = time.perf_counter()
     spec, note = _spec_of(corpus, spec)
     notes = [note] if note else []
     if cancel is not None and cancel():
         raise PreviewCancelled("preview cancelled before it started")
-    design = MixedDesign.from_spec(corpus, spec)
-    chosen = choose_method(design.n_effects, method)
+    dm = build_design(corpus, spec)
+    n_effects = int(dm.n_levels.sum())
+    chosen = choose_method(n_effects, method)
     if chosen == "laplace":
         from .estimators.laplace import laplace
 
+        design = MixedDesign.from_spec(corpus, spec)
         try:
             fit = laplace(design, progress=progress, cancel=cancel)
         except EstimationCancelled as exc:
@@ -178,42 +189,46 @@ def preview_components(corpus, spec="per-benchmark", *, method: str = "auto", pr
         if not converged:
             notes.append(f"Laplace: the optimiser stopped without converging ({fit.message}).")
     else:
-        from .model.design_matrix import build_design
         from .model.geometry import rough_fit
 
         if progress is not None:
             progress("rough fit", 0, 1, None)
-        rough = rough_fit(build_design(corpus, spec))
+        rough = rough_fit(dm)
         if cancel is not None and cancel():
             raise PreviewCancelled("preview cancelled after the rough fit")
-        values = {t: float(s) ** 2 for t, s in zip(design.term_names, rough.sigma)}
+        values = {t: float(sd) ** 2 for t, sd in zip(dm.term_names, rough.sigma)}
         converged = True
         if progress is not None:
             progress("rough fit", 1, 1, 0.0)
     comps = _components(values, RESIDUAL_VARIANCE, chosen, spec.formula)
-    return Preview(components=comps, method=chosen, formula=spec.formula, seconds=time.perf_counter() - t0,
-                   converged=converged, n_effects=design.n_effects, notes=notes + list(design.notes))
+    preview = Preview(components=comps, method=chosen, formula=spec.formula, seconds=time.perf_counter() - t0,
+                      converged=converged, n_effects=n_effects, notes=notes + list(dm.notes))
+    return preview, (choose_method(n_effects) == "laplace" and chosen == "rough")
 
 
 def preview_stages(corpus, spec="per-benchmark") -> list[str]:
     """The estimates the app shows in turn: the rough fit at once, then Laplace where it applies."""
-    from .estimators.design import MixedDesign
+    from .model.design_matrix import build_design
 
     spec, _ = _spec_of(corpus, spec)
-    n = MixedDesign.from_spec(corpus, spec).n_effects
+    n = int(build_design(corpus, spec).n_levels.sum())
     return ["rough"] if choose_method(n) == "rough" else ["rough", "laplace"]
 
 
 def next_preview(corpus, spec="per-benchmark", stages: list[str] | None = None, *, progress=None,
                  cancel=None) -> tuple[Preview, list[str]]:
-    """The app's worker job: the first of ``stages`` (default :func:`preview_stages`) and the stages left.
+    """The app's worker job: the first preview stage and the stages left.
 
-    Parameters and errors as :func:`preview_components`.
+    With ``stages`` None, the rough fit runs first and ``["laplace"]`` is left where the design is
+    small enough (:func:`preview_stages`); otherwise the first of ``stages`` runs.  Parameters and
+    errors as :func:`preview_components`.
     """
-    stages = list(preview_stages(corpus, spec) if stages is None else stages)
+    if stages is None:
+        preview, more = _run(corpus, spec, "rough", progress, cancel)
+        return preview, (["laplace"] if more else [])
     if not stages:
         raise ValueError("no preview stage left to run")
-    return preview_components(corpus, spec, method=stages[0], progress=progress, cancel=cancel), stages[1:]
+    return preview_components(corpus, spec, method=stages[0], progress=progress, cancel=cancel), list(stages[1:])
 
 
 def preview_summary(preview: Preview, design, *, target: float | None = None, budget: float | None = None,

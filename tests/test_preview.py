@@ -22,8 +22,8 @@ from ddr_explorer.core.estimators.laplace import laplace
 from ddr_explorer.core.model.design_matrix import build_design
 from ddr_explorer.core.model.formula import RESIDUAL_VARIANCE, as_spec
 from ddr_explorer.core.model.geometry import rough_fit
-from ddr_explorer.core.preview import (LAPLACE_MAX_EFFECTS, PreviewCancelled, choose_method, preview_components,
-                                       preview_stages, preview_summary)
+from ddr_explorer.core.preview import (LAPLACE_MAX_EFFECTS, PreviewCancelled, choose_method, next_preview,
+                                       preview_components, preview_stages, preview_summary)
 from ddr_explorer.core.reliability import VarianceComponents
 
 #: Standard deviations on the logit scale of the simulated per-benchmark corpus.
@@ -90,6 +90,8 @@ def test_auto_picks_laplace_up_to_the_size_limit(corpus):
     with pytest.raises(ValueError, match="unknown preview method"):
         choose_method(10, "reml")
     assert preview_stages(corpus, "per-benchmark") == ["rough", "laplace"]
+    first, rest = next_preview(corpus, "per-benchmark")  # the app's job: the rough fit first, Laplace left
+    assert first.method == "rough" and rest == ["laplace"]
 
 
 def test_dstudy_of_the_preview_is_the_rule_by_hand(laplace_preview):
