@@ -706,7 +706,9 @@ class DStudyPanel(QWidget):
     def compute(self) -> DStudyView:
         """Core's view of the current design (no drawing)."""
         st = self.state
-        return self.model.view(st.design(), self.grids, st.effective_target, overs=self.curve_fields)
+        # the last view lets core reuse the curve of the facet that moved (it does not depend on its own size)
+        return self.model.view(st.design(), self.grids, st.effective_target, overs=self.curve_fields,
+                               previous=self.view)
 
     def _redraw(self) -> None:
         t0 = time.perf_counter()
