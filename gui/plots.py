@@ -430,7 +430,7 @@ class Curve(_Dataset):
         super().__init__()
         self.plot, self.log_x = plot, log_x
         self.item = QGraphicsPathItem()
-        self.item.setPen(pen)
+        self.item.setPen(pen if isinstance(pen, QPen) else pg.mkPen(pen))
         self.item.setBrush(QBrush(Qt.NoBrush))
         self.item.setZValue(z)
         plot.addItem(self.item)
