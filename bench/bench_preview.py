@@ -60,6 +60,8 @@ def measure(app, path: Path, *, wait_laplace: bool, timeout_s: float = 900.0, wi
         events.append((preview.method, time.perf_counter(), preview.seconds))
 
     w.preview_shown.connect(shown)
+    w.tabs.setCurrentIndex(TABS.index("D-study"))  # the user looks at the D-study tab (its panel is built then)
+    app.processEvents()
     t0 = time.perf_counter()
     w.open_corpus(path)
     want = 2 if wait_laplace else 1

@@ -41,6 +41,7 @@ def main(argv=None) -> int:
     window.show()
     shown = []
     window.preview_shown.connect(lambda p: shown.append(p.method))
+    window.tabs.setCurrentIndex(TABS.index("D-study"))  # a preview is drawn when its tab is on screen
     window.open_corpus(demo_corpus_path())
     t0 = time.perf_counter()
     while args.stage not in shown and time.perf_counter() - t0 < 1800:
@@ -49,7 +50,6 @@ def main(argv=None) -> int:
     if args.stage not in shown:
         raise SystemExit(f"no {args.stage} preview after 30 minutes")
     window.state.update(budget=20000.0, prices={"terminal-bench-2.0": 0.80})
-    window.tabs.setCurrentIndex(TABS.index("D-study"))
     panel = window.dstudy_panel
     panel.wait_for_frontier()
     panel.wait_for_allocation()

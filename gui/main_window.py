@@ -230,6 +230,8 @@ class MainWindow(QMainWindow):
         }
         for name in TABS:
             self.tabs.addTab(self._slots[name], name)
+        self._preview_pending = False  # a preview waits for the D-study tab to be opened (show_preview)
+        self.tabs.currentChanged.connect(self._on_tab_changed)
 
         body = QWidget()
         layout = QVBoxLayout(body)
@@ -480,7 +482,7 @@ class MainWindow(QMainWindow):
         """
         from ..core.preview import next_preview
 
-        self._stop_preview()
+        self._stop_preview(keep_pending=stages is not None)  # a next stage keeps the last one until it is done
         if self.corpus is None:
             return False
         try:
@@ -510,26 +512,47 @@ class MainWindow(QMainWindow):
             on_done=done, on_error=failed, with_callbacks=True, parent=self)
         return True
 
-    def _stop_preview(self) -> None:
+    def _stop_preview(self, keep_pending: bool = False) -> None:
         if self.preview_task is not None:
             self.preview_task.discard()
             self.preview_task = None
+        if not keep_pending:
+            self._preview_pending = False
 
     def show_preview(self, preview) -> None:
-        """Draw a :class:`~ddr_explorer.core.preview.Preview` in the D-study tab (dashed, no bands, a banner)."""
-        from ..core.dstudy import DStudyModel
-        from .dstudy_panel import DStudyPanel
+        """Draw a :class:`~ddr_explorer.core.preview.Preview` in the D-study tab (dashed, no bands, a banner).
 
+        The panel is built when the D-study tab is on screen, now or when it is opened: building it
+        takes the GUI thread a second on a busy machine, which must not stall the Model tab's
+        progress while a fit runs.  ``preview_shown`` is emitted once it is drawn.
+        """
         if self.corpus is None:
             return
         # (a posterior shown later stops the preview job first, so a late preview never replaces it)
-        observed = self.state.observed_design() or self.state.design()
         self.preview = preview
+        self._preview_pending = True
+        self.statusBar().showMessage(f"D-study preview from {preview.label} ({preview.seconds:.1f} s)")
+        if self.tabs.currentIndex() == TABS.index("D-study"):
+            self._draw_preview()
+        elif self.dstudy_panel is None or not self.dstudy_panel.preview:
+            self.dstudy_panel = None  # a posterior of another corpus or model must not stay under the preview
+            self._slots["D-study"].replace(_placeholder("A preview of the D-study from point estimates is ready."))
+
+    def _draw_preview(self) -> None:
+        from ..core.dstudy import DStudyModel
+        from .dstudy_panel import DStudyPanel
+
+        self._preview_pending = False
+        preview = self.preview
+        observed = self.state.observed_design() or self.state.design()
         self.dstudy_panel = DStudyPanel(DStudyModel(preview.components), observed, self.state, None)
         self._slots["D-study"].replace(self.dstudy_panel)
         self._note_preview()
-        self.statusBar().showMessage(f"D-study preview from {preview.label} ({preview.seconds:.1f} s)")
         self.preview_shown.emit(preview)
+
+    def _on_tab_changed(self, index: int) -> None:
+        if index == TABS.index("D-study") and self._preview_pending and self.preview is not None:
+            self._draw_preview()
 
     def _note_preview(self) -> None:
         panel = self.dstudy_panel

@@ -22,7 +22,7 @@ from PySide6.QtCore import Qt  # noqa: E402
 
 import ddr_explorer.gui.main_window as main_window  # noqa: E402
 from ddr_explorer.core.preview import preview_components  # noqa: E402
-from ddr_explorer.gui.main_window import MainWindow  # noqa: E402
+from ddr_explorer.gui.main_window import TABS, MainWindow  # noqa: E402
 
 
 def _corpus_csv(path, seed=5, n_tasks=10, n_models=5, n_scaffolds=2, trials=3):
@@ -59,6 +59,7 @@ def window(qtbot, fake_sampler, monkeypatch, tmp_path):
     qtbot.addWidget(w)
     w.resize(1300, 850)
     w.cache_dir = tmp_path / "cache"
+    w.tabs.setCurrentIndex(TABS.index("D-study"))  # the preview is drawn when its tab is on screen
     return w
 
 
@@ -111,3 +112,19 @@ def test_a_new_preset_discards_the_running_preview(window, qtbot, tmp_path):
     assert {p.formula for p in shown} == {formula}
     assert set(w.dstudy_panel.components.terms) == {"task", "model", "task:model"}
     _assert_drawn_as_preview(w.dstudy_panel)
+
+
+def test_the_preview_is_drawn_when_its_tab_opens(qtbot, tmp_path):
+    """Off screen, a ready preview waits: building the panel must not stall the Model tab during a fit."""
+    w = MainWindow()
+    qtbot.addWidget(w)
+    shown = []
+    w.preview_shown.connect(shown.append)
+    with qtbot.waitSignal(w.corpus_loaded, timeout=60_000):
+        w.open_corpus(_corpus_csv(tmp_path / "sim.csv"))
+    qtbot.waitUntil(lambda: w.preview is not None, timeout=60_000)
+    assert not shown and w.dstudy_panel is None
+    w.tabs.setCurrentIndex(TABS.index("D-study"))
+    assert len(shown) == 1 and w.dstudy_panel is not None and w.dstudy_panel.preview
+    _assert_drawn_as_preview(w.dstudy_panel)
+    w._stop_preview()
