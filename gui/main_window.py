@@ -188,6 +188,8 @@ class MainWindow(QMainWindow):
         self.methods_panel = None
         #: Issue 21: the D-study preview from point estimates (core.preview) while no posterior is shown.
         self.preview_task: BackgroundTask | None = None
+        self._preview_running_stages = None  # the stages the running preview job was given (None: the first)
+        self._preview_resume = None  # a Laplace stage stopped for a fit, resumed if the fit does not end well
         self.preview = None  # the core.preview.Preview drawn in the D-study tab, None once a posterior is shown
         self._preview_listening = None  # the state whose model changes restart the preview
 
@@ -419,6 +421,7 @@ class MainWindow(QMainWindow):
         c = as_components(components)
         if not c.preview:  # a posterior (or typed-in components) replaces the preview for good
             self._stop_preview()
+            self._preview_resume = None
         parts = None  # a disconnected corpus is ranked within its parts (SPEC sec. 6; core.rank_parts)
         if theta is not None and model_names is not None and self.summary:
             from ..core.rank_parts import model_parts
@@ -498,7 +501,9 @@ class MainWindow(QMainWindow):
             self.preview_task = None
             preview, rest = out
             self.show_preview(preview)
-            if rest:
+            if rest and self.fitting:
+                self._preview_resume = rest  # the posterior goes first (see start_fit)
+            elif rest:
                 self.start_preview(rest)
 
         def failed(exc: BaseException) -> None:
@@ -507,6 +512,7 @@ class MainWindow(QMainWindow):
                 self.statusBar().showMessage(f"No D-study preview: {type(exc).__name__}: {exc}")
 
         # plain data only (gui.workers): the corpus, the spec and the stages' names
+        self._preview_running_stages = stages
         self.preview_task = BackgroundTask(
             lambda progress, cancel: next_preview(corpus, spec, stages, progress=progress, cancel=cancel),
             on_done=done, on_error=failed, with_callbacks=True, parent=self)
@@ -656,6 +662,10 @@ class MainWindow(QMainWindow):
         self.fit_task = BackgroundTask(_fit_job(self.corpus, spec, settings, self.cache_dir, True),
                                        on_done=self._on_fit_done, on_error=self._on_fit_error,
                                        on_progress=mp.show_progress, with_callbacks=True, parent=self)
+        if self.preview_task is not None and self._preview_running_stages:
+            # the Laplace stage would take CPU from the sampler on a small machine: the posterior goes first
+            self._preview_resume = list(self._preview_running_stages)
+            self._stop_preview(keep_pending=True)
         self._note_preview()
         self.tabs.setCurrentIndex(TABS.index("Model"))
         return True
@@ -711,6 +721,9 @@ class MainWindow(QMainWindow):
         from ..core.model.posterior import FitCancelled
 
         self._fit_ended()
+        resume, self._preview_resume = self._preview_resume, None
+        if resume:  # no posterior came: the preview's stopped Laplace stage runs after all
+            self.start_preview(resume)
         mp = self.model_panel
         if isinstance(exc, FitCancelled):
             mp.append_log(f"Cancelled: {exc}")
