@@ -192,6 +192,7 @@ class MainWindow(QMainWindow):
         self._preview_resume = None  # a Laplace stage stopped for a fit, resumed if the fit does not end well
         self.preview = None  # the core.preview.Preview drawn in the D-study tab, None once a posterior is shown
         self._preview_listening = None  # the state whose model changes restart the preview
+        self._preview_timer = None
 
         self.header = QLabel("No corpus loaded")
         self.header.setTextInteractionFlags(Qt.TextSelectableByMouse)
@@ -474,7 +475,16 @@ class MainWindow(QMainWindow):
 
     def _on_state_for_preview(self, names: frozenset[str]) -> None:
         if "model" in names:
-            self.start_preview()
+            # the old model's preview goes now; a burst of edits (a formula typed) starts one new preview
+            self._stop_preview()
+            if self._preview_timer is None:
+                from PySide6.QtCore import QTimer
+
+                self._preview_timer = QTimer(self)
+                self._preview_timer.setSingleShot(True)
+                self._preview_timer.setInterval(300)
+                self._preview_timer.timeout.connect(self.start_preview)
+            self._preview_timer.start()
 
     def start_preview(self, stages=None) -> bool:
         """Point estimates of the state's model on a worker (core.preview), drawn as a D-study preview.
@@ -485,6 +495,8 @@ class MainWindow(QMainWindow):
         """
         from ..core.preview import next_preview
 
+        if self._preview_timer is not None:
+            self._preview_timer.stop()  # this call is the start a model edit asked for
         self._stop_preview(keep_pending=stages is not None)  # a next stage keeps the last one until it is done
         if self.corpus is None:
             return False
