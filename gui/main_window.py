@@ -186,13 +186,6 @@ class MainWindow(QMainWindow):
         self.analyses_panel = None
         self.methods_task: BackgroundTask | None = None
         self.methods_panel = None
-        #: Issue 21: the D-study preview from point estimates (core.preview) while no posterior is shown.
-        self.preview_task: BackgroundTask | None = None
-        self._preview_running_stages = None  # the stages the running preview job was given (None: the first)
-        self._preview_resume = None  # a Laplace stage stopped for a fit, resumed if the fit does not end well
-        self.preview = None  # the core.preview.Preview drawn in the D-study tab, None once a posterior is shown
-        self._preview_listening = None  # the state whose model changes restart the preview
-        self._preview_timer = None
 
         self.header = QLabel("No corpus loaded")
         self.header.setTextInteractionFlags(Qt.TextSelectableByMouse)
@@ -233,8 +226,10 @@ class MainWindow(QMainWindow):
         }
         for name in TABS:
             self.tabs.addTab(self._slots[name], name)
-        self._preview_pending = False  # a preview waits for the D-study tab to be opened (show_preview)
-        self.tabs.currentChanged.connect(self._on_tab_changed)
+        from .preview_controller import PreviewController
+
+        #: Issue 21: the D-study preview from point estimates while no posterior is shown (gui/preview_controller.py).
+        self.previewer = PreviewController(self, TABS.index("D-study"), _placeholder)
 
         body = QWidget()
         layout = QVBoxLayout(body)
@@ -343,8 +338,8 @@ class MainWindow(QMainWindow):
         self.fit_banner.hide()
         self.add_recent_file(str(corpus.source))
         self.statusBar().showMessage(f"Loaded {corpus.source}")
-        self._listen_for_preview()
-        self.start_preview()
+        self.previewer.follow(self.state)
+        self.previewer.start()
         self.corpus_loaded.emit(corpus)
 
     # -- issue 20: column mapping and subject ids (gui/import_dialog.py) ------------------------------
@@ -421,8 +416,7 @@ class MainWindow(QMainWindow):
 
         c = as_components(components)
         if not c.preview:  # a posterior (or typed-in components) replaces the preview for good
-            self._stop_preview()
-            self._preview_resume = None
+            self.previewer.posterior_shown()
         parts = None  # a disconnected corpus is ranked within its parts (SPEC sec. 6; core.rank_parts)
         if theta is not None and model_names is not None and self.summary:
             from ..core.rank_parts import model_parts
@@ -465,117 +459,20 @@ class MainWindow(QMainWindow):
         if dialog.exec() == ComponentsEntryDialog.Accepted:
             self.show_posterior(dialog.components(), observed_design=dialog.design())
 
-    # -- issue 21: a preview of the D-study from point estimates -----------------------------
-    def _listen_for_preview(self) -> None:
-        """Restart the preview when the model (preset or formula) of the current state changes."""
-        if self._preview_listening is not None:
-            self._preview_listening.events.disconnect(self._on_state_for_preview)
-        self._preview_listening = self.state
-        self.state.events.connect(self._on_state_for_preview)
+    # -- issue 21: a preview of the D-study from point estimates (gui/preview_controller.py) ----
+    @property
+    def preview(self):
+        """The last :class:`~ddr_explorer.core.preview.Preview` computed for the corpus (None before)."""
+        return self.previewer.preview
 
-    def _on_state_for_preview(self, names: frozenset[str]) -> None:
-        if "model" in names:
-            # the old model's preview goes now; a burst of edits (a formula typed) starts one new preview
-            self._stop_preview()
-            if self._preview_timer is None:
-                from PySide6.QtCore import QTimer
-
-                self._preview_timer = QTimer(self)
-                self._preview_timer.setSingleShot(True)
-                self._preview_timer.setInterval(300)
-                self._preview_timer.timeout.connect(self.start_preview)
-            self._preview_timer.start()
+    @property
+    def preview_task(self) -> BackgroundTask | None:
+        """The running preview job, or None."""
+        return self.previewer.task
 
     def start_preview(self, stages=None) -> bool:
-        """Point estimates of the state's model on a worker (core.preview), drawn as a D-study preview.
-
-        The rough fit is shown first, then Laplace where the design is small enough
-        (:func:`~ddr_explorer.core.preview.preview_stages`); a running preview is discarded.  Nothing
-        starts when a posterior of this model is already shown.  Returns True when a job started.
-        """
-        from ..core.preview import next_preview
-
-        if self._preview_timer is not None:
-            self._preview_timer.stop()  # this call is the start a model edit asked for
-        self._stop_preview(keep_pending=stages is not None)  # a next stage keeps the last one until it is done
-        if self.corpus is None:
-            return False
-        try:
-            spec = self.state.model_spec()
-        except (SessionError, ValueError):
-            return False
-        fitted = getattr(getattr(getattr(self.fit_result, "posterior", None), "spec", None), "formula", None)
-        if fitted is not None and fitted == spec.formula:
-            return False  # the posterior of this very model is on screen
-        corpus = self.corpus
-
-        def done(out) -> None:
-            self.preview_task = None
-            preview, rest = out
-            self.show_preview(preview)
-            if rest and self.fitting:
-                self._preview_resume = rest  # the posterior goes first (see start_fit)
-            elif rest:
-                self.start_preview(rest)
-
-        def failed(exc: BaseException) -> None:
-            self.preview_task = None
-            if type(exc).__name__ != "PreviewCancelled":  # e.g. a model the corpus cannot take: no preview
-                self.statusBar().showMessage(f"No D-study preview: {type(exc).__name__}: {exc}")
-
-        # plain data only (gui.workers): the corpus, the spec and the stages' names
-        self._preview_running_stages = stages
-        self.preview_task = BackgroundTask(
-            lambda progress, cancel: next_preview(corpus, spec, stages, progress=progress, cancel=cancel),
-            on_done=done, on_error=failed, with_callbacks=True, parent=self)
-        return True
-
-    def _stop_preview(self, keep_pending: bool = False) -> None:
-        if self.preview_task is not None:
-            self.preview_task.discard()
-            self.preview_task = None
-        if not keep_pending:
-            self._preview_pending = False
-
-    def show_preview(self, preview) -> None:
-        """Draw a :class:`~ddr_explorer.core.preview.Preview` in the D-study tab (dashed, no bands, a banner).
-
-        The panel is built when the D-study tab is on screen, now or when it is opened: building it
-        takes the GUI thread a second on a busy machine, which must not stall the Model tab's
-        progress while a fit runs.  ``preview_shown`` is emitted once it is drawn.
-        """
-        if self.corpus is None:
-            return
-        # (a posterior shown later stops the preview job first, so a late preview never replaces it)
-        self.preview = preview
-        self._preview_pending = True
-        self.statusBar().showMessage(f"D-study preview from {preview.label} ({preview.seconds:.1f} s)")
-        if self.tabs.currentIndex() == TABS.index("D-study"):
-            self._draw_preview()
-        elif self.dstudy_panel is None or not self.dstudy_panel.preview:
-            self.dstudy_panel = None  # a posterior of another corpus or model must not stay under the preview
-            self._slots["D-study"].replace(_placeholder("A preview of the D-study from point estimates is ready."))
-
-    def _draw_preview(self) -> None:
-        from ..core.dstudy import DStudyModel
-        from .dstudy_panel import DStudyPanel
-
-        self._preview_pending = False
-        preview = self.preview
-        observed = self.state.observed_design() or self.state.design()
-        self.dstudy_panel = DStudyPanel(DStudyModel(preview.components), observed, self.state, None)
-        self._slots["D-study"].replace(self.dstudy_panel)
-        self._note_preview()
-        self.preview_shown.emit(preview)
-
-    def _on_tab_changed(self, index: int) -> None:
-        if index == TABS.index("D-study") and self._preview_pending and self.preview is not None:
-            self._draw_preview()
-
-    def _note_preview(self) -> None:
-        panel = self.dstudy_panel
-        if panel is not None and panel.preview and self.preview is not None:
-            panel.set_preview_note(self.fitting, {"laplace": "Laplace GLMM", "rough": "rough fit"}[self.preview.method])
+        """Start the D-study preview of the corpus and model (see :class:`~.preview_controller.PreviewController`)."""
+        return self.previewer.start(stages)
 
     # -- analysis files ----------------------------------------------------------------------
     def save_analysis(self, path: Path) -> Path:
@@ -674,11 +571,7 @@ class MainWindow(QMainWindow):
         self.fit_task = BackgroundTask(_fit_job(self.corpus, spec, settings, self.cache_dir, True),
                                        on_done=self._on_fit_done, on_error=self._on_fit_error,
                                        on_progress=mp.show_progress, with_callbacks=True, parent=self)
-        if self.preview_task is not None and self._preview_running_stages:
-            # the Laplace stage would take CPU from the sampler on a small machine: the posterior goes first
-            self._preview_resume = list(self._preview_running_stages)
-            self._stop_preview(keep_pending=True)
-        self._note_preview()
+        self.previewer.fit_started()  # the Laplace stage of a preview gives the sampler the CPU
         self.tabs.setCurrentIndex(TABS.index("Model"))
         return True
 
@@ -695,7 +588,7 @@ class MainWindow(QMainWindow):
     def _fit_ended(self) -> None:
         self.fit_action.setEnabled(True)
         self.cancel_action.setEnabled(False)
-        self._note_preview()
+        self.previewer.note()
 
     def _on_fit_done(self, out: dict) -> None:
         self._fit_ended()
@@ -733,9 +626,7 @@ class MainWindow(QMainWindow):
         from ..core.model.posterior import FitCancelled
 
         self._fit_ended()
-        resume, self._preview_resume = self._preview_resume, None
-        if resume:  # no posterior came: the preview's stopped Laplace stage runs after all
-            self.start_preview(resume)
+        self.previewer.fit_failed()  # no posterior came: a preview stage stopped for the fit runs after all
         mp = self.model_panel
         if isinstance(exc, FitCancelled):
             mp.append_log(f"Cancelled: {exc}")
@@ -1071,7 +962,7 @@ class MainWindow(QMainWindow):
         for job in self._jobs + [self.fit_task, self.sheet_task, self.analyses_task, self.methods_task]:
             if job is not None:
                 job.cancel()  # a running fit stops at its next chunk; nothing waits for it here
-        self._stop_preview()  # Laplace stops at its next criterion evaluation
+        self.previewer.stop()  # a Laplace preview stops at its next criterion evaluation
         self.save_session()
         super().closeEvent(event)
 

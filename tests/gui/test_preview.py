@@ -127,7 +127,7 @@ def test_the_preview_is_drawn_when_its_tab_opens(qtbot, tmp_path):
     w.tabs.setCurrentIndex(TABS.index("D-study"))
     assert len(shown) == 1 and w.dstudy_panel is not None and w.dstudy_panel.preview
     _assert_drawn_as_preview(w.dstudy_panel)
-    w._stop_preview()
+    w.previewer.stop()
 
 
 def test_a_fit_stops_the_laplace_stage_and_its_posterior_replaces_the_preview(window, qtbot, fake_sampler, tmp_path):
@@ -145,5 +145,5 @@ def test_a_fit_stops_the_laplace_stage_and_its_posterior_replaces_the_preview(wi
     with qtbot.waitSignal(w.corpus_loaded, timeout=60_000):
         w.open_corpus(_corpus_csv(tmp_path / "sim.csv"))
     qtbot.waitUntil(lambda: w.fit_result is not None and not w.fitting, timeout=120_000)
-    assert shown == ["rough"] and w.preview_task is None and w._preview_resume is None
+    assert shown == ["rough"] and w.preview_task is None and w.previewer.resume is None
     assert not w.dstudy_panel.preview and w.dstudy_panel.components.n_draws == 40
