@@ -222,6 +222,8 @@ def cmd_dstudy(args: argparse.Namespace) -> int:
     if args.components is None and args.path is None:
         print("ddr: give a corpus or cached fit, or --components FILE", file=sys.stderr)
         return EXIT_INVALID
+    if getattr(args, "preview", False):
+        return _dstudy_preview(args)
     try:
         observed = verdict = None
         if args.components is not None:
@@ -256,6 +258,29 @@ def cmd_dstudy(args: argparse.Namespace) -> int:
         from .analyses.external_ranking import format_external
 
         print(format_external(summary["external_ranking"]))
+    return EXIT_OK
+
+
+def _dstudy_preview(args: argparse.Namespace) -> int:
+    """``ddr dstudy CORPUS --preview``: the D-study of point estimates, labelled, without sampling (core.preview)."""
+    from .preview import format_preview, preview_for_dstudy, preview_summary
+
+    if args.path is None or args.components is not None:
+        print("ddr: --preview needs a corpus file (not --components): it estimates the components of that corpus",
+              file=sys.stderr)
+        return EXIT_INVALID
+    try:
+        preview, observed = preview_for_dstudy(args)
+        design = _design_from_args(args, observed)
+        observed = dataclasses.replace(observed, price_per_trial=design.price_per_trial)
+        summary = preview_summary(preview, design, target=args.target, budget=args.budget, observed=observed)
+    except ValueError as exc:
+        print(f"ddr: {exc}", file=sys.stderr)
+        return EXIT_INVALID
+    except CorpusError as exc:
+        _print_errors(exc)
+        return EXIT_INVALID
+    print(json.dumps(summary, indent=2) if args.json else format_preview(summary))
     return EXIT_OK
 
 
@@ -664,6 +689,11 @@ def build_parser() -> argparse.ArgumentParser:
                    "latent ranking")
     p.add_argument("--external-kind", choices=["rank", "score"],
                    help="read the external ranking's values as ranks or scores (default: from the file)")
+    p.add_argument("--preview", action="store_true",
+                   help="no sampling: the D-study of point estimates of the corpus's components (Laplace GLMM, or a "
+                   "rough fit on large designs), labelled as a preview; never on the DDR sheet")
+    p.add_argument("--preview-method", choices=["auto", "laplace", "rough"], default="auto",
+                   help="point estimates for --preview (default auto: Laplace up to 10,000 random effects)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=cmd_dstudy)
 

@@ -167,6 +167,7 @@ class MainWindow(QMainWindow):
     analyses_failed = Signal(str)
     methods_finished = Signal(object)
     methods_failed = Signal(str)
+    preview_shown = Signal(object)
 
     def __init__(self, settings: QSettings | None = None) -> None:
         super().__init__()
@@ -242,6 +243,10 @@ class MainWindow(QMainWindow):
         }
         for name in TABS:
             self.tabs.addTab(self._slots[name], name)
+        from .preview_controller import PreviewController
+
+        #: Issue 21: the D-study preview from point estimates while no posterior is shown (gui/preview_controller.py).
+        self.previewer = PreviewController(self, TABS.index("D-study"), _placeholder)
 
         body = QWidget()
         layout = QVBoxLayout(body)
@@ -359,6 +364,8 @@ class MainWindow(QMainWindow):
         self.fit_banner.hide()
         self.add_recent_file(str(corpus.source))
         self.statusBar().showMessage(f"Loaded {corpus.source}")
+        self.previewer.follow(self.state)
+        self.previewer.start()
         self.corpus_loaded.emit(corpus)
 
     # -- issue 20: column mapping and subject ids (gui/import_dialog.py) ------------------------------
@@ -434,6 +441,8 @@ class MainWindow(QMainWindow):
         from .ranks_panel import RanksPanel
 
         c = as_components(components)
+        if not c.preview:  # a posterior (or typed-in components) replaces the preview for good
+            self.previewer.posterior_shown()
         parts = None  # a disconnected corpus is ranked within its parts (SPEC sec. 6; core.rank_parts)
         if theta is not None and model_names is not None and self.summary:
             from ..core.rank_parts import model_parts
@@ -475,6 +484,21 @@ class MainWindow(QMainWindow):
         dialog = ComponentsEntryDialog(self)
         if dialog.exec() == ComponentsEntryDialog.Accepted:
             self.show_posterior(dialog.components(), observed_design=dialog.design())
+
+    # -- issue 21: a preview of the D-study from point estimates (gui/preview_controller.py) ----
+    @property
+    def preview(self):
+        """The last :class:`~ddr_explorer.core.preview.Preview` computed for the corpus (None before)."""
+        return self.previewer.preview
+
+    @property
+    def preview_task(self) -> BackgroundTask | None:
+        """The running preview job, or None."""
+        return self.previewer.task
+
+    def start_preview(self, stages=None) -> bool:
+        """Start the D-study preview of the corpus and model (see :class:`~.preview_controller.PreviewController`)."""
+        return self.previewer.start(stages)
 
     # -- analysis files ----------------------------------------------------------------------
     def save_analysis(self, path: Path) -> Path:
@@ -574,6 +598,7 @@ class MainWindow(QMainWindow):
         self.fit_task = BackgroundTask(_fit_job(self.corpus, spec, settings, self.cache_dir, True),
                                        on_done=self._on_fit_done, on_error=self._on_fit_error,
                                        on_progress=mp.show_progress, with_callbacks=True, parent=self)
+        self.previewer.fit_started()  # the Laplace stage of a preview gives the sampler the CPU
         self.tabs.setCurrentIndex(TABS.index("Model"))
         return True
 
@@ -591,6 +616,7 @@ class MainWindow(QMainWindow):
     def _fit_ended(self) -> None:
         self.fit_action.setEnabled(True)
         self.cancel_action.setEnabled(False)
+        self.previewer.note()
 
     def _on_fit_done(self, out: dict) -> None:
         self._fit_ended()
@@ -628,6 +654,7 @@ class MainWindow(QMainWindow):
         from ..core.model.posterior import FitCancelled
 
         self._fit_ended()
+        self.previewer.fit_failed()  # no posterior came: a preview stage stopped for the fit runs after all
         mp = self.model_panel
         if isinstance(exc, FitCancelled):
             mp.append_log(f"Cancelled: {exc}")
@@ -1039,6 +1066,7 @@ class MainWindow(QMainWindow):
         for job in self._jobs + [self.fit_task, self.sheet_task, self.analyses_task, self.methods_task]:
             if job is not None:
                 job.cancel()  # a running fit stops at its next chunk; nothing waits for it here
+        self.previewer.stop()  # a Laplace preview stops at its next criterion evaluation
         self.save_session()
         super().closeEvent(event)
 

@@ -144,6 +144,9 @@ class ReportInputs:
 
     def __post_init__(self):
         self.components = as_components(self.components)
+        if getattr(self.components, "preview", False):  # issue 21: a preview is never printed on the sheet
+            raise ValueError(f"{self.components.source}: these are preview point estimates, not a posterior; the DDR "
+                             "sheet needs the fitted posterior: fit the model (ddr fit, or Fit in the app) first")
         if not isinstance(self.observed_design, DStudyDesign):
             raise TypeError(f"observed_design should be a DStudyDesign, got {type(self.observed_design).__name__}")
         if self.target is None:
