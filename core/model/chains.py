@@ -335,6 +335,52 @@ def _run_chains(design, spec, lay, gibbs, rough, settings: SamplerSettings, devi
         eps = np.asarray(st.adapt_state.step_size)
         return st._replace(adapt_state=st.adapt_state._replace(step_size=np.full_like(eps, np.median(eps))))
 
+    def _until_converged():
+        """Sample until the draws pass the gate or the ceiling (``stop="gate"``, :mod:`.stopping`)."""
+        nonlocal state, aux
+        from .stopping import GATE_PHASE, check_gate, next_check, projected_draws, stop_note
+
+        out, done, chk, why = [], 0, None, "max_draws"
+        tn = design.term_names  # in the order of the columns checked below
+        gate_names = ([tn[k] for k in lay.terms] + ([tn[k] for k in gibbs.inner] if gibbs is not None else [])
+                      + ([tn[marg.term.term]] if marg is not None else []))
+        t_phase = time.perf_counter()
+        look, total = settings.draws, settings.draws  # the next look; the projected run length
+        while True:
+            if cancel is not None and cancel():
+                raise FitCancelled(f"fit cancelled by the user during sampling ({done} draws per chain).")
+            m = min(S, look - done)
+            state, aux, buf = chunk(state, aux, jnp.asarray(m, jnp.int32))
+            out.append(jax.tree.map(lambda a: np.asarray(a)[:, :, :m], jax.device_get(buf)))
+            done += m
+            el = time.perf_counter() - t_phase
+            over_time = settings.max_seconds is not None and el >= settings.max_seconds
+            if done == look or over_time:
+                # every sigma the posterior will report: NUTS terms, Gibbs terms (log sd), integrated term
+                sig = np.concatenate([np.concatenate([o["nuts_sigma"], o["gibbs_ls"], o["marg_sigma"]], axis=-1)
+                                      .reshape(C, o["mu"].shape[2], -1) for o in out], axis=1)
+                div = int(sum(int(np.sum(o["diverging"])) for o in out))
+                chk = check_gate(sig, div, gate_names)
+                if chk.passed or div:
+                    why = "passed" if chk.passed else "diverged"
+                    break
+                if done >= settings.max_draws or over_time:
+                    why = "max_draws" if done >= settings.max_draws else "max_seconds"
+                    break
+                look = next_check(done, settings.check_every, settings.max_draws)
+                total = max(look, projected_draws(chk, check_every=settings.check_every,
+                                                  max_draws=settings.max_draws))
+            if progress:
+                eta = el / done * (total - done)
+                if settings.max_seconds is not None:
+                    eta = min(eta, max(settings.max_seconds - el, 0.0))
+                progress(GATE_PHASE, done, total, eta)
+        if progress:
+            progress(GATE_PHASE, done, done, 0.0)
+        timings["sampling"] = time.perf_counter() - t_phase
+        timings["stop_note"] = stop_note(chk, why, done, settings)  # taken out by the caller (a note, not a time)
+        return jax.tree.map(lambda *a: np.concatenate(a, axis=2).reshape(C, done, *a[0].shape[3:]), *out)
+
     sched = build_adaptation_schedule(W) if W > 0 else []
     stops = [w.end for w in sched[1:-1]]  # pool just before each slow window's last iteration
     warm = _phase(W, "warmup", False, stops) if W > 0 else None
@@ -342,5 +388,8 @@ def _run_chains(design, spec, lay, gibbs, rough, settings: SamplerSettings, devi
         WARMUP_HOOK(state=state, aux=aux, potential_gen=potential_gen, offset=_s, layout=lay)
     if settings.pool_adaptation and C > 1 and W > 0:
         state = _pool_step_size(state)
-    samp = _phase(settings.draws, "sampling", True)
+    if settings.stop == "gate":
+        samp = _until_converged()
+    else:
+        samp = _phase(settings.draws, "sampling", True)
     return warm, samp, D
