@@ -53,6 +53,8 @@ def _settings_dict(settings) -> dict:
     if d.get("stop", "fixed") == "fixed":
         for k in _GATE_ONLY:
             d.pop(k, None)
+    if not d.get("adaptive_warmup", False):  # likewise a fit with Stan's full warmup schedule
+        d.pop("adaptive_warmup", None)
     return d
 
 

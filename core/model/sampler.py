@@ -134,6 +134,7 @@ def fit(data, spec: ModelSpec | str = "per-benchmark", settings: SamplerSettings
         jax.clear_caches()
 
     stop_note = timings.pop("stop_note", None)  # how a gate-stopped run ended (:mod:`.stopping`)
+    warmup_note = timings.pop("warmup_note", None)  # an adaptive warmup that ended early (:mod:`.warmup`)
     t = time.perf_counter()
     if progress:
         progress("diagnostics", 0, 1, None)
@@ -167,6 +168,8 @@ def fit(data, spec: ModelSpec | str = "per-benchmark", settings: SamplerSettings
                      settings=settings, device=device, wall_seconds=float("nan"), timings=timings,
                      sample_stats=stats, n_cells=design.n_cells, n_trials=design.n_trials,
                      notes=list(design.notes))
+    if warmup_note:
+        post.notes.append(warmup_note)
     if stop_note:
         post.notes.append(stop_note)
     if gibbs is not None:
