@@ -17,6 +17,9 @@ lives in its own module:
 - :mod:`.chains`: the chunked runner (progress, cancellation, cross-chain adaptation) and
   ``WARMUP_HOOK`` (set it on :mod:`.chains`, where the runner reads it).
 - :mod:`.devices`: one CPU device per chain, single-threaded BLAS, the on-disk compilation cache.
+- :mod:`.stopping`: the run length by the convergence gate (``SamplerSettings.stop = "gate"``);
+  :mod:`.warmup`: ending the slow adaptation windows once the metric has settled
+  (``SamplerSettings.adaptive_warmup``).
 - Around them: :mod:`.formula` and :mod:`.design_matrix` (formula and data -> design),
   :mod:`.geometry` (rough fit, level scales, collapsed group, host chains), :mod:`.quadrature`
   (the integrated term), :mod:`.diagnostics` (R-hat, ESS, InferenceData).
