@@ -121,6 +121,7 @@ def reference_fit(table: pd.DataFrame, spec_name: str, chains: int = 4, warmup: 
         numpyro.sample("y", dist.Binomial(n, logits=eta), obs=y)
 
     t0 = time.perf_counter()
+    cpu0 = time.process_time()  # all threads: on a loaded box the CPU seconds compare better than walls
     mcmc = MCMC(NUTS(model), num_warmup=warmup, num_samples=draws, num_chains=chains,
                 chain_method="parallel" if len(jax.devices()) >= chains else "sequential", progress_bar=False)
     mcmc.run(jax.random.PRNGKey(seed), extra_fields=("diverging", "num_steps"))
@@ -129,7 +130,7 @@ def reference_fit(table: pd.DataFrame, spec_name: str, chains: int = 4, warmup: 
     smp = jax.block_until_ready(mcmc.get_samples(group_by_chain=True))
     extra = jax.block_until_ready(mcmc.get_extra_fields())
     wall = time.perf_counter() - t0
-    out = {"wall": wall, "sigma": {}, "r_hat": {}, "ess": {}}
+    out = {"wall": wall, "cpu": time.process_time() - cpu0, "sigma": {}, "r_hat": {}, "ess": {}}
     for k, name in enumerate(names):
         d = np.asarray(smp[f"sigma_{k}"], np.float64)
         r, eb, _ = chain_diagnostics(d)
@@ -307,13 +308,15 @@ def bench_modes(corpus: str, modes: list[str], reference: bool, base: dict, seed
         ref_eps = ref_min / ref["wall"]
         print_row("reference (plain numpyro NUTS)", ref["wall"], ref_min, max(ref["r_hat"].values()),
                   ref["divergences"])
+        print(f"    reference CPU {ref.get('cpu', float('nan')):.0f} s")
     for mode, r in res["modes"].items():
         ratio = (r["min_ess"] / r["wall"]) / ref_eps if ref_eps else None
         print_row(f"ours, {mode}", r["wall"], r["min_ess"], r["max_r_hat"], r["divergences"], ratio)
         if ref and "wall" in ref:
             r["wall_ratio_vs_reference"] = ref["wall"] / r["wall"]
             r["ess_per_s_ratio_vs_reference"] = ratio
-            print(f"    reference wall / ours: {ref['wall'] / r['wall']:.2f}x")
+            print(f"    reference wall / ours: {ref['wall'] / r['wall']:.2f}x; CPU {r['cpu']:.0f} s, reference CPU / "
+                  f"ours: {ref.get('cpu', float('nan')) / r['cpu']:.2f}x")
     return res
 
 

@@ -66,6 +66,7 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--corpus", default="tb2,small-pooled")
     ap.add_argument("--no-compare", action="store_true", help="only the window log")
+    ap.add_argument("--max-draws", type=int, help="ceiling of draws per chain of the gate-stopped fits (default 4000)")
     ap.add_argument("--json")
     a = ap.parse_args(argv)
     out = []
@@ -73,7 +74,8 @@ def main(argv=None) -> int:
         table, spec = load(name)
         print(f"== {name} ({spec}); load average {os.getloadavg()[0]:.1f}", flush=True)
         chains.WINDOW_LOG = []
-        full = one(table, spec, stop="gate")
+        cap = {"max_draws": a.max_draws} if a.max_draws else {}
+        full = one(table, spec, stop="gate", **cap)
         log, chains.WINDOW_LOG = chains.WINDOW_LOG, None
         print("  full schedule (300), looks at the slow windows' ends:")
         for e in log:
@@ -84,7 +86,7 @@ def main(argv=None) -> int:
         res = {"corpus": name, "windows": log, "full": full}
         print(f"  full:     {full}", flush=True)
         if not a.no_compare:
-            ad = one(table, spec, stop="gate", adaptive_warmup=True)
+            ad = one(table, spec, stop="gate", adaptive_warmup=True, **cap)
             res["adaptive"] = ad
             print(f"  adaptive: {ad}", flush=True)
         out.append(res)
