@@ -128,8 +128,9 @@ def test_the_rule_and_its_ceilings_are_in_the_cache_key(tmp_path):
     keys = {fit_key(corpus, spec, s) for s in (
         SamplerSettings(), SamplerSettings(stop="gate"), SamplerSettings(stop="gate", max_draws=2000),
         SamplerSettings(stop="gate", max_seconds=120.0), SamplerSettings(stop="gate", check_every=100),
-        SamplerSettings(stop="gate", draws=300))}
-    assert len(keys) == 6
+        SamplerSettings(stop="gate", draws=300), SamplerSettings(adaptive_warmup=True))}
+    assert len(keys) == 7
+    assert "adaptive_warmup" not in _settings_dict(SamplerSettings())
     # a fixed-length fit keeps the key it had before the rule existed; a gate fit's settings round-trip
     assert "stop" not in _settings_dict(SamplerSettings())
     d = _settings_dict(SamplerSettings(stop="gate", max_seconds=90.0))
