@@ -626,6 +626,17 @@ def cmd_formats(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _add_stopping_arguments(p: argparse.ArgumentParser) -> None:
+    """``--stop``, ``--max-draws``, ``--max-seconds``: the run length rule (core.model.stopping)."""
+    p.add_argument("--stop", choices=["fixed", "gate"],
+                   help="run length after warmup: fixed (default: --draws per chain) or gate (sample until every "
+                        "component passes the convergence gate: R-hat <= 1.01, bulk and tail ESS >= 440, no "
+                        "divergence; looked at every 50 draws, at least --draws)")
+    p.add_argument("--max-draws", type=int, help="with --stop gate: ceiling of draws per chain (default 4000)")
+    p.add_argument("--max-seconds", type=float, help="with --stop gate: ceiling of the sampling time in seconds "
+                        "(default none)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     from .model.posterior import SamplerSettings  # no jax here: the sampler imports it lazily
 
@@ -701,7 +712,9 @@ def build_parser() -> argparse.ArgumentParser:
     _add_corpus_arguments(p)
     p.add_argument("--formula", help="random-intercept formula, e.g. \"y ~ (1|task) + (1|model) + (1|task:model)\"")
     _add_preset_argument(p, "a model preset")
-    p.add_argument("--draws", type=int, default=dflt.draws, help=f"post-warmup draws per chain (default {dflt.draws})")
+    p.add_argument("--draws", type=int, help=f"post-warmup draws per chain (default {dflt.draws}); with --stop gate "
+                   f"the minimum (default {SamplerSettings(stop='gate').draws})")
+    _add_stopping_arguments(p)
     p.add_argument("--warmup", type=int, default=dflt.warmup, help=f"warmup iterations per chain (default {dflt.warmup})")
     p.add_argument("--chains", type=int, default=dflt.chains, help=f"chains (default {dflt.chains})")
     p.add_argument("--seed", type=int, default=0, help="random seed (same seed, same draws)")

@@ -43,8 +43,19 @@ class FitResult:
     terms: object | None = None
 
 
+#: Settings of the gate-stopping rule (:mod:`.model.stopping`): in the key and the file of a gate-stopped fit
+#: only, so that a fixed-length fit keeps the key it had before the rule existed.
+_GATE_ONLY = ("stop", "max_draws", "max_seconds", "check_every")
+
+
 def _settings_dict(settings) -> dict:
-    return dataclasses.asdict(settings)
+    d = dataclasses.asdict(settings)
+    if d.get("stop", "fixed") == "fixed":
+        for k in _GATE_ONLY:
+            d.pop(k, None)
+    if not d.get("adaptive_warmup", False):  # likewise a fit with Stan's full warmup schedule
+        d.pop("adaptive_warmup", None)
+    return d
 
 
 def fit_key(corpus: Corpus, spec, settings, format_version: int = FORMAT_VERSION) -> str:
@@ -320,11 +331,13 @@ def theta_from_posterior(post, obj: str = "model") -> tuple[np.ndarray, list[str
 
 def settings_from_args(args):
     """``SamplerSettings`` from a command's ``--draws/--warmup/--chains/--seed/--device/--marginalise``
+    (and ``--stop/--max-draws/--max-seconds``)
     (those the command lacks, or None: the app's defaults, so that the command reuses a fit the app
     cached, and the reverse)."""
     from .model.posterior import SamplerSettings
 
-    given = {k: getattr(args, k, None) for k in ("draws", "warmup", "chains", "seed", "device", "marginalise")}
+    given = {k: getattr(args, k, None) for k in ("draws", "warmup", "chains", "seed", "device", "marginalise",
+                                                  "stop", "max_draws", "max_seconds")}
     return SamplerSettings(**{k: v for k, v in given.items() if v is not None})
 
 

@@ -44,7 +44,7 @@ from reportlab.platypus import (BaseDocTemplate, CondPageBreak, Frame, KeepInFra
                                 PageTemplate, Paragraph, Spacer, Table)
 
 from ..files import write_bytes_atomic
-from ..formatting import convergence_verdict
+from ..formatting import convergence_verdict, run_length_text
 from . import figures as fig
 from . import styles as st
 from .content import (E_RHO2, GEQ, PHI, SIGMA2, TIMES, SheetContent, escape, fmt_coef, fmt_interval, fmt_n,
@@ -94,7 +94,9 @@ def footer_lines(inputs: ReportInputs, *, date: str | None) -> list[str]:
     if settings:
         keys = [("chains", "chains"), ("draws", "draws/chain"), ("warmup", "warmup"), ("seed", "seed"),
                 ("target_accept", "target accept"), ("max_tree_depth", "max depth")]
-        sset = ", ".join(f"{label} {settings[k]}" for k, label in keys if k in settings)
+        run_length = run_length_text(settings)  # a gate-stopped run: its rule and ceilings, not a draws count
+        sset = ", ".join(f"{label} {settings[k]}" for k, label in keys if k in settings
+                         and not (run_length and k == "draws")) + (f", {run_length}" if run_length else "")
     else:
         sset = "settings not recorded"
     extra = []
