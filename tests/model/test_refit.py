@@ -64,14 +64,20 @@ def events():
 
 
 @pytest.fixture(scope="module")
-def warm(design, requests, parent, events):
+def polls():
+    return []
+
+
+@pytest.fixture(scope="module")
+def warm(design, requests, parent, events, polls):
     return fit_refits(design, "per-benchmark", requests, SETTINGS, parent=parent,
-                      progress=lambda *a: events.append(a))
+                      progress=lambda *a: events.append(a), cancel=lambda: polls.append(1) and False)
 
 
 @pytest.fixture(scope="module")
 def cold(design, requests):
-    return [fit(request_cells(design, r), "per-benchmark", SETTINGS) for r in requests]
+    """The cold fit of the first request's kept cells (one compile: the suite's time is short)."""
+    return fit(request_cells(design, requests[0]), "per-benchmark", SETTINGS)
 
 
 def test_masked_design_keeps_cells_and_counts_levels(design, requests):
@@ -101,12 +107,12 @@ def test_coordinates_round_trip(design, requests):
     u = [rng.normal(size=(3, int(j))) for j in lay.J]
     g, x = _to_coordinates(lay, sigma, mu, u)
     cols = [spec.term(n).columns for n in dm.term_names]
-    _, constrain, _, _ = _make_functions(dm, lay, jnp.float64, cols, None, 0, consts={
-        "y": dm.successes, "n": dm.trials, "c0": lay.c0, "c1": lay.c1, "pi": lay.pi, "pi_norm": lay.pi_norm,
-        "sref2": lay.sref ** 2})
     import jax
 
     with jax.enable_x64(True):
+        _, constrain, _, _ = _make_functions(dm, lay, jnp.float64, cols, None, 0, consts={
+            "y": dm.successes, "n": dm.trials, "c0": lay.c0, "c1": lay.c1, "pi": lay.pi, "pi_norm": lay.pi_norm,
+            "sref2": lay.sref ** 2})
         for i in range(3):
             s, m, uu = constrain({"g": jnp.asarray(g[i]), "x": jnp.asarray(x[i])})
             assert np.allclose(s, sigma[i], rtol=1e-10)
@@ -122,16 +128,18 @@ def test_batch_layout():
 
 
 def test_refits_read_like_cold_fits_of_the_kept_cells(design, requests, warm, cold):
-    assert [len(warm), len(cold)] == [2, 2]
-    for w, c in zip(warm, cold):
-        assert w.n_cells == c.n_cells and w.n_trials == c.n_trials
-        assert set(w.sigma) == set(c.sigma)
-        for name in c.levels:
-            assert w.levels[name].equals(c.levels[name]), name
-            assert w.random_effects[name].shape == c.random_effects[name].shape
-        assert w.diagnostics is not None
-        assert w.sigma["task"].shape == (SETTINGS.chains, SETTINGS.draws)
-    assert len(warm[0].levels["task"]) == design.n_levels[design.index("task")] - len(DROPPED)
+    assert len(warm) == 2
+    w, c = warm[0], cold
+    assert w.n_cells == c.n_cells and w.n_trials == c.n_trials
+    assert set(w.sigma) == set(c.sigma)
+    for name in c.levels:
+        assert w.levels[name].equals(c.levels[name]), name
+        assert w.random_effects[name].shape == c.random_effects[name].shape
+    assert len(w.levels["task"]) == design.n_levels[design.index("task")] - len(DROPPED)
+    for r, p in zip(requests, warm):
+        assert p.diagnostics is not None
+        assert p.sigma["task"].shape == (SETTINGS.chains, SETTINGS.draws)
+        assert p.n_trials == int(r.trials.sum()) and p.n_cells == int((r.trials > 0).sum())
 
 
 def test_one_compile_for_all_refits(warm):
@@ -141,7 +149,7 @@ def test_one_compile_for_all_refits(warm):
 
 
 def test_warm_refits_agree_with_cold_fits_within_monte_carlo_error(warm, cold):
-    for w, c in zip(warm, cold):
+    for w, c in [(warm[0], cold)]:
         for name in TRUTH:
             a, b = w.sigma[name].ravel(), c.sigma[name].ravel()
             ess_a = float(w.diagnostics.table.loc[name, "ess_bulk"])
@@ -158,15 +166,14 @@ def test_progress_counts_refits(events):
     assert [e[1] for e in refit_events] == sorted(e[1] for e in refit_events)
 
 
-def test_cancel_stops_between_chunks(design, requests):
-    calls = []
+def test_cancel_is_polled_between_chunks(warm, polls, design, requests):
+    chunks = -(-SETTINGS.draws // SETTINGS.chunk_size) + -(-100 // SETTINGS.chunk_size)  # sampling + warmup
+    assert len(polls) >= len(requests) + chunks  # once per request prepared, then once per chunk
 
-    def cancel():
-        calls.append(1)
-        return len(calls) > 3
 
-    with pytest.raises(FitCancelled):
-        fit_refits(design, "per-benchmark", requests, SETTINGS, cancel=cancel)
+def test_cancel_stops_the_refits(design, requests):
+    with pytest.raises(FitCancelled, match="cancelled"):
+        fit_refits(design, "per-benchmark", requests, SETTINGS, cancel=lambda: True)
 
 
 def test_requests_are_checked(design):
