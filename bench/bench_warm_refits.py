@@ -11,7 +11,8 @@ loaded box):
 - ``fit_refits`` warm-started from the parent fit, for each warmup length in ``--warmups``.
 
 Per configuration: compile seconds (once per call), wall seconds per refit without and with the
-compile, its ratio to the sequential path, refits passing the convergence gate, the smallest
+compile, its ratio to the sequential path, leapfrog steps per refit (warmup and sampling: the
+work, which the load of a shared box does not change), refits passing the convergence gate, the smallest
 bulk ESS, divergences, and the agreement of each split's posterior means of every sigma with
 the cold batched refit of the same split: z = |difference| / MCSE (MCSE = sd / sqrt(bulk ESS),
 both fits), as max |z| and the share of |z| < 2 (about 95% expected under agreement).
@@ -22,6 +23,7 @@ both fits), as max |z| and the share of |z| < 2 (about 95% expected under agreem
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 import time
 from pathlib import Path
@@ -33,6 +35,7 @@ sys.path.insert(0, str(ROOT))
 
 import ddr_explorer.core.model as M  # noqa: E402  (sets XLA_FLAGS before jax loads)
 from ddr_explorer.core.corpus.io import load_corpus  # noqa: E402
+from ddr_explorer.core.model import refit as refit_module  # noqa: E402
 from ddr_explorer.core.model.refit import RefitRequest, fit_refits, request_cells  # noqa: E402
 
 SPEC = "per-benchmark"
@@ -68,6 +71,9 @@ def row(label, posts, wall, compile_s, ref_per_refit=None, ref_posts=None):
     conv = sum(p.converged for p in posts)
     min_ess = min(float(p.diagnostics.table.drop(index="mu")["ess_bulk"].min()) for p in posts)
     div = sum(p.diagnostics.divergences for p in posts)
+    # leapfrog steps per refit, warmup and sampling: the work, whatever the load of the box
+    steps = np.mean([float(np.sum(p.sample_stats["num_steps"]) + np.sum(p.sample_stats.get("warmup_num_steps", 0)))
+                     for p in posts])
     per = (wall - compile_s) / n
     per_all = wall / n
     ratio = f"{ref_per_refit / per_all:5.2f}x" if ref_per_refit else "  -- "
@@ -76,8 +82,8 @@ def row(label, posts, wall, compile_s, ref_per_refit=None, ref_posts=None):
         agree = f"max|z| {z.max():4.2f}  |z|<2 {np.mean(z < 2):4.0%}"
     else:
         agree = ""
-    print(f"{label:34s} {compile_s:8.1f} {per:9.2f} {per_all:9.2f} {ratio:>7s} {conv:3d}/{n:<3d} {min_ess:7.0f} "
-          f"{div:4d}  {agree}", flush=True)
+    print(f"{label:34s} {compile_s:8.1f} {per:9.2f} {per_all:9.2f} {ratio:>7s} {steps:9.0f} {conv:3d}/{n:<3d} "
+          f"{min_ess:7.0f} {div:4d}  {agree}", flush=True)
 
 
 def main(argv=None) -> int:
@@ -89,6 +95,9 @@ def main(argv=None) -> int:
     ap.add_argument("--draws", type=int, default=250)
     ap.add_argument("--warmup", type=int, default=250, help="cold warmup (the hold-out split settings)")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--fixed-mass", action="store_true",
+                    help="warm refits keep the mass matrix from the parent's draws (step size adapted only)")
+    ap.add_argument("--parent-draws", type=int, default=None, help="parent fit's draws (default: the app's)")
     a = ap.parse_args(argv)
 
     corpus = load_corpus(ROOT / "resources" / "demo" / "terminal-bench-2.csv")
@@ -99,10 +108,17 @@ def main(argv=None) -> int:
           f"refits {a.chains} x ({a.warmup} + {a.draws}); shared 2-core box, all rows in this run", flush=True)
 
     t = time.perf_counter()
-    parent = M.fit(design, SPEC, M.SamplerSettings(seed=a.seed))
+    if a.fixed_mass:
+        refit_module.WARM_ADAPT_MASS = False
+        print("warm refits: mass matrix from the parent's draws, step size adapted only", flush=True)
+    ps = M.SamplerSettings(seed=a.seed)
+    if a.parent_draws:
+        ps = dataclasses.replace(ps, draws=a.parent_draws)
+    parent = M.fit(design, SPEC, ps)
     print(f"parent fit (defaults): {time.perf_counter() - t:.1f} s, converged {parent.converged}", flush=True)
 
-    print(f"{'configuration':34s} {'compile':>8s} {'s/refit':>9s} {'+compile':>9s} {'vs seq':>7s} {'conv':>7s} "
+    print(f"{'configuration':34s} {'compile':>8s} {'s/refit':>9s} {'+compile':>9s} {'vs seq':>7s} {'leapfrog':>9s} "
+          f"{'conv':>7s} "
           f"{'min ESS':>7s} {'div':>4s}  agreement with cold batched refits", flush=True)
     seq, seq_wall, seq_compile = [], 0.0, 0.0
     for r in reqs[:a.sequential]:

@@ -65,6 +65,9 @@ __all__ = ["GPU_MAX_BATCH", "MASS_DRAWS", "WARM_WARMUP", "RefitRequest", "batch_
 #: Warmup iterations of a warm-started refit (the cold default is 300); measured with
 #: bench/bench_warm_refits.py on Terminal-Bench 2.0 hold-out splits (docs/sampler-measurements.md).
 WARM_WARMUP = 100
+#: Whether a warm-started refit re-estimates its mass matrix during its short warmup (numpyro's
+#: windows) or keeps the one estimated from the parent's draws and adapts its step size only.
+WARM_ADAPT_MASS = True
 #: Parent draws mapped into a refit's coordinates to estimate its initial inverse mass matrix.
 MASS_DRAWS = 400
 #: Most chains (refits x chains) in one batch on a GPU.
@@ -458,7 +461,8 @@ def fit_refits(design: DesignMatrix, spec, requests: Sequence[RefitRequest], set
                 gibbs = structure["gibbs"]
                 runner = BatchRunner(p0.design, spec, p0.lay, gibbs, p0.marg,
                                      structure["mh_steps"](p0.lay.L, p0.marg), run_settings, devices, dtype,
-                                     batch=B, group=C, prop_var0=structure["prop_var0"])
+                                     batch=B, group=C, prop_var0=structure["prop_var0"],
+                                     adapt_mass=WARM_ADAPT_MASS or not warm)
                 for b0 in range(0, len(g), per_batch):
                     idx = g[b0:b0 + per_batch]
                     inp = _stack([preps[i] for i in idx], per_batch, C, settings.seed)

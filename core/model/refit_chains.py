@@ -72,10 +72,13 @@ class BatchRunner:
         The devices to spread a batch over.
     batch
         Elements per batch (a multiple of ``group`` and of the devices used).
+    adapt_mass
+        Adapt the inverse mass matrix during warmup (numpyro's windows); False keeps each
+        element's initial one and adapts the step size only.
     """
 
     def __init__(self, design, spec, lay, gibbs, marg, mh_steps: int, settings: SamplerSettings, devices, dtype,
-                 batch: int, group: int, prop_var0: np.ndarray):
+                 batch: int, group: int, prop_var0: np.ndarray, adapt_mass: bool = True):
         import jax
         import jax.numpy as jnp
         from numpyro.infer.hmc import hmc
@@ -130,7 +133,7 @@ class BatchRunner:
             return init_kernel(z, num_warmup=W, step_size=step, inverse_mass_matrix=_imm(imm_g, imm_x),
                                dense_mass=dense, target_accept_prob=settings.target_accept,
                                max_tree_depth=settings.max_tree_depth, find_heuristic_step_size=False,
-                               rng_key=key, model_args=(_s(aux, data), data))
+                               adapt_mass_matrix=adapt_mass, rng_key=key, model_args=(_s(aux, data), data))
 
         def _scale_moves(z, aux, key, pot, cov_g, data):
             # as in chains._run_chains: Metropolis along the sigma ridge, directions the
