@@ -33,9 +33,10 @@ How (seed 000 Eq. 2 / Eq. 6, SPEC section 2; items of :mod:`.parameterisation`):
 2. **Warm start** (``parent`` given): each chain starts at a different draw of the parent,
    mapped into the refit's own coordinates; the initial inverse mass matrix is the covariance
    of up to :data:`MASS_DRAWS` parent draws in those coordinates (dense over the global block,
-   floored at the cold fit's conditional variances); the initial step size is the parent's
-   median; and the warmup is short (:data:`WARM_WARMUP`, measured in
-   bench/bench_warm_refits.py).  The adapted mass matrix itself is not stored on a
+   floored at the cold fit's conditional variances), re-estimated in the short warmup's one
+   mass window (:data:`WARM_ADAPT_MASS`); the initial step size is the parent's median; and
+   the warmup is short (:data:`WARM_WARMUP`; bench/bench_warm_refits.py: 25 iterations
+   diverge, 50 and 100 agree with cold refits, docs/sampler-measurements.md).  The adapted mass matrix itself is not stored on a
    :class:`~.posterior.Posterior` (nor in the fit cache), and it would not fit the refit anyway:
    the coordinates follow the data (partial centring on the subset's information), so a mass
    matrix in the parent's coordinates is the wrong shape of ellipse; the parent's draws can be
@@ -62,8 +63,11 @@ from .posterior import CancelCallback, FitCancelled, Posterior, ProgressCallback
 __all__ = ["GPU_MAX_BATCH", "MASS_DRAWS", "WARM_WARMUP", "RefitRequest", "batch_layout", "fit_refits",
            "masked_design", "request_cells"]
 
-#: Warmup iterations of a warm-started refit (the cold default is 300); measured with
-#: bench/bench_warm_refits.py on Terminal-Bench 2.0 hold-out splits (docs/sampler-measurements.md).
+#: Warmup iterations of a warm-started refit (the cold default is 300).  Measured with
+#: bench/bench_warm_refits.py on 10 Terminal-Bench 2.0 hold-out splits (docs/sampler-measurements.md):
+#: 25 left the step size about 10x too large (numpyro's final buffer is 2 iterations: 4,497
+#: divergences); 50 and 100 agreed with cold refits (max |z| 2.20 and 2.48 over 60 posterior
+#: means, 97% and 95% below 2) without divergences; 100 keeps a margin.
 WARM_WARMUP = 100
 #: Whether a warm-started refit re-estimates its mass matrix during its short warmup (numpyro's
 #: windows) or keeps the one estimated from the parent's draws and adapts its step size only.
