@@ -426,7 +426,6 @@ def fit_refits(design: DesignMatrix, spec, requests: Sequence[RefitRequest], set
     n = len(requests)
     if n == 0:
         return []
-    t_start = time.perf_counter()
     warm = parent is not None
     W = min(settings.warmup, WARM_WARMUP if warmup is None else int(warmup)) if warm else settings.warmup
     run_settings = dataclasses.replace(settings, warmup=W)
@@ -449,7 +448,8 @@ def fit_refits(design: DesignMatrix, spec, requests: Sequence[RefitRequest], set
     out: list[Posterior | None] = [None] * n
     how = (f"warm start from the parent's draws, {W} warmup iterations" if warm
            else f"cold start, {W} warmup iterations")
-    iters_total = sum(-(-len(g) // batch_layout(len(g), C, kind, len(devices))[0]) for g in groups) * (W + settings.draws)
+    n_batches = sum(-(-len(g) // batch_layout(len(g), C, kind, len(devices))[0]) for g in groups)
+    iters_total = n_batches * (W + settings.draws)
     iters_done = 0
     done = 0
     t_run = time.perf_counter()
@@ -504,5 +504,4 @@ def fit_refits(design: DesignMatrix, spec, requests: Sequence[RefitRequest], set
         jax.clear_caches()
     if progress is not None:
         progress("refits done", n, n, 0.0)
-    _ = t_start
     return out  # type: ignore[return-value]
