@@ -36,8 +36,9 @@ How (seed 000 Eq. 2 / Eq. 6, SPEC section 2; items of :mod:`.parameterisation`):
    floored at the cold fit's conditional variances), re-estimated in the short warmup's one
    mass window (:data:`WARM_ADAPT_MASS`); the initial step size is the parent's median; and
    the warmup is short (:data:`WARM_WARMUP`; bench/bench_warm_refits.py: 25 iterations
-   diverge, 50 and 100 agree with cold refits, docs/sampler-measurements.md).  The adapted mass matrix itself is not stored on a
-   :class:`~.posterior.Posterior` (nor in the fit cache), and it would not fit the refit anyway:
+   diverge, 50 and 100 agree with cold refits, docs/sampler-measurements.md).  The adapted
+   mass matrix itself is not stored on a :class:`~.posterior.Posterior` (nor in the fit
+   cache), and it would not fit the refit anyway:
    the coordinates follow the data (partial centring on the subset's information), so a mass
    matrix in the parent's coordinates is the wrong shape of ellipse; the parent's draws can be
    mapped exactly into the refit's coordinates, cached parents included.
