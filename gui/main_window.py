@@ -45,6 +45,11 @@ from .plots import GuiThreadGarbageCollector
 
 #: Tab titles, in order.
 TABS = ("Corpus", "Model", "Variance components", "D-study", "Ranks", "Diagnostics", "Analyses", "Methods")
+#: What the Analyses and Methods tabs say before they have a result for the open corpus.
+ANALYSES_EMPTY = ("Difficulty-conditional and held-out reliability and PSIS-LOO refit the model many times: "
+                  "Analysis > Run difficulty, held-out and LOO analyses.")
+METHODS_EMPTY = ("Variance shares from Henderson, REML, Laplace, the Bayesian GLMM and LMM, and DISCO side by side: "
+                 "Analysis > Compare estimators.")
 #: Recent corpora remembered in the settings.
 MAX_RECENT = 8
 #: Name of the analysis saved on close, beside the settings file.
@@ -218,10 +223,8 @@ class MainWindow(QMainWindow):
             "Ranks": _Slot(_placeholder("Ranks need the latent model effects of a posterior fit.")),
             "Model": _Slot(self.model_panel),
             "Diagnostics": _Slot(_placeholder("Convergence diagnostics appear here once a fit has run.")),
-            "Analyses": _Slot(_placeholder("Difficulty-conditional and held-out reliability and PSIS-LOO refit the "
-                                           "model many times: Analysis > Run difficulty, held-out and LOO analyses.")),
-            "Methods": _Slot(_placeholder("Variance shares from REML, Laplace, DISCO, Henderson and the Bayesian fit "
-                                          "side by side: Analysis > Compare estimators.")),
+            "Analyses": _Slot(_placeholder(ANALYSES_EMPTY)),
+            "Methods": _Slot(_placeholder(METHODS_EMPTY)),
         }
         for name in TABS:
             self.tabs.addTab(self._slots[name], name)
@@ -330,6 +333,7 @@ class MainWindow(QMainWindow):
         self.model_panel.set_state(self.state)
         self.fit_result = self.fit_outputs = self.analyses = None  # a fit belongs to its corpus
         self.analyses_for_sheet = {}
+        self._clear_corpus_results()
         self.fit_banner.hide()
         self.add_recent_file(str(corpus.source))
         self.statusBar().showMessage(f"Loaded {corpus.source}")
@@ -696,6 +700,22 @@ class MainWindow(QMainWindow):
                                             with_callbacks=True, parent=self)
         self.tabs.setCurrentIndex(TABS.index("Model"))
         return True
+
+    def _clear_corpus_results(self) -> None:
+        """Empty the Analyses and Methods tabs: their results belong to the corpus that was open.
+
+        A comparison or analysis still running for that corpus is discarded (its result never shows)."""
+        stopped = [t for t in (self.analyses_task, self.methods_task) if t is not None and t.running]
+        for task in stopped:
+            task.discard()
+        if stopped and not self.fitting:  # their end handlers never run: give the controls back here
+            self.fit_action.setEnabled(True)
+            self.cancel_action.setEnabled(False)
+            self.model_panel.append_log("Stopped: a new corpus was opened")
+            self.model_panel.finish("cancelled")
+        self.analyses_panel = self.methods_panel = None
+        self._slots["Analyses"].replace(_placeholder(ANALYSES_EMPTY))
+        self._slots["Methods"].replace(_placeholder(METHODS_EMPTY))
 
     # -- the method comparison ------------------------------------------------------------
     def start_methods(self) -> bool:

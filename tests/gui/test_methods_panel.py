@@ -109,3 +109,23 @@ def test_window_methods_run_cancels(qtbot, tmp_path):
     assert "cancelled by the user" in blocker.args[0]
     assert w.model_panel.progress.format() == "cancelled" and w.model_panel.fit_button.isEnabled()
     assert w.methods_panel is None and w.tabs.tabText(TABS.index("Methods")) == "Methods"
+
+
+def test_new_corpus_clears_the_methods_and_analyses_tabs(qtbot, tmp_path, table):
+    """A comparison belongs to its corpus: opening another one empties the Methods (and Analyses) tab."""
+    w = MainWindow()
+    qtbot.addWidget(w)
+    w.cache_dir = tmp_path
+    with qtbot.waitSignal(w.corpus_loaded, timeout=60_000):
+        w.open_corpus(CELLS)
+    w.methods_panel = MethodsPanel(table)  # as a finished comparison leaves it
+    w._slots["Methods"].replace(w.methods_panel)
+    assert w.panels()["Methods"] is w.methods_panel
+    other = tmp_path / "other.csv"
+    pd.read_csv(CELLS).head(400).to_csv(other, index=False)
+    with qtbot.waitSignal(w.corpus_loaded, timeout=60_000):
+        w.open_corpus(other)
+    assert w.methods_panel is None and w.analyses_panel is None
+    assert not isinstance(w._slots["Methods"].child, MethodsPanel)
+    assert "Compare estimators" in w._slots["Methods"].child.text()
+    assert "Run difficulty" in w._slots["Analyses"].child.text()
