@@ -34,6 +34,8 @@ from ..analyses.difficulty import DifficultyProfile, TaskDifficulty, task_diffic
 from ..analyses.failure_modes import FailureTaxonomy
 from ..analyses.heldout import HeldOutReliability
 from ..analyses.loo import LooSummary
+from ..estimators.bayes_lmm import ScoreReliability
+from ..estimators.methods import MethodsTable
 from ..dstudy import DEFAULT_TARGETS, CostRanking, DStudyDesign, accuracy_per_dollar, corpus_prices, observed_design
 from ..fitting import components_from_posterior, theta_from_posterior
 from ..reliability import VarianceComponents, as_components
@@ -57,11 +59,13 @@ __all__ = [
 ]
 
 #: Keys of :attr:`ReportInputs.analyses` and the type each holds.
-ANALYSIS_KEYS: tuple[str, ...] = ("difficulty", "held_out", "loo", "failure_taxonomy")
+ANALYSIS_KEYS: tuple[str, ...] = ("difficulty", "held_out", "loo", "failure_taxonomy", "methods",
+                                   "score_reliability")
 
 
 _ANALYSIS_TYPES = {"difficulty": DifficultyProfile, "held_out": HeldOutReliability, "loo": LooSummary,
-                   "failure_taxonomy": FailureTaxonomy}
+                   "failure_taxonomy": FailureTaxonomy, "methods": MethodsTable,
+                   "score_reliability": ScoreReliability}
 
 
 # ---------------------------------------------------------------------------
@@ -114,7 +118,10 @@ class ReportInputs:
         Optional results keyed by :data:`ANALYSIS_KEYS`:
         ``"difficulty"`` (:class:`DifficultyProfile`), ``"held_out"``
         (:class:`HeldOutReliability`), ``"loo"`` (:class:`LooSummary`),
-        ``"failure_taxonomy"`` (:class:`FailureTaxonomy`).
+        ``"failure_taxonomy"`` (:class:`FailureTaxonomy`), ``"methods"`` (the estimator comparison,
+        :class:`~ddr_explorer.core.estimators.methods.MethodsTable`), ``"score_reliability"``
+        (the observed-scale Bayesian LMM's Phi and Erho2 of scores,
+        :class:`~ddr_explorer.core.estimators.bayes_lmm.ScoreReliability`).
     versions
         Software name -> version, printed in the footer.
     title
