@@ -718,12 +718,13 @@ class MainWindow(QMainWindow):
         self._slots["Methods"].replace(_placeholder(METHODS_EMPTY))
 
     # -- the method comparison ------------------------------------------------------------
-    def start_methods(self) -> bool:
+    def start_methods(self, lmm_settings=None) -> bool:
         """Compare the estimators on the open corpus and the state's model (seed 000 Tables 20-21).
 
         Runs :func:`~ddr_explorer.core.estimators.methods.methods_table` on the worker with the Model
         tab's progress and cancel; the Bayes column is the current fit's when it is of the same
         formula.  The result fills the Methods tab.  Returns False (and says why) when none can start.
+        ``lmm_settings``: the Bayesian LMM's sampler settings (default: core's).
         """
         mp = self.model_panel
         ready = self._job_inputs("Cannot compare the estimators")
@@ -740,7 +741,7 @@ class MainWindow(QMainWindow):
             from ..core.estimators.methods import methods_table
 
             return methods_table(corpus, spec, posterior=post, object_of_measurement=obj, progress=progress,
-                                 cancel=cancel)
+                                 cancel=cancel, lmm_settings=lmm_settings)
 
         def ended(text: str) -> None:
             self.fit_action.setEnabled(True)
