@@ -224,14 +224,12 @@ class RemlProblem:
 
 
 def _start_theta(design: MixedDesign) -> np.ndarray:
-    """Starting point: Henderson Method I moment estimates relative to the residual (small designs),
-    else theta = 1 as lme4 starts.
+    """Starting point: Henderson Method I moment estimates relative to the residual (theta = 1, where
+    lme4 starts, when they cannot be computed).
 
-    Method I's equations cost a pass over every pair of terms' joint levels, which is slow for the
-    HAL-scale pooled model; there the optimiser starts where lme4 does.
+    Method I's equations take one sort of every pair of terms' joint levels: 0.25 s of CPU on the
+    HAL-scale pooled model (they used to allocate q_k x q_j counts, and that model started at 1).
     """
-    if design.n_effects > 5000:
-        return np.ones(design.n_terms)
     from ..henderson import henderson_method1
 
     cols = {name: [f"_t{k}"] for k, name in enumerate(design.term_names)}

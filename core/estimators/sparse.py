@@ -80,36 +80,71 @@ class _FixedPatternLU:
         (Takahashi, Fagan & Chen 1973; Erisman & Tinney 1975), in the factor's (permuted) order.
 
         With no pivoting, SuperLU's ``A = L U`` of a symmetric matrix is ``L D L'`` (``U = D L'``), and
-        ``Z = A^{-1}`` satisfies, column by column from the last, with ``J`` the rows of column i of L
-        below the diagonal::
+        ``Z = A^{-1}`` satisfies ``Z L = L^{-T} D^{-1}`` (upper triangular).  For a supernode C (consecutive
+        columns whose rows below the diagonal are the rest of C and one set J), read on rows J and C::
 
-            Z[J, i] = -Z[J, J] L[J, i],    Z[i, i] = 1 / d_i - L[J, i]' Z[J, i].
+            Z[J, C] = -Z[J, J] L[J, C] L[C, C]^{-1},
+            Z[C, C] = (L[C, C]^{-T} D_C^{-1} - Z[J, C]' L[J, C]) L[C, C]^{-1},
 
-        Every ``Z[J, J]`` needed lies in the filled pattern and is already computed, so only those
-        entries are ever written or read: the work is ``sum_i |J_i|^2`` (7e7 on the HAL-scale
-        Schur complement of 4,587 columns).  Returns a dense (n, n) buffer (``out`` reused when given)
-        whose entries outside the pattern are garbage; read it through :meth:`inverse_at`.
+        processed from the last supernode to the first.  Every ``Z[J, J]`` needed lies in the filled
+        pattern and is already computed, so only those entries are written or read.  Per supernode one
+        gather of ``Z[J, J]`` and dense BLAS products: on the HAL-scale Schur complement (4,587 columns,
+        529,000 entries in L) 0.5 s of CPU with one BLAS thread (17 s with the default threads on the
+        loaded 2-core machine: spinning), against 0.65 s for the column-by-column recurrence
+        (``sum |J|^2`` = 7e7 scattered reads).  Returns a dense (n, n) buffer (``out``
+        reused when given) whose entries outside the pattern are garbage: read it through
+        :meth:`inverse_at`.
         """
+        try:  # one BLAS thread: the products are small, and threads spinning on a busy machine cost 25x
+            from threadpoolctl import threadpool_limits
+        except ImportError:  # pragma: no cover - a declared dependency; without it only slower
+            return self._selected_inverse(out)
+        with threadpool_limits(limits=1, user_api="blas"):
+            return self._selected_inverse(out)
+
+    def _selected_inverse(self, out):
+        from scipy.linalg import solve_triangular
+
         lu = self._lu
         if not np.array_equal(lu.perm_r, np.arange(lu.shape[0])):
             raise FloatingPointError("the factorisation pivoted rows; its inverse is not available.")
         low = lu.L.tocsc()
+        low.sort_indices()
         d = lu.U.diagonal()
         n = low.shape[0]
         z = np.empty((n, n)) if out is None or out.shape != (n, n) else out
         indptr, indices, data = low.indptr, low.indices, low.data
-        for i in range(n - 1, -1, -1):
-            rows = indices[indptr[i]:indptr[i + 1]]
-            vals = data[indptr[i]:indptr[i + 1]]
-            below = rows > i
-            j, lv = rows[below], vals[below]
-            if j.size:
-                zj = -(z[np.ix_(j, j)] @ lv)
-                z[j, i] = zj
-                z[i, j] = zj
-                z[i, i] = 1.0 / d[i] - lv @ zj
-            else:
-                z[i, i] = 1.0 / d[i]
+        # rows strictly below the diagonal of each column (the unit diagonal is stored first after sorting)
+        first = indptr[:-1] + (indices[indptr[:-1]] == np.arange(n))
+        count = indptr[1:] - first
+        # supernodes: column i joins i + 1 when its rows below are {i + 1} and then exactly those of i + 1
+        joins = np.zeros(n, dtype=bool)
+        for i in range(n - 1):
+            if count[i] == count[i + 1] + 1 and count[i] > 0 and indices[first[i]] == i + 1:
+                a, b = first[i] + 1, first[i + 1]
+                joins[i] = np.array_equal(indices[a:a + count[i + 1]], indices[b:b + count[i + 1]])
+        ends = np.flatnonzero(~joins)  # last column of each supernode
+        starts = np.concatenate([[0], ends[:-1] + 1])
+        for c0, c1 in zip(starts[::-1], ends[::-1]):
+            size = c1 - c0 + 1
+            rows_j = indices[first[c1]:first[c1] + count[c1]]
+            lcc = np.eye(size)
+            ljc = np.empty((rows_j.size, size))
+            for k in range(size):
+                v = data[first[c0 + k]:first[c0 + k] + count[c0 + k]]
+                inside = size - 1 - k
+                lcc[k + 1:, k] = v[:inside]
+                ljc[:, k] = v[inside:]
+            dinv = np.diag(1.0 / d[c0:c1 + 1])
+            m = solve_triangular(lcc, dinv, lower=True, trans="T", unit_diagonal=True)  # L_CC^{-T} D^{-1}
+            if rows_j.size:
+                t = -(z[np.ix_(rows_j, rows_j)] @ ljc)
+                zjc = solve_triangular(lcc, t.T, lower=True, trans="T", unit_diagonal=True).T  # t L_CC^{-1}
+                z[np.ix_(rows_j, np.arange(c0, c1 + 1))] = zjc
+                z[np.ix_(np.arange(c0, c1 + 1), rows_j)] = zjc.T
+                m = m - zjc.T @ ljc
+            zcc = solve_triangular(lcc, m.T, lower=True, trans="T", unit_diagonal=True).T  # m L_CC^{-1}
+            z[c0:c1 + 1, c0:c1 + 1] = 0.5 * (zcc + zcc.T)
         return z
 
     def inverse_at(self, z: np.ndarray, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
