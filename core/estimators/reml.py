@@ -17,10 +17,14 @@ residual sum of squares.  Only cross products enter, and those of a trial-level 
 cell totals (:mod:`.design`): ``Z'Z = Z_c' diag(n) Z_c``, ``Z'y = Z_c' s``, ``y'y = sum q``.
 Then ``sigma^2 = r^2 / (n - p)`` and ``sigma_k^2 = theta_k^2 sigma^2``.
 
-The optimiser is derivative-free with bounds ``theta >= 0`` (lme4 uses BOBYQA); it starts from
-Henderson's Method I (moment estimates, floored at a small positive value), which on balanced data
-is already the REML optimum when no component is negative (the ANOVA solution is then the REML
-solution, Searle, Casella & McCulloch 1992, sec. 6.7).
+The optimiser is L-BFGS-B with bounds ``theta >= 0`` and the analytic gradient of eq. 41
+(:meth:`RemlProblem._gradient`; lme4 searches derivative-free with BOBYQA, which stays available
+here as ``gradient=False``, COBYQA).  The gradient needs the traces of the diagonal blocks of
+``A^{-1}``, taken from a selected inverse of the sparse factor (:mod:`.sparse`); on the HAL-scale pooled
+model it cuts the criterion evaluations from 601 to about 90 (bench/bench_estimators.py).  The search
+starts from Henderson's Method I (moment estimates, floored at a small positive value), which on
+balanced data is already the REML optimum when no component is negative (the ANOVA solution is then
+the REML solution, Searle, Casella & McCulloch 1992, sec. 6.7).
 """
 
 from __future__ import annotations
