@@ -17,13 +17,17 @@ residual sum of squares.  Only cross products enter, and those of a trial-level 
 cell totals (:mod:`.design`): ``Z'Z = Z_c' diag(n) Z_c``, ``Z'y = Z_c' s``, ``y'y = sum q``.
 Then ``sigma^2 = r^2 / (n - p)`` and ``sigma_k^2 = theta_k^2 sigma^2``.
 
-The optimiser is L-BFGS-B with bounds ``theta >= 0`` and the analytic gradient of eq. 41
-(:meth:`RemlProblem._gradient`; lme4 searches derivative-free with BOBYQA, which stays available
-here as ``gradient=False``, COBYQA).  The gradient needs the traces of the diagonal blocks of
-``A^{-1}``, taken from a selected inverse of the sparse factor (:mod:`.sparse`); on the HAL-scale pooled
-model it cuts the criterion evaluations from 601 to about 90 (bench/bench_estimators.py).  The search
-starts from Henderson's Method I (moment estimates, floored at a small positive value), which on
-balanced data is already the REML optimum when no component is negative (the ANOVA solution is then
+The optimiser is derivative-free with bounds ``theta >= 0`` (COBYQA; lme4 uses BOBYQA).  The analytic
+gradient of eq. 41 is implemented too (:meth:`RemlProblem._gradient`, ``reml(..., gradient=True)``,
+L-BFGS-B): it needs the traces of the diagonal blocks of ``A^{-1}``, taken from a selected inverse of the
+sparse factor (:mod:`.sparse`).  Measured in one run each on the loaded 2-core machine
+(bench/bench_estimators.py, ``--estimators reml,reml-grad``): HAL-scale pooled model 67 evaluations and
+58.8 s CPU with the gradient against 453 and 65.1 s without (1.1x); TB2 70 and 18.9 s against 158 and
+3.0 s (0.16x), because a selected inverse costs several factorisations.  So the derivative-free search
+stays the default.  What did pay on the HAL scale is the start: the search starts from Henderson's
+Method I (moment estimates, floored at a small positive value; now cheap at any scale: 601 evaluations
+and 92.8 s CPU from theta = 1 before, 453 and 65.1 s now, 1.4x), which on balanced data is already the
+REML optimum when no component is negative (the ANOVA solution is then
 the REML solution, Searle, Casella & McCulloch 1992, sec. 6.7).
 """
 
@@ -255,7 +259,7 @@ def _start_theta(design: MixedDesign) -> np.ndarray:
 
 
 def reml(design: MixedDesign, *, theta0: np.ndarray | None = None, max_evals: int = 4000,
-         progress=None, cancel=None, gradient: bool = True) -> MixedFit:
+         progress=None, cancel=None, gradient: bool = False) -> MixedFit:
     """REML estimates of the variance components on the observed scale.
 
     Parameters
@@ -270,8 +274,10 @@ def reml(design: MixedDesign, *, theta0: np.ndarray | None = None, max_evals: in
         ``progress(phase, i, n, eta)`` every few evaluations; ``cancel()`` polled at every
         evaluation (raises :class:`EstimationCancelled`).
     gradient
-        Minimise with the analytic gradient (:meth:`RemlProblem._gradient`, L-BFGS-B; default) or
-        derivative-free (COBYQA, as lme4's BOBYQA).
+        Minimise derivative-free (COBYQA, as lme4's BOBYQA; default) or with the analytic gradient
+        (:meth:`RemlProblem._gradient`, L-BFGS-B): 7x fewer evaluations, but each costs a selected
+        inverse, so it is 1.1x faster on the HAL-scale pooled model and 6x slower on TB2 (measured,
+        module docstring).
 
     Returns
     -------

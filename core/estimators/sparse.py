@@ -27,8 +27,8 @@ minutes of CPU; lme4 had not finished after 15 minutes).  REML's analytic gradie
 the diagonal blocks of A^{-1}; neither SuperLU nor the CHOLMOD wrappers expose selected inverse
 elements, so :meth:`_FixedPatternLU.selected_inverse` computes them from SuperLU's own L and U
 (Takahashi's recurrence, by supernodes).  With it, the HAL-scale REML fit takes 67 evaluations and
-59 s of CPU (0.9 s each, the selected inverse 0.5 s of that) on the loaded 2-core machine:
-bench/bench_estimators.py prints the derivative-free search of the same run beside it.  Still not the
+59 s of CPU (0.9 s each, the selected inverse 0.5 s of that) against 453 and 65 s derivative-free
+from the same start, and on TB2 it is slower (reml.py's docstring), so it is opt-in.  Still not the
 seconds the issue asks for; the next lever is the selected inverse itself (a compiled supernodal
 routine, e.g. CHOLMOD's or PARDISO's, would take it to the cost of a factorisation).  Everything that
 touches the factorisation is in this module, so swapping the backend is a local change.
