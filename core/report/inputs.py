@@ -34,8 +34,6 @@ from ..analyses.difficulty import DifficultyProfile, TaskDifficulty, task_diffic
 from ..analyses.failure_modes import FailureTaxonomy
 from ..analyses.heldout import HeldOutReliability
 from ..analyses.loo import LooSummary
-from ..estimators.bayes_lmm import ScoreReliability
-from ..estimators.methods import MethodsTable
 from ..dstudy import DEFAULT_TARGETS, CostRanking, DStudyDesign, accuracy_per_dollar, corpus_prices, observed_design
 from ..fitting import components_from_posterior, theta_from_posterior
 from ..reliability import VarianceComponents, as_components
@@ -64,8 +62,21 @@ ANALYSIS_KEYS: tuple[str, ...] = ("difficulty", "held_out", "loo", "failure_taxo
 
 
 _ANALYSIS_TYPES = {"difficulty": DifficultyProfile, "held_out": HeldOutReliability, "loo": LooSummary,
-                   "failure_taxonomy": FailureTaxonomy, "methods": MethodsTable,
-                   "score_reliability": ScoreReliability}
+                   "failure_taxonomy": FailureTaxonomy}
+
+
+def _analysis_type(key: str) -> type:
+    """The type an analysis result must have; the estimators' types are imported only when such a
+    result is given (they import the model package, which the report must not load by itself)."""
+    if key == "methods":
+        from ..estimators.methods import MethodsTable
+
+        return MethodsTable
+    if key == "score_reliability":
+        from ..estimators.bayes_lmm import ScoreReliability
+
+        return ScoreReliability
+    return _ANALYSIS_TYPES[key]
 
 
 # ---------------------------------------------------------------------------
@@ -176,8 +187,8 @@ class ReportInputs:
         if unknown:
             raise ValueError(f"unknown analysis key(s) {', '.join(unknown)}; use {', '.join(ANALYSIS_KEYS)}")
         for key, value in self.analyses.items():
-            if value is not None and not isinstance(value, _ANALYSIS_TYPES[key]):
-                raise TypeError(f"analyses[{key!r}] should be a {_ANALYSIS_TYPES[key].__name__} or None, "
+            if value is not None and not isinstance(value, _analysis_type(key)):
+                raise TypeError(f"analyses[{key!r}] should be a {_analysis_type(key).__name__} or None, "
                                 f"got {type(value).__name__}")
         self.analyses = dict(self.analyses)
 
