@@ -610,7 +610,8 @@ def cmd_methods(args: argparse.Namespace) -> int:
     table, code = _run_with_progress(
         progress, EstimationCancelled, (ModelSpecError, ValueError),
         lambda: methods_table(corpus, spec, posterior=posterior, object_of_measurement=args.object,
-                              progress=progress))
+                              progress=progress, **({"estimators": ("Henderson", "REML", "Laplace", "DISCO")}
+                                                    if args.no_bayes else {})))
     if code is not None:
         return code
     print(json.dumps({"file": str(args.path), "corpus_hash": corpus.content_hash, **table.to_dict()}, indent=2)
@@ -752,7 +753,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-cache", action="store_true", help="neither read nor write the fit cache")
     p.add_argument("--corpus", type=Path, help="with a cached fit file (.h5) as PATH: the corpus it was fitted to")
     p.add_argument("--analyses", help="optional analyses to run first, comma-separated: difficulty,heldout,loo "
-                   "(refits, all cached: difficulty 4 strata, heldout 50 splits x 2, loo 1)")
+                   "(refits, all cached: difficulty 4 strata, heldout 50 splits x 2, loo 1), methods (the "
+                   "estimator table on the method-notes page; Laplace takes ~25 s on TB2), scores (observed-scale "
+                   "score reliability; always run with --claim absolute)")
     p.add_argument("--date-invariant", action="store_true", help="reproducible output: no build date")
     p.add_argument("--quiet", action="store_true", help="no progress on stderr")
     p.set_defaults(func=cmd_report)
@@ -790,7 +793,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--preset", choices=["per-benchmark", "pooled", "ddr"],
                    help="a named model (default: pooled for several benchmarks, else per-benchmark)")
     p.add_argument("--object", default="model", choices=["model", "system"], help="object of measurement for Erho2/Phi")
-    p.add_argument("--no-bayes", action="store_true", help="leave out the cached Bayesian fit")
+    p.add_argument("--no-bayes", action="store_true", help="leave out both Bayesian columns (the cached GLMM fit "
+                   "and the observed-scale LMM, which samples)")
     p.add_argument("--cache", type=Path, help="cache folder where `ddr fit` stored the Bayesian fit")
     p.add_argument("--quiet", action="store_true", help="no progress on stderr")
     p.add_argument("--json", action="store_true", help="print one JSON object")

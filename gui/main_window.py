@@ -46,6 +46,15 @@ from .plots import GuiThreadGarbageCollector
 #: Tab titles, in order.
 TABS = ("Corpus", "Model", "Variance components", "D-study", "Ranks", "Diagnostics", "Analyses", "Methods",
         "Failure modes", "Frontier")
+#: What the Analyses and Methods tabs say before they have a result for the open corpus.
+ANALYSES_EMPTY = ("Difficulty-conditional and held-out reliability and PSIS-LOO refit the model many times: "
+                  "Analysis > Run difficulty, held-out and LOO analyses.")
+METHODS_EMPTY = ("Variance shares from Henderson, REML, Laplace, the Bayesian GLMM and LMM, and DISCO side by side: "
+                 "Analysis > Compare estimators.")
+FAILURES_EMPTY = ("Where agents differ against where failures appear, per error category (needs an "
+                  "error_category column): Analysis > Failure modes.")
+FRONTIER_EMPTY = ("The best agent per task among models released by each quarter (needs release dates): "
+                  "Analysis > Frontier over time.")
 #: Recent corpora remembered in the settings.
 MAX_RECENT = 8
 #: Name of the analysis saved on close, beside the settings file.
@@ -232,14 +241,10 @@ class MainWindow(QMainWindow):
             "Ranks": _Slot(_placeholder("Ranks need the latent model effects of a posterior fit.")),
             "Model": _Slot(self.model_panel),
             "Diagnostics": _Slot(_placeholder("Convergence diagnostics appear here once a fit has run.")),
-            "Analyses": _Slot(_placeholder("Difficulty-conditional and held-out reliability and PSIS-LOO refit the "
-                                           "model many times: Analysis > Run difficulty, held-out and LOO analyses.")),
-            "Methods": _Slot(_placeholder("Variance shares from REML, Laplace, DISCO, Henderson and the Bayesian fit "
-                                          "side by side: Analysis > Compare estimators.")),
-            "Failure modes": _Slot(_placeholder("Where agents differ against where failures appear, per error "
-                                                "category (needs an error_category column): Analysis > Failure modes.")),
-            "Frontier": _Slot(_placeholder("The best agent per task among models released by each quarter (needs "
-                                           "release dates): Analysis > Frontier over time.")),
+            "Analyses": _Slot(_placeholder(ANALYSES_EMPTY)),
+            "Methods": _Slot(_placeholder(METHODS_EMPTY)),
+            "Failure modes": _Slot(_placeholder(FAILURES_EMPTY)),
+            "Frontier": _Slot(_placeholder(FRONTIER_EMPTY)),
         }
         for name in TABS:
             self.tabs.addTab(self._slots[name], name)
@@ -361,6 +366,7 @@ class MainWindow(QMainWindow):
         self.model_panel.set_state(self.state)
         self.fit_result = self.fit_outputs = self.analyses = None  # a fit belongs to its corpus
         self.analyses_for_sheet = {}
+        self._clear_corpus_results()
         self.fit_banner.hide()
         self.add_recent_file(str(corpus.source))
         self.statusBar().showMessage(f"Loaded {corpus.source}")
@@ -826,13 +832,33 @@ class MainWindow(QMainWindow):
         if dlg.exec():
             self.apply_slice(dlg.slice_text())
 
+    def _clear_corpus_results(self) -> None:
+        """Empty the Analyses and Methods tabs: their results belong to the corpus that was open.
+
+        A comparison or analysis still running for that corpus is discarded (its result never shows)."""
+        stopped = [t for t in (self.analyses_task, self.methods_task, self.issue19_task) if t is not None and t.running]
+        for task in stopped:
+            task.discard()
+        if stopped and not self.fitting:  # their end handlers never run: give the controls back here
+            self.fit_action.setEnabled(True)
+            self.cancel_action.setEnabled(False)
+            self.model_panel.append_log("Stopped: a new corpus was opened")
+            self.model_panel.finish("cancelled")
+        self.analyses_panel = self.methods_panel = None
+        self._slots["Analyses"].replace(_placeholder(ANALYSES_EMPTY))
+        self._slots["Methods"].replace(_placeholder(METHODS_EMPTY))
+        self.issue19_panels = {}
+        self._slots["Failure modes"].replace(_placeholder(FAILURES_EMPTY))
+        self._slots["Frontier"].replace(_placeholder(FRONTIER_EMPTY))
+
     # -- the method comparison ------------------------------------------------------------
-    def start_methods(self) -> bool:
+    def start_methods(self, lmm_settings=None) -> bool:
         """Compare the estimators on the open corpus and the state's model (seed 000 Tables 20-21).
 
         Runs :func:`~ddr_explorer.core.estimators.methods.methods_table` on the worker with the Model
         tab's progress and cancel; the Bayes column is the current fit's when it is of the same
         formula.  The result fills the Methods tab.  Returns False (and says why) when none can start.
+        ``lmm_settings``: the Bayesian LMM's sampler settings (default: core's).
         """
         mp = self.model_panel
         ready = self._job_inputs("Cannot compare the estimators")
@@ -849,7 +875,7 @@ class MainWindow(QMainWindow):
             from ..core.estimators.methods import methods_table
 
             return methods_table(corpus, spec, posterior=post, object_of_measurement=obj, progress=progress,
-                                 cancel=cancel)
+                                 cancel=cancel, lmm_settings=lmm_settings)
 
         def ended(text: str) -> None:
             self.fit_action.setEnabled(True)

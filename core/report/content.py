@@ -476,6 +476,10 @@ def _notices(ct: SheetContent) -> list[Notice]:
                           f"Only {n_models} models: the model variance rests on {n_models} values, its interval is "
                           "wide, and training-cell reliability tends to overstate what a replication finds "
                           "(seed 003 sec. 5.4)."))
+    if inp.observed_design.claim == "absolute":  # seed 000 G.5: scores are less reliable than rankings
+        from .estimators import score_notice_text
+
+        out.append(Notice("caution", "Scores on the observed scale.", score_notice_text(inp.analysis("score_reliability"))))
     if conv is None:
         out.append(Notice("caution", "Convergence not checked here.",
                           f"The components were supplied ({escape(info.get('method', 'components supplied'))}), "

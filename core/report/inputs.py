@@ -58,11 +58,26 @@ __all__ = [
 ]
 
 #: Keys of :attr:`ReportInputs.analyses` and the type each holds.
-ANALYSIS_KEYS: tuple[str, ...] = ("difficulty", "held_out", "loo", "failure_taxonomy", "frontier")
+ANALYSIS_KEYS: tuple[str, ...] = ("difficulty", "held_out", "loo", "failure_taxonomy", "frontier", "methods",
+                                   "score_reliability")
 
 
 _ANALYSIS_TYPES = {"difficulty": DifficultyProfile, "held_out": HeldOutReliability, "loo": LooSummary,
                    "failure_taxonomy": FailureTaxonomy, "frontier": FrontierOverTime}
+
+
+def _analysis_type(key: str) -> type:
+    """The type an analysis result must have; the estimators' types are imported only when such a
+    result is given (they import the model package, which the report must not load by itself)."""
+    if key == "methods":
+        from ..estimators.methods import MethodsTable
+
+        return MethodsTable
+    if key == "score_reliability":
+        from ..estimators.bayes_lmm import ScoreReliability
+
+        return ScoreReliability
+    return _ANALYSIS_TYPES[key]
 
 
 # ---------------------------------------------------------------------------
@@ -116,7 +131,10 @@ class ReportInputs:
         ``"difficulty"`` (:class:`DifficultyProfile`), ``"held_out"``
         (:class:`HeldOutReliability`), ``"loo"`` (:class:`LooSummary`),
         ``"failure_taxonomy"`` (:class:`FailureTaxonomy`), ``"frontier"``
-        (:class:`~..analyses.frontier_time.FrontierOverTime`).
+        (:class:`~..analyses.frontier_time.FrontierOverTime`), ``"methods"`` (the estimator comparison,
+        :class:`~ddr_explorer.core.estimators.methods.MethodsTable`), ``"score_reliability"``
+        (the observed-scale Bayesian LMM's Phi and Erho2 of scores,
+        :class:`~ddr_explorer.core.estimators.bayes_lmm.ScoreReliability`).
     versions
         Software name -> version, printed in the footer.
     title
@@ -174,8 +192,8 @@ class ReportInputs:
         if unknown:
             raise ValueError(f"unknown analysis key(s) {', '.join(unknown)}; use {', '.join(ANALYSIS_KEYS)}")
         for key, value in self.analyses.items():
-            if value is not None and not isinstance(value, _ANALYSIS_TYPES[key]):
-                raise TypeError(f"analyses[{key!r}] should be a {_ANALYSIS_TYPES[key].__name__} or None, "
+            if value is not None and not isinstance(value, _analysis_type(key)):
+                raise TypeError(f"analyses[{key!r}] should be a {_analysis_type(key).__name__} or None, "
                                 f"got {type(value).__name__}")
         self.analyses = dict(self.analyses)
 

@@ -822,6 +822,30 @@ def _priors_note(info) -> str:
     return f"Priors of this fit ({origin}): {priors_text(pri, markup=True)}."
 
 
+def _estimators_section(ct: SheetContent) -> list:
+    """The estimator comparison (the ``methods`` analysis) and the score reliability, when they were run."""
+    from .estimators import methods_rows, score_sentence
+
+    ss = st.stylesheet()
+    out = []
+    table = ct.inputs.analysis("methods")
+    if table is not None:
+        mr = methods_rows(table)
+        n = len(mr.header) - 1
+        rows = [[_p(h, "cell_head" if k == 0 else "cell_head_right") for k, h in enumerate(mr.header)]]
+        rows += [[_p(escape(r[0]), "cell"), *(_p(c, "cell_right") for c in r[1:])] for r in mr.rows]
+        first = 100
+        t = Table(rows, colWidths=[first] + [(st.FRAME_WIDTH - first) / n] * n, repeatRows=1, hAlign="LEFT")
+        t.setStyle(st.data_table_style(len(rows)))
+        out += [KeepTogether([Paragraph("Estimators compared (seed 000 Tables 20\u201321)", ss["h2"]), t]),
+                _p(mr.caption, "method")]
+    score = ct.inputs.analysis("score_reliability")
+    if score is not None:
+        out += [Paragraph("Scores on the observed scale (seed 000 App. G.5)", ss["h2"]),
+                _p(score_sentence(score), "method")]
+    return out
+
+
 def _methods_page(ct: SheetContent) -> list:
     ss = st.stylesheet()
     inp = ct.inputs
@@ -899,6 +923,7 @@ def _methods_page(ct: SheetContent) -> list:
                "coefficient, Pearson r across splits and the mean gap (seed 003 sec. 5.4). PSIS-LOO Pareto-k "
                "classes \u2264 0.7, 0.7\u20131, &gt; 1 (seed 000 App. D.3), each cell's tail sized by its "
                "relative efficiency ESS/S estimated from the chains (Vehtari et al. 2017)."),
+             *_estimators_section(ct),
              Paragraph("Sources", ss["h2"]),
              _p("Seed 000: <i>Agent Evaluation Reliability: More Tasks Won't (Always) Fix An Agent Leaderboard</i> "
                 "(Bayesian G-theory for sparse leaderboards: estimands, D-studies, detection limits, dominance). "
