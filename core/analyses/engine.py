@@ -153,6 +153,9 @@ class RefitEngine:
         A Dask scheduler address (:func:`scheduler_address`); None runs locally.
     batch_size
         Refits per Dask future (None: the pending refits spread evenly over the cluster's workers).
+    rerun_unconverged
+        Rerun a refit that fails the convergence gate once with more draws (the default; False only to
+        measure or test the refits themselves).
     """
 
     corpus: Any
@@ -162,6 +165,7 @@ class RefitEngine:
     parent: Any = None
     scheduler: str | None = None
     batch_size: int | None = None
+    rerun_unconverged: bool = True
     _design: Any = field(default=None, init=False, repr=False)
     _index: Any = field(default=None, init=False, repr=False)
     _parent_posterior: Any = field(default=None, init=False, repr=False)
@@ -393,8 +397,8 @@ class RefitEngine:
         self._refit(pending, settings, out, clock, cancel, skip_failed)
 
         # 4. the gate: an unconverged refit (or cold part) is rerun once with more draws
-        again = [p for p in planned if p.result is not None and p.kind in ("refit", "cold")
-                 and not bool(p.result.posterior.diagnostics.converged)]
+        again = [p for p in planned if self.rerun_unconverged and p.result is not None
+                 and p.kind in ("refit", "cold") and not bool(p.result.posterior.diagnostics.converged)]
         if again:
             s2 = rerun_settings(settings)
             clock.total += len(again)
