@@ -484,7 +484,8 @@ def _report_analyses(args: argparse.Namespace):
     names = [n.strip() for n in text.split(",") if n.strip()] or list(SHEET_DEFAULT)
     unknown = [n for n in names if n not in ("difficulty", "heldout", "held_out", "held-out", "loo")]
     if unknown:
-        raise ValueError(f"--analyses: unknown {', '.join(unknown)}; use difficulty,heldout,loo or none")
+        raise ValueError(f"--analyses: unknown analysis {unknown[0]!r}; use difficulty, heldout, loo (comma-separated) "
+                         "or none")
     names = ["heldout" if n in ("held_out", "held-out") else n for n in names]
 
     def choose(corpus, posterior, progress=None):

@@ -25,6 +25,7 @@ nothing.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -137,6 +138,8 @@ class DifficultyProfile:
         The same coefficient from the fit on all tasks.
     mean_success
         ``(K,)`` mean success of each stratum's tasks (optional).
+    n_fits, n_converged
+        The fits behind the profile and how many passed the convergence gate (None: not counted).
 
     Notes
     -----
@@ -149,6 +152,13 @@ class DifficultyProfile:
     erho2: tuple[Summary | None, ...]
     aggregate: Summary
     mean_success: np.ndarray | None = None
+    n_fits: int | None = None
+    n_converged: int | None = None
+
+    @property
+    def converged(self) -> bool | None:
+        """True when every fit behind the profile passed the convergence gate (None: not counted)."""
+        return None if self.n_fits is None else self.n_converged == self.n_fits
 
     def __post_init__(self):
         if len(self.labels) != len(self.erho2) or not self.labels:
@@ -294,8 +304,9 @@ def difficulty_study(corpus, spec="per-benchmark", settings=None, cache_dir: str
         raise ValueError(f"the fit of the whole corpus failed: {batch.errors['aggregate']}")
     draws = {job.label: (None if r is None else coefficient_draws(r.posterior, design))
              for job, r in zip(jobs, batch.results)}
-    profile = DifficultyProfile.from_draws(strata.labels, [draws[lab] for lab in strata.labels], draws["aggregate"],
-                                           strata.stratum_mean)
+    profile = dataclasses.replace(
+        DifficultyProfile.from_draws(strata.labels, [draws[lab] for lab in strata.labels], draws["aggregate"],
+                                     strata.stratum_mean), n_fits=batch.n_fits, n_converged=batch.n_converged)
     return DifficultyStudy(profile, strata, design, draws, dict(batch.errors), batch.n_fitted, batch.n_cached,
                            batch.n_fits, batch.n_converged, batch.n_rerun, dict(batch.cold))
 

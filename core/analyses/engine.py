@@ -53,6 +53,8 @@ __all__ = ["RefitEngine", "refit_key", "RERUN_DRAWS_FACTOR", "SCHEDULER_ENV", "s
 RERUN_DRAWS_FACTOR = 2
 #: The environment variable that names a Dask scheduler (``tcp://host:8786``) for the refits.
 SCHEDULER_ENV = "DDR_SCHEDULER"
+#: Whether engines rerun unconverged refits by default (:attr:`RefitEngine.rerun_unconverged` None).
+GATE_RERUN = True
 #: Measured wall time of one refit through :func:`~ddr_explorer.core.model.refit.fit_refits` relative to a
 #: cold fit of the same part, per unit of sampler work (bench/bench_refits.py).  1.0 is the cold contract;
 #: a warm, batched implementation lowers it.
@@ -154,8 +156,8 @@ class RefitEngine:
     batch_size
         Refits per Dask future (None: the pending refits spread evenly over the cluster's workers).
     rerun_unconverged
-        Rerun a refit that fails the convergence gate once with more draws (the default; False only to
-        measure or test the refits themselves).
+        Rerun a refit that fails the convergence gate once with more draws (None: :data:`GATE_RERUN`,
+        True; False only to measure or test the refits themselves).
     """
 
     corpus: Any
@@ -165,7 +167,7 @@ class RefitEngine:
     parent: Any = None
     scheduler: str | None = None
     batch_size: int | None = None
-    rerun_unconverged: bool = True
+    rerun_unconverged: bool | None = None
     _design: Any = field(default=None, init=False, repr=False)
     _index: Any = field(default=None, init=False, repr=False)
     _parent_posterior: Any = field(default=None, init=False, repr=False)
@@ -397,7 +399,8 @@ class RefitEngine:
         self._refit(pending, settings, out, clock, cancel, skip_failed)
 
         # 4. the gate: an unconverged refit (or cold part) is rerun once with more draws
-        again = [p for p in planned if self.rerun_unconverged and p.result is not None
+        gate = GATE_RERUN if self.rerun_unconverged is None else self.rerun_unconverged
+        again = [p for p in planned if gate and p.result is not None
                  and p.kind in ("refit", "cold") and not bool(p.result.posterior.diagnostics.converged)]
         if again:
             s2 = rerun_settings(settings)

@@ -67,12 +67,21 @@ class HeldOutReliability:
         Share of cells in the training part (0.7 in seed 003).
     stratified_by
         What the splits were stratified by.
+    n_fits, n_converged
+        The refits behind the splits and how many passed the convergence gate (None: not counted).
     """
 
     projected: np.ndarray
     held_out: np.ndarray
     train_fraction: float = 0.7
     stratified_by: str = "(agent, task) cell"
+    n_fits: int | None = None
+    n_converged: int | None = None
+
+    @property
+    def converged(self) -> bool | None:
+        """True when every refit behind the splits passed the convergence gate (None: not counted)."""
+        return None if self.n_fits is None else self.n_converged == self.n_fits
 
     def __post_init__(self):
         p = np.asarray(self.projected, dtype=np.float64).ravel()
@@ -282,7 +291,7 @@ def held_out_study(corpus, spec="per-benchmark", settings=None, cache_dir: str |
     result = None
     if ok.sum() >= 2:
         result = HeldOutReliability(table["projected"].to_numpy()[ok], table["held_out"].to_numpy()[ok],
-                                    train_fraction, "(agent, task) cell")
+                                    train_fraction, "(agent, task) cell", b.n_fits, b.n_converged)
     return HeldOutStudy(result, table, b.n_fitted, b.n_cached, base, errors, b.n_fits, b.n_converged, b.n_rerun,
                         dict(b.cold))
 

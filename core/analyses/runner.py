@@ -13,7 +13,7 @@ from pathlib import Path
 from ..reliability import to_jsonable
 
 __all__ = ["ANALYSIS_NAMES", "parse_which", "run_analysis_studies", "studies_to_dict", "sheet_analyses",
-           "run_analyses", "format_analyses"]
+           "run_analyses", "format_analyses", "convergence_lines"]
 
 ANALYSIS_NAMES: tuple[str, ...] = ("difficulty", "heldout", "loo", "lobo", "lomo")
 _ALIASES = {"held_out": "heldout", "held-out": "heldout", "leave-one-benchmark-out": "lobo",
@@ -168,8 +168,10 @@ def convergence_of(result: dict) -> dict:
     return {"converged": converged, "fits": fits}
 
 
-def format_analyses(result: dict) -> str:
-    """Plain text of :func:`run_analyses` (the fits' convergence first)."""
+def convergence_lines(result: dict) -> list[str]:
+    """Per analysis: how many of its fits passed the convergence gate, how many the gate reran with more
+    draws, PROVISIONAL when not all converged, and the parts fitted cold rather than refitted (with why).
+    What ``ddr analyses`` prints first and the app's Analyses tab shows on top."""
     lines = []
     conv = result.get("convergence") or convergence_of(result)
     for name, f in conv["fits"].items():
@@ -179,6 +181,12 @@ def format_analyses(result: dict) -> str:
                      + ("" if ok else " - its numbers rest on unconverged fits and are PROVISIONAL"))
         for why in (result.get(name) or {}).get("cold", {}).values():
             lines.append(f"  {why}")
+    return lines
+
+
+def format_analyses(result: dict) -> str:
+    """Plain text of :func:`run_analyses` (the fits' convergence first)."""
+    lines = convergence_lines(result)
     d = result.get("difficulty")
     if d:
         lines.append("Difficulty-conditional Erho2 (seed 003 sec. 5.3; every stratum at the corpus's design):")
