@@ -47,6 +47,7 @@ def _install_stand_in():
     from pathlib import Path
 
     import ddr_explorer
+    import ddr_explorer.core.model.refit as refit
     import ddr_explorer.core.model.sampler as sampler
 
     root = Path(ddr_explorer.__file__).resolve().parents[1]
@@ -56,15 +57,18 @@ def _install_stand_in():
         sys.modules[spec.name] = mod
         spec.loader.exec_module(mod)
     sampler.fit = sys.modules["ddr_batch_fakes"].moment_fit
+    refit.fit_refits = sys.modules["ddr_batch_fakes"].cold_fit_refits
     return True
 
 
 def _remove_stand_in():
     import importlib
 
+    import ddr_explorer.core.model.refit as refit
     import ddr_explorer.core.model.sampler as sampler
 
     importlib.reload(sampler)
+    importlib.reload(refit)
     return True
 
 

@@ -61,7 +61,7 @@ def test_ddr_report_runs_the_sheet_analyses_by_default_and_prints_the_estimate_f
     line = next(x for x in err.splitlines() if "estimated" in x)
     assert "difficulty (4 refits), heldout (6 refits), loo (0 refits): 10 refits" in line and "running them" in line
     assert "--analyses none skips them" in line
-    assert err.index("estimated") < err.index("difficulty: ")  # printed before the refits start
+    assert err.index("estimated") < err.index("difficulty - ")  # printed before the refits start
     text = " ".join(" ".join((p.extract_text() or "").split()) for p in pypdf.PdfReader(str(pdf)).pages)
     assert "by difficulty stratum" in text and "Across 3 random 70/30 splits" in text
     # the stand-in's 80 draws never converge: the sheet labels both analyses
@@ -97,4 +97,4 @@ def test_batch_progress_counts_refits_over_the_whole_plan():
     h("split 1 train", 3, 6, None)
     h("done", 6, 6, 0.0)
     assert [(s[1], s[2]) for s in seen] == [(2, 10), (4, 10), (7, 10), (10, 10)]
-    assert seen[-1][3] == 0.0 and seen[0][0] == "difficulty: Q1: sampling"
+    assert seen[-1][3] == 0.0 and seen[0][0] == "difficulty - Q1: sampling"

@@ -24,13 +24,21 @@ import ddr_batch_fakes as bf  # noqa: E402 - registered by tests/conftest.py
 
 pytestmark = pytest.mark.slow
 
-REAL = SamplerSettings(draws=150, warmup=150, chains=2, seed=3, chunk_size=150, collapsed="off", scale_steps=0,
+REAL = SamplerSettings(draws=120, warmup=120, chains=2, seed=3, chunk_size=120, collapsed="off", scale_steps=0,
                        device="cpu")
 
 
 @pytest.fixture(autouse=True)
 def no_gate_rerun(monkeypatch):
     monkeypatch.setattr(eng, "GATE_RERUN", False)
+
+
+@pytest.fixture(scope="module")
+def three(tmp_path_factory):
+    """Three benchmarks of 6 tasks, 5 models; the pooled parent fitted once for every test here."""
+    corpus = _corpus(benchmarks=("b1", "b2", "b3"), n_tasks=6)
+    cache = tmp_path_factory.mktemp("real-refits")
+    return corpus, fit_corpus(corpus, "pooled", REAL, cache_dir=cache), cache
 
 
 def _corpus(benchmarks=("bench",), n_tasks=10, spread=3.0, seed=11):
@@ -49,51 +57,49 @@ def _corpus(benchmarks=("bench",), n_tasks=10, spread=3.0, seed=11):
                                                     "trials"]), "real")
 
 
-def test_held_out_splits_through_the_engine(tmp_path):
-    corpus = _corpus()
-    parent = fit_corpus(corpus, "per-benchmark", REAL, cache_dir=tmp_path)
-    study = held_out_study(corpus, "per-benchmark", REAL, cache_dir=tmp_path, n_splits=2, parent=parent)
+def test_held_out_splits_through_the_engine(three):
+    corpus, parent, cache = three
+    study = held_out_study(corpus, "pooled", REAL, cache_dir=cache, n_splits=2, parent=parent)
     assert study.cold == {} and study.n_fitted == 4 and study.errors == {}
     # well-separated models: both the projection and the replication find a reliable ranking
-    assert (study.splits["projected"] > 0.7).all(), study.splits
-    assert (study.splits["held_out"] > 0.5).all(), study.splits
-    again = held_out_study(corpus, "per-benchmark", REAL, cache_dir=tmp_path, n_splits=2, parent=parent)
+    assert (study.splits["projected"] > 0.6).all(), study.splits
+    assert (study.splits["held_out"] > 0.4).all(), study.splits
+    again = held_out_study(corpus, "pooled", REAL, cache_dir=cache, n_splits=2, parent=parent)
     assert again.n_fitted == 0 and again.n_cached == 4
     np.testing.assert_array_equal(again.splits["projected"], study.splits["projected"])
 
 
-def test_a_refit_agrees_with_the_cold_fit_of_its_part(tmp_path):
-    corpus = _corpus()
+def test_a_refit_agrees_with_the_cold_fit_of_its_part(three, tmp_path):
+    corpus, parent, cache = three
     strata = task_difficulty(corpus.table, 2)
     easy = sub_corpus(corpus, stratum_masks(corpus, strata)[0], "easy half")
-    e = RefitEngine(corpus, "per-benchmark", REAL, cache_dir=tmp_path)
-    refit = e.run([FitJob("easy half", easy)]).results[0].posterior
-    cold = fit_corpus(easy, "per-benchmark", REAL, cache_dir=tmp_path / "cold").posterior
+    refit = RefitEngine(corpus, "pooled", REAL, cache_dir=cache, parent=parent).run(
+        [FitJob("easy half", easy, "pooled")]).results[0].posterior
+    cold = fit_corpus(easy, "pooled", REAL, cache_dir=tmp_path).posterior
     assert refit.n_trials == easy.n_trials and refit.n_cells == cold.n_cells
     for t in cold.sigma:  # within Monte Carlo error: 4 MC standard errors of the difference of two medians
         a, b = np.asarray(refit.sigma[t]).ravel(), np.asarray(cold.sigma[t]).ravel()
-        se = np.hypot(a.std(), b.std()) / np.sqrt(min(refit.diagnostics.min_ess_bulk, cold.diagnostics.min_ess_bulk, 300))
+        ess = max(min(refit.diagnostics.min_ess_bulk, cold.diagnostics.min_ess_bulk), 20)
+        se = np.hypot(a.std(), b.std()) / np.sqrt(ess)
         assert abs(np.median(a) - np.median(b)) < 4 * se + 0.05, (t, np.median(a), np.median(b))
 
 
-def test_difficulty_strata_through_the_engine(tmp_path):
-    corpus = _corpus(n_tasks=12)
-    parent = fit_corpus(corpus, "per-benchmark", REAL, cache_dir=tmp_path)
-    study = difficulty_study(corpus, "per-benchmark", REAL, cache_dir=tmp_path, n_strata=2, parent=parent)
+def test_difficulty_strata_through_the_engine(three):
+    corpus, parent, cache = three
+    study = difficulty_study(corpus, "pooled", REAL, cache_dir=cache, n_strata=2, parent=parent)
     assert study.cold == {} and study.n_fitted == 2 and study.n_cached == 1  # the aggregate is the parent
-    assert study.profile.aggregate.median > 0.8
+    assert study.profile.aggregate.median > 0.6
     for e in study.profile.erho2:
-        assert e is not None and 0.3 < e.median <= 1.0, e
+        assert e is not None and 0.2 < e.median <= 1.0, e
 
 
-def test_leave_one_benchmark_out_through_the_engine(tmp_path):
-    corpus = _corpus(benchmarks=("b1", "b2", "b3"), n_tasks=6)
-    parent = fit_corpus(corpus, "pooled", REAL, cache_dir=tmp_path)
-    t = leave_one_benchmark_out(corpus, "pooled", REAL, cache_dir=tmp_path, parent=parent)
+def test_leave_one_benchmark_out_through_the_engine(three):
+    corpus, parent, cache = three
+    t = leave_one_benchmark_out(corpus, "pooled", REAL, cache_dir=cache, parent=parent)
     assert list(t["left_out"]) == ["(none)", "b1", "b2", "b3"]
     assert t["error"].isna().all()
     assert t.attrs["n_fitted"] == 3 and t.attrs["n_cached"] == 1
-    # the model ranking is the same with any benchmark left out (1.5 logits between neighbours)
-    assert (t["spearman"].iloc[1:] > 0.8).all(), t[["left_out", "spearman"]]
+    # the model ranking is the same with any benchmark left out (0.75 logits between neighbours)
+    assert (t["spearman"].iloc[1:] > 0.7).all(), t[["left_out", "spearman"]]
     full = t["erho2"].iloc[0]
-    assert (abs(t["erho2"].iloc[1:] - full) < 0.2).all(), t[["left_out", "erho2"]]
+    assert (abs(t["erho2"].iloc[1:] - full) < 0.25).all(), t[["left_out", "erho2"]]

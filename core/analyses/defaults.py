@@ -158,7 +158,7 @@ class BatchProgress:
                 left = elapsed / done * (self.total - done)
             elif eta is not None:
                 left = eta
-            self.progress(f"{name}: {phase}", min(done, self.total), self.total, left)
+            self.progress(f"{name} - {phase}", min(done, self.total), self.total, left)
         return cb
 
 

@@ -76,11 +76,24 @@ def run_analysis_studies(corpus, which, spec, settings, *, cache_dir: str | Path
     from .loo import loo_study
     from .stability import stability_table
 
+    from .defaults import AnalysesPlan, BatchProgress
+
+    # one progress count over every analysis's fits (done of the whole batch, with its ETA)
+    counts = {}
+    for name in which:
+        if name == "difficulty":
+            counts[name] = n_strata + 1
+        elif name == "heldout":
+            counts[name] = 2 * n_splits
+        elif name == "loo":
+            counts[name] = 1
+        else:
+            k = corpus.n_levels("benchmark" if name == "lobo" else "model")
+            counts[name] = k + 1 if k > 1 else 0
+    batch = BatchProgress(progress, AnalysesPlan(tuple(which), counts, {}, n_splits))
     out: dict = {}
     for name in which:
-        def prog(phase, i, n, eta, _name=name):
-            if progress is not None:
-                progress(f"{_name} - {phase}", i, n, eta)
+        prog = batch.for_analysis(name)
 
         engine_kw = {"parent": posterior, "scheduler": scheduler}  # refits of the main fit, where it is at hand
         if name == "difficulty":
