@@ -18,7 +18,8 @@ from .gate import MAX_R_HAT, MIN_ESS_BULK
 
 __all__ = [
     "E_RHO2", "PHI", "SIGMA2", "GEQ", "LEQ", "TIMES", "NDASH", "MAX_R_HAT", "MIN_ESS_BULK",
-    "fmt_coef", "fmt_interval", "fmt_estimate", "fmt_var", "fmt_pct", "fmt_n", "fmt_usd", "fmt_sig3", "fmt_prob", "fmt_duration",
+    "fmt_coef", "fmt_interval", "fmt_estimate", "fmt_var", "fmt_pct", "fmt_n", "fmt_usd", "fmt_sig3", "fmt_prob",
+    "fmt_duration",
     "fmt_r", "estimand_symbol", "fmt_design", "convergence_verdict",
 ]
 

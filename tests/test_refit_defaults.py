@@ -77,7 +77,8 @@ def test_over_the_budget_the_cli_names_the_flag_and_none_opts_out(fake_sampler, 
     assert main(["report", str(corpus_csv), "-o", str(pdf), "--cache", str(tmp_path / "c"), "--splits", "3",
                  *FAST]) == 0
     err = capsys.readouterr().err
-    assert "over the 15 min default budget" in err and "run them with `--analyses difficulty,heldout,loo --splits 3`" in err
+    assert "over the 15 min default budget" in err
+    assert "run them with `--analyses difficulty,heldout,loo --splits 3`" in err
     text = " ".join(" ".join((p.extract_text() or "").split()) for p in pypdf.PdfReader(str(pdf)).pages)
     assert "Not run here" in text
     n = len(fake_sampler)
@@ -98,3 +99,10 @@ def test_batch_progress_counts_refits_over_the_whole_plan():
     h("done", 6, 6, 0.0)
     assert [(s[1], s[2]) for s in seen] == [(2, 10), (4, 10), (7, 10), (10, 10)]
     assert seen[-1][3] == 0.0 and seen[0][0] == "difficulty - Q1: sampling"
+
+
+def test_duration_text():
+    from ddr_explorer.core.formatting import fmt_duration
+
+    assert [fmt_duration(x) for x in (45, 89.4, 12 * 60, 3.5 * 3600, float("nan"))] == \
+        ["45 s", "89 s", "12 min", "3.5 h", "n/a"]

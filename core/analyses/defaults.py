@@ -74,9 +74,10 @@ class AnalysesPlan:
         """One line: what runs, how many refits, the estimate (:func:`~ddr_explorer.core.formatting.fmt_duration`)."""
         from ..formatting import fmt_duration
 
-        parts = [f"{name} ({self.n_refits[name]} refit{'s' if self.n_refits[name] != 1 else ''})" for name in self.which]
-        return (f"analyses {', '.join(parts)}: {self.total_refits} refits, estimated {fmt_duration(self.total_seconds)} "
-                "on this machine")
+        parts = [f"{name} ({self.n_refits[name]} refit{'s' if self.n_refits[name] != 1 else ''})"
+                 for name in self.which]
+        return (f"analyses {', '.join(parts)}: {self.total_refits} refits, estimated "
+                f"{fmt_duration(self.total_seconds)} on this machine")
 
 
 def plan_sheet_analyses(corpus, posterior, *, which=SHEET_DEFAULT, n_splits: int = 50, n_strata: int = 4,
