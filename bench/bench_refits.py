@@ -17,7 +17,8 @@ Printed per study: wall seconds of each path, refits per hour (sampled refits / 
 engine / cold of refits per hour, and how many refits the engine's convergence gate reran (the cold
 path has no gate, so its refits are fewer for the same jobs when the gate reruns some).
 
-Usage: ``nice python bench/bench_refits.py [--quick] [--splits 10] [--skip-pooled] [--skip-tb2]``.
+Usage: ``nice python bench/bench_refits.py [--quick] [--splits 10] [--skip-pooled] [--skip-tb2]
+[--parent-cache DIR]`` (the parent fits kept in DIR are reopened on the next run, with their own wall time).
 Measured on a shared machine: compare the ratios, not the wall times, across runs.
 """
 
@@ -60,11 +61,34 @@ def _report(title, cold_wall, cold_n, eng_wall, eng_n, reruns, parent_wall):
     sys.stdout.flush()
 
 
-def bench_tb2(n_splits: int, settings) -> None:
+def _parent(corpus, spec, settings, cache_dir, parent_cache):
+    """The parent fit: reopened from ``parent_cache`` when it holds it (its own wall time reported), else fitted."""
+    from ddr_explorer.core.fitting import fit_corpus
+
+    t = time.perf_counter()
+    parent = fit_corpus(corpus, spec, settings, cache_dir=parent_cache or cache_dir)
+    wall = parent.posterior.wall_seconds if parent.from_cache else time.perf_counter() - t
+    print(f"  parent fit {wall:.1f} s{' (reopened: its own wall time)' if parent.from_cache else ''}, "
+          f"converged {parent.posterior.diagnostics.converged}")
+    sys.stdout.flush()
+    return parent, wall
+
+
+def _progress(tag):
+    last = [-1]
+
+    def cb(phase, i, n, eta):
+        if i != last[0]:
+            last[0] = i
+            print(f"    {tag}: {i}/{n} done ({phase})")
+            sys.stdout.flush()
+    return cb
+
+
+def bench_tb2(n_splits: int, settings, parent_cache=None) -> None:
     from ddr_explorer.core.analyses.heldout import held_out_study, split_cells, split_settings, _part
     from ddr_explorer.core.analyses.refits import FitJob, cold_fits
     from ddr_explorer.core.corpus.io import load_corpus
-    from ddr_explorer.core.fitting import fit_corpus
 
     import numpy as np
 
@@ -75,11 +99,7 @@ def bench_tb2(n_splits: int, settings) -> None:
           f"{settings.draws}); splits {split.chains} x ({split.warmup} + {split.draws}); {n_splits} splits")
     sys.stdout.flush()
     with tempfile.TemporaryDirectory() as a, tempfile.TemporaryDirectory() as b:
-        t = time.perf_counter()
-        parent = fit_corpus(corpus, spec, settings, cache_dir=a)
-        parent_wall = time.perf_counter() - t
-        print(f"  parent fit {parent_wall:.1f} s, converged {parent.posterior.diagnostics.converged}")
-        sys.stdout.flush()
+        parent, parent_wall = _parent(corpus, spec, settings, a, parent_cache)
         # the old path: split after split, two cold fits each (the code before the engine)
         t = time.perf_counter()
         cold_n = 0
@@ -87,13 +107,15 @@ def bench_tb2(n_splits: int, settings) -> None:
             train, held = split_cells(corpus.table, np.random.default_rng([0, i]))
             jobs = [FitJob(f"split {i + 1} train", _part(corpus, train, f"s{i} train"), spec),
                     FitJob(f"split {i + 1} held-out", _part(corpus, held, f"s{i} held"), spec)]
-            out = cold_fits(jobs, dataclasses.replace(split, seed=split.seed + i), cache_dir=b)
+            out = cold_fits(jobs, dataclasses.replace(split, seed=split.seed + i), cache_dir=b,
+                            progress=_progress(f"cold split {i + 1}"))
             cold_n += out.n_fitted
         cold_wall = time.perf_counter() - t
         print(_line("(sequential cold path done)", cold_wall, cold_n))
         sys.stdout.flush()
         t = time.perf_counter()
-        study = held_out_study(corpus, spec, settings, cache_dir=a, n_splits=n_splits, parent=parent)
+        study = held_out_study(corpus, spec, settings, cache_dir=a, n_splits=n_splits, parent=parent,
+                               progress=_progress("engine"))
         eng_wall = time.perf_counter() - t
         _report("TB2 demo, hold-out splits", cold_wall, cold_n, eng_wall, study.n_fitted, study.n_rerun, parent_wall)
         print(f"  engine: {study.n_converged} of {study.n_fits} refits converged after the gate; "
@@ -109,11 +131,10 @@ def _quick_pooled(sim):
                                benchmarks=benchmarks)
 
 
-def bench_pooled(quick: bool, settings) -> None:
+def bench_pooled(quick: bool, settings, parent_cache=None) -> None:
     from ddr_explorer.core.analyses.engine import RefitEngine
     from ddr_explorer.core.analyses.refits import FitJob, cold_fits, sub_corpus
     from ddr_explorer.core.corpus.validate import build_corpus
-    from ddr_explorer.core.fitting import fit_corpus
 
     sim_mod = _simulate()
     sim = _quick_pooled(sim_mod) if quick else sim_mod.simulate_pooled(seed=0)
@@ -126,18 +147,15 @@ def bench_pooled(quick: bool, settings) -> None:
     jobs = [FitJob(f"without {n}", sub_corpus(corpus, (bench != n).to_numpy(), f"without {n}"), "pooled")
             for n in names]
     with tempfile.TemporaryDirectory() as a, tempfile.TemporaryDirectory() as b:
+        parent, parent_wall = _parent(corpus, "pooled", settings, a, parent_cache)
         t = time.perf_counter()
-        parent = fit_corpus(corpus, "pooled", settings, cache_dir=a)
-        parent_wall = time.perf_counter() - t
-        print(f"  parent fit {parent_wall:.1f} s, converged {parent.posterior.diagnostics.converged}")
-        sys.stdout.flush()
-        t = time.perf_counter()
-        cold = cold_fits(jobs, settings, cache_dir=b)
+        cold = cold_fits(jobs, settings, cache_dir=b, progress=_progress("cold"))
         cold_wall = time.perf_counter() - t
         print(_line("(sequential cold path done)", cold_wall, cold.n_fitted))
         sys.stdout.flush()
         t = time.perf_counter()
-        out = RefitEngine(corpus, "pooled", settings, cache_dir=a, parent=parent).run(jobs, what="LOBO")
+        out = RefitEngine(corpus, "pooled", settings, cache_dir=a, parent=parent).run(
+            jobs, what="LOBO", progress=_progress("engine"))
         eng_wall = time.perf_counter() - t
         _report(f"pooled {what}, 4 LOBO refits", cold_wall, cold.n_fitted, eng_wall, out.n_fitted, out.n_rerun,
                 parent_wall)
@@ -154,13 +172,15 @@ def main(argv=None) -> None:
     ap.add_argument("--splits", type=int, default=10)
     ap.add_argument("--skip-tb2", action="store_true")
     ap.add_argument("--skip-pooled", action="store_true")
+    ap.add_argument("--parent-cache", type=Path, help="a cache folder to keep (or reopen) the parent fits in; "
+                    "the refits always start from empty caches")
     a = ap.parse_args(argv)
     settings = SamplerSettings()
     print("bench_refits: measured on a shared 2-core machine; both paths in this one run, from cold caches.")
     if not a.skip_tb2:
-        bench_tb2(a.splits, settings)
+        bench_tb2(a.splits, settings, a.parent_cache)
     if not a.skip_pooled:
-        bench_pooled(a.quick, settings)
+        bench_pooled(a.quick, settings, a.parent_cache)
 
 
 if __name__ == "__main__":
