@@ -13,8 +13,10 @@ Eq. 6, ~41,000 cells and ~32,000 random effects); ``tb2`` is the Terminal-Bench 
 (resources/demo/terminal-bench-2.csv) under the per-benchmark model; ``fixture`` is the small
 test fixture (tests/estimators/fixtures/binary_cells.csv), which takes seconds.
 
-Cost on the 2-core development machine (CPU time of this process): ``pooled`` REML 111 s (601
-criterion evaluations at 0.19 s each; lme4's lmer had not finished after 900 s wall, 5.8 min CPU); ``pooled`` Laplace about 1 s per evaluation (PIRLS, 3-4
+Cost on the 2-core development machine (CPU time of this process): ``pooled`` REML 65 s (453
+criterion evaluations from Henderson's start; 111 s and 601 from theta = 1 before; with the analytic
+gradient, ``--estimators reml,reml-grad``, 59 s and 67 evaluations; lme4's lmer had not finished after
+900 s wall, 5.8 min CPU); ``pooled`` Laplace about 1 s per evaluation (PIRLS, 3-4
 factorisations) and several hundred evaluations, i.e. a quarter of an hour, so run it deliberately;
 ``tb2`` REML about 5 s, Laplace about 30 s.
 
@@ -23,6 +25,7 @@ Usage::
     python bench/bench_estimators.py --corpus fixture
     python bench/bench_estimators.py --corpus tb2
     python bench/bench_estimators.py --corpus pooled --estimators reml,laplace --no-lme4
+    python bench/bench_estimators.py --corpus pooled --estimators reml,reml-grad
 """
 
 from __future__ import annotations
@@ -124,8 +127,9 @@ def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--corpus", default="pooled", choices=["pooled", "tb2", "fixture"])
     ap.add_argument("--estimators", default=None,
-                    help="comma-separated: reml,laplace (default: both; reml only for the pooled corpus, whose "
-                    "Laplace fit takes a quarter of an hour)")
+                    help="comma-separated: reml,laplace,reml-grad (default: reml,laplace; reml only for the pooled "
+                    "corpus, whose Laplace fit takes a quarter of an hour; reml-grad: REML with the analytic "
+                    "gradient beside the default derivative-free search, same run)")
     ap.add_argument("--no-lme4", action="store_true", help="do not run lme4 even if Rscript is present")
     ap.add_argument("--lme4-timeout", type=float, default=900.0, help="seconds to wait for lme4")
     a = ap.parse_args(argv)
@@ -139,11 +143,26 @@ def main(argv=None) -> None:
           f"effects, {design.n_terms} terms ({time.perf_counter() - t0:.2f} s to build)")
     ours = {}
     for w in which:
-        fit = {"reml": reml, "laplace": laplace}[w](design)
+        if w == "reml-grad":  # REML with the analytic gradient beside the default derivative-free search
+            fit = reml(design, gradient=True)
+            fit.method = "REML-grad"
+        else:
+            fit = {"reml": reml, "laplace": laplace}[w](design)
         ours[fit.method] = fit
         print(f"ours {fit.method:8s}: {fit.seconds:7.1f} s wall, {fit.cpu_seconds:7.1f} s CPU, {fit.n_evaluations} criterion evaluations, "
               f"criterion {fit.criterion:.4f}, converged {fit.converged}")
-    ref = None if a.no_lme4 else run_lme4(design_cells(table, spec), spec, which, a.lme4_timeout)
+    if "REML" in ours and "REML-grad" in ours:
+        f, g = ours["REML"], ours["REML-grad"]
+        worst = max(abs(g.components[n] - f.components[n]) / max(abs(f.components[n]), 1e-12)
+                    for n in g.components if f.components[n] > 1e-6)
+        print(f"REML with the analytic gradient vs derivative-free, same run: {g.seconds:.1f} s vs {f.seconds:.1f} s "
+              f"wall ({f.seconds / g.seconds:.1f}x), {g.cpu_seconds:.1f} s vs {f.cpu_seconds:.1f} s CPU "
+              f"({f.cpu_seconds / g.cpu_seconds:.1f}x), {g.n_evaluations} vs {f.n_evaluations} evaluations; "
+              f"criterion {g.criterion:.6f} vs {f.criterion:.6f}; largest relative difference of the components "
+              f"{worst:.1e}")
+    lme4_which = [w for w in which if w in ("reml", "laplace")]
+    ref = None if a.no_lme4 or not lme4_which else run_lme4(design_cells(table, spec), spec, lme4_which,
+                                                             a.lme4_timeout)
     names = [*spec.term_names, "residual"]
     for method, fit in ours.items():
         print(f"\n{method} ({fit.scale} scale) sigma^2")

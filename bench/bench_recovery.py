@@ -28,6 +28,12 @@ Usage::
                                                         # (about 15 min on 2 cores)
     python bench/bench_recovery.py --shape pooled --draws 1500   # long enough for the pooled fits to converge
     python bench/bench_recovery.py --datasets 5 --shape pooled
+    python bench/bench_recovery.py --stop gate          # run length by the gate (at least --draws,
+                                                        # at most --max-draws per chain)
+
+With ``--stop gate`` the coverage is also printed separately for the fits the gate stopped
+(converged before the ceiling) and those that ran to the ceiling: a stopping time that depends on
+the draws could bias the intervals of the early stoppers, and this is where it would show.
 """
 
 from __future__ import annotations
@@ -92,12 +98,15 @@ def study(shape: str, n_datasets: int, settings: M.SamplerSettings, seed0: int =
     conv_hits: list[bool] = []  # the intervals of converged fits alone
     rel_err: dict[str, list[float]] = {}
     conv, walls, worst_rhat, min_ess, divs = [], [], [], [], []
+    stopped_hits: list[bool] = []  # stop="gate": the intervals of fits the gate stopped before the ceiling
+    lengths: list[int] = []
     t0 = time.perf_counter()
     for i in range(n_datasets):
         sim = simulate(shape, seed0 + i)
         if i == 0 and verbose:
+            rule = "" if settings.stop == "fixed" else f" (stop by the gate, at most {settings.max_draws})"
             print(f"== {shape}: {sim.description}; {n_datasets} data sets; chains {settings.chains} x "
-                  f"({settings.warmup} + {settings.draws})", flush=True)
+                  f"({settings.warmup} + {settings.draws}{rule})", flush=True)
         post = M.fit(sim.table, spec, settings)
         hits = interval_hits(post, sim.sigmas, level)
         for name, (h, lo, hi) in hits.items():
@@ -108,13 +117,16 @@ def study(shape: str, n_datasets: int, settings: M.SamplerSettings, seed0: int =
         conv.append(dg.converged)
         if dg.converged:
             conv_hits.extend(h for h, _, _ in hits.values())
+        lengths.append(int(post.mu.shape[1]))
+        if settings.stop == "gate" and any(str(n).endswith("when every component passed") for n in post.notes):
+            stopped_hits.extend(h for h, _, _ in hits.values())
         walls.append(post.wall_seconds)
         worst_rhat.append(dg.max_r_hat)
         min_ess.append(dg.min_ess_bulk)
         divs.append(dg.divergences)
         if verbose:
             miss = [n for n, (h, _, _) in hits.items() if not h]
-            print(f"  data set {i + 1:2d}: {post.wall_seconds:5.1f} s, max R-hat {dg.max_r_hat:.3f}, min ESS "
+            print(f"  data set {i + 1:2d}: {post.wall_seconds:5.1f} s, {lengths[-1]:4d} draws/chain, max R-hat {dg.max_r_hat:.3f}, min ESS "
                   f"{dg.min_ess_bulk:5.0f}, div {dg.divergences}, missed: {', '.join(miss) or '-'}", flush=True)
     all_hits = [h for v in per_term.values() for h in v]
     res = {"shape": shape, "datasets": n_datasets, "level": level, "wall_total": time.perf_counter() - t0,
@@ -122,7 +134,8 @@ def study(shape: str, n_datasets: int, settings: M.SamplerSettings, seed0: int =
            "max_r_hat": float(np.max(worst_rhat)), "min_ess": float(np.min(min_ess)), "divergences": int(np.sum(divs)),
            "per_term": {n: coverage(v) for n, v in per_term.items()},
            "median_log_ratio": {n: float(np.median(v)) for n, v in rel_err.items()},
-           "overall": coverage(all_hits), "overall_converged": coverage(conv_hits)}
+           "overall": coverage(all_hits), "overall_converged": coverage(conv_hits),
+           "stop": settings.stop, "draws_per_chain": lengths, "overall_gate_stopped": coverage(stopped_hits)}
     if verbose:
         print(f"  coverage of the {level:.0%} central intervals of sigma^2 (truth inside), +- binomial SE:")
         for n, (p, se) in res["per_term"].items():
@@ -132,6 +145,10 @@ def study(shape: str, n_datasets: int, settings: M.SamplerSettings, seed0: int =
         print(f"    {'overall':26s} {p:6.2f} +- {se:.2f}   ({len(all_hits)} intervals)")
         p, se = res["overall_converged"]
         print(f"    {'converged fits alone':26s} {p:6.2f} +- {se:.2f}   ({len(conv_hits)} intervals)")
+        if settings.stop == "gate":
+            p, se = res["overall_gate_stopped"]
+            print(f"    {'stopped by the gate':26s} {p:6.2f} +- {se:.2f}   ({len(stopped_hits)} intervals; draws "
+                  f"per chain {min(lengths)}-{max(lengths)}, median {int(np.median(lengths))})")
         print(f"  converged {res['converged']}/{n_datasets}, max R-hat {res['max_r_hat']:.3f}, min bulk ESS "
               f"{res['min_ess']:.0f}, divergences {res['divergences']}; wall {res['wall_total']:.0f} s "
               f"({res['wall_per_fit_median']:.1f} s per fit)", flush=True)
@@ -142,14 +159,17 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description="Coverage of posterior intervals of known variance components.")
     ap.add_argument("--shape", choices=["per-benchmark", "pooled", "both"], default="both")
     ap.add_argument("--datasets", type=int, default=20)
-    ap.add_argument("--draws", type=int, default=M.SamplerSettings().draws,
-                    help="draws per chain (default: the app's)")
+    ap.add_argument("--draws", type=int, help="draws per chain (default: the app's; with --stop gate the minimum, "
+                    "default 200)")
+    ap.add_argument("--stop", choices=["fixed", "gate"], default="fixed", help="run length rule (SamplerSettings.stop)")
+    ap.add_argument("--max-draws", type=int, help="with --stop gate: ceiling of draws per chain (default 4000)")
     ap.add_argument("--warmup", type=int, default=M.SamplerSettings().warmup)
     ap.add_argument("--chains", type=int, default=4)
     ap.add_argument("--seed", type=int, default=1000, help="seed of the first data set (then +1, +2, ...)")
     ap.add_argument("--json", help="also write the results here")
     a = ap.parse_args(argv)
-    settings = M.SamplerSettings(draws=a.draws, warmup=a.warmup, chains=a.chains, seed=7, keep_random_effects=False)
+    settings = M.SamplerSettings(draws=a.draws, warmup=a.warmup, chains=a.chains, seed=7, keep_random_effects=False,
+                                 stop=a.stop, max_draws=a.max_draws)
     shapes = ["per-benchmark", "pooled"] if a.shape == "both" else [a.shape]
     out = [study(s, a.datasets, settings, a.seed) for s in shapes]
     if a.json:

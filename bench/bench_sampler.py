@@ -17,10 +17,21 @@ hour (PERF-NOTES: unfinished after 50 minutes), so it runs in a child process un
 ``--reference-timeout``; when it times out, the ratio printed is a lower bound computed as if
 the reference had reached ESS = its number of draws exactly at the timeout.
 
+``small-pooled`` is the small pooled simulation of bench/bench_recovery.py (4 benchmarks, 16 models,
+about 1,900 single-trial cells, HAL truth), seed 1000.
+
+``--modes fixed,gate`` fits ours once per run-length rule, each in a fresh child process with an
+empty compilation cache (``--warm-cache``: a cache the first fit of that mode filled), so the
+wall includes the first compile as a user meets it; ``fixed`` is the default settings
+(4 x (300 + 700), the sampler before the gate rule), ``gate`` stops by the gate
+(``SamplerSettings(stop="gate")``).  The reference runs in the same invocation, so on a shared box
+the ratios (wall and ESS/s against the reference) are the figures to compare.
+
 Usage::
 
     python bench/bench_sampler.py                      # both corpora, with references
     python bench/bench_sampler.py --corpus tb2 --no-reference
+    python bench/bench_sampler.py --corpus tb2 --modes fixed,gate
 """
 
 from __future__ import annotations
@@ -68,6 +79,11 @@ def load_tb2(path: Path = TB2_META) -> pd.DataFrame:
 def load_corpus(name: str, seed: int = 0):
     if name == "tb2":
         return load_tb2(), "per-benchmark", dict(TB2_EXPECTED)
+    if name == "small-pooled":
+        from bench_recovery import simulate
+
+        sim = simulate("pooled", 1000 + seed)
+        return sim.table, "pooled", dict(sim.sigmas)
     from simulate import simulate_pooled
 
     sim = simulate_pooled(seed=seed)
@@ -105,6 +121,7 @@ def reference_fit(table: pd.DataFrame, spec_name: str, chains: int = 4, warmup: 
         numpyro.sample("y", dist.Binomial(n, logits=eta), obs=y)
 
     t0 = time.perf_counter()
+    cpu0 = time.process_time()  # all threads: on a loaded box the CPU seconds compare better than walls
     mcmc = MCMC(NUTS(model), num_warmup=warmup, num_samples=draws, num_chains=chains,
                 chain_method="parallel" if len(jax.devices()) >= chains else "sequential", progress_bar=False)
     mcmc.run(jax.random.PRNGKey(seed), extra_fields=("diverging", "num_steps"))
@@ -113,7 +130,7 @@ def reference_fit(table: pd.DataFrame, spec_name: str, chains: int = 4, warmup: 
     smp = jax.block_until_ready(mcmc.get_samples(group_by_chain=True))
     extra = jax.block_until_ready(mcmc.get_extra_fields())
     wall = time.perf_counter() - t0
-    out = {"wall": wall, "sigma": {}, "r_hat": {}, "ess": {}}
+    out = {"wall": wall, "cpu": time.process_time() - cpu0, "sigma": {}, "r_hat": {}, "ess": {}}
     for k, name in enumerate(names):
         d = np.asarray(smp[f"sigma_{k}"], np.float64)
         r, eb, _ = chain_diagnostics(d)
@@ -145,6 +162,41 @@ def run_reference(table, spec_name, seed, timeout):
         p.join()
         return {"timeout": timeout, "wall": time.perf_counter() - t0, "draws": 2000}
     return q.get() if not q.empty() else {"error": "no result"}
+
+
+def _ours_child(q, table, spec_name, settings, cache_dir):
+    try:
+        if cache_dir is not None:
+            os.environ["DDR_JAX_CACHE_DIR"] = cache_dir
+        t0 = time.perf_counter()
+        cpu0 = time.process_time()
+        post = M.fit(table, spec_name, settings)
+        out = summarize_ours(post)
+        out["cpu"] = time.process_time() - cpu0
+        out["process_wall"] = time.perf_counter() - t0
+        out["draws_per_chain"] = int(post.mu.shape[1])
+        out["warmup"] = int(post.settings.warmup)
+        out["notes"] = [str(n) for n in post.notes if "run length" in str(n) or "warmup" in str(n)]
+        out["min_ess_tail"] = float(post.diagnostics.components["ess_tail"].min())
+        q.put(out)
+    except Exception as e:  # pragma: no cover - reported to the parent
+        import traceback
+
+        q.put({"error": repr(e), "trace": traceback.format_exc()})
+
+
+def run_ours_cold(table, spec_name, settings, cache_dir):
+    """Our fit in a fresh process (JAX and its caches cold) with the compilation cache at ``cache_dir``."""
+    ctx = mp.get_context("spawn")
+    q = ctx.Queue()
+    p = ctx.Process(target=_ours_child, args=(q, table, spec_name, settings, cache_dir))
+    p.start()
+    res = q.get()
+    p.join()
+    return res
+
+
+MODES = {"fixed": {}, "gate": {"stop": "gate"}}
 
 
 # -- reporting ---------------------------------------------------------------------------------
@@ -212,9 +264,69 @@ def bench(corpus: str, reference: bool, settings: M.SamplerSettings, seed: int, 
     return res
 
 
+def bench_modes(corpus: str, modes: list[str], reference: bool, base: dict, seed: int, ref_timeout: float,
+                warm_cache: bool) -> dict:
+    """Ours under each run-length rule (fresh processes, cold or warm compilation cache) and the
+    reference, in one run: walls, ESS and the ratios against the reference."""
+    import tempfile
+
+    table, spec_name, expected = load_corpus(corpus, seed)
+    design = M.build_design(table, spec_name)
+    print(f"== {corpus}: {spec_name} model, {design.n_cells} binomial cells, {design.n_trials} trials, "
+          f"{int(design.n_levels.sum())} random effects; load average {os.getloadavg()[0]:.1f}", flush=True)
+    res = {"corpus": corpus, "modes": {}, "expected_sigma": expected}
+    for mode in modes:
+        kw = {**base, **MODES[mode.split(":")[0]]}
+        for extra in mode.split(":")[1:]:  # e.g. gate:warmup=150
+            k, v = extra.split("=")
+            kw[k] = float(v) if "." in v else int(v)
+        settings = M.SamplerSettings(seed=seed, **kw)
+        with tempfile.TemporaryDirectory(prefix="ddr-bench-jax-") as cache:
+            if warm_cache:
+                run_ours_cold(table, spec_name, settings, cache)  # fills the disk cache
+            r = run_ours_cold(table, spec_name, settings, cache)
+        if "error" in r:
+            print(f"  {mode}: failed: {r['error']}\n{r.get('trace', '')}")
+            continue
+        r["load_after"] = os.getloadavg()[0]
+        res["modes"][mode] = r
+        print(f"  {mode:14s} wall {r['wall']:6.1f} s (process {r['process_wall']:.1f} s), CPU {r['cpu']:.0f} s, "
+              f"{r['draws_per_chain']} draws/chain, min bulk ESS {r['min_ess']:.0f} ({r['min_ess_term']}), "
+              f"min tail ESS {r['min_ess_tail']:.0f}, max R-hat {r['max_r_hat']:.3f}, div {r['divergences']}, "
+              f"converged {r['converged']}; timings {r['timings']}; load {r['load_after']:.1f}", flush=True)
+        for n in r["notes"]:
+            print(f"      {n}")
+    ref = None
+    if reference:
+        print("  reference (plain numpyro NUTS, non-centred, diagonal mass, 4 x (500 + 500)) ...", flush=True)
+        ref = run_reference(table, spec_name, seed, ref_timeout)
+        res["reference"] = ref
+    print(f"  {'sampler':34s} {'wall':>10s}")
+    ref_eps = None
+    if ref and "ess" in ref:
+        ref_min = min(ref["ess"].values())
+        ref_eps = ref_min / ref["wall"]
+        print_row("reference (plain numpyro NUTS)", ref["wall"], ref_min, max(ref["r_hat"].values()),
+                  ref["divergences"])
+        print(f"    reference CPU {ref.get('cpu', float('nan')):.0f} s")
+    for mode, r in res["modes"].items():
+        ratio = (r["min_ess"] / r["wall"]) / ref_eps if ref_eps else None
+        print_row(f"ours, {mode}", r["wall"], r["min_ess"], r["max_r_hat"], r["divergences"], ratio)
+        if ref and "wall" in ref:
+            r["wall_ratio_vs_reference"] = ref["wall"] / r["wall"]
+            r["ess_per_s_ratio_vs_reference"] = ratio
+            print(f"    reference wall / ours: {ref['wall'] / r['wall']:.2f}x; CPU {r['cpu']:.0f} s, reference CPU / "
+                  f"ours: {ref.get('cpu', float('nan')) / r['cpu']:.2f}x")
+    return res
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description="Benchmark the NUTS sampler against plain numpyro NUTS.")
-    ap.add_argument("--corpus", choices=["tb2", "pooled", "all"], default="all")
+    ap.add_argument("--corpus", choices=["tb2", "pooled", "small-pooled", "all"], default="all")
+    ap.add_argument("--modes", help="comma-separated run-length rules to compare in fresh processes: fixed, gate "
+                    "(e.g. fixed,gate; a mode may add settings: gate:warmup=150)")
+    ap.add_argument("--warm-cache", action="store_true", help="with --modes: time the second fit of each mode, "
+                    "from the compilation cache the first one filled")
     ap.add_argument("--no-reference", action="store_true", help="skip the slow plain-NUTS reference")
     ap.add_argument("--reference-timeout", type=float, default=3600.0,
                     help="seconds before the reference run is abandoned (default 3600)")
@@ -226,6 +338,14 @@ def main(argv=None) -> int:
     a = ap.parse_args(argv)
     corpora = ["tb2", "pooled"] if a.corpus == "all" else [a.corpus]
     out = []
+    if a.modes:
+        base = {k: v for k, v in (("draws", a.draws), ("warmup", a.warmup), ("chains", a.chains)) if v}
+        for c in corpora:
+            out.append(bench_modes(c, a.modes.split(","), not a.no_reference, base, a.seed, a.reference_timeout,
+                                   a.warm_cache))
+        if a.json:
+            Path(a.json).write_text(json.dumps(out, indent=1, default=float))
+        return 0
     for c in corpora:
         kw = {k: v for k, v in (("draws", a.draws), ("warmup", a.warmup), ("chains", a.chains)) if v}
         settings = M.SamplerSettings(seed=a.seed, **kw)

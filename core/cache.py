@@ -76,14 +76,20 @@ def canonical_json(obj) -> str:
 
 
 def cache_key(*, corpus_hash: str, spec: dict, priors: dict, settings: dict, version: str | None = None,
-              format_version: int = FORMAT_VERSION) -> str:
+              format_version: int = FORMAT_VERSION, slice: str | None = None) -> str:
     """SHA-256 key of a fit from everything that determines its draws (and the file format's version).
 
     ``format_version`` other than the current one gives the key an older release stored the same fit
-    under (:meth:`FitCache.load` looks for such a file to say it is old).
+    under (:meth:`FitCache.load` looks for such a file to say it is old).  ``slice`` is the slice of
+    tasks the corpus was cut to (:mod:`.corpus.slicing`): the sliced corpus hashes differently anyway,
+    and the slice is keyed too so that a fit is found by what the user asked for; an unsliced fit keeps
+    the key it always had.
     """
-    payload = canonical_json({"corpus": corpus_hash, "spec": spec, "priors": priors, "settings": settings,
-                              "version": version or _package_version(), "format": format_version})
+    d = {"corpus": corpus_hash, "spec": spec, "priors": priors, "settings": settings,
+         "version": version or _package_version(), "format": format_version}
+    if slice:
+        d["slice"] = slice
+    payload = canonical_json(d)
     return hashlib.sha256(payload.encode()).hexdigest()
 
 

@@ -44,6 +44,15 @@ def _add_mapping_arguments(p: argparse.ArgumentParser, benchmark: bool = False) 
                    "result=metadata.resolved; ROLE==VALUE gives every row one value; dotted names reach into "
                    "nested JSON")
     p.add_argument("--scaffold", help="one scaffold name for every row, for files that name none")
+    # issue 19: a slice of tasks, and task metadata / release dates from files beside the corpus
+    p.add_argument("--slice", action="append", metavar="COLUMN=VALUE",
+                   help="keep only the tasks whose COLUMN is VALUE (A|B: any of them; LO..HI: a numeric range, "
+                   "ends included), e.g. task_group=enterprise or human_minutes=60..480; repeat to combine")
+    p.add_argument("--task-metadata", type=Path, metavar="FILE",
+                   help="per-task columns to join (CSV/JSONL with task or task_id), e.g. human minutes")
+    p.add_argument("--release-dates", type=Path, metavar="FILE",
+                   help="model release dates to join (CSV model,release_date; JSON {model: date}; or BRIDGE's "
+                   "model_run_mapping.json)")
     if benchmark:
         p.add_argument("--benchmark", help="one benchmark name for every row, for files that name none")
 
@@ -214,6 +223,8 @@ def cmd_dstudy(args: argparse.Namespace) -> int:
     if args.components is None and args.path is None:
         print("ddr: give a corpus or cached fit, or --components FILE", file=sys.stderr)
         return EXIT_INVALID
+    if getattr(args, "preview", False):
+        return _dstudy_preview(args)
     try:
         observed = verdict = None
         if args.components is not None:
@@ -227,6 +238,10 @@ def cmd_dstudy(args: argparse.Namespace) -> int:
             observed = dataclasses.replace(observed, price_per_trial=design.price_per_trial)
         summary = dstudy_summary(components, design, target=args.target, budget=args.budget, observed=observed,
                                  verdict=verdict)
+        if getattr(args, "slice", None) and args.path is not None:  # issue 19: the D-study is of a slice of tasks
+            from .corpus.slicing import parse_slice, slice_text
+
+            summary["slice"] = slice_text(parse_slice(args.slice))
         if getattr(args, "external_ranking", None) is not None:
             from .analyses.external_ranking import external_ranking_summary
 
@@ -237,11 +252,36 @@ def cmd_dstudy(args: argparse.Namespace) -> int:
     except CorpusError as exc:
         _print_errors(exc)
         return EXIT_INVALID
+    if "slice" in summary and not args.json:
+        print(f"slice of tasks: {summary['slice']}")
     print(json.dumps(summary, indent=2) if args.json else format_dstudy(summary))
     if "external_ranking" in summary and not args.json:
         from .analyses.external_ranking import format_external
 
         print(format_external(summary["external_ranking"]))
+    return EXIT_OK
+
+
+def _dstudy_preview(args: argparse.Namespace) -> int:
+    """``ddr dstudy CORPUS --preview``: the D-study of point estimates, labelled, without sampling (core.preview)."""
+    from .preview import format_preview, preview_for_dstudy, preview_summary
+
+    if args.path is None or args.components is not None:
+        print("ddr: --preview needs a corpus file (not --components): it estimates the components of that corpus",
+              file=sys.stderr)
+        return EXIT_INVALID
+    try:
+        preview, observed = preview_for_dstudy(args)
+        design = _design_from_args(args, observed)
+        observed = dataclasses.replace(observed, price_per_trial=design.price_per_trial)
+        summary = preview_summary(preview, design, target=args.target, budget=args.budget, observed=observed)
+    except ValueError as exc:
+        print(f"ddr: {exc}", file=sys.stderr)
+        return EXIT_INVALID
+    except CorpusError as exc:
+        _print_errors(exc)
+        return EXIT_INVALID
+    print(json.dumps(summary, indent=2) if args.json else format_preview(summary))
     return EXIT_OK
 
 
@@ -345,6 +385,8 @@ def cmd_fit(args: argparse.Namespace) -> int:
     if result.cache_problem:
         print(f"ddr: {result.cache_problem}", file=sys.stderr)
     out = fit_summary(result)
+    if corpus.provenance.get("slice"):  # issue 19: the fit is of a slice of tasks
+        out["slice"] = {"slice": corpus.provenance["slice"], "tasks": corpus.provenance.get("slice_tasks")}
     if args.json:
         print(json.dumps(out, indent=2, default=float))
         return _fit_exit(out, args)
@@ -352,6 +394,9 @@ def cmd_fit(args: argparse.Namespace) -> int:
 
     d = out["diagnostics"]
     print(f"{args.path}: {out['formula']}")
+    if "slice" in out:
+        kept = out["slice"]["tasks"]
+        print(f"slice: {out['slice']['slice']}" + (f" ({kept[0]} of {kept[1]} tasks)" if kept else ""))
     if result.terms is not None and result.terms.note:
         print(f"note: {result.terms.note}")
     print(f"{out['n_cells']:,} binomial cells, {out['n_trials']:,} trials; {out['device']}; "
@@ -549,7 +594,7 @@ def cmd_analyses(args: argparse.Namespace) -> int:
         progress, FitCancelled, (ModelSpecError, ValueError),
         lambda: run_analyses(corpus, which, spec, settings, cache_dir=args.cache, n_splits=args.splits,
                              n_strata=args.strata, posterior=posterior, progress=progress,
-                             scheduler=args.scheduler))
+                             scheduler=args.scheduler, undated=args.undated))
     if code is not None:
         return code
     print(json.dumps(result, indent=2) if args.json else format_analyses(result))
@@ -605,7 +650,8 @@ def cmd_methods(args: argparse.Namespace) -> int:
     table, code = _run_with_progress(
         progress, EstimationCancelled, (ModelSpecError, ValueError),
         lambda: methods_table(corpus, spec, posterior=posterior, object_of_measurement=args.object,
-                              progress=progress))
+                              progress=progress, **({"estimators": ("Henderson", "REML", "Laplace", "DISCO")}
+                                                    if args.no_bayes else {})))
     if code is not None:
         return code
     print(json.dumps({"file": str(args.path), "corpus_hash": corpus.content_hash, **table.to_dict()}, indent=2)
@@ -619,6 +665,17 @@ def cmd_formats(args: argparse.Namespace) -> int:
     for fmt in available_formats():
         print(fmt)
     return EXIT_OK
+
+
+def _add_stopping_arguments(p: argparse.ArgumentParser) -> None:
+    """``--stop``, ``--max-draws``, ``--max-seconds``: the run length rule (core.model.stopping)."""
+    p.add_argument("--stop", choices=["fixed", "gate"],
+                   help="run length after warmup: fixed (default: --draws per chain) or gate (sample until every "
+                        "component passes the convergence gate: R-hat <= 1.01, bulk and tail ESS >= 440, no "
+                        "divergence; looked at every 50 draws, at least --draws)")
+    p.add_argument("--max-draws", type=int, help="with --stop gate: ceiling of draws per chain (default 4000)")
+    p.add_argument("--max-seconds", type=float, help="with --stop gate: ceiling of the sampling time in seconds "
+                        "(default none)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -684,6 +741,11 @@ def build_parser() -> argparse.ArgumentParser:
                    "latent ranking")
     p.add_argument("--external-kind", choices=["rank", "score"],
                    help="read the external ranking's values as ranks or scores (default: from the file)")
+    p.add_argument("--preview", action="store_true",
+                   help="no sampling: the D-study of point estimates of the corpus's components (Laplace GLMM, or a "
+                   "rough fit on large designs), labelled as a preview; never on the DDR sheet")
+    p.add_argument("--preview-method", choices=["auto", "laplace", "rough"], default="auto",
+                   help="point estimates for --preview (default auto: Laplace up to 10,000 random effects)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=cmd_dstudy)
 
@@ -691,7 +753,9 @@ def build_parser() -> argparse.ArgumentParser:
     _add_corpus_arguments(p)
     p.add_argument("--formula", help="random-intercept formula, e.g. \"y ~ (1|task) + (1|model) + (1|task:model)\"")
     _add_preset_argument(p, "a model preset")
-    p.add_argument("--draws", type=int, default=dflt.draws, help=f"post-warmup draws per chain (default {dflt.draws})")
+    p.add_argument("--draws", type=int, help=f"post-warmup draws per chain (default {dflt.draws}); with --stop gate "
+                   f"the minimum (default {SamplerSettings(stop='gate').draws})")
+    _add_stopping_arguments(p)
     p.add_argument("--warmup", type=int, default=dflt.warmup, help=f"warmup iterations per chain (default {dflt.warmup})")
     p.add_argument("--chains", type=int, default=dflt.chains, help=f"chains (default {dflt.chains})")
     p.add_argument("--seed", type=int, default=0, help="random seed (same seed, same draws)")
@@ -729,8 +793,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-cache", action="store_true", help="neither read nor write the fit cache")
     p.add_argument("--corpus", type=Path, help="with a cached fit file (.h5) as PATH: the corpus it was fitted to")
     p.add_argument("--analyses", help="analyses to run first, comma-separated: difficulty,heldout,loo, or none "
-                   "(refits through the refit engine, all cached: difficulty 4 strata, heldout --splits x 2, loo 1); "
-                   "default: all three when their estimate is under 15 minutes (printed first)")
+                   "(refits through the refit engine, all cached: difficulty 4 strata, heldout --splits x 2, loo 1; "
+                   "default: all three when their estimate is under 15 minutes, printed first); also "
+                   "methods (the estimator table on the method-notes page; Laplace takes ~25 s on TB2), "
+                   "scores (observed-scale score reliability; always run with --claim absolute), failures, "
+                   "frontier")
     p.add_argument("--splits", type=int, default=50, help="held-out 70/30 splits (default 50, seed 003)")
     p.add_argument("--scheduler", help="a Dask scheduler (tcp://host:8786) to run the refits on "
                    "(default: $DDR_SCHEDULER, else this machine)")
@@ -742,12 +809,15 @@ def build_parser() -> argparse.ArgumentParser:
                        "leave-one-benchmark/model-out")
     _add_corpus_arguments(p)
     p.add_argument("--which", default="difficulty,heldout,loo,lobo,lomo",
-                   help="comma-separated: difficulty,heldout,loo,lobo,lomo (default: all)")
+                   help="comma-separated: difficulty,heldout,loo,lobo,lomo,failure-modes,frontier (default: the "
+                   "first five)")
     p.add_argument("--corpus", type=Path, help="with a cached fit file (.h5) as PATH: the corpus it was fitted to")
     _add_preset_argument(p, "a model preset (default: pooled for several benchmarks, else per-benchmark)")
     p.add_argument("--formula", help="a random-intercept formula instead of --preset")
     p.add_argument("--splits", type=int, default=50, help="held-out 70/30 splits (default 50, seed 003)")
     p.add_argument("--strata", type=int, default=4, help="difficulty strata (default 4: quartiles)")
+    p.add_argument("--undated", choices=["stop", "drop"], default="stop",
+                   help="frontier: models without a release date stop it (default), or are left out and named")
     p.add_argument("--draws", type=int, default=dflt.draws,
                    help=f"post-warmup draws per chain (default {dflt.draws}; held-out splits: at most 250)")
     p.add_argument("--warmup", type=int, default=dflt.warmup,
@@ -770,7 +840,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--preset", choices=["per-benchmark", "pooled", "ddr"],
                    help="a named model (default: pooled for several benchmarks, else per-benchmark)")
     p.add_argument("--object", default="model", choices=["model", "system"], help="object of measurement for Erho2/Phi")
-    p.add_argument("--no-bayes", action="store_true", help="leave out the cached Bayesian fit")
+    p.add_argument("--no-bayes", action="store_true", help="leave out both Bayesian columns (the cached GLMM fit "
+                   "and the observed-scale LMM, which samples)")
     p.add_argument("--cache", type=Path, help="cache folder where `ddr fit` stored the Bayesian fit")
     p.add_argument("--quiet", action="store_true", help="no progress on stderr")
     p.add_argument("--json", action="store_true", help="print one JSON object")

@@ -42,7 +42,9 @@ CancelCallback = Callable[[], bool]
 #: Names accepted on the command line (``--analyses``) -> keys of :data:`~.inputs.ANALYSIS_KEYS`.
 ANALYSIS_ALIASES: dict[str, str] = {"difficulty": "difficulty", "heldout": "held_out", "held_out": "held_out",
                                     "held-out": "held_out", "loo": "loo", "failure_taxonomy": "failure_taxonomy",
-                                    "failures": "failure_taxonomy"}
+                                    "failures": "failure_taxonomy", "failure-modes": "failure_taxonomy",
+                                    "frontier": "frontier", "methods": "methods", "estimators": "methods",
+                                    "scores": "score_reliability", "score_reliability": "score_reliability"}
 
 def _difficulty_runner():
     from .analyses.difficulty import run_difficulty_study
@@ -62,9 +64,35 @@ def _loo_runner():
     return run_loo
 
 
+def _failure_runner():
+    from .analyses.failure_modes import run_failure_taxonomy
+
+    return run_failure_taxonomy
+
+
+def _frontier_runner():
+    from .analyses.frontier_time import frontier_over_time
+
+    return lambda ctx: frontier_over_time(ctx.corpus, cancel=ctx.cancel)
+
+
+def _methods_runner():
+    from .estimators.sheet import run_methods
+
+    return run_methods
+
+
+def _scores_runner():
+    from .estimators.sheet import run_score_reliability
+
+    return run_score_reliability
+
+
 #: The runner of each analysis in core.analyses (imported when needed: they import the sampler's callers).
 _RUNNER_MODULES: dict[str, Callable[[], Callable]] = {
-    "difficulty": _difficulty_runner, "held_out": _heldout_runner, "loo": _loo_runner}
+    "difficulty": _difficulty_runner, "held_out": _heldout_runner, "loo": _loo_runner,
+    "failure_taxonomy": _failure_runner, "frontier": _frontier_runner, "methods": _methods_runner,
+    "score_reliability": _scores_runner}
 
 
 class SheetCancelled(RuntimeError):
@@ -98,6 +126,7 @@ class AnalysisContext:
     cache_dir: Path | None
     progress: ProgressCallback | None
     cancel: CancelCallback | None
+    object_of_measurement: str = "model"
 
 
 @dataclass
@@ -143,7 +172,8 @@ def analysis_runner(key: str) -> Callable[[AnalysisContext], Any]:
     """
     name = ANALYSIS_ALIASES.get(key, key)
     if name not in ANALYSIS_KEYS:
-        raise ValueError(f"unknown analysis {key!r}; use difficulty, heldout or loo")
+        raise ValueError(f"unknown analysis {key!r}; use difficulty, heldout, loo, failures, frontier, methods "
+                         "or scores")
     if name not in _RUNNER_MODULES:
         raise ValueError(f"the {name.replace('_', ' ')} analysis has no runner in core; compute it and pass the "
                          "result in analyses= (see ddr_explorer.core.report.inputs)")
@@ -158,7 +188,7 @@ def _adapt_runner(fn) -> Callable[[AnalysisContext], Any]:
 
     def run(ctx: AnalysisContext):
         kwargs = {k: getattr(ctx, k) for k in ("corpus", "posterior", "spec", "settings", "cache_dir", "progress",
-                                              "cancel") if k in params}
+                                              "cancel", "object_of_measurement") if k in params}
         return fn(**kwargs)
 
     return run
@@ -337,7 +367,11 @@ def write_ddr_sheet(source, output, *, corpus=None, load_options: Mapping[str, A
     if analyses is None and default_analyses is not None:  # chosen now: the estimate needs the fit
         analyses = default_analyses(c, posterior)
     results: dict[str, Any] = {}
-    for key, value in dict(analyses or {}).items():
+    analyses = dict(analyses or {})
+    if claim == "absolute" and not any(ANALYSIS_ALIASES.get(k, k) == "score_reliability" for k in analyses):
+        # a claim about scores: the observed-scale reliability of seed 000 G.5 is on page 1 (seconds, no cache)
+        analyses["score_reliability"] = analysis_runner("score_reliability")
+    for key, value in analyses.items():
         name = ANALYSIS_ALIASES.get(key, key)
         if name not in ANALYSIS_KEYS:
             raise ValueError(f"unknown analysis {key!r}; use {', '.join(ANALYSIS_KEYS)}")
@@ -350,7 +384,7 @@ def write_ddr_sheet(source, output, *, corpus=None, load_options: Mapping[str, A
                               settings=getattr(posterior, "settings", settings), cache_dir=cache_dir,
                               progress=None if progress is None else
                               (lambda ph, i, n, eta, _p=phase: progress(f"{_p}: {ph}", i, n, eta)),
-                              cancel=cancel)
+                              cancel=cancel, object_of_measurement=object_of_measurement)
         try:
             results[name] = value(ctx)
         except SheetCancelled:

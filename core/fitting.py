@@ -43,8 +43,19 @@ class FitResult:
     terms: object | None = None
 
 
+#: Settings of the gate-stopping rule (:mod:`.model.stopping`): in the key and the file of a gate-stopped fit
+#: only, so that a fixed-length fit keeps the key it had before the rule existed.
+_GATE_ONLY = ("stop", "max_draws", "max_seconds", "check_every")
+
+
 def _settings_dict(settings) -> dict:
-    return dataclasses.asdict(settings)
+    d = dataclasses.asdict(settings)
+    if d.get("stop", "fixed") == "fixed":
+        for k in _GATE_ONLY:
+            d.pop(k, None)
+    if not d.get("adaptive_warmup", False):  # likewise a fit with Stan's full warmup schedule
+        d.pop("adaptive_warmup", None)
+    return d
 
 
 def fit_key(corpus: Corpus, spec, settings, format_version: int = FORMAT_VERSION) -> str:
@@ -53,7 +64,8 @@ def fit_key(corpus: Corpus, spec, settings, format_version: int = FORMAT_VERSION
     d = spec.to_dict()
     return cache_key(corpus_hash=corpus.content_hash, spec={"terms": d["terms"], "folded": d["folded"],
                                                             "family": d["family"]},
-                     priors=d["priors"], settings=_settings_dict(settings), format_version=format_version)
+                     priors=d["priors"], settings=_settings_dict(settings), format_version=format_version,
+                     slice=(getattr(corpus, "provenance", None) or {}).get("slice"))
 
 
 def _kept_terms(post) -> list[str]:
@@ -109,6 +121,7 @@ def posterior_to_entry(post, corpus: Corpus | None = None) -> CacheEntry:
         "quadrature_error": getattr(post, "quadrature_error", None),
         "corpus_hash": None if corpus is None else corpus.content_hash,
         "corpus_name": None if corpus is None else corpus.name,
+        "slice": None if corpus is None else corpus.provenance.get("slice"),
         "sample_stats_keys": stat_keys,
     }
     diag = getattr(post, "diagnostics", None)
@@ -318,11 +331,13 @@ def theta_from_posterior(post, obj: str = "model") -> tuple[np.ndarray, list[str
 
 def settings_from_args(args):
     """``SamplerSettings`` from a command's ``--draws/--warmup/--chains/--seed/--device/--marginalise``
+    (and ``--stop/--max-draws/--max-seconds``)
     (those the command lacks, or None: the app's defaults, so that the command reuses a fit the app
     cached, and the reverse)."""
     from .model.posterior import SamplerSettings
 
-    given = {k: getattr(args, k, None) for k in ("draws", "warmup", "chains", "seed", "device", "marginalise")}
+    given = {k: getattr(args, k, None) for k in ("draws", "warmup", "chains", "seed", "device", "marginalise",
+                                                  "stop", "max_draws", "max_seconds")}
     return SamplerSettings(**{k: v for k, v in given.items() if v is not None})
 
 
@@ -335,6 +350,9 @@ def components_for_dstudy(args):
 
     path = Path(args.path)
     if path.suffix == ".h5":
+        if getattr(args, "slice", None):
+            raise ValueError(f"--slice cuts a corpus, and {path} is a fit: give the corpus with --slice, or the fit "
+                             "of the slice (its file records the slice it was fitted to)")
         try:
             post = posterior_from_entry(read_fit_file(path))
         except CacheFileError as exc:

@@ -179,3 +179,16 @@ def convergence_verdict(info: Mapping) -> str:
         bits.append(f"{fmt_n(n)} divergence{'' if n == 1 else 's'}")
     head = {True: "converged", False: "NOT converged"}.get(conv, "convergence not checked")
     return head + (f" ({', '.join(bits)})" if bits else "")
+
+
+def run_length_text(settings: Mapping) -> str | None:
+    """The run-length rule of a fit's sampler settings, for the sheet's footer: ``run length by the
+    gate (at least 200, at most 4,000 draws/chain, 600 s)``; None for a fixed-length run (its
+    ``draws`` say it).  The rule is :mod:`ddr_explorer.core.model.stopping`'s."""
+    if settings.get("stop", "fixed") != "gate":
+        return None
+    ceil = [f"at most {fmt_n(settings['max_draws'])} draws/chain"] if settings.get("max_draws") else []
+    if settings.get("max_seconds") is not None:
+        ceil.append(f"{float(settings['max_seconds']):,.0f} s")
+    return (f"run length by the gate (at least {fmt_n(settings.get('draws'))}"
+            + "".join(f", {c}" for c in ceil) + ")")

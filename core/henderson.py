@@ -153,10 +153,11 @@ def henderson_method1(table: pd.DataFrame, terms: Sequence[str] | Mapping[str, S
         b[r] = np.sum(y_level[k] ** 2 / nk) - t_mu
         for c, j in enumerate(terms):
             cj, qj = codes[j]
-            pair = ck * qj + cj  # level of (k, j) jointly
-            n_pair = np.bincount(pair, weights=count)
-            nz = np.flatnonzero(n_pair)
-            per_k = np.bincount(nz // qj, weights=n_pair[nz] ** 2, minlength=qk)
+            # the joint (k, j) levels that occur, found by sorting: a bincount over every possible pair would
+            # allocate q_k x q_j numbers (6 GB for the HAL-scale pooled model's largest term with itself)
+            pair, inverse = np.unique(ck.astype(np.int64) * qj + cj, return_inverse=True)
+            n_pair = np.bincount(inverse.ravel(), weights=count)
+            per_k = np.bincount(pair // qj, weights=n_pair ** 2, minlength=qk)
             A[r, c] = np.sum(per_k / nk) - h_mu[c]
         A[r, K] = qk - 1
     b[K] = sum_sq - t_mu

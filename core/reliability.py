@@ -199,11 +199,16 @@ class VarianceComponents:
         ``(S,)`` residual variance (``pi^2/3`` unless given).
     source
         Where the values came from (a file name, ``"typed-in"``); used in messages.
+    preview
+        True for point estimates standing in for a posterior while it runs (:mod:`..preview`): one
+        "draw", no uncertainty.  The app draws them as a preview, ``ddr dstudy --preview`` labels
+        them, and the DDR sheet refuses them (:class:`~.report.inputs.ReportInputs`).
     """
 
     draws: Mapping[str, np.ndarray]
     residual: np.ndarray
     source: str = "components"
+    preview: bool = False
 
     @classmethod
     def from_mapping(cls, mapping: Mapping[str, object], residual: float | Sequence[float] | None = None, *,
@@ -291,12 +296,14 @@ class VarianceComponents:
         idx = thin_index(self.n_draws, max_draws)
         if idx is None:
             return self
-        return VarianceComponents({t: v[idx] for t, v in self.draws.items()}, self.residual[idx], self.source)
+        return VarianceComponents({t: v[idx] for t, v in self.draws.items()}, self.residual[idx], self.source,
+                                  self.preview)
 
     def posterior_mean(self) -> "VarianceComponents":
         """One draw holding the posterior mean of each ``sigma^2`` (for plug-in comparisons only)."""
         return VarianceComponents({t: np.array([v.mean()]) for t, v in self.draws.items()},
-                                  np.array([self.residual.mean()]), self.source + " (posterior means)")
+                                  np.array([self.residual.mean()]), self.source + " (posterior means)",
+                                  self.preview)
 
     def to_dict(self) -> dict:
         return {"source": self.source, "n_draws": self.n_draws, "terms": list(self.terms),

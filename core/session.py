@@ -59,7 +59,8 @@ SIZE_FIELDS: tuple[str, ...] = ("n_tasks", "n_scaffolds", "n_benchmarks", "n_rep
 
 _OBJECTS = ("model", "system")
 #: ``load_corpus`` options an analysis keeps (AnalysisState.corpus_options).
-CORPUS_OPTIONS: tuple[str, ...] = ("columns", "benchmark", "scaffold", "aliases", "scoring", "gamma", "encoding")
+CORPUS_OPTIONS: tuple[str, ...] = ("columns", "benchmark", "scaffold", "aliases", "scoring", "gamma", "encoding",
+                                   "slice", "task_metadata", "release_dates")  # issue 19: slice and joined files
 _CLAIMS = tuple(DEFAULT_TARGETS)
 
 

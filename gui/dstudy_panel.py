@@ -63,7 +63,8 @@ from ..core.formatting import estimand_symbol, fmt_coef, fmt_design, fmt_n, fmt_
 from ..core.reliability import DETECTION_ERHO2, object_facets
 from ..core.session import ALL_BENCHMARKS, SIZE_FIELDS, AnalysisState, SessionError
 from . import plots
-from .plots import COLORS, Band, Throttle, data_item, fmt_count, fmt_interval, fmt_usd, line, new_plot
+from .plots import (COLORS, Band, Curve, Marker, Throttle, VLine, data_item, fmt_count, fmt_interval, fmt_usd,
+                    line, new_plot)
 from .workers import BackgroundTask, wait_for_tasks
 
 #: Slider field -> (label, facet of the D-study rule, axis label of its curve).
@@ -91,7 +92,13 @@ def wait_for_background_jobs(timeout_s: float | None = 120.0) -> bool:
 
 
 class _CurveItems:
-    """The items of one reliability curve plot (drawn from a :class:`~ddr_explorer.core.dstudy.DStudyCurve`)."""
+    """The items of one reliability curve plot (drawn from a :class:`~ddr_explorer.core.dstudy.DStudyCurve`).
+
+    Each band is one filled path and the median one path (:class:`~.plots.Band`, :class:`~.plots.Curve`);
+    the markers are Qt items moved in place.  Every item ignores data equal to what it shows, so moving
+    the task slider redraws the task curve's markers only, not its curve (the curve over tasks does not
+    depend on the number of tasks).
+    """
 
     def __init__(self, plot: pg.PlotWidget, log_x: bool = False):
         self.plot = plot
@@ -101,43 +108,49 @@ class _CurveItems:
                                              brush=pg.mkBrush(COLORS["detection"]), pen=pg.mkPen(None))
         self.detection.setZValue(-30)
         p.addItem(self.detection)
-        self.band95 = Band(plot, COLORS["band95"], z=-20)
-        self.band68 = Band(plot, COLORS["band68"], z=-15)
-        self.median = data_item(plot, pen=line(COLORS["median"], 2.2))
+        self.band95 = Band(plot, COLORS["band95"], z=-20, log_x=log_x)
+        self.band68 = Band(plot, COLORS["band68"], z=-15, log_x=log_x)
+        self.median = Curve(plot, line(COLORS["median"], 2.2), log_x=log_x)
         self.asymptote = pg.InfiniteLine(angle=0, movable=False, pen=line(COLORS["asymptote"], 1.4, Qt.DashLine))
         self.target = pg.InfiniteLine(angle=0, movable=False, pen=line(COLORS["target"], 1.4, Qt.DotLine))
         p.addItem(self.asymptote)
         p.addItem(self.target)
-        # Vertical markers are InfiniteLines (cheaper to move than a PlotDataItem); their position is in view
-        # coordinates, i.e. log10(n) on the log-scaled task axis.
-        self.observed_line = pg.InfiniteLine(angle=90, movable=False, pen=line(COLORS["observed"], 1.0, Qt.DashLine))
-        p.addItem(self.observed_line)
-        self.observed_point = data_item(plot, pen=None, symbol="o", symbolSize=10, symbolBrush=None,
-                                        symbolPen=pg.mkPen(COLORS["observed"], width=2))
-        self.current_line = pg.InfiniteLine(angle=90, movable=False, pen=line(COLORS["current"], 1.2))
-        p.addItem(self.current_line)
-        self.current_point = data_item(plot, pen=None, symbol="o", symbolSize=9,
-                                       symbolBrush=pg.mkBrush(COLORS["current"]), symbolPen=pg.mkPen("w"))
+        # Vertical markers and points are plain Qt items moved in place (data coordinates in, log10 drawn).
+        self.observed_line = VLine(plot, line(COLORS["observed"], 1.0, Qt.DashLine), log_x=log_x)
+        self.observed_point = Marker(plot, 10, pen=pg.mkPen(COLORS["observed"], width=2), log_x=log_x, z=10)
+        self.current_line = VLine(plot, line(COLORS["current"], 1.2), log_x=log_x)
+        self.current_point = Marker(plot, 9, pen=pg.mkPen("w"), brush=pg.mkBrush(COLORS["current"]), log_x=log_x,
+                                    z=11)
+        self.preview = False
+
+    def set_preview(self, preview: bool) -> None:
+        """Preview (point estimates): a dashed median and no bands; else the posterior's solid median and bands."""
+        self.preview = bool(preview)
+        self.median.set_style(Qt.DashLine if preview else Qt.SolidLine)
+        self.band95.setVisible(not preview)
+        self.band68.setVisible(not preview)
 
     def draw(self, curve) -> None:
         g = curve.grid
         self.band95.set_data(g, curve.hdi95[:, 0], curve.hdi95[:, 1])
         self.band68.set_data(g, curve.hdi68[:, 0], curve.hdi68[:, 1])
-        self.median.setData(g, curve.median)
-        self.asymptote.setValue(_finite_or(curve.asymptote.median, 1.0))
-        self.target.setValue(curve.target)
-        self.detection.setRegion(curve.detection_band)
+        self.median.set_data(g, curve.median)
+        _set_value(self.asymptote, _finite_or(curve.asymptote.median, 1.0))
+        _set_value(self.target, curve.target)
+        self.detection.setRegion(curve.detection_band)  # a no-op when unchanged
         x = float(curve.observed_x)  # DStudyCurve.observed_* is the view's (current) design
-        self.current_point.setData([x], [curve.observed.median])
-        self.current_line.setValue(self._view_x(x))
+        self.current_point.set_point(x, curve.observed.median)
+        self.current_line.set_value(x)
 
     def draw_observed(self, curve) -> None:
         x = float(curve.observed_x)
-        self.observed_point.setData([x], [curve.observed.median])
-        self.observed_line.setValue(self._view_x(x))
+        self.observed_point.set_point(x, curve.observed.median)
+        self.observed_line.set_value(x)
 
-    def _view_x(self, x: float) -> float:
-        return math.log10(x) if self.log_x else x
+
+def _set_value(item: pg.InfiniteLine, value: float) -> None:
+    if item.value() != value:
+        item.setValue(value)
 
 
 class _TextSetter:
@@ -213,6 +226,8 @@ class DStudyPanel(QWidget):
         plots.GuiThreadGarbageCollector.acquire(self)
         self.model = model
         self.components = model.components
+        #: Point estimates standing in for the posterior (core.preview): dashed medians, no bands, a banner.
+        self.preview = bool(getattr(self.components, "preview", False))
         self.observed = observed
         self.state = state if state is not None else state_for(observed)
         self.ranks = ranks
@@ -225,6 +240,7 @@ class DStudyPanel(QWidget):
         self.frontier_jobs = 0  # frontier jobs started (tests check that sliders start none)
         self._updating_widgets = False
         self._frontier_lines = None
+        self._budget_line_at: float | None = None
         # the budget's tasks per benchmark (core.dstudy.allocation), computed off the GUI thread
         self.allocation: dict | None = None
         self.allocation_why: str | None = None
@@ -244,6 +260,10 @@ class DStudyPanel(QWidget):
             f: slider_values(f, [obs_sizes[f], getattr(self.state, f)]) for f in self.fields}
 
         self._build()
+        for items in self.curve_items.values():
+            items.set_preview(self.preview)
+        if self.preview:
+            self.set_preview_note()
         self._redraw_throttle = Throttle(self._redraw, throttle_ms, self)
         self._frontier_timer = QTimer(self)
         self._frontier_timer.setSingleShot(True)
@@ -298,7 +318,7 @@ class DStudyPanel(QWidget):
             self.sliders[f], self.slider_labels[f] = s, value
         col.addWidget(box)
 
-        box = QGroupBox("Readouts (all posterior draws)")
+        box = QGroupBox("Readouts (preview: point estimates)" if self.preview else "Readouts (all posterior draws)")
         rl = QFormLayout(box)
         rl.setFieldGrowthPolicy(QFormLayout.AllNonFixedFieldsGrow)
         self.readout_labels: dict[str, QLabel] = {}
@@ -418,7 +438,7 @@ class DStudyPanel(QWidget):
             g = self.grids[f]
             p = w.getPlotItem()
             p.setYRange(0, 1, padding=0.02)
-            plots.reference_lines(w, np.arange(0.1, 1.01, 0.1), (g[0], g[-1]))
+            plots.reference_lines(w, np.arange(0.1, 1.01, 0.1), (g[0], g[-1]), log_x=(f == "n_tasks"))
             if f == "n_tasks":
                 p.setXRange(0, math.log10(g[-1]), padding=0.02)
             else:
@@ -436,8 +456,8 @@ class DStudyPanel(QWidget):
         self.frontier_cheapest = data_item(fp, pen=None, symbol="star", symbolSize=16,
                                            symbolBrush=pg.mkBrush(COLORS["target"]), symbolPen=pg.mkPen("k"))
         self.frontier_budget = data_item(fp, pen=line(COLORS["observed"], 1.2, Qt.DashDotLine))
-        self.frontier_current = data_item(fp, pen=None, symbol="o", symbolSize=10,
-                                          symbolBrush=pg.mkBrush(COLORS["current"]), symbolPen=pg.mkPen("w"))
+        self.frontier_current = Marker(fp, 10, pen=pg.mkPen("w"), brush=pg.mkBrush(COLORS["current"]), log_x=True,
+                                       z=12)
         self.dominance_plot = new_plot("Rank dominance P(row beats column)", "", "")
         self.dominance_plot.setObjectName("plot_dominance")
         self.dominance_image = None
@@ -463,12 +483,20 @@ class DStudyPanel(QWidget):
         self.export_button = plots.ExportButton(self.plots, self.tables, self._extra_exports)
         head.addWidget(self.title, 1)
         head.addWidget(self.export_button)
-        self.legend = QLabel(_legend_html())
+        self.legend = QLabel(_legend_html(self.preview))
         self.legend.setWordWrap(True)
+        # Issue 21: point estimates standing in for the posterior say so above the plots, in words.
+        self.preview_banner = QLabel("")
+        self.preview_banner.setObjectName("preview_banner")
+        self.preview_banner.setWordWrap(True)
+        self.preview_banner.setStyleSheet("background: #fff4d6; color: #6b4a00; border: 1px solid #e0b040; "
+                                          "padding: 4px; font-weight: bold;")
+        self.preview_banner.setVisible(self.preview)
 
         right = QWidget()
         rv = QVBoxLayout(right)
         rv.setContentsMargins(0, 0, 0, 0)
+        rv.addWidget(self.preview_banner)
         rv.addLayout(head)
         rv.addWidget(split, 1)
         rv.addWidget(self.legend)
@@ -476,6 +504,16 @@ class DStudyPanel(QWidget):
         outer = QHBoxLayout(self)
         outer.addWidget(scroll)
         outer.addWidget(right, 1)
+
+    def set_preview_note(self, fitting: bool = False, method: str | None = None) -> None:
+        """The preview banner's text: the posterior is running (``fitting``) or still to be fitted."""
+        if not self.preview:
+            return
+        what = f" ({method})" if method else ""
+        tail = ("posterior running; it replaces this view when the fit ends" if fitting
+                else "fit the model (Analysis > Fit the model) for the posterior")
+        self.preview_banner.setText(f"preview: point estimates{what}, " + tail
+                                    + ". Dashed curves, no uncertainty bands; never on the DDR sheet.")
 
     def _estimand_html(self) -> str:
         return "\u03a6" if self.state.claim == "absolute" else "E\u03c1\u00b2"
@@ -668,7 +706,9 @@ class DStudyPanel(QWidget):
     def compute(self) -> DStudyView:
         """Core's view of the current design (no drawing)."""
         st = self.state
-        return self.model.view(st.design(), self.grids, st.effective_target, overs=self.curve_fields)
+        # the last view lets core reuse the curve of the facet that moved (it does not depend on its own size)
+        return self.model.view(st.design(), self.grids, st.effective_target, overs=self.curve_fields,
+                               previous=self.view)
 
     def _redraw(self) -> None:
         t0 = time.perf_counter()
@@ -702,6 +742,17 @@ class DStudyPanel(QWidget):
         lab = _TextSetter(self.readout_labels)
         self.readout_names["coefficient"].setText("\u03a6" if r.estimand == "Phi" else "E\u03c1\u00b2")
         c, s = r.coefficient, r.snr
+        if self.preview:  # one set of point estimates: no interval to show
+            q = r.required.quantiles
+            lab["coefficient"].setText(f"{fmt_coef(c.median)}  (point estimate)")
+            lab["snr"].setText(fmt_coef(s.median, digits=2))
+            lab["ceiling"].setText(fmt_coef(r.ceiling.median))
+            lab["p_target"].setText(f"{'met' if r.p_target_met >= 0.5 else 'not met'}  "
+                                    f"({_symbol(r.estimand)} \u2265 {r.target:.3f})")
+            lab["min_n"].setText(fmt_count(q[0.5]))
+            lab["cost"].setText(fmt_usd(r.cost) if view.design.mean_price() > 0 else "no prices entered")
+            lab["trials"].setText(fmt_count(r.trials))
+            return
         lab["coefficient"].setText(f"{fmt_interval(c.median, *c.hdi95)}  (median [95% HDI])")
         lab["snr"].setText(fmt_interval(s.median, *s.hdi95, digits=2))
         lab["ceiling"].setText(fmt_interval(r.ceiling.median, *r.ceiling.hdi95))
@@ -719,19 +770,27 @@ class DStudyPanel(QWidget):
             return
         by_cost = view.design.mean_price() > 0
         x = view.readouts.cost if by_cost else view.readouts.trials
-        self.frontier_current.setData([x], [view.readouts.coefficient.median])
+        self.frontier_current.set_point(x, view.readouts.coefficient.median)
         budget = self.state.budget
+        lab = _TextSetter(self.readout_labels)  # unchanged text: no relayout
         if self.search is not None and budget is not None and by_cost:
             self.search = self.search.at_budget(budget)
-            self.frontier_budget.setData([budget, budget], [0.0, 1.0])
+            self._set_budget_line(budget)
             k = self.search.best_in_budget
-            self.readout_labels["budget"].setText(
-                self.search.why_no_budget_design if k is None
-                else fmt_design(self.search.design_at(k), self.search.frontier.estimand))
+            lab["budget"].setText(self.search.why_no_budget_design if k is None
+                                  else fmt_design(self.search.design_at(k), self.search.frontier.estimand))
         else:
+            self._set_budget_line(None)
+            lab["budget"].setText("enter prices and a budget" if not by_cost or budget is None else "computing\u2026")
+
+    def _set_budget_line(self, budget: float | None) -> None:
+        if budget == self._budget_line_at:
+            return  # the line did not move: nothing to repaint
+        self._budget_line_at = budget
+        if budget is None:
             self.frontier_budget.setData([], [])
-            self.readout_labels["budget"].setText("enter prices and a budget" if not by_cost or budget is None
-                                                  else "computing\u2026")
+        else:
+            self.frontier_budget.setData([budget, budget], [0.0, 1.0])
 
     def _start_frontier(self) -> None:
         st = self.state
@@ -777,7 +836,8 @@ class DStudyPanel(QWidget):
         p.setXRange(math.log10(lo), math.log10(hi), padding=0.03)
         if self._frontier_lines is not None:
             p.removeItem(self._frontier_lines)
-        self._frontier_lines = plots.reference_lines(self.frontier_plot, np.arange(0.1, 1.01, 0.1), (lo, hi))
+        self._frontier_lines = plots.reference_lines(self.frontier_plot, np.arange(0.1, 1.01, 0.1), (lo, hi),
+                                                     log_x=True)
         self._draw_frontier_marks()
 
     def wait_for_frontier(self, timeout_ms: int = 30_000) -> bool:
@@ -875,15 +935,17 @@ def _html(text: str) -> str:
     return str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
-def _legend_html() -> str:
+def _legend_html(preview: bool = False) -> str:
     def sw(color, text, kind="line"):
         c = color if isinstance(color, str) else "rgba({},{},{},{:.2f})".format(*color[:3], color[3] / 255)
         mark = {"line": "&#9472;&#9472;", "box": "&#9608;&#9608;", "dot": "&#9679;", "ring": "&#9675;",
                 "dash": "- -", "star": "&#9733;"}[kind]
         return f'<span style="color:{c}">{mark}</span>&nbsp;{text}'
 
-    items = [sw(COLORS["median"], "posterior median"), sw((0, 114, 178, 150), "68% HDI", "box"),
-             sw((0, 114, 178, 70), "95% HDI", "box"), sw(COLORS["asymptote"], "asymptote (facet \u2192 \u221e)", "dash"),
+    items = ([sw(COLORS["median"], "preview (point estimates)", "dash")] if preview else
+             [sw(COLORS["median"], "posterior median"), sw((0, 114, 178, 150), "68% HDI", "box"),
+              sw((0, 114, 178, 70), "95% HDI", "box")]) + [
+             sw(COLORS["asymptote"], "asymptote (facet \u2192 \u221e)", "dash"),
              sw((230, 159, 0, 140), "detection band SNR 2\u20133", "box"), sw(COLORS["target"], "target", "dash"),
              sw(COLORS["observed"], "observed design", "ring"), sw(COLORS["current"], "current design", "dot"),
              sw(COLORS["frontier"], "Pareto front"), sw(COLORS["target"], "cheapest design for target", "star")]

@@ -44,7 +44,17 @@ from .corpus_panel import CorpusPanel
 from .plots import GuiThreadGarbageCollector
 
 #: Tab titles, in order.
-TABS = ("Corpus", "Model", "Variance components", "D-study", "Ranks", "Diagnostics", "Analyses", "Methods")
+TABS = ("Corpus", "Model", "Variance components", "D-study", "Ranks", "Diagnostics", "Analyses", "Methods",
+        "Failure modes", "Frontier")
+#: What the Analyses and Methods tabs say before they have a result for the open corpus.
+ANALYSES_EMPTY = ("Difficulty-conditional and held-out reliability and PSIS-LOO refit the model many times: "
+                  "Analysis > Run difficulty, held-out and LOO analyses.")
+METHODS_EMPTY = ("Variance shares from Henderson, REML, Laplace, the Bayesian GLMM and LMM, and DISCO side by side: "
+                 "Analysis > Compare estimators.")
+FAILURES_EMPTY = ("Where agents differ against where failures appear, per error category (needs an "
+                  "error_category column): Analysis > Failure modes.")
+FRONTIER_EMPTY = ("The best agent per task among models released by each quarter (needs release dates): "
+                  "Analysis > Frontier over time.")
 #: Recent corpora remembered in the settings.
 MAX_RECENT = 8
 #: Name of the analysis saved on close, beside the settings file.
@@ -102,6 +112,16 @@ def _load_and_inspect(path: Path, fmt: str | None, options: dict | None = None):
     return corpus, inspect_corpus(corpus)
 
 
+def _slice_note(corpus) -> str:
+    """The header's word on an active slice of tasks (issue 19): every number below is of the slice."""
+    text = corpus.provenance.get("slice")
+    if not text:
+        return ""
+    kept = corpus.provenance.get("slice_tasks")
+    return (f" &mdash; <span style='color:#a05a00'><b>slice</b> {_html(text)}"
+            + (f" ({kept[0]:,} of {kept[1]:,} tasks)" if kept else "") + "</span>")
+
+
 def _placeholder(text: str) -> QLabel:
     lab = QLabel(text)
     lab.setAlignment(Qt.AlignCenter)
@@ -156,6 +176,7 @@ class MainWindow(QMainWindow):
     analyses_failed = Signal(str)
     methods_finished = Signal(object)
     methods_failed = Signal(str)
+    preview_shown = Signal(object)
 
     def __init__(self, settings: QSettings | None = None) -> None:
         super().__init__()
@@ -185,6 +206,8 @@ class MainWindow(QMainWindow):
         self.analyses_panel = None
         self.methods_task: BackgroundTask | None = None
         self.methods_panel = None
+        self.issue19_task: BackgroundTask | None = None  # failure modes / frontier (gui/issue19_panels.py)
+        self.issue19_panels: dict = {}
 
         self.header = QLabel("No corpus loaded")
         self.header.setTextInteractionFlags(Qt.TextSelectableByMouse)
@@ -218,13 +241,17 @@ class MainWindow(QMainWindow):
             "Ranks": _Slot(_placeholder("Ranks need the latent model effects of a posterior fit.")),
             "Model": _Slot(self.model_panel),
             "Diagnostics": _Slot(_placeholder("Convergence diagnostics appear here once a fit has run.")),
-            "Analyses": _Slot(_placeholder("Difficulty-conditional and held-out reliability and PSIS-LOO refit the "
-                                           "model many times: Analysis > Run difficulty, held-out and LOO analyses.")),
-            "Methods": _Slot(_placeholder("Variance shares from REML, Laplace, DISCO, Henderson and the Bayesian fit "
-                                          "side by side: Analysis > Compare estimators.")),
+            "Analyses": _Slot(_placeholder(ANALYSES_EMPTY)),
+            "Methods": _Slot(_placeholder(METHODS_EMPTY)),
+            "Failure modes": _Slot(_placeholder(FAILURES_EMPTY)),
+            "Frontier": _Slot(_placeholder(FRONTIER_EMPTY)),
         }
         for name in TABS:
             self.tabs.addTab(self._slots[name], name)
+        from .preview_controller import PreviewController
+
+        #: Issue 21: the D-study preview from point estimates while no posterior is shown (gui/preview_controller.py).
+        self.previewer = PreviewController(self, TABS.index("D-study"), _placeholder)
 
         body = QWidget()
         layout = QVBoxLayout(body)
@@ -261,6 +288,15 @@ class MainWindow(QMainWindow):
         self.methods_action = QAction("Compare &estimators (REML, Laplace, DISCO, Henderson, Bayes)", self,
                                       triggered=lambda: self.start_methods())
         analysis.addAction(self.methods_action)
+        self.failure_action = QAction("Failure &modes (error categories)", self,
+                                      triggered=lambda: self.start_issue19("failure-modes"))
+        analysis.addAction(self.failure_action)
+        self.frontier_action = QAction("Frontier over &time", self, triggered=lambda: self.start_issue19("frontier"))
+        analysis.addAction(self.frontier_action)
+        analysis.addAction(QAction("Frontier over time, leaving out models without a release date", self,
+                                   triggered=lambda: self.start_issue19("frontier", undated="drop")))
+        self.slice_action = QAction("&Slice of tasks...", self, triggered=self._on_slice)
+        analysis.addAction(self.slice_action)
         analysis.addSeparator()
         self.id_mapping_action = QAction("Subject &ids and their model and scaffold...", self,
                                          triggered=self._on_id_mapping)
@@ -313,7 +349,7 @@ class MainWindow(QMainWindow):
         self.corpus, self.summary = corpus, summary
         self.error_view.hide()
         self.header.setText(f"<b>{_html(corpus.name)}</b> &mdash; {_html(corpus.source)} ({_html(corpus.format)}), "
-                            f"{corpus.n_records:,} records, {corpus.n_trials:,} trials")
+                            f"{corpus.n_records:,} records, {corpus.n_trials:,} trials" + _slice_note(corpus))
         self.corpus_panel = CorpusPanel(corpus, summary)
         self._slots["Corpus"].replace(self.corpus_panel)
         pending, self._pending_state = self._pending_state, None
@@ -330,9 +366,12 @@ class MainWindow(QMainWindow):
         self.model_panel.set_state(self.state)
         self.fit_result = self.fit_outputs = self.analyses = None  # a fit belongs to its corpus
         self.analyses_for_sheet = {}
+        self._clear_corpus_results()
         self.fit_banner.hide()
         self.add_recent_file(str(corpus.source))
         self.statusBar().showMessage(f"Loaded {corpus.source}")
+        self.previewer.follow(self.state)
+        self.previewer.start()
         self.corpus_loaded.emit(corpus)
 
     # -- issue 20: column mapping and subject ids (gui/import_dialog.py) ------------------------------
@@ -408,6 +447,8 @@ class MainWindow(QMainWindow):
         from .ranks_panel import RanksPanel
 
         c = as_components(components)
+        if not c.preview:  # a posterior (or typed-in components) replaces the preview for good
+            self.previewer.posterior_shown()
         parts = None  # a disconnected corpus is ranked within its parts (SPEC sec. 6; core.rank_parts)
         if theta is not None and model_names is not None and self.summary:
             from ..core.rank_parts import model_parts
@@ -449,6 +490,21 @@ class MainWindow(QMainWindow):
         dialog = ComponentsEntryDialog(self)
         if dialog.exec() == ComponentsEntryDialog.Accepted:
             self.show_posterior(dialog.components(), observed_design=dialog.design())
+
+    # -- issue 21: a preview of the D-study from point estimates (gui/preview_controller.py) ----
+    @property
+    def preview(self):
+        """The last :class:`~ddr_explorer.core.preview.Preview` computed for the corpus (None before)."""
+        return self.previewer.preview
+
+    @property
+    def preview_task(self) -> BackgroundTask | None:
+        """The running preview job, or None."""
+        return self.previewer.task
+
+    def start_preview(self, stages=None) -> bool:
+        """Start the D-study preview of the corpus and model (see :class:`~.preview_controller.PreviewController`)."""
+        return self.previewer.start(stages)
 
     # -- analysis files ----------------------------------------------------------------------
     def save_analysis(self, path: Path) -> Path:
@@ -497,7 +553,8 @@ class MainWindow(QMainWindow):
 
     def _busy(self) -> bool:
         """A fit or the analyses run now (one long job at a time)."""
-        return self.fitting or any(t is not None and t.running for t in (self.analyses_task, self.methods_task))
+        return self.fitting or any(t is not None and t.running for t in (self.analyses_task, self.methods_task,
+                                                                           self.issue19_task))
 
     def _job_inputs(self, failure: str):
         """``(spec, settings)`` of the state for a fit or the analyses, or None when none can start.
@@ -547,12 +604,14 @@ class MainWindow(QMainWindow):
         self.fit_task = BackgroundTask(_fit_job(self.corpus, spec, settings, self.cache_dir, True),
                                        on_done=self._on_fit_done, on_error=self._on_fit_error,
                                        on_progress=mp.show_progress, with_callbacks=True, parent=self)
+        self.previewer.fit_started()  # the Laplace stage of a preview gives the sampler the CPU
         self.tabs.setCurrentIndex(TABS.index("Model"))
         return True
 
     def cancel_fit(self) -> None:
         """Ask the running fit (or analyses) to stop at its next check (between sampler chunks)."""
-        running = [t for t in (self.fit_task, self.analyses_task, self.methods_task) if t is not None and t.running]
+        running = [t for t in (self.fit_task, self.analyses_task, self.methods_task, self.issue19_task)
+                   if t is not None and t.running]
         for task in running:
             task.cancel()
         if running:
@@ -563,6 +622,7 @@ class MainWindow(QMainWindow):
     def _fit_ended(self) -> None:
         self.fit_action.setEnabled(True)
         self.cancel_action.setEnabled(False)
+        self.previewer.note()
 
     def _on_fit_done(self, out: dict) -> None:
         self._fit_ended()
@@ -600,6 +660,7 @@ class MainWindow(QMainWindow):
         from ..core.model.posterior import FitCancelled
 
         self._fit_ended()
+        self.previewer.fit_failed()  # no posterior came: a preview stage stopped for the fit runs after all
         mp = self.model_panel
         if isinstance(exc, FitCancelled):
             mp.append_log(f"Cancelled: {exc}")
@@ -697,13 +758,107 @@ class MainWindow(QMainWindow):
         self.tabs.setCurrentIndex(TABS.index("Model"))
         return True
 
+    # -- issue 19: failure modes, frontier over time, slices (gui/issue19_panels.py) -------------
+    def start_issue19(self, name: str, n_splits: int = 50, undated: str = "stop") -> bool:
+        """Run ``failure-modes`` or ``frontier`` (:func:`~ddr_explorer.core.analyses.run_analysis_studies`) on the
+        worker with the Model tab's progress and cancel; the result fills its own tab and goes to the DDR sheet."""
+        mp = self.model_panel
+        ready = self._job_inputs("Cannot run the analysis")
+        if ready is None:
+            return False
+        spec, settings = ready
+        corpus, cache = self.corpus, self.cache_dir
+        tab = "Failure modes" if name == "failure-modes" else "Frontier"
+
+        def job(progress, cancel):
+            from ..core.analyses import run_analysis_studies, sheet_analyses, studies_to_dict
+
+            studies = run_analysis_studies(corpus, [name], spec, settings, cache_dir=cache, n_splits=n_splits,
+                                           progress=progress, cancel=cancel, undated=undated)
+            return studies_to_dict(studies)[name], sheet_analyses(studies)
+
+        def done(out) -> None:
+            from .issue19_panels import FailureModesPanel, FrontierPanel
+
+            result, for_sheet = out
+            self.analyses_for_sheet.update(for_sheet)
+            self.fit_action.setEnabled(True)
+            self.cancel_action.setEnabled(False)
+            mp.append_log(f"{tab} done")
+            mp.finish("done")
+            panel = (FailureModesPanel if name == "failure-modes" else FrontierPanel)(result)
+            self.issue19_panels[name] = panel
+            self._slots[tab].replace(panel)
+            self.tabs.setCurrentIndex(TABS.index(tab))
+            self.analyses_finished.emit({name: result})
+
+        def failed(exc: BaseException) -> None:
+            self.fit_action.setEnabled(True)
+            self.cancel_action.setEnabled(False)
+            text = f"{type(exc).__name__}: {exc}"
+            cancelled = "cancel" in type(exc).__name__.lower() or "cancelled by the user" in str(exc)
+            mp.append_log(("Cancelled: " if cancelled else f"{tab} FAILED: ") + text)
+            mp.finish("cancelled" if cancelled else "failed")
+            self.analyses_failed.emit(text)
+
+        mp.set_running(True)
+        self.fit_action.setEnabled(False)
+        self.cancel_action.setEnabled(True)
+        mp.append_log(f"{tab} of {corpus.name}" + ("; every fit goes through the cache" if name == "failure-modes"
+                                                  else ""))
+        self.issue19_task = BackgroundTask(job, on_done=done, on_error=failed, on_progress=mp.show_progress,
+                                           with_callbacks=True, parent=self)
+        self.tabs.setCurrentIndex(TABS.index("Model"))
+        return True
+
+    def apply_slice(self, text: str) -> None:
+        """Reopen the corpus restricted to a slice of tasks (``""``: the whole corpus again)."""
+        if self.corpus is None or self.corpus.source is None:
+            return
+        options = dict(self.corpus.provenance.get("load_options") or {})
+        options.pop("slice", None)
+        if text:
+            options["slice"] = text
+        fmt = None if self.corpus.format in ("csv", "tsv", "jsonl", "parquet", "canonical") else self.corpus.format
+        self.open_corpus(Path(str(self.corpus.source)), fmt, options)
+
+    def _on_slice(self) -> None:
+        if self.corpus is None:
+            return
+        from .issue19_panels import SliceDialog
+
+        current = self.corpus.provenance.get("slice") or ""
+        dlg = SliceDialog(self.corpus.table, current, self)
+        if dlg.exec():
+            self.apply_slice(dlg.slice_text())
+
+    def _clear_corpus_results(self) -> None:
+        """Empty the Analyses and Methods tabs: their results belong to the corpus that was open.
+
+        A comparison or analysis still running for that corpus is discarded (its result never shows)."""
+        stopped = [t for t in (self.analyses_task, self.methods_task, self.issue19_task) if t is not None and t.running]
+        for task in stopped:
+            task.discard()
+        if stopped and not self.fitting:  # their end handlers never run: give the controls back here
+            self.fit_action.setEnabled(True)
+            self.cancel_action.setEnabled(False)
+            self.model_panel.append_log("Stopped: a new corpus was opened")
+            self.model_panel.finish("cancelled")
+        self.analyses_panel = self.methods_panel = None
+        self._slots["Analyses"].replace(_placeholder(ANALYSES_EMPTY))
+        self._slots["Methods"].replace(_placeholder(METHODS_EMPTY))
+        self.issue19_panels = {}
+        self._slots["Failure modes"].replace(_placeholder(FAILURES_EMPTY))
+        self._slots["Frontier"].replace(_placeholder(FRONTIER_EMPTY))
+
     # -- the method comparison ------------------------------------------------------------
-    def start_methods(self) -> bool:
+    def start_methods(self, lmm_settings=None) -> bool:
         """Compare the estimators on the open corpus and the state's model (seed 000 Tables 20-21).
 
         Runs :func:`~ddr_explorer.core.estimators.methods.methods_table` on the worker with the Model
         tab's progress and cancel; the Bayes column is the current fit's when it is of the same
         formula.  The result fills the Methods tab.  Returns False (and says why) when none can start.
+        ``lmm_settings``: the Bayesian LMM's sampler settings (default: core's).
         """
         mp = self.model_panel
         ready = self._job_inputs("Cannot compare the estimators")
@@ -720,7 +875,7 @@ class MainWindow(QMainWindow):
             from ..core.estimators.methods import methods_table
 
             return methods_table(corpus, spec, posterior=post, object_of_measurement=obj, progress=progress,
-                                 cancel=cancel)
+                                 cancel=cancel, lmm_settings=lmm_settings)
 
         def ended(text: str) -> None:
             self.fit_action.setEnabled(True)
@@ -876,7 +1031,9 @@ class MainWindow(QMainWindow):
         """The panels shown now, by tab name (tabs with a placeholder are left out)."""
         out = {"Corpus": self.corpus_panel, "Variance components": self.components_panel,
                "D-study": self.dstudy_panel, "Ranks": self.ranks_panel, "Diagnostics": self.diagnostics_panel,
-               "Analyses": self.analyses_panel, "Methods": self.methods_panel}
+               "Analyses": self.analyses_panel, "Methods": self.methods_panel,
+               "Failure modes": self.issue19_panels.get("failure-modes"),
+               "Frontier": self.issue19_panels.get("frontier")}
         return {k: v for k, v in out.items() if v is not None and hasattr(v, "plots")}
 
     def export_all(self, folder: Path) -> list[Path]:
@@ -988,6 +1145,7 @@ class MainWindow(QMainWindow):
         for job in self._jobs + [self.fit_task, self.sheet_task, self.analyses_task, self.methods_task]:
             if job is not None:
                 job.cancel()  # a running fit stops at its next chunk; nothing waits for it here
+        self.previewer.stop()  # a Laplace preview stops at its next criterion evaluation
         self.save_session()
         super().closeEvent(event)
 

@@ -14,6 +14,7 @@ from pathlib import Path
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QAbstractItemView, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget
 
+from ..core.estimators.methods import score_gap_sentence
 from ..core.formatting import E_RHO2, PHI, estimand_symbol, fmt_coef, fmt_n, fmt_sig3
 from . import plots
 
@@ -59,6 +60,9 @@ class MethodsPanel(QWidget):
     summary
         The formula, the design Erho2 / Phi are computed at, the share definitions, wall times and
         core's notes (a missing Bayes column says why).
+    score_gap
+        Seed 000 G.5's sentence: the Bayesian LMM's score reliability Phi against its ranking
+        reliability Erho2, with 95% HDIs (None without that column); the summary's second line.
     """
 
     def __init__(self, table, parent: QWidget | None = None):
@@ -70,8 +74,11 @@ class MethodsPanel(QWidget):
         obj = data.get("object_of_measurement", "model")
         coefs = ("Erho2", "Phi")
         self.table = QTableWidget(len(self.terms) + len(coefs), 1 + len(self.estimators))
+        conv = data.get("convergence") or {}
         for c, name in enumerate(["facet", *self.estimators]):
             scale = data["scales"].get(name) if c else None
+            if scale is not None and (conv.get(name) or {}).get("converged") is False:
+                scale += ", NOT converged"  # a number from an unconverged fit is labelled, never silently shown
             head = QTableWidgetItem(name if scale is None else f"{name}\n({scale})")
             head.setData(Qt.UserRole, name if scale is None else f"{name} ({scale})")  # one line in the CSV
             self.table.setHorizontalHeaderItem(c, head)
@@ -96,6 +103,16 @@ class MethodsPanel(QWidget):
             lines.append(f"{E_RHO2} and {PHI} of the {obj} at the observed design: "
                          + ", ".join(f"{k} {fmt_n(v)}" for k, v in sizes.items())
                          + f"; DISCO's {E_RHO2} row is the {obj} grouping's \u03b7, it has no {PHI}.")
+        gap = data.get("coefficients", {}).get("Bayes LMM")
+        if gap is not None:  # seed 000 G.5: score reliability (Phi) below ranking reliability (Erho2)
+            iv = (data.get("intervals") or {}).get("Bayes LMM", {})
+            self.score_gap = score_gap_sentence(
+                {"Phi": _value(gap.get("Phi")), "Erho2": _value(gap.get("Erho2")), "Phi_hdi95": iv.get("Phi"),
+                 "Erho2_hdi95": iv.get("Erho2"), "converged": (conv.get("Bayes LMM") or {}).get("converged")},
+                obj, symbols=(PHI, E_RHO2))
+            lines.insert(1, self.score_gap)  # right under the formula: the finding a reader must not miss
+        else:
+            self.score_gap = None
         lines.append(SHARE_NOTE)
         secs = data.get("seconds") or {}
         if secs:

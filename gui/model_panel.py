@@ -44,7 +44,7 @@ PRESET_LABELS = {
 }
 #: Phases the sampler reports, with the words the progress bar shows.
 PHASES = {"compile": "Compiling the model", "warmup": "Warmup", "sampling": "Sampling",
-          "diagnostics": "Diagnostics"}
+          "sampling (until converged)": "Sampling until converged", "diagnostics": "Diagnostics"}
 
 
 def fmt_eta(seconds) -> str:

@@ -20,8 +20,9 @@ from typing import Callable, Mapping, Sequence
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QObject, Qt, QTimer
-from PySide6.QtGui import QAction, QFont
-from PySide6.QtWidgets import (QFileDialog, QHBoxLayout, QLabel, QMenu, QMessageBox, QTableWidget, QToolButton,
+from PySide6.QtGui import QAction, QBrush, QFont, QPainterPath, QPen
+from PySide6.QtWidgets import (QFileDialog, QGraphicsEllipseItem, QGraphicsItem, QGraphicsLineItem,
+                               QGraphicsPathItem, QHBoxLayout, QLabel, QMenu, QMessageBox, QTableWidget, QToolButton,
                                QWidget)
 
 from ..core.files import atomic_path
@@ -337,39 +338,252 @@ def data_item(plot: pg.PlotWidget, pen=None, **kw) -> pg.PlotDataItem:
     return item
 
 
-def reference_lines(plot: pg.PlotWidget, y_values: Sequence[float], x_range: tuple[float, float]) -> pg.PlotDataItem:
-    """Light horizontal lines at ``y_values`` across ``x_range`` (data coordinates), as one path."""
+def reference_lines(plot: pg.PlotWidget, y_values: Sequence[float], x_range: tuple[float, float], *,
+                    log_x: bool = False) -> QGraphicsPathItem:
+    """Light horizontal lines at ``y_values`` across ``x_range`` (data coordinates; ``log_x``: the axis is
+    logarithmic), as one path painted by Qt."""
     ys = np.repeat(np.asarray(y_values, dtype=np.float64), 2)
-    xs = np.tile(np.asarray(x_range, dtype=np.float64), len(y_values))
-    item = data_item(plot, pen=pg.mkPen((0, 0, 0, 28), width=1), connect="pairs")
-    item.setData(xs, ys)
+    xs = np.tile(_view_x(np.asarray(x_range, dtype=np.float64), log_x), len(y_values))
+    item = QGraphicsPathItem(pg.arrayToQPath(xs, ys, connect="pairs"))
+    item.setPen(pg.mkPen((0, 0, 0, 28), width=1))
     item.setZValue(-40)
+    plot.addItem(item)
     return item
 
 
-class Band:
-    """A filled interval between two curves: the ``lower`` and ``upper`` edges and their fill.
+# ---------------------------------------------------------------------------
+# Light items for plots redrawn on every slider move
+# ---------------------------------------------------------------------------
+#
+# A slider move of the D-study view changes a few arrays of three to four plots.  pyqtgraph's
+# PlotDataItem does much per setData (log mapping, downsampling, clipping, bounds, signals) and paints
+# in Python; a band drawn as two edge curves plus a FillBetweenItem is three paths.  The items below are
+# plain QGraphicsPathItem / QGraphicsEllipseItem objects (painted by Qt in C++), one path per band,
+# fed with view coordinates (log10 of x on a log axis), and they ignore data equal to what they show,
+# so a plot whose data did not change is not repainted (bench/bench_slider.py measures a move).
 
-    The edges are kept so tests and exports can read their data; they are drawn
-    as hairlines of the band's colour (an edge without a pen has no path to fill to).
+def _view_x(x: np.ndarray, log_x: bool) -> np.ndarray:
+    x = np.asarray(x, dtype=np.float64)
+    return np.log10(x) if log_x else x
+
+
+def pixel_sample(xv: np.ndarray, width_px: float) -> np.ndarray | None:
+    """Indices of at most about one point per pixel column of a curve (None: every point is kept).
+
+    A curve with more points than the pixels it covers is drawn through one point per pixel
+    column (the first of each, the last point kept), which a screen cannot tell apart from the
+    whole curve; the curves of the D-study view have 10-100 points over 300+ pixels, so this only
+    acts on narrow plots or long grids.
+    """
+    n = len(xv)
+    if n < 3 or width_px <= 0 or n <= 2 * width_px:
+        return None
+    span = float(xv[-1] - xv[0])
+    if not np.isfinite(span) or span <= 0:
+        return None
+    col = np.floor((xv - xv[0]) / span * width_px).astype(np.int64)
+    keep = np.flatnonzero(np.r_[True, col[1:] != col[:-1]])
+    if keep[-1] != n - 1:
+        keep = np.r_[keep, n - 1]
+    return keep
+
+
+def _width_px(plot: pg.PlotWidget) -> float:
+    vb = plot.getPlotItem().getViewBox()
+    return float(vb.width())
+
+
+def _same(a: np.ndarray | None, b: np.ndarray) -> bool:
+    return a is not None and a.shape == b.shape and np.array_equal(a, b)
+
+
+class _Dataset:
+    """What a test or an export reads back from a light item: the data given (``getOriginalDataset``)
+    and the view coordinates drawn (``getData``), as PlotDataItem offers them."""
+
+    def __init__(self):
+        self.x = np.zeros(0)
+        self.y = np.zeros(0)
+        self.xv = np.zeros(0)
+
+    def getOriginalDataset(self):  # noqa: N802 - mirrors PlotDataItem
+        return self.x, self.y
+
+    def getData(self):  # noqa: N802 - mirrors PlotDataItem
+        return self.xv, self.y
+
+
+class Curve(_Dataset):
+    """A line through ``(x, y)`` as one QGraphicsPathItem with a cosmetic pen.
+
+    Parameters
+    ----------
+    plot
+        The plot to draw in.
+    pen
+        A QPen (``line(...)``); :meth:`set_style` changes its dash style.
+    log_x
+        The plot's x axis is logarithmic: x is drawn at log10(x), as pyqtgraph's log mode does.
     """
 
-    def __init__(self, plot: pg.PlotWidget, brush, z: float = -10):
-        edge = pg.mkPen(brush, width=1)
-        self.lower = data_item(plot, pen=edge)
-        self.upper = data_item(plot, pen=edge)
-        self.fill = pg.FillBetweenItem(self.lower, self.upper, brush=pg.mkBrush(brush))
+    def __init__(self, plot: pg.PlotWidget, pen, log_x: bool = False, z: float = 0.0):
+        super().__init__()
+        self.plot, self.log_x = plot, log_x
+        self.item = QGraphicsPathItem()
+        self.item.setPen(pen if isinstance(pen, QPen) else pg.mkPen(pen))
+        self.item.setBrush(QBrush(Qt.NoBrush))
+        self.item.setZValue(z)
+        plot.addItem(self.item)
+        self.updates = 0  # paths built (tests: an unchanged curve is not rebuilt)
+
+    def set_data(self, x, y) -> bool:
+        """Show ``y`` over ``x``; False (and nothing redrawn) when they equal what is shown."""
+        x = np.asarray(x, dtype=np.float64)
+        y = np.asarray(y, dtype=np.float64)
+        if _same(self.x, x) and _same(self.y, y):
+            return False
+        self.x, self.y = x.copy(), y.copy()
+        self.xv = _view_x(x, self.log_x)
+        idx = pixel_sample(self.xv, _width_px(self.plot))
+        xv, yv = (self.xv, y) if idx is None else (self.xv[idx], y[idx])
+        self.item.setPath(pg.arrayToQPath(xv, yv, connect="all", finiteCheck=False) if len(xv) else QPainterPath())
+        self.updates += 1
+        return True
+
+    setData = set_data  # noqa: N815 - the PlotDataItem spelling
+
+    def set_style(self, style) -> None:
+        """Solid, dashed, ...: ``Qt.SolidLine``, ``Qt.DashLine``."""
+        pen = QPen(self.item.pen())
+        if pen.style() != style:
+            pen.setStyle(style)
+            self.item.setPen(pen)
+
+    def setVisible(self, visible: bool) -> None:  # noqa: N802
+        self.item.setVisible(visible)
+
+    def isVisible(self) -> bool:  # noqa: N802
+        return self.item.isVisible()
+
+
+class Band:
+    """A filled interval between two curves, as one filled polygon (no edge items).
+
+    ``lower`` and ``upper`` keep the edges' data, so tests and exports read them as from a
+    PlotDataItem (``getOriginalDataset``); ``fill`` is the one path item drawn.
+    """
+
+    def __init__(self, plot: pg.PlotWidget, brush, z: float = -10, log_x: bool = False):
+        self.plot, self.log_x = plot, log_x
+        self.lower, self.upper = _Dataset(), _Dataset()
+        self.fill = QGraphicsPathItem()
+        self.fill.setPen(QPen(Qt.NoPen))
+        self.fill.setBrush(pg.mkBrush(brush))
         self.fill.setZValue(z)
         plot.addItem(self.fill)
+        self.updates = 0
 
-    def set_data(self, x: np.ndarray, lower: np.ndarray, upper: np.ndarray) -> None:
-        # The fill rebuilds its path on each edge's sigPlotChanged; one rebuild (after the upper edge) is enough.
-        self.lower.blockSignals(True)
-        try:
-            self.lower.setData(x, lower)
-        finally:
-            self.lower.blockSignals(False)
-        self.upper.setData(x, upper)
+    def set_data(self, x: np.ndarray, lower: np.ndarray, upper: np.ndarray) -> bool:
+        """Fill between ``lower`` and ``upper`` over ``x``; False when nothing changed."""
+        x = np.asarray(x, dtype=np.float64)
+        lower = np.asarray(lower, dtype=np.float64)
+        upper = np.asarray(upper, dtype=np.float64)
+        if _same(self.lower.x, x) and _same(self.lower.y, lower) and _same(self.upper.y, upper):
+            return False
+        xv = _view_x(x, self.log_x)
+        for d, y in ((self.lower, lower), (self.upper, upper)):
+            d.x, d.y, d.xv = x.copy(), y.copy(), xv
+        idx = pixel_sample(xv, _width_px(self.plot))
+        if idx is not None:
+            xv, lower, upper = xv[idx], lower[idx], upper[idx]
+        if len(xv):
+            # upper edge left to right, lower edge back: one closed polygon
+            path = pg.arrayToQPath(np.r_[xv, xv[::-1]], np.r_[upper, lower[::-1]], connect="all", finiteCheck=False)
+            path.closeSubpath()
+        else:
+            path = QPainterPath()
+        self.fill.setPath(path)
+        self.updates += 1
+        return True
+
+    def setVisible(self, visible: bool) -> None:  # noqa: N802
+        self.fill.setVisible(visible)
+
+    def isVisible(self) -> bool:  # noqa: N802
+        return self.fill.isVisible()
+
+
+class Marker:
+    """One round marker of fixed pixel size at a data point (a QGraphicsEllipseItem that ignores the
+    view's scaling), moved without rebuilding anything.
+
+    ``getOriginalDataset()`` returns ``([x], [y])`` (an empty marker: empty arrays).
+    """
+
+    def __init__(self, plot: pg.PlotWidget, size: float, pen=None, brush=None, log_x: bool = False, z: float = 10):
+        self.log_x = log_x
+        r = size / 2.0
+        self.item = QGraphicsEllipseItem(-r, -r, size, size)
+        self.item.setFlag(QGraphicsItem.ItemIgnoresTransformations, True)
+        self.item.setPen(QPen(Qt.NoPen) if pen is None else pen)
+        self.item.setBrush(QBrush(Qt.NoBrush) if brush is None else brush)
+        self.item.setZValue(z)
+        self.item.setVisible(False)
+        plot.addItem(self.item)
+        self._xy: tuple[float, float] | None = None
+
+    def set_point(self, x: float | None, y: float | None = None) -> bool:
+        """Put the marker at ``(x, y)`` (data coordinates); ``None`` hides it.  False when unchanged."""
+        ok = x is not None and y is not None and np.isfinite(x) and np.isfinite(y) and not (self.log_x and x <= 0)
+        xy = (float(x), float(y)) if ok else None
+        if xy == self._xy:
+            return False
+        self._xy = xy
+        if xy is None:
+            self.item.setVisible(False)
+        else:
+            xv = float(np.log10(xy[0])) if self.log_x else xy[0]
+            self.item.setPos(xv, xy[1])
+            self.item.setVisible(True)
+        return True
+
+    def setData(self, x, y) -> bool:  # noqa: N802 - the PlotDataItem spelling: ([x], [y]) or ([], [])
+        return self.set_point(x[0], y[0]) if len(x) else self.set_point(None)
+
+    def getOriginalDataset(self):  # noqa: N802
+        if self._xy is None:
+            return np.zeros(0), np.zeros(0)
+        return np.array([self._xy[0]]), np.array([self._xy[1]])
+
+
+class VLine:
+    """A vertical line at ``x`` across the plot's y range ``ys`` (a QGraphicsLineItem, cosmetic pen)."""
+
+    def __init__(self, plot: pg.PlotWidget, pen, ys: tuple[float, float] = (-1.0, 2.0), log_x: bool = False,
+                 z: float = 5):
+        self.log_x, self.ys = log_x, ys
+        self.item = QGraphicsLineItem()
+        self.item.setPen(pen)
+        self.item.setZValue(z)
+        self.item.setVisible(False)
+        plot.addItem(self.item)
+        self._x: float | None = None
+
+    def set_value(self, x: float) -> bool:
+        x = float(x)
+        if x == self._x:
+            return False
+        self._x = x
+        if not np.isfinite(x) or (self.log_x and x <= 0):
+            self.item.setVisible(False)
+            return True
+        xv = float(np.log10(x)) if self.log_x else x
+        self.item.setLine(xv, self.ys[0], xv, self.ys[1])
+        self.item.setVisible(True)
+        return True
+
+    def value(self) -> float | None:
+        return self._x
 
 
 def set_category_ticks(axis: pg.AxisItem, labels: Sequence[str], max_chars: int = MAX_LABEL_CHARS,

@@ -169,8 +169,8 @@ def test_analyses_ready_runner_and_failing(first_build, small_csv, tmp_path):
 def test_analysis_runner_names_what_is_missing():
     with pytest.raises(ValueError, match="unknown analysis 'bogus'"):
         pipeline.analysis_runner("bogus")
-    with pytest.raises(ValueError, match="failure taxonomy analysis has no runner in core"):
-        pipeline.analysis_runner("failure_taxonomy")
+    # issue 19: every analysis of the sheet has a runner in core now, the failure taxonomy and the frontier too
+    assert callable(pipeline.analysis_runner("failures")) and callable(pipeline.analysis_runner("frontier"))
 
 
 def test_analysis_runners_are_the_analyses_of_core():
@@ -179,6 +179,9 @@ def test_analysis_runners_are_the_analyses_of_core():
     assert pipeline._RUNNER_MODULES["difficulty"]() is difficulty.run_difficulty_study
     assert pipeline._RUNNER_MODULES["held_out"]() is heldout.run_heldout
     assert pipeline._RUNNER_MODULES["loo"]() is loo.run_loo
+    from ddr_explorer.core.analyses import failure_modes
+
+    assert pipeline._RUNNER_MODULES["failure_taxonomy"]() is failure_modes.run_failure_taxonomy
 
 
 # ---------------------------------------------------------------------------

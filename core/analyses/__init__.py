@@ -9,7 +9,10 @@
 * :mod:`.loo` - PSIS-LOO of the main fit (:class:`~.loo.LooSummary`).
 * :mod:`.stability` - leave-one-benchmark-out and leave-one-model-out tables (seed 000 App. D).
 * :mod:`.external_ranking` - a published ranking against the posterior one (seed 000 Table 3).
-* :mod:`.failure_modes` - the result type of a failure-taxonomy analysis (seed 003 sec. 5.6).
+* :mod:`.failure_modes` - failure modes from an error-category facet: four-facet G-study, per-category
+  agent x task variance against activation rates, mode-profile hold-out (seed 003 secs. 5.6-5.7);
+  :mod:`.failure_sim` simulates such a corpus with known parameters.
+* :mod:`.frontier_time` - the frontier per release quarter (seed 002 sec. 5.1).
 * :mod:`.runner` - ``ddr analyses``: run several, as JSON or text.
 
 The analyses never import the report package: the DDR sheet takes their results as they are.

@@ -126,8 +126,9 @@ def split_settings(settings=None, draws: int = 250, warmup: int = 250, chains: i
     from ..model.posterior import SamplerSettings
 
     s = settings or SamplerSettings()
+    # a fixed length: at most draws per split even when the full fit's length was set by the gate
     return dataclasses.replace(s, draws=min(s.draws, draws), warmup=min(s.warmup, warmup),
-                               chains=min(s.chains, chains))
+                               chains=min(s.chains, chains), stop="fixed", max_draws=None, max_seconds=None)
 
 
 def split_cells(table: pd.DataFrame, rng: np.random.Generator,

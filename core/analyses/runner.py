@@ -2,7 +2,8 @@
 
 Names (``--which``): ``difficulty`` (:mod:`.difficulty_study`), ``heldout``
 (:mod:`.heldout`), ``loo`` (:mod:`.loo`), ``lobo`` and ``lomo``
-(:mod:`.stability`).  Every fit goes through the HDF5 fit cache, so a rerun
+(:mod:`.stability`), ``failure-modes`` (:mod:`.failure_modes`) and ``frontier``
+(:mod:`.frontier_time`).  Every fit goes through the HDF5 fit cache, so a rerun
 with the same inputs samples nothing.
 """
 
@@ -15,9 +16,10 @@ from ..reliability import to_jsonable
 __all__ = ["ANALYSIS_NAMES", "parse_which", "run_analysis_studies", "studies_to_dict", "sheet_analyses",
            "run_analyses", "format_analyses", "convergence_lines"]
 
-ANALYSIS_NAMES: tuple[str, ...] = ("difficulty", "heldout", "loo", "lobo", "lomo")
+ANALYSIS_NAMES: tuple[str, ...] = ("difficulty", "heldout", "loo", "lobo", "lomo", "failure-modes", "frontier")
 _ALIASES = {"held_out": "heldout", "held-out": "heldout", "leave-one-benchmark-out": "lobo",
-            "leave-one-model-out": "lomo"}
+            "leave-one-model-out": "lomo", "failure_modes": "failure-modes", "failures": "failure-modes",
+            "failure-taxonomy": "failure-modes", "frontier-over-time": "frontier"}
 
 
 def parse_which(text: str | None) -> list[str]:
@@ -40,7 +42,7 @@ def parse_which(text: str | None) -> list[str]:
 
 def run_analysis_studies(corpus, which, spec, settings, *, cache_dir: str | Path | None = None, n_splits: int = 50,
                          n_strata: int = 4, posterior=None, progress=None, cancel=None,
-                         scheduler: str | None = None) -> dict:
+                         scheduler: str | None = None, undated: str = "stop") -> dict:
     """Run the named analyses in order; the study objects, keyed by name.
 
     Parameters
@@ -104,6 +106,8 @@ def run_analysis_studies(corpus, which, spec, settings, *, cache_dir: str | Path
                                        **engine_kw)
         elif name == "loo":
             out[name] = loo_study(corpus, posterior, spec, settings, cache_dir, prog, cancel)
+        elif name in ("failure-modes", "frontier"):  # issue 19: their own fits / none (not the given spec)
+            out[name] = _issue19_study(name, corpus, settings, cache_dir, prog, cancel, n_splits, undated)
         else:
             facet = "benchmark" if name == "lobo" else "model"
             if corpus.n_levels(facet) < 2:
@@ -111,6 +115,24 @@ def run_analysis_studies(corpus, which, spec, settings, *, cache_dir: str | Path
                 continue
             out[name] = stability_table(corpus, facet, spec, settings, cache_dir, prog, cancel, **engine_kw)
     return out
+
+
+def _issue19_study(name, corpus, settings, cache_dir, progress, cancel, n_splits, undated="stop"):
+    """Failure modes (:mod:`.failure_modes`) or the frontier over time (:mod:`.frontier_time`); a corpus
+    without an error-category facet is skipped, one without release dates stops with the models named."""
+    if name == "failure-modes":
+        from .failure_modes import NoErrorCategory, failure_mode_study
+
+        try:
+            return failure_mode_study(corpus, settings, cache_dir, progress, cancel, n_splits=n_splits)
+        except NoErrorCategory as exc:
+            return {"skipped": str(exc)}
+    from .frontier_time import MissingReleaseDates, frontier_over_time
+
+    try:
+        return frontier_over_time(corpus, cancel=cancel, undated=undated)
+    except MissingReleaseDates as exc:
+        return {"stopped": str(exc), "models_without_release_date": exc.models}
 
 
 def studies_to_dict(studies: dict) -> dict:
@@ -146,15 +168,21 @@ def sheet_analyses(studies: dict) -> dict:
         out["held_out"] = studies["heldout"].result
     if "loo" in studies:
         out["loo"] = studies["loo"].summary
+    if "failure-modes" in studies and not isinstance(studies["failure-modes"], dict):
+        out["failure_taxonomy"] = studies["failure-modes"].taxonomy()
+    if "frontier" in studies and not isinstance(studies["frontier"], dict):
+        out["frontier"] = studies["frontier"]
     return out
 
 
 def run_analyses(corpus, which, spec, settings, *, cache_dir: str | Path | None = None, n_splits: int = 50,
-                 n_strata: int = 4, posterior=None, progress=None, cancel=None, scheduler: str | None = None) -> dict:
+                 n_strata: int = 4, posterior=None, progress=None, cancel=None, scheduler: str | None = None,
+                 undated: str = "stop") -> dict:
     """:func:`run_analysis_studies`, as one JSON-ready dict per analysis (:func:`studies_to_dict`)."""
     out = studies_to_dict(run_analysis_studies(corpus, which, spec, settings, cache_dir=cache_dir,
                                                n_splits=n_splits, n_strata=n_strata, posterior=posterior,
-                                               progress=progress, cancel=cancel, scheduler=scheduler))
+                                               progress=progress, cancel=cancel, scheduler=scheduler,
+                                               undated=undated))
     conv = convergence_of(out)
     # the verdict first (issue 16): "converged" is false when any fit behind any analysis was not
     return {"converged": conv["converged"], "convergence": conv, **out}
@@ -241,4 +269,12 @@ def format_analyses(result: dict) -> str:
                 continue
             lines.append(f"  {str(r['left_out'])[:23]:<24}{_f(r.get('erho2')):>8}{_f(r.get('delta_erho2'), '{:+.3f}'):>9}"
                          f"{_f(r.get('spearman'), '{:+.2f}'):>10}{_f(r.get('kendall'), '{:+.2f}'):>9}")
+    if result.get("failure-modes"):
+        from .failure_modes import format_failure_modes
+
+        lines.append(format_failure_modes(result["failure-modes"]))
+    if result.get("frontier"):
+        from .frontier_time import format_frontier
+
+        lines.append(format_frontier(result["frontier"]))
     return "\n".join(lines)

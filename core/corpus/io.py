@@ -42,8 +42,24 @@ def load_corpus(path: str | Path, format: str | None = None, *, encoding: str | 
         When the file is missing, unreadable, of an unknown format or invalid.
     """
     path = Path(path)
+    options = dict(options)
+    # issue 19: metadata joined from files beside the corpus, then a slice of tasks (core/corpus/slicing.py)
+    extra = {k: options.pop(k, None) for k in ("task_metadata", "release_dates", "slice")}
     corpus = _load(path, format, encoding, options)
-    corpus.provenance["load_options"] = _saved_options(encoding, options)
+    if extra["task_metadata"]:
+        from .metadata import join_task_metadata
+
+        corpus = join_task_metadata(corpus, extra["task_metadata"])
+    if extra["release_dates"]:
+        from .metadata import join_release_dates
+
+        corpus = join_release_dates(corpus, extra["release_dates"])
+    if extra["slice"]:
+        from .slicing import apply_slice, parse_slice, slice_text
+
+        extra["slice"] = slice_text(parse_slice(extra["slice"], file=path))
+        corpus = apply_slice(corpus, extra["slice"], file=path)
+    corpus.provenance["load_options"] = _saved_options(encoding, {**options, **extra})
     return corpus
 
 
@@ -52,7 +68,8 @@ def _saved_options(encoding, options: dict) -> dict:
     from .columns import ColumnMapping
 
     keep = {"encoding": encoding, **{k: options.get(k) for k in ("columns", "benchmark", "scaffold", "aliases",
-                                                                  "scoring", "gamma")}}
+                                                                  "scoring", "gamma", "task_metadata",
+                                                                  "release_dates", "slice")}}
     out = {}
     for k, v in keep.items():
         if v is None:

@@ -43,6 +43,7 @@ Definitions chosen where the papers are loose
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 from typing import Iterable, Mapping, Sequence
@@ -399,22 +400,46 @@ class DStudyModel:
         return out, p
 
     def view(self, design: DStudyDesign, grids: Mapping[str, Sequence[float]] | None = None, target: float | None = None,
-             overs: Iterable[str] = ("n_tasks", "n_scaffolds", "n_benchmarks")) -> DStudyView:
+             overs: Iterable[str] = ("n_tasks", "n_scaffolds", "n_benchmarks"),
+             previous: DStudyView | None = None) -> DStudyView:
         """Every curve and readout of the D-study view for one design (one slider move).
 
         The curves share the readouts' summary at the observed design and the
         task-only ceiling, so the view shows one number for each.
+
+        ``previous`` (the view of the last move, from this model) lets a curve be reused when only
+        its own facet's size changed: the curve over facet f holds every other size at the design
+        and sets n_f on its grid, so it does not depend on n_f (:meth:`parts` sets ``sizes[f] = 1``);
+        only its marker (``observed_x``, ``observed``) moves.  The result is the same as without
+        ``previous``; a move of the task slider then sorts no draws for the task curve.
         """
         grids = dict(grids or {})
         readouts, p_task = self._readouts(design, target)
         curves = {}
         for over in overs:
             f = _facet_of(over)
-            p = p_task if f == "task" else self.parts(design, f)
             g = grids.get(over, grids.get(f))
+            old = None if previous is None else previous.curves.get(over)
+            if old is not None and self._reusable(old, previous.design, design, f, g, readouts.target):
+                curves[over] = dataclasses.replace(old, observed_x=design.size_of(f), observed=readouts.coefficient)
+                continue
+            p = p_task if f == "task" else self.parts(design, f)
             curves[over] = self._curve(design, f, g, None, readouts.target, p, readouts.coefficient,
                                        readouts.ceiling if f == "task" else None)
         return DStudyView(design, curves, readouts)
+
+    @staticmethod
+    def _reusable(old: DStudyCurve, old_design: DStudyDesign, design: DStudyDesign, f: str, grid, target: float) -> bool:
+        """The curve ``old`` over ``f`` is this design's too: only n_f changed (same grid, target, claim...)."""
+        if old.target != target or old.estimand != design.estimand:
+            return False
+        if grid is None or len(grid) != len(old.grid) or not np.array_equal(np.asarray(grid, dtype=np.float64),
+                                                                             old.grid):
+            return False
+        try:
+            return old_design.with_size(f, design.size_of(f)) == design
+        except (TypeError, ValueError):
+            return False
 
 
 def _scaled(s: Summary, k: float) -> Summary:

@@ -8,6 +8,7 @@ estimator     scale     share of term k
 ============  ========  ==================================================================
 Henderson     observed  sigma_k^2 / (sum_j sigma_j^2 + sigma_e^2), Method I, negatives floored
 REML          observed  the same from the REML fit of the Gaussian LMM (lme4's lmer)
+Bayes LMM     observed  posterior mean of the per-draw share of the Bayesian LMM (seed 000 C.2)
 Laplace       logit     sigma_k^2 / (sum_j sigma_j^2 + pi^2/3) (glmer, nAGQ = 1)
 Bayes GLMM    logit     posterior mean of the per-draw share (Table 20's convention), when a
                         cached fit of the same corpus, formula and settings exists
@@ -17,8 +18,11 @@ DISCO         none      eta_k / sum_j eta_j (seed 000 G.2), no residual row
 Erho2 and Phi of the object of measurement (model by default) at the corpus's observed design
 (:func:`~ddr_explorer.core.dstudy.observed_design`) come from each variance-component estimator through
 :func:`~ddr_explorer.core.reliability.generalizability`, the function the D-study uses; DISCO's
-analogue of Erho2 is the object grouping's eta (seed 000 App. C.5); it has no Phi.  The Bayesian LMM
-on the observed scale (seed 000 C.2) is not implemented yet and has no column.
+analogue of Erho2 is the object grouping's eta (seed 000 App. C.5); it has no Phi.  The Bayesian
+estimators' Erho2 and Phi are posterior means of the per-draw coefficients, with 95% HDIs in
+``intervals``; the Bayesian LMM's are the *score* reliabilities of seed 000 G.5 (Phi <= Erho2 draw by
+draw: reliable rankings need not mean reliable scores), and its convergence verdict is in
+``convergence`` (a column from an unconverged fit is labelled so in every view).
 """
 
 from __future__ import annotations
@@ -38,8 +42,8 @@ from .laplace import laplace
 from .reml import reml
 
 #: Column order and the scale of each estimator.
-ESTIMATORS: dict[str, str] = {"Henderson": "observed", "REML": "observed", "Laplace": "logit",
-                              "Bayes GLMM": "logit", "DISCO": "distance"}
+ESTIMATORS: dict[str, str] = {"Henderson": "observed", "REML": "observed", "Bayes LMM": "observed",
+                              "Laplace": "logit", "Bayes GLMM": "logit", "DISCO": "distance"}
 
 
 @dataclass
@@ -62,6 +66,12 @@ class MethodsTable:
         Estimator -> wall time.
     notes
         Why an estimator is missing, flagged negative estimates, and similar remarks.
+    intervals
+        Estimator -> {"Erho2": (lo, hi), "Phi": (lo, hi)}: 95% HDIs of the per-draw coefficients
+        (Bayesian estimators only).
+    convergence
+        Estimator -> the convergence verdict (:meth:`~ddr_explorer.core.model.diagnostics.Diagnostics.verdict`)
+        of a sampled estimator.
     """
 
     formula: str
@@ -74,6 +84,22 @@ class MethodsTable:
     object_of_measurement: str = "model"
     sizes: dict[str, float] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    intervals: dict[str, dict[str, tuple[float, float]]] = field(default_factory=dict)
+    convergence: dict[str, dict] = field(default_factory=dict)
+
+    def converged(self, estimator: str) -> bool | None:
+        """The gate's verdict on a sampled estimator (None: not sampled, or verdict unknown)."""
+        v = self.convergence.get(estimator)
+        return None if v is None else v.get("converged")
+
+    def score_gap(self) -> dict | None:
+        """Seed 000 G.5 in numbers: the Bayesian LMM's score reliability Phi against its ranking
+        reliability Erho2 (posterior means and 95% HDIs), or None without that column."""
+        if "Bayes LMM" not in self.coefficients:
+            return None
+        c, iv = self.coefficients["Bayes LMM"], self.intervals.get("Bayes LMM", {})
+        return {"Phi": c["Phi"], "Erho2": c["Erho2"], "Phi_hdi95": iv.get("Phi"), "Erho2_hdi95": iv.get("Erho2"),
+                "converged": self.converged("Bayes LMM")}
 
     @property
     def estimators(self) -> list[str]:
@@ -88,7 +114,8 @@ class MethodsTable:
                 "shares": {e: {t: clean(v) for t, v in d.items()} for e, d in self.shares.items()},
                 "components": {e: {t: clean(v) for t, v in d.items()} for e, d in self.components.items()},
                 "coefficients": {e: {k: clean(v) for k, v in d.items()} for e, d in self.coefficients.items()},
-                "seconds": self.seconds, "notes": self.notes}
+                "intervals": {e: {k: list(v) for k, v in d.items()} for e, d in self.intervals.items()},
+                "convergence": self.convergence, "seconds": self.seconds, "notes": self.notes}
 
 
 def _coefficients(components: dict[str, float], obj: str, sizes: dict[str, float]) -> dict[str, float]:
@@ -103,14 +130,32 @@ def _coefficients(components: dict[str, float], obj: str, sizes: dict[str, float
     return {"Erho2": rel, "Phi": absl}
 
 
+def _bayes_coefficients(vc, obj: str, sizes) -> tuple[dict, dict]:
+    """Posterior means and 95% HDIs of Erho2 and Phi, each computed per draw first (SPEC section 2:
+    never a ratio of posterior means)."""
+    from ..reliability import generalizability, hdi
+
+    coefs, ivs = {}, {}
+    for name, claim in (("Erho2", "relative"), ("Phi", "absolute")):
+        try:
+            x = generalizability(vc, obj, sizes, claim)
+        except (ValueError, KeyError):
+            coefs[name] = float("nan")
+            continue
+        coefs[name] = float(np.mean(x))
+        lo, hi = hdi(x, 0.95)
+        ivs[name] = (float(lo), float(hi))
+    return coefs, ivs
+
+
 def _shares(components: dict[str, float]) -> dict[str, float]:
     total = sum(max(v, 0.0) for v in components.values())
     return {k: max(v, 0.0) / total for k, v in components.items()}
 
 
 def methods_table(data, spec: ModelSpec | str, *, posterior=None, object_of_measurement: str = "model",
-                  estimators=("Henderson", "REML", "Laplace", "DISCO", "Bayes GLMM"), progress=None,
-                  cancel=None) -> MethodsTable:
+                  estimators=("Henderson", "REML", "Bayes LMM", "Laplace", "DISCO", "Bayes GLMM"), progress=None,
+                  cancel=None, lmm_settings=None) -> MethodsTable:
     """Variance shares per facet from each estimator (seed 000 Tables 20-21).
 
     Parameters
@@ -129,6 +174,9 @@ def methods_table(data, spec: ModelSpec | str, *, posterior=None, object_of_meas
         Which columns to compute.
     progress, cancel
         ``progress(phase, i, n, eta)`` and ``cancel()``, passed to the iterative estimators.
+    lmm_settings
+        :class:`~.bayes_lmm.BayesLmmSettings` of the Bayesian LMM (default: 4 chains, continued until
+        the gate passes or 8,000 draws per chain).
     """
     from ..dstudy import observed_design
 
@@ -168,6 +216,18 @@ def methods_table(data, spec: ModelSpec | str, *, posterior=None, object_of_meas
         add("REML", fit.components, fit.shares, _coefficients(fit.components, object_of_measurement, sizes), t0)
         if not fit.converged:
             out.notes.append(f"REML: the optimiser stopped without converging ({fit.message}).")
+    if "Bayes LMM" in estimators:
+        from .bayes_lmm import bayes_lmm
+
+        t0 = time.perf_counter()
+        fit = bayes_lmm(design, spec.priors, lmm_settings, progress=progress, cancel=cancel)
+        add("Bayes LMM", fit.posterior_means(), fit.shares(), {}, t0)
+        coefs, ivs = _bayes_coefficients(fit.components(), object_of_measurement, sizes)
+        out.coefficients["Bayes LMM"], out.intervals["Bayes LMM"] = coefs, ivs
+        out.convergence["Bayes LMM"] = fit.diagnostics.verdict()
+        if not fit.converged:
+            out.notes.append("Bayes LMM: NOT converged (" + "; ".join(fit.diagnostics.problems)
+                             + "): its column is provisional.")
     if "Laplace" in estimators:
         t0 = time.perf_counter()
         fit = laplace(design, progress=progress, cancel=cancel)
@@ -190,13 +250,12 @@ def methods_table(data, spec: ModelSpec | str, *, posterior=None, object_of_meas
             shares["residual"] = float(np.mean(resid / total))
             comps = {t: float(np.mean(d)) for t, d in draws.items()}
             comps["residual"] = float(np.mean(resid))
-            try:
-                # per draw, then the posterior mean (SPEC section 2: never a ratio of posterior means)
-                coefs = {"Erho2": float(np.mean(generalizability(vc, object_of_measurement, sizes, "relative"))),
-                         "Phi": float(np.mean(generalizability(vc, object_of_measurement, sizes, "absolute")))}
-            except (ValueError, KeyError):
-                coefs = {"Erho2": float("nan"), "Phi": float("nan")}
+            coefs, ivs = _bayes_coefficients(vc, object_of_measurement, sizes)
             add("Bayes GLMM", comps, shares, coefs, t0)
+            out.intervals["Bayes GLMM"] = ivs
+            diag = getattr(posterior, "diagnostics", None)
+            if diag is not None and hasattr(diag, "verdict"):
+                out.convergence["Bayes GLMM"] = diag.verdict()
     if "DISCO" in estimators:
         t0 = time.perf_counter()
         res = disco(design)
@@ -226,6 +285,9 @@ def format_methods_table(table: MethodsTable) -> str:
             v = table.coefficients[e].get(coef, float("nan"))
             row += f"{'NA' if math.isnan(v) else f'{v:.3f}':>12}"
         lines.append(row)
+    gap = table.score_gap()
+    if gap is not None:
+        lines.append(score_gap_sentence(gap, obj))
     if table.sizes:
         lines.append("Erho2/Phi at the observed design: " + ", ".join(f"{k} {v:g}" for k, v in table.sizes.items()))
     lines.append("Shares: sigma_k^2 over the total incl. the residual (observed scale: sigma_e^2; logit: pi^2/3); "
@@ -233,3 +295,25 @@ def format_methods_table(table: MethodsTable) -> str:
     lines.append("wall time: " + ", ".join(f"{e} {table.seconds[e]:.1f} s" for e in est))
     lines.extend(f"note: {n}" for n in table.notes)
     return "\n".join(lines)
+
+
+def score_gap_sentence(gap: dict, obj: str = "model", *, symbols: tuple[str, str] = ("Phi", "Erho2")) -> str:
+    """Seed 000 G.5's point in one sentence, from :meth:`MethodsTable.score_gap` (plain text)."""
+    from ..formatting import fmt_coef
+
+    def iv(v):
+        return "" if not v else f" [{fmt_coef(v[0])}, {fmt_coef(v[1])}]"
+
+    phi, erho = symbols
+    head = (f"Scores vs rankings (Bayes LMM, observed scale, {obj}): {phi} {fmt_coef(gap['Phi'])}{iv(gap['Phi_hdi95'])} "
+            f"vs {erho} {fmt_coef(gap['Erho2'])}{iv(gap['Erho2_hdi95'])} (posterior means, 95% HDIs)")
+    if gap["Phi"] < gap["Erho2"]:
+        tail = ("; score reliability is lower than ranking reliability: reliable rankings do not imply reliable "
+                "scores (seed 000 G.5)")
+    elif gap["Phi"] == gap["Erho2"]:  # no absolute-only error term (Eq. 22 holds with equality)
+        tail = "; scores are as reliable as rankings here (seed 000 G.5, Eq. 22)"
+    else:  # undefined (NaN) at this design
+        tail = ""
+    if gap.get("converged") is False:
+        tail += "; NOT converged: provisional"
+    return head + tail + "."

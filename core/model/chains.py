@@ -24,6 +24,10 @@ from .geometry import log_scale
 from .parameterisation import _initial_gibbs, _initial_point, _make_functions, _Marginal, _per_level_broadcaster
 from .posterior import CancelCallback, FitCancelled, ProgressCallback, SamplerSettings
 
+#: When a list, every look of the warmup at a slow window's end appends its metric and step-size
+#: changes (:mod:`.warmup`) to it: bench/bench_warmup.py reads them.  None in the app.
+WINDOW_LOG: list | None = None
+
 #: Called once after warmup as ``WARMUP_HOOK(state=, aux=, potential_gen=, offset=, layout=)`` with the
 #: chains' kernel states (adapted mass matrix and step size included): bench/bench_geometry.py uses it
 #: to find the direction that limits the step size.  None in the app.
@@ -335,12 +339,130 @@ def _run_chains(design, spec, lay, gibbs, rough, settings: SamplerSettings, devi
         eps = np.asarray(st.adapt_state.step_size)
         return st._replace(adapt_state=st.adapt_state._replace(step_size=np.full_like(eps, np.median(eps))))
 
+    def _until_converged():
+        """Sample until the draws pass the gate or the ceiling (``stop="gate"``, :mod:`.stopping`)."""
+        nonlocal state, aux
+        from .stopping import GATE_PHASE, check_gate, next_check, projected_draws, stop_note
+
+        out, done, chk, why = [], 0, None, "max_draws"
+        tn = design.term_names  # in the order of the columns checked below
+        gate_names = ([tn[k] for k in lay.terms] + ([tn[k] for k in gibbs.inner] if gibbs is not None else [])
+                      + ([tn[marg.term.term]] if marg is not None else []))
+        t_phase = time.perf_counter()
+        look, total = settings.draws, settings.draws  # the next look; the projected run length
+        while True:
+            if cancel is not None and cancel():
+                raise FitCancelled(f"fit cancelled by the user during sampling ({done} draws per chain).")
+            m = min(S, look - done)
+            state, aux, buf = chunk(state, aux, jnp.asarray(m, jnp.int32))
+            out.append(jax.tree.map(lambda a: np.asarray(a)[:, :, :m], jax.device_get(buf)))
+            done += m
+            el = time.perf_counter() - t_phase
+            over_time = settings.max_seconds is not None and el >= settings.max_seconds
+            if done == look or over_time:
+                # every sigma the posterior will report: NUTS terms, Gibbs terms (log sd), integrated term
+                sig = np.concatenate([np.concatenate([o["nuts_sigma"], o["gibbs_ls"], o["marg_sigma"]], axis=-1)
+                                      .reshape(C, o["mu"].shape[2], -1) for o in out], axis=1)
+                div = int(sum(int(np.sum(o["diverging"])) for o in out))
+                chk = check_gate(sig, div, gate_names)
+                if chk.passed or div:
+                    why = "passed" if chk.passed else "diverged"
+                    break
+                if done >= settings.max_draws or over_time:
+                    why = "max_draws" if done >= settings.max_draws else "max_seconds"
+                    break
+                look = next_check(done, settings.check_every, settings.max_draws)
+                total = max(look, projected_draws(chk, check_every=settings.check_every,
+                                                  max_draws=settings.max_draws))
+            if progress:
+                eta = el / done * (total - done)
+                if settings.max_seconds is not None:
+                    eta = min(eta, max(settings.max_seconds - el, 0.0))
+                progress(GATE_PHASE, done, total, eta)
+        if progress:
+            progress(GATE_PHASE, done, done, 0.0)
+        timings["sampling"] = time.perf_counter() - t_phase
+        timings["stop_note"] = stop_note(chk, why, done, settings)  # taken out by the caller (a note, not a time)
+        return jax.tree.map(lambda *a: np.concatenate(a, axis=2).reshape(C, done, *a[0].shape[3:]), *out)
+
+    def _warmup_windows(jump):
+        """Warmup with a look at each slow window's end (:mod:`.warmup`); with ``jump``, once the metric
+        and the step size have settled, the window closes and the run goes on at the final buffer."""
+        nonlocal state, aux
+        from .warmup import metric_change, settled, welford_metric
+
+        final_start, nw = sched[-1].start, len(sched)
+        looks = [w.end for w in sched[1:-1]]
+        first = sched[0].end + 1  # the initial buffer's step size: the start metric's
+        pts = sorted(set(looks + [first]))
+        out, done, ran, prev_step, note = [], 0, 0, None, None
+        t_phase = time.perf_counter()
+        keys = (*_STATS, "nuts_sigma", "gibbs_ls", "gibbs_accept")
+
+        def run(m):
+            nonlocal state, aux, ran
+            state, aux, buf = chunk(state, aux, jnp.asarray(m, jnp.int32))
+            buf = jax.device_get(buf)
+            out.append({k: np.asarray(buf[k])[:, :, :m] for k in keys})
+            ran += m
+
+        while done < W:
+            if cancel is not None and cancel():
+                raise FitCancelled(f"fit cancelled by the user during warmup ({done} of {W} iterations).")
+            nxt = min([p for p in pts if p > done] + [W])
+            m = min(S, nxt - done)
+            run(m)
+            done += m
+            if done == first or done in looks:
+                if done in looks and settings.pool_adaptation and C > 1:
+                    state, aux = _pool_welford(state, aux)
+                st = jax.device_get(state)
+                eps = float(np.exp(np.median(np.asarray(st.adapt_state.ss_state[1]))))  # averaged log step
+                if done in looks:
+                    changes = {}
+                    for blk, (mean, m2, n) in st.adapt_state.mm_state.items():
+                        new = welford_metric(np.asarray(mean)[0, 0], np.asarray(m2)[0, 0], np.asarray(n)[0, 0])
+                        old = np.asarray(st.adapt_state.inverse_mass_matrix[blk])[0, 0]
+                        changes["".join(blk)] = metric_change(old, new)
+                    sc = None if prev_step is None else math.log(eps / prev_step)
+                    entry = {"iteration": done, "changes": changes, "step_size": eps, "step_change": sc}
+                    if jump and settled(changes, sc) and done + 1 < final_start:
+                        run(1)  # the window closes with its metric, then the final buffer
+                        done += 1
+                        st = jax.device_get(state)
+                        ad = st.adapt_state
+                        state = st._replace(i=np.full_like(np.asarray(st.i), final_start),
+                                            adapt_state=ad._replace(window_idx=np.full_like(
+                                                np.asarray(ad.window_idx), nw - 1)))
+                        entry["skipped"] = final_start - done
+                        note = (f"warmup {W - (final_start - done)} of {W} iterations: the metric and step size had "
+                                f"settled at iteration {done} (metric change "
+                                f"{max(changes.values()):.2f}, step size change {abs(sc):.2f}); "
+                                f"{final_start - done} slow-window iterations skipped")
+                        done = final_start
+                    if WINDOW_LOG is not None:
+                        WINDOW_LOG.append(entry)
+                prev_step = eps
+            if progress:
+                el = time.perf_counter() - t_phase
+                progress("warmup", done, W, el / ran * (W - done))
+        timings["warmup"] = time.perf_counter() - t_phase
+        if note:
+            timings["warmup_note"] = note  # taken out by the caller (a note, not a time)
+        return jax.tree.map(lambda *a: np.concatenate(a, axis=2).reshape(C, ran, *a[0].shape[3:]), *out)
+
     sched = build_adaptation_schedule(W) if W > 0 else []
     stops = [w.end for w in sched[1:-1]]  # pool just before each slow window's last iteration
-    warm = _phase(W, "warmup", False, stops) if W > 0 else None
+    if W > 0 and len(sched) > 2 and (settings.adaptive_warmup or WINDOW_LOG is not None):
+        warm = _warmup_windows(settings.adaptive_warmup)
+    else:
+        warm = _phase(W, "warmup", False, stops) if W > 0 else None
     if WARMUP_HOOK is not None:
         WARMUP_HOOK(state=state, aux=aux, potential_gen=potential_gen, offset=_s, layout=lay)
     if settings.pool_adaptation and C > 1 and W > 0:
         state = _pool_step_size(state)
-    samp = _phase(settings.draws, "sampling", True)
+    if settings.stop == "gate":
+        samp = _until_converged()
+    else:
+        samp = _phase(settings.draws, "sampling", True)
     return warm, samp, D

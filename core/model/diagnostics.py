@@ -116,15 +116,16 @@ def ebfmi(energy: np.ndarray) -> np.ndarray:
         return num / den
 
 
-def draws_advice(min_ess: float, draws: int, target: float = MIN_ESS_BULK) -> str | None:
+def draws_advice(min_ess: float, draws: int, target: float = MIN_ESS_BULK, setting: str = "draws") -> str | None:
     """What to rerun with when the bulk ESS falls short: ESS grows about linearly with the draws
     of a chain that has forgotten its start, so ``draws * target / min_ess`` with a 20% margin,
-    rounded up to a hundred.  None when the ESS is enough or unknown."""
+    rounded up to a hundred.  None when the ESS is enough or unknown.  ``setting`` names what to
+    raise: ``"draws"``, or ``"max_draws"`` for a run whose length the gate set (it hit its ceiling)."""
     if not np.isfinite(min_ess) or min_ess <= 0 or min_ess >= target:
         return None
     need = int(np.ceil(draws * target / min_ess * 1.2 / 100.0) * 100)
     return (f"about {need} draws per chain (now {draws}) should bring the smallest bulk ESS "
-            f"({min_ess:.0f}) above {target:.0f}: refit with draws = {need} (--draws {need})")
+            f"({min_ess:.0f}) above {target:.0f}: refit with {setting} = {need} (--{setting.replace('_', '-')} {need})")
 
 
 def diagnose(posterior, max_r_hat: float = MAX_R_HAT, min_ess_bulk: float = MIN_ESS_BULK) -> Diagnostics:
@@ -155,7 +156,9 @@ def diagnose(posterior, max_r_hat: float = MAX_R_HAT, min_ess_bulk: float = MIN_
                         f"{q_err:.2g} nats at the posterior (> {QUADRATURE_TOLERANCE}): refit with "
                         "marginalise = off (--marginalise off)")
     # more draws help a short run, not a sampler that diverges (None when the ESS is enough)
-    advice = None if div else draws_advice(comp["ess_bulk"].min(), posterior.mu.shape[-1], min_ess_bulk)
+    gate_run = getattr(posterior.settings, "stop", "fixed") == "gate"  # the ceiling, not draws, bounded it
+    advice = None if div else draws_advice(comp["ess_bulk"].min(), posterior.mu.shape[-1], min_ess_bulk,
+                                           "max_draws" if gate_run else "draws")
     if advice:
         warnings.append(advice)
     if np.any(bf < MIN_EBFMI):

@@ -164,11 +164,18 @@ class _Layout:
 
 
 def _make_layout(design: DesignMatrix, spec: ModelSpec, rough: RoughFit, mode: str, terms: list[int],
-                 nested: bool = True, min_ratio: float = MIN_ABSORBED_RATIO) -> _Layout:
+                 nested: bool = True, min_ratio: float = MIN_ABSORBED_RATIO, chains=None) -> _Layout:
+    """The coordinates NUTS samples for ``terms`` (see the module docstring).
+
+    ``chains`` fixes the host chains of nested centring (item 11) instead of choosing them from
+    ``rough``: the refits of one parent (:mod:`.refit`) keep the parent's, so that they share the
+    potential's structure and one compile; the rest is recomputed from ``rough``.
+    """
     J = design.n_levels[terms].astype(np.int64)
     offsets = np.concatenate([[0], np.cumsum(J)])
     cols = [spec.term(nm).columns for nm in design.term_names]
-    chains = host_chains(design, cols, list(terms), rough, min_ratio) if nested else [[] for _ in terms]
+    if chains is None:
+        chains = host_chains(design, cols, list(terms), rough, min_ratio) if nested else [[] for _ in terms]
     info = list(rough.info)
     if nested and any(chains):
         # a host level's information is what its hosted terms leave it (item 11)
@@ -277,28 +284,38 @@ def _per_level_broadcaster(J):
 
 
 def _make_functions(design: DesignMatrix, lay: _Layout, dtype, term_columns, gibbs: _GibbsBlock | None,
-                    mh_steps: int, marg: "_Marginal | None" = None):
+                    mh_steps: int, marg: "_Marginal | None" = None, consts: dict | None = None):
     """The potential generator, the map to (sigma, mu, u) and the collapsed move.
 
     NUTS samples z = {"g": (1+2K+M,), "x": (L,)} for the terms of ``lay`` (M = 1 when a term is
     integrated out: its log sigma is the last global coordinate); the inner terms of the Gibbs
     block enter the likelihood as a fixed offset ``s`` on the run term's levels.
+
+    ``consts`` replaces the constants that depend on the counts (``y``, ``n``, ``c0``, ``c1``,
+    ``pi``, ``pi_norm``, ``sref2``; arrays shaped like ``design``'s and ``lay``'s, possibly
+    traced): the refits of one parent (:mod:`.refit`) pass them as arguments of one compiled
+    function.  The centring weights are then not assumed uniform.
     """
     import jax
     import jax.numpy as jnp
 
     K, J, off = lay.K, lay.J, lay.offsets
-    y = jnp.asarray(design.successes, dtype)
-    n = jnp.asarray(design.trials, dtype)
-    c0 = jnp.asarray(lay.c0, dtype)
-    c1 = jnp.asarray(lay.c1, dtype)
+    if consts is None:
+        consts = {"y": design.successes, "n": design.trials, "c0": lay.c0, "c1": lay.c1, "pi": lay.pi,
+                  "pi_norm": lay.pi_norm, "sref2": lay.sref ** 2}
+        uniform = lay.uniform_pi
+    else:
+        uniform = False
+    y = jnp.asarray(consts["y"], dtype)
+    n = jnp.asarray(consts["n"], dtype)
+    c0 = jnp.asarray(consts["c0"], dtype)
+    c1 = jnp.asarray(consts["c1"], dtype)
     Jf = jnp.asarray(J, dtype)
     # centring weights pi (per level, summing to 1 per term) and |pi_k|: the deviations are
     # pi-centred and m_k = pi_k'u_k = sigma_k |pi_k| w_k (uniform pi: plain means, item 1)
-    piw = jnp.asarray(lay.pi, dtype)
-    pinorm = jnp.asarray(lay.pi_norm, dtype)
-    uniform = lay.uniform_pi
-    sref2 = jnp.asarray(lay.sref ** 2, dtype)
+    piw = jnp.asarray(consts["pi"], dtype)
+    pinorm = jnp.asarray(consts["pi_norm"], dtype)
+    sref2 = jnp.asarray(consts["sref2"], dtype)
     sdf = jnp.asarray(lay.sigma_df, dtype)
     ssc = jnp.asarray(lay.sigma_scale, dtype)
     slices = [(int(off[k]), int(off[k + 1])) for k in range(K)]

@@ -24,6 +24,11 @@ CancelCallback = Callable[[], bool]
 #: pooled fit to bulk ESS of about 530 (it had 381 with 500: 0.19 effective draws per draw, measured),
 #: and cost TB2 about 5 s more than 500.
 DEFAULT_DRAWS = 700
+#: Minimum post-warmup draws per chain when the gate sets the run length (``stop="gate"``): 4 chains x 200
+#: give split R-hat 8 half-chains of 100 draws, the safeguard against stopping at a lucky fluctuation.
+DEFAULT_MIN_DRAWS_GATE = 200
+#: Ceiling of post-warmup draws per chain under ``stop="gate"`` (about 4 x what the HAL-scale pooled corpus needs).
+DEFAULT_MAX_DRAWS = 4000
 
 
 class FitCancelled(RuntimeError):
@@ -37,7 +42,29 @@ class SamplerSettings:
     Attributes
     ----------
     draws, warmup, chains
-        Post-warmup draws per chain, warmup iterations per chain, number of chains.
+        Post-warmup draws per chain, warmup iterations per chain, number of chains.  With
+        ``stop="fixed"`` exactly ``draws`` (default 700); with ``stop="gate"`` at least ``draws``
+        (default 200), the first look of the stopping rule.
+    stop
+        How long the chains run after warmup.  ``"fixed"`` (default): ``draws`` per chain.
+        ``"gate"``: until every variance component passes the convergence gate with a margin
+        (split R-hat <= 1.01, bulk and tail ESS >= 440, no divergence; :mod:`.stopping`), looked at
+        every ``check_every`` draws per chain from ``draws`` on, or until a ceiling: ``max_draws``
+        per chain or ``max_seconds`` of sampling; a run that reaches a ceiling is reported not
+        converged, as a short fixed run is.  A divergence ends the run at the next look.
+    max_draws
+        Ceiling of draws per chain under ``stop="gate"`` (default 4,000; None with ``"fixed"``).
+    max_seconds
+        Ceiling of the sampling phase's wall seconds under ``stop="gate"`` (None: no time ceiling).
+        A time ceiling makes the number of draws depend on the machine's speed: same seed, same
+        draws up to where it stopped.
+    adaptive_warmup
+        End the slow adaptation windows early once the mass matrix and step size have settled
+        between two windows (:mod:`.warmup`): up to 150 of 300 warmup iterations saved where the
+        start near the mode is good.  False (default): Stan's full schedule.
+    check_every
+        Draws per chain between two looks of the stopping rule (default 50: two chunks; a look costs
+        a few milliseconds).
     seed
         Same seed and settings -> identical draws.
     target_accept
@@ -89,7 +116,7 @@ class SamplerSettings:
         likelihood.  False: plain means and each term on its own (items 1-2 only).
     """
 
-    draws: int = DEFAULT_DRAWS
+    draws: int | None = None
     warmup: int = 300
     chains: int = 4
     seed: int = 0
@@ -107,8 +134,32 @@ class SamplerSettings:
     pool_adaptation: bool = True
     marginalise: str = "auto"
     nested_centring: bool = True
+    stop: str = "fixed"
+    max_draws: int | None = None
+    max_seconds: float | None = None
+    check_every: int = 50
+    adaptive_warmup: bool = False
 
     def __post_init__(self):
+        if self.stop not in ("fixed", "gate"):
+            raise ValueError(f"stop must be 'fixed' (draws per chain) or 'gate' (until converged, at most "
+                             f"max_draws), got '{self.stop}'.")
+        if self.draws is None:  # the default depends on the rule: exact 700, or at least 200
+            object.__setattr__(self, "draws", DEFAULT_DRAWS if self.stop == "fixed" else DEFAULT_MIN_DRAWS_GATE)
+        if self.stop == "fixed":
+            if self.max_draws is not None or self.max_seconds is not None:
+                raise ValueError("max_draws and max_seconds are ceilings of stop='gate'; with stop='fixed' the run "
+                                 f"is exactly draws={self.draws} per chain: drop them or set stop='gate'.")
+        else:
+            if self.max_draws is None:
+                object.__setattr__(self, "max_draws", max(DEFAULT_MAX_DRAWS, self.draws))
+            if self.max_draws < self.draws:
+                raise ValueError(f"max_draws ({self.max_draws}) is below the minimum draws ({self.draws}) per "
+                                 "chain: raise max_draws or lower draws.")
+            if self.max_seconds is not None and not self.max_seconds > 0:
+                raise ValueError(f"max_seconds must be positive (or None: no time ceiling), got {self.max_seconds}.")
+        if self.check_every < 1:
+            raise ValueError(f"check_every must be at least 1 draw per chain, got {self.check_every}.")
         if self.draws < 1 or self.warmup < 0 or self.chains < 1:
             raise ValueError(f"need draws >= 1, warmup >= 0 and chains >= 1; got draws={self.draws}, "
                              f"warmup={self.warmup}, chains={self.chains}.")

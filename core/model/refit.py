@@ -15,13 +15,43 @@ Whatever the implementation, a returned :class:`~.posterior.Posterior` reads lik
 of the kept cells: levels with no trials left are not in ``levels`` / ``random_effects``,
 ``n_cells`` and ``n_trials`` count the kept cells, and its diagnostics are its own.
 
-This first implementation fits each request cold, one after another, from the kept cells'
-table; the warm-started, shape-sharing version replaces the body of :func:`fit_refits` and
-keeps this signature.
+How (seed 000 Eq. 2 / Eq. 6, SPEC section 2; items of :mod:`.parameterisation`):
+
+1. **Masked data, not rebuilt designs.**  A refit keeps the parent's cells and levels and
+   changes only the per-cell counts.  A cell with 0 trials adds ``0 * eta - 0 * softplus(eta)
+   = 0`` to the binomial log-likelihood, so it contributes nothing.  A level whose cells all
+   have 0 trials is then informed by its prior N(0, sigma^2) only: integrating it out gives 1,
+   so the joint posterior of every other quantity (mu, every sigma, every level with data) is
+   *exactly* that of the cold fit of the kept cells; its draws are simply dropped from the
+   output.  The counts and everything derived from them (the rough fit, the partial-centring
+   constants and centring weights recomputed on the subset, the scale moves' slopes) are
+   *arguments* of the compiled chunk (:mod:`.refit_chains`), so all refits of one parent share
+   one compile.  The host chains of nested centring (item 11) are the parent's (a choice of
+   coordinates, exact whatever it is).  Exception: a term integrated out by quadrature
+   (item 10, pooled corpora) has a trial layout that depends on the counts, so such refits
+   compile one by one (still warm-started).
+2. **Warm start** (``parent`` given): each chain starts at a different draw of the parent,
+   mapped into the refit's own coordinates; the initial inverse mass matrix is the covariance
+   of up to :data:`MASS_DRAWS` parent draws in those coordinates (dense over the global block,
+   floored at the cold fit's conditional variances), re-estimated in the short warmup's one
+   mass window (:data:`WARM_ADAPT_MASS`); the initial step size is the parent's median; and
+   the warmup is short (:data:`WARM_WARMUP`; bench/bench_warm_refits.py: 25 iterations
+   diverge, 50 and 100 agree with cold refits, docs/sampler-measurements.md).  The adapted
+   mass matrix itself is not stored on a :class:`~.posterior.Posterior` (nor in the fit
+   cache), and it would not fit the refit anyway:
+   the coordinates follow the data (partial centring on the subset's information), so a mass
+   matrix in the parent's coordinates is the wrong shape of ellipse; the parent's draws can be
+   mapped exactly into the refit's coordinates, cached parents included.
+3. **Batches**: refits x chains are the batch axis of one compiled sampler, pmapped over the
+   devices and vmapped within one (:func:`batch_layout`): on a GPU as many refits at once as
+   fit (:data:`GPU_MAX_BATCH` chains), on CPU one chain per CPU device.
 """
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
+import time
 from dataclasses import dataclass
 from typing import Sequence
 
@@ -31,7 +61,22 @@ from .design_matrix import DesignMatrix
 from .formula import as_spec
 from .posterior import CancelCallback, FitCancelled, Posterior, ProgressCallback, SamplerSettings
 
-__all__ = ["RefitRequest", "fit_refits", "request_cells"]
+__all__ = ["GPU_MAX_BATCH", "MASS_DRAWS", "WARM_WARMUP", "RefitRequest", "batch_layout", "fit_refits",
+           "masked_design", "request_cells"]
+
+#: Warmup iterations of a warm-started refit (the cold default is 300).  Measured with
+#: bench/bench_warm_refits.py on 10 Terminal-Bench 2.0 hold-out splits (docs/sampler-measurements.md):
+#: 25 left the step size about 10x too large (numpyro's final buffer is 2 iterations: 4,497
+#: divergences); 50 and 100 agreed with cold refits (max |z| 2.20 and 2.48 over 60 posterior
+#: means, 97% and 95% below 2) without divergences; 100 keeps a margin.
+WARM_WARMUP = 100
+#: Whether a warm-started refit re-estimates its mass matrix during its short warmup (numpyro's
+#: windows) or keeps the one estimated from the parent's draws and adapts its step size only.
+WARM_ADAPT_MASS = True
+#: Parent draws mapped into a refit's coordinates to estimate its initial inverse mass matrix.
+MASS_DRAWS = 400
+#: Most chains (refits x chains) in one batch on a GPU.
+GPU_MAX_BATCH = 512
 
 
 @dataclass(frozen=True)
@@ -73,9 +118,272 @@ def request_cells(design: DesignMatrix, request: RefitRequest):
     return cells.reset_index(drop=True)
 
 
+
+def masked_design(design: DesignMatrix, request: RefitRequest) -> DesignMatrix:
+    """The parent's design with the request's counts: same cells, codes and levels (item 1 above)."""
+    s = np.asarray(request.successes, np.int64)
+    n = np.asarray(request.trials, np.int64)
+    level_trials = [np.bincount(design.codes[k], weights=n, minlength=int(design.n_levels[k])).astype(np.int64)
+                    for k in range(design.n_terms)]
+    cells = design.cells.assign(successes=s, trials=n)
+    return dataclasses.replace(design, successes=s, trials=n, level_trials=level_trials, cells=cells,
+                               notes=list(design.notes))
+
+
+def batch_layout(n_refits: int, chains: int, kind: str, n_devices: int) -> tuple[int, int]:
+    """(refits per batch, chains per batch) for ``n_refits`` refits of ``chains`` chains.
+
+    On a GPU (one device) every refit of the analysis in one vmapped batch, up to
+    :data:`GPU_MAX_BATCH` chains; on CPU one chain per device (a vmapped batch on a CPU device
+    runs every chain for as long as its longest NUTS tree, and a batch of one is not vmapped:
+    :func:`.chains._per_device`).
+    """
+    if kind == "cpu":
+        per_batch = max(1, n_devices // chains)
+    else:
+        per_batch = max(1, GPU_MAX_BATCH // chains)
+    per_batch = min(per_batch, n_refits)
+    return per_batch, per_batch * chains
+
+
+@dataclass
+class _Prepared:
+    """One refit's data, layout and starts (numpy, before batching)."""
+
+    request: RefitRequest
+    design: DesignMatrix
+    rough: object
+    lay: object
+    marg: object
+    consts: dict
+    z0: dict
+    imm_g: np.ndarray
+    imm_x: np.ndarray
+    step0: np.ndarray
+    u_in0: np.ndarray
+    ls_in0: np.ndarray
+    seconds: float
+
+
+def _scale_slopes(lay, rough) -> np.ndarray:
+    """gamma_j = d log a_j / d log sigma at the rough sigma (the scale moves' slopes, item 7)."""
+    sig0 = rough.sigma[lay.terms]
+    return np.concatenate([lay.c0[a:b] / (lay.c0[a:b] + lay.c1[a:b] * sig0[i] ** 2)
+                           for i, (a, b) in enumerate(zip(lay.offsets[:-1], lay.offsets[1:]))])
+
+
+def _to_coordinates(lay, sigma: np.ndarray, mu: np.ndarray, u: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """Draws (sigma (M, K), mu (M,), u per NUTS term (M, J_k)) -> NUTS coordinates (g (M, 1+2K), x (M, L)).
+
+    The inverse of ``_parts``/``constrain`` in :func:`.parameterisation._make_functions` (the
+    map :func:`.parameterisation._initial_point` applies to the rough mode), with the auxiliary
+    pi'(a x) set to pi'u.
+    """
+    from .geometry import log_scale
+
+    K = lay.K
+    sl = [slice(int(lay.offsets[i]), int(lay.offsets[i + 1])) for i in range(K)]
+    ls = np.log(sigma)
+    a = [np.exp(log_scale(ls[:, i:i + 1], lay.c0[sl[i]][None, :], lay.c1[sl[i]][None, :])) for i in range(K)]
+    m = np.stack([u[i] @ lay.pi[sl[i]] for i in range(K)], axis=1)  # (M, K)
+    if lay.nested:
+        dev = [u[i] - m[:, i:i + 1] for i in range(K)]
+        xs = []
+        for i in range(K):
+            y = u[i].astype(float)
+            if lay.chains[i]:
+                oS = lay.c1[sl[i]][None, :] * a[i] ** 2 * sum(dev[q][:, mp] for q, mp in lay.chains[i])
+                y = y + oS - (oS @ lay.pi[sl[i]])[:, None]
+            xs.append(y / a[i])
+    else:
+        xs = [u[i] / a[i] for i in range(K)]
+    w = m / (sigma * lay.pi_norm[None, :])
+    g = np.concatenate([(mu + m.sum(1))[:, None], ls, w], axis=1)
+    return g, np.concatenate(xs, axis=1)
+
+
+def _parent_draws(parent: Posterior, design: DesignMatrix, lay, rough, marg, rng, n: int):
+    """``n`` parent draws (random, without replacement where possible) mapped into ``lay``'s coordinates."""
+    names = design.term_names
+    M = parent.mu.size
+    idx = rng.choice(M, size=n, replace=n > M)
+    sig = np.stack([np.asarray(parent.sigma[names[k]], np.float64).reshape(-1)[idx] for k in lay.terms], axis=1)
+    mu = np.asarray(parent.mu, np.float64).reshape(-1)[idx]
+    u = []
+    for k in lay.terms:
+        e = parent.random_effects.get(names[k])
+        if e is not None and e.shape[-1] == design.n_levels[k]:
+            u.append(np.asarray(e, np.float64).reshape(M, -1)[idx])
+        else:  # effects not kept (or integrated): the rough mode of the refit
+            u.append(np.broadcast_to(rough.u[k], (n, rough.u[k].size)).astype(np.float64))
+    g, x = _to_coordinates(lay, sig, mu, u)
+    if marg is not None:
+        ls_m = np.log(np.asarray(parent.sigma[names[marg.term.term]], np.float64).reshape(-1)[idx])
+        g = np.concatenate([g, ls_m[:, None]], axis=1)
+    return g, x
+
+
+def _prepare(design, spec, request, settings, structure, parent, index: int, warm: bool) -> _Prepared:
+    """Masked design, rough fit and layout on the refit's counts, and its chains' starts (items 1-2)."""
+    from .geometry import rough_fit
+    from .parameterisation import _initial_gibbs, _initial_point, _make_layout, _Marginal
+    from .quadrature import choose_marginal_term
+
+    t = time.perf_counter()
+    C = settings.chains
+    dm = masked_design(design, request)
+    rough = rough_fit(dm)
+    marg = None
+    if settings.marginalise == "auto":
+        mt, _ = choose_marginal_term(dm, rough, structure["marg_candidates"])
+        if mt is not None:
+            p = spec.priors.for_term(design.term_names[mt.term])
+            marg = _Marginal(term=mt, sigma_df=p.df, sigma_scale=p.scale, sigma0=float(rough.sigma[mt.term]))
+    terms = [k for k in structure["terms"] if marg is None or k != marg.term.term]
+    chains = structure["chains"] if terms == structure["terms"] else None
+    lay = _make_layout(dm, spec, rough, settings.parameterisation, terms, nested=settings.nested_centring,
+                       chains=chains)
+    consts = {"y": dm.successes.astype(float), "n": dm.trials.astype(float), "c0": lay.c0, "c1": lay.c1,
+              "pi": lay.pi, "pi_norm": lay.pi_norm, "sref2": lay.sref ** 2, "gam": _scale_slopes(lay, rough)}
+    z0, var = _initial_point(lay, rough, C, settings.seed, marg=marg)
+    imm_g = np.diag(var["g"]) if settings.dense_globals else var["g"]
+    imm_x = var["x"]
+    step0 = float((z0["x"].shape[1] + z0["g"].shape[1]) ** -0.25)
+    if warm:
+        rng = np.random.default_rng([settings.seed, 40503, index])
+        g, x = _parent_draws(parent, design, lay, rough, marg, rng, C)
+        z0 = {"g": g, "x": x}
+        gm, xm = _parent_draws(parent, design, lay, rough, marg, rng, MASS_DRAWS)
+        # x: at least the conditional variance the refit's own centring implies (the parent's
+        # draws are narrower where the refit has less data); globals: the parent's covariance,
+        # its diagonal floored at the cold start's (alpha: 1 / information of the refit)
+        imm_x = np.maximum(xm.var(0), var["x"])
+        cov = np.cov(gm, rowvar=False) if gm.shape[1] > 1 else np.atleast_2d(gm.var(0))
+        d = np.sqrt(np.maximum(np.diag(cov), var["g"]) / np.maximum(np.diag(cov), 1e-12))
+        cov = cov * d[:, None] * d[None, :]
+        imm_g = cov if settings.dense_globals else np.diag(cov)
+        steps = np.asarray(parent.sample_stats.get("step_size", []), np.float64)
+        if steps.size and np.all(np.isfinite(steps)):
+            step0 = float(np.median(steps))
+    gibbs = structure["gibbs"]
+    if gibbs is not None:
+        u_in0, ls_in0, _ = _initial_gibbs(gibbs, rough, C, settings.seed)
+    else:
+        u_in0, ls_in0 = np.zeros((C, 0)), np.zeros((C, 0))
+    return _Prepared(request=request, design=dm, rough=rough, lay=lay, marg=marg, consts=consts, z0=z0,
+                     imm_g=imm_g, imm_x=imm_x, step0=np.full(C, step0), u_in0=u_in0, ls_in0=ls_in0,
+                     seconds=time.perf_counter() - t)
+
+
+def _structure(design: DesignMatrix, spec, settings: SamplerSettings) -> dict:
+    """What every refit of ``design`` shares: the collapsed block, the NUTS terms, the host chains."""
+    from .geometry import collapsed_group, host_chains, rough_fit
+    from .parameterisation import _GibbsBlock, collapsed_steps_for
+
+    cols = [spec.term(n).columns for n in design.term_names]
+    group = collapsed_group(design, cols) if settings.collapsed in ("joint", "gibbs") else None
+    inner = list(group.terms[1:]) if group is not None and settings.collapsed == "gibbs" else []
+    terms = [k for k in range(design.n_terms) if k not in inner]
+    in_group = set(group.terms) if group is not None else set()
+    gibbs = None
+    if group is not None:
+        Jin = design.n_levels[inner].astype(np.int64)
+        pri = [spec.priors.for_term(design.term_names[k]) for k in group.terms]
+        gibbs = _GibbsBlock(group=group, top_pos=terms.index(group.terms[0]),
+                            nuts_pos=[terms.index(k) if k in terms else None for k in group.terms],
+                            inner=inner, J=Jin, offsets=np.concatenate([[0], np.cumsum(Jin)]),
+                            sigma_df=np.array([p.df for p in pri]), sigma_scale=np.array([p.scale for p in pri]))
+    # the parent's host chains (chosen on the parent's rough fit) for every refit
+    rough = rough_fit(design)
+    chains = (host_chains(design, cols, terms, rough) if settings.nested_centring else [[] for _ in terms])
+    Jg = np.array([design.n_levels[k] for k in group.terms], float) if group is not None else np.zeros(0)
+    prop_var0 = np.concatenate([1.0 / (2.0 * Jg) + 0.02, [0.25]]) if group is not None else np.zeros(0)
+    return {"terms": terms, "gibbs": gibbs, "chains": chains, "prop_var0": prop_var0,
+            "marg_candidates": [k for k in range(design.n_terms) if k not in in_group],
+            "mh_steps": lambda L, marg: (0 if gibbs is None else settings.collapsed_steps or
+                                         collapsed_steps_for(group.n_runs, design.n_cells, L, marg))}
+
+
+def _stack(preps: list[_Prepared], per_batch: int, C: int, seed: int):
+    """The batch inputs of ``preps`` (padded to ``per_batch`` refits with copies of the last)."""
+    import jax
+
+    from .refit_chains import BatchInputs
+
+    pad = preps + [preps[-1]] * (per_batch - len(preps))
+    rep = lambda a: np.repeat(np.asarray(a)[None], C, axis=0)  # noqa: E731
+    data = {k: np.concatenate([rep(p.consts[k]) for p in pad]) for k in pad[0].consts}
+    keys = np.asarray(jax.random.split(jax.random.PRNGKey(seed), C))
+    return BatchInputs(data=data, z0={k: np.concatenate([p.z0[k] for p in pad]) for k in ("g", "x")},
+                       imm_g=np.concatenate([rep(p.imm_g) for p in pad]),
+                       imm_x=np.concatenate([rep(p.imm_x) for p in pad]),
+                       step0=np.concatenate([p.step0 for p in pad]),
+                       u_in0=np.concatenate([p.u_in0 for p in pad]),
+                       ls_in0=np.concatenate([p.ls_in0 for p in pad]),
+                       keys=np.concatenate([keys] * len(pad)), group=C)
+
+
+def _posterior(parent_design: DesignMatrix, spec, prep: _Prepared, settings: SamplerSettings, warm_stats,
+               samp, gibbs, device: str, timings: dict, wall: float, notes: list[str]) -> Posterior:
+    """A refit's draws as a :class:`Posterior` of the kept cells (levels without trials dropped)."""
+    from .chains import _STATS
+    from .diagnostics import diagnose
+    from .quadrature import eta_without, rule_error
+
+    design, lay, marg = prep.design, prep.lay, prep.marg
+    names = design.term_names
+    sigma, effects = {}, {}
+    for i, k in enumerate(lay.terms):
+        sigma[names[k]] = samp["nuts_sigma"][:, :, i].astype(np.float64)
+        if settings.keep_random_effects:
+            effects[names[k]] = samp["nuts_u"][:, :, lay.offsets[i]:lay.offsets[i + 1]]
+    if gibbs is not None:
+        for i, k in enumerate(gibbs.inner):
+            sigma[names[k]] = np.exp(samp["gibbs_ls"][:, :, i].astype(np.float64))
+            if settings.keep_random_effects:
+                effects[names[k]] = samp["gibbs_u"][:, :, gibbs.offsets[i]:gibbs.offsets[i + 1]]
+    if marg is not None:
+        sigma[names[marg.term.term]] = samp["marg_sigma"][:, :, 0].astype(np.float64)
+    sigma = {nm: sigma[nm] for nm in names}
+    full_effects = {nm: effects[nm] for nm in names if nm in effects}
+    # levels with trials: the others are prior-only draws (module docstring, item 1)
+    kept = [design.level_trials[k] > 0 for k in range(design.n_terms)]
+    effects = {nm: e[:, :, kept[names.index(nm)]] for nm, e in full_effects.items()}
+    levels = {nm: design.level_labels[k].loc[kept[k]].reset_index(drop=True) for k, nm in enumerate(names)}
+    stats = {k: samp[k] for k in _STATS}
+    stats["tree_depth"] = np.floor(np.log2(np.maximum(stats["num_steps"], 1))).astype(np.int64) + 1
+    if gibbs is not None:
+        stats["gibbs_accept"] = samp["gibbs_accept"]
+    if settings.scale_steps:
+        stats["scale_accept"] = samp["scale_accept"]
+    if warm_stats is not None:
+        stats["warmup_num_steps"] = warm_stats["num_steps"]
+        stats["warmup_diverging"] = warm_stats["diverging"]
+    keep_cells = design.trials > 0
+    post = Posterior(sigma=sigma, mu=samp["mu"].astype(np.float64), random_effects=effects, levels=levels,
+                     spec=spec, settings=settings, device=device, wall_seconds=wall, timings=dict(timings),
+                     sample_stats=stats, n_cells=int(keep_cells.sum()), n_trials=int(design.trials.sum()),
+                     notes=[*design.notes, *notes])
+    for k, nm in enumerate(names):
+        if int(kept[k].sum()) == 1 and parent_design.n_levels[k] > 1:
+            post.notes.append(f"term (1|{nm}) has a single level in these data: its variance is informed by the "
+                              f"prior only.")
+    if marg is not None:
+        post.notes.append(marg.term.describe())
+        post.integrated = [names[marg.term.term]]
+        if settings.keep_random_effects:
+            mt = marg.term
+            eta = eta_without(design, mt.term, post.mu[0, -1],
+                              [full_effects[nm][0, -1] if nm in full_effects else None for nm in names])
+            s_hi = float(np.quantile(sigma[mt.name], 0.975))
+            post.quadrature_error = rule_error(mt, eta, s_hi)
+    post.diagnostics = diagnose(post)
+    return post
+
+
 def fit_refits(design: DesignMatrix, spec, requests: Sequence[RefitRequest], settings: SamplerSettings | None = None,
                *, parent: Posterior | None = None, progress: ProgressCallback | None = None,
-               cancel: CancelCallback | None = None) -> list[Posterior]:
+               cancel: CancelCallback | None = None, warmup: int | None = None) -> list[Posterior]:
     """Fit every request under the parent's model (SPEC section 2), in request order.
 
     Parameters
@@ -89,32 +397,112 @@ def fit_refits(design: DesignMatrix, spec, requests: Sequence[RefitRequest], set
     settings
         Sampler settings for every refit (defaults when None).
     parent
-        The parent's posterior: a warm-starting implementation starts from it; this one ignores it.
+        The parent's posterior: each refit starts from its draws with a short warmup (module
+        docstring, item 2).  None: cold starts at the refit's rough fit with ``settings.warmup``.
     progress
-        ``progress(phase, i, n, eta)`` with ``i`` the refits finished of ``n``.
+        ``progress(phase, i, n, eta)`` with ``i`` the refits finished of ``n`` and ``eta`` the
+        seconds left (phase ``"compile"`` first, then ``"refits"``).
     cancel
-        Polled between refits and inside each.
+        Polled between chunks of every batch; True stops with :class:`FitCancelled`.
+    warmup
+        Warmup iterations of a warm-started refit (default :data:`WARM_WARMUP`, at most
+        ``settings.warmup``); ignored without ``parent``.
 
     Returns
     -------
     list of Posterior
+        Each reads like a cold fit of its kept cells (module docstring); ``timings`` hold its
+        share of the batch (``"compile"`` is the whole analysis' compile, spent once).
     """
-    from .sampler import fit
+    import jax
 
+    from .devices import _devices, _enable_compilation_cache, _single_threaded_blas
+    from .refit_chains import BatchRunner
+
+    settings = settings or SamplerSettings()
     spec = as_spec(spec)
+    requests = list(requests)
     for r in requests:
         r.check(design)
-    out = []
     n = len(requests)
+    if n == 0:
+        return []
+    warm = parent is not None
+    W = min(settings.warmup, WARM_WARMUP if warmup is None else int(warmup)) if warm else settings.warmup
+    run_settings = dataclasses.replace(settings, warmup=W)
+    C = settings.chains
+    structure = _structure(design, spec, settings)
+    if progress is not None:
+        progress("compile", 0, n, None)
+    preps = []
     for i, r in enumerate(requests):
         if cancel is not None and cancel():
-            raise FitCancelled(f"refits cancelled by the user ({i} of {n} done)")
+            raise FitCancelled(f"refits cancelled by the user (preparing {i} of {n}).")
+        preps.append(_prepare(design, spec, r, settings, structure, parent, i, warm))
+    # refits that share a compile: all, except those with a term integrated out (its trial
+    # layout follows the counts), which run one by one
+    groups: list[list[int]] = [[i for i, p in enumerate(preps) if p.marg is None]]
+    groups = [g for g in groups if g] + [[i] for i, p in enumerate(preps) if p.marg is not None]
 
-        def inner(phase, it, total, eta, _i=i, _label=r.label):
-            if progress is not None:
-                progress(f"{_label}: {phase}", _i, n, eta)
+    devices, kind = _devices(settings.device)
+    _enable_compilation_cache()
+    out: list[Posterior | None] = [None] * n
+    how = (f"warm start from the parent's draws, {W} warmup iterations" if warm
+           else f"cold start, {W} warmup iterations")
+    n_batches = sum(-(-len(g) // batch_layout(len(g), C, kind, len(devices))[0]) for g in groups)
+    iters_total = n_batches * (W + settings.draws)
+    iters_done = 0
+    done = 0
+    t_run = time.perf_counter()
+    ctx = jax.enable_x64(True) if settings.float64 else contextlib.nullcontext()
+    try:
+        with ctx, jax.default_device(devices[0]), _single_threaded_blas():
+            import jax.numpy as jnp
 
-        out.append(fit(request_cells(design, r), spec, settings, progress=inner, cancel=cancel))
+            dtype = jnp.float64 if settings.float64 else jnp.float32
+            for g in groups:
+                per_batch, B = batch_layout(len(g), C, kind, len(devices))
+                p0 = preps[g[0]]
+                gibbs = structure["gibbs"]
+                runner = BatchRunner(p0.design, spec, p0.lay, gibbs, p0.marg,
+                                     structure["mh_steps"](p0.lay.L, p0.marg), run_settings, devices, dtype,
+                                     batch=B, group=C, prop_var0=structure["prop_var0"],
+                                     adapt_mass=WARM_ADAPT_MASS or not warm)
+                for b0 in range(0, len(g), per_batch):
+                    idx = g[b0:b0 + per_batch]
+                    inp = _stack([preps[i] for i in idx], per_batch, C, settings.seed)
+                    t_b = time.perf_counter()
+                    c_before = runner.compile_seconds
+
+                    def on_chunk(it, _base=iters_done):
+                        if progress is not None:
+                            el = time.perf_counter() - t_run
+                            now = _base + it
+                            progress("refits", done, n, el / max(now, 1) * (iters_total - now))
+
+                    warm_st, samp = runner.run(inp, settings.draws, cancel=cancel, on_chunk=on_chunk)
+                    iters_done += W + settings.draws
+                    wall_b = time.perf_counter() - t_b
+                    compile_b = runner.compile_seconds - c_before
+                    device = (f"cpu x{runner.D}" if kind == "cpu" else f"{kind}: {devices[0].device_kind}")
+                    for j, i in enumerate(idx):
+                        sl = slice(j * C, (j + 1) * C)
+                        ws = None if warm_st is None else {k: v[sl] for k, v in warm_st.items()}
+                        sp = {k: v[sl] for k, v in samp.items()}
+                        share = (wall_b - compile_b) / len(idx)
+                        timings = {"design": preps[i].seconds, "compile": runner.compile_seconds,
+                                   "sampling": share}
+                        notes = [f"refit ({how}; batch of {len(idx)} refit(s), {runner.compiles} compile(s) "
+                                 f"for {len(g)} refit(s))"]
+                        out[i] = _posterior(design, spec, preps[i], run_settings, ws, sp, gibbs, device, timings,
+                                            preps[i].seconds + share, notes)
+                    done += len(idx)
+                    if progress is not None:
+                        el = time.perf_counter() - t_run
+                        progress("refits", done, n, el / max(iters_done, 1) * (iters_total - iters_done))
+    finally:
+        # as in fit(): free the compiled executables (their JIT code holds memory maps)
+        jax.clear_caches()
     if progress is not None:
         progress("refits done", n, n, 0.0)
-    return out
+    return out  # type: ignore[return-value]

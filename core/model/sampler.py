@@ -17,6 +17,9 @@ lives in its own module:
 - :mod:`.chains`: the chunked runner (progress, cancellation, cross-chain adaptation) and
   ``WARMUP_HOOK`` (set it on :mod:`.chains`, where the runner reads it).
 - :mod:`.devices`: one CPU device per chain, single-threaded BLAS, the on-disk compilation cache.
+- :mod:`.stopping`: the run length by the convergence gate (``SamplerSettings.stop = "gate"``);
+  :mod:`.warmup`: ending the slow adaptation windows once the metric has settled
+  (``SamplerSettings.adaptive_warmup``).
 - Around them: :mod:`.formula` and :mod:`.design_matrix` (formula and data -> design),
   :mod:`.geometry` (rough fit, level scales, collapsed group, host chains), :mod:`.quadrature`
   (the integrated term), :mod:`.diagnostics` (R-hat, ESS, InferenceData).
@@ -67,7 +70,8 @@ def fit(data, spec: ModelSpec | str = "per-benchmark", settings: SamplerSettings
         :class:`SamplerSettings` (defaults when omitted).
     progress
         Called as ``progress(phase, iteration, total, eta_seconds)`` with phase one of
-        ``"compile"``, ``"warmup"``, ``"sampling"``, ``"diagnostics"``.
+        ``"compile"``, ``"warmup"``, ``"sampling"`` (``"sampling (until converged)"`` when
+        ``settings.stop == "gate"``: total is then the projected run length), ``"diagnostics"``.
     cancel
         Polled between chunks; when it returns True the fit stops with :class:`FitCancelled`.
 
@@ -132,6 +136,8 @@ def fit(data, spec: ModelSpec | str = "per-benchmark", settings: SamplerSettings
         # the caches cleared the count stays flat (measured: 1,503-1,507 maps over 6 fits).
         jax.clear_caches()
 
+    stop_note = timings.pop("stop_note", None)  # how a gate-stopped run ended (:mod:`.stopping`)
+    warmup_note = timings.pop("warmup_note", None)  # an adaptive warmup that ended early (:mod:`.warmup`)
     t = time.perf_counter()
     if progress:
         progress("diagnostics", 0, 1, None)
@@ -165,6 +171,10 @@ def fit(data, spec: ModelSpec | str = "per-benchmark", settings: SamplerSettings
                      settings=settings, device=device, wall_seconds=float("nan"), timings=timings,
                      sample_stats=stats, n_cells=design.n_cells, n_trials=design.n_trials,
                      notes=list(design.notes))
+    if warmup_note:
+        post.notes.append(warmup_note)
+    if stop_note:
+        post.notes.append(stop_note)
     if gibbs is not None:
         post.notes.append("collapsed block: " + ", ".join(names[k] for k in group.terms) +
                           f" (run term {names[group.terms[0]]}, {group.n_runs} runs; "

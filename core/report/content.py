@@ -476,6 +476,10 @@ def _notices(ct: SheetContent) -> list[Notice]:
                           f"Only {n_models} models: the model variance rests on {n_models} values, its interval is "
                           "wide, and training-cell reliability tends to overstate what a replication finds "
                           "(seed 003 sec. 5.4)."))
+    if inp.observed_design.claim == "absolute":  # seed 000 G.5: scores are less reliable than rankings
+        from .estimators import score_notice_text
+
+        out.append(Notice("caution", "Scores on the observed scale.", score_notice_text(inp.analysis("score_reliability"))))
     if conv is None:
         out.append(Notice("caution", "Convergence not checked here.",
                           f"The components were supplied ({escape(info.get('method', 'components supplied'))}), "
@@ -659,7 +663,7 @@ def _decision_difficulty(ct: SheetContent) -> Decision:
             text += f"The leaderboard discriminates best in {escape(best[1].split(' ')[0])}. "
         text += ("If your production tasks resemble the hard stratum, read its number, not the headline, "
                  "and sample evaluation tasks from it.") + _refits_note(prof)
-        return Decision(2, q, text, "answered")
+        return Decision(2, q, text + _frontier_note(inp), "answered")
     if diff is None:
         return Decision(2, q, "Not run: needs the corpus's task results to form difficulty strata.", "not run")
     strata = ", ".join(f"{lab.split(' ')[0]} {fmt_pct(m, 0)}" for lab, m in zip(diff.labels, diff.stratum_mean))
@@ -670,7 +674,24 @@ def _decision_difficulty(ct: SheetContent) -> Decision:
     if diff.n_never_solved or diff.n_always_solved:
         text += (f"{fmt_n(diff.n_never_solved)} task{'s' if diff.n_never_solved != 1 else ''} never solved and "
                  f"{fmt_n(diff.n_always_solved)} always solved cannot separate agents.")
-    return Decision(2, q, text, "partial")
+    return Decision(2, q, text + _frontier_note(inp), "partial")
+
+
+def _frontier_note(inp) -> str:
+    """Decision 2's word on the frontier over time (seed 002 sec. 5.1), when it was run: saturated groups."""
+    front = inp.analysis("frontier")
+    if front is None:
+        return ""
+    last = [(g, row[np.isfinite(row)][-1]) for g, row in zip(front.groups, front.group_frontier)
+            if np.isfinite(row).any()]
+    if not last:
+        return ""
+    top = max(last, key=lambda gv: gv[1])
+    text = (f" Frontier in {escape(front.quarters[-1])} (best agent per task, models released by then): "
+            + ", ".join(f"{escape(g)} {fmt_coef(v)}" for g, v in last) + ".")
+    if top[1] >= 0.9:
+        text += f" {escape(top[0])} is near saturation: its tasks no longer separate the best agents."
+    return text
 
 
 def _decision_cost(ct: SheetContent) -> Decision:
@@ -765,9 +786,21 @@ def _decision_taxonomy(ct: SheetContent) -> Decision:
         order_a = [tax.categories[k] for k in np.argsort(-tax.activation_rate)]
         text = (f"Where agents differ most (agent {TIMES} task variance): {escape(order_v[0])}; where "
                 f"failures are most frequent: {escape(order_a[0])}. Rank correlation of the two over "
-                f"{len(tax.categories)} categories: {fmt_r(tax.spearman)} (descriptive). Variance is not frequency: "
-                "spend evaluation effort where agents differ; use frequencies only for system-level rates, never "
-                "to predict a single trace.")
+                f"{len(tax.categories)} categories: {fmt_r(tax.spearman)} (descriptive")
+        si = getattr(tax, "spearman_interval", None)
+        if si is not None:  # per posterior draw (core/analyses/failure_modes.py)
+            text += f"; per draw {fmt_r(si[0])}, 95% interval {fmt_r(si[1])} to {fmt_r(si[2])}"
+        text += "). "
+        h = getattr(tax, "holdout", None)
+        if h and h.get("trace_mae") is not None:
+            text += (f"Over {h['n_splits']} random 70/30 splits of the traces, a cell's training rates predict a "
+                     f"held-out trace's failure profile with MAE {fmt_coef(h['trace_mae'])}, but the held-out cell's "
+                     f"rates with MAE {fmt_coef(h['cell_mae'])} (r = {fmt_r(h['cell_r'])}; seed 003: 0.261, 0.056, "
+                     "0.83). ")
+        text += ("Variance is not frequency: spend evaluation effort where agents differ; use frequencies only for "
+                 "system-level rates, never to predict a single trace.")
+        if getattr(tax, "converged", None) is False:
+            text += " <b>Provisional:</b> some fits behind these numbers did not converge."
         return Decision(5, q, text, "answered")
     has = [t for t in inp.components.terms if "error_category" in split_term(t)]
     if has:

@@ -731,3 +731,69 @@ def coverage_figure(coverage: dict, width: float = 523, *, max_rows: int = 60, m
     d.add(Rect(label_width + 95, 6, 8, 6, fillColor=colors.white, strokeColor=st.RULE, strokeWidth=0.4))
     d.add(String(label_width + 106, 7, "never run", fontName=st.FONT, fontSize=5.8, fillColor=st.MUTED))
     return d
+
+
+# ---------------------------------------------------------------------------
+# Failure modes and the frontier over time (issue 19)
+# ---------------------------------------------------------------------------
+
+_SERIES = (st.BLUE, st.VERMILLION, st.GREEN, st.ORANGE, st.PURPLE, st.SKY, st.MUTED)
+
+
+def failure_modes_figure(tax, width: float = 260, height: float = 170) -> Drawing:
+    """Per error category: agent x task variance (x, where agents differ) against activation rate (y, where
+    failures appear), seed 003 sec. 5.7; a :class:`~..analyses.failure_modes.FailureTaxonomy`."""
+    d = Drawing(width, height)
+    v, a = np.asarray(tax.interaction_variance, float), np.asarray(tax.activation_rate, float)
+    xhi = float(max(v.max() * 1.15, 1e-3))
+    yhi = float(min(1.0, max(a.max() * 1.2, 0.05)))
+    p = Plot(d, 34, 27, width - 44, height - 27 - 14, (0.0, xhi), (0.0, yhi))
+    p.axes(xticks=nice_ticks(0, xhi, 4), yticks=nice_ticks(0, yhi, 4),
+           xlabel="agent \u00d7 task variance \u03c3\u00b2 (logit)", ylabel="activation rate",
+           yfmt=lambda t: f"{t:.2f}")
+    placed: list[tuple[float, float]] = []
+    for k in np.argsort(-a):
+        c = tax.categories[k]
+        p.point(v[k], a[k], 2.6, _SERIES[k % len(_SERIES)])
+        right = v[k] > 0.6 * xhi
+        xx, yy, dy = float(p.px(v[k])), float(p.py(a[k])), 2.0
+        while any(abs(yy + dy - py_) < ANNOT_SIZE + 1 and abs(xx - px_) < 90 for px_, py_ in placed):
+            dy -= ANNOT_SIZE + 1  # a label near another goes below it, so close categories stay readable
+        placed.append((xx, yy + dy))
+        p.text(v[k], a[k], c[:26], size=ANNOT_SIZE, anchor="end" if right else "start", dx=-4 if right else 4,
+               dy=dy, halo=True)
+    r = tax.spearman
+    txt = ("Spearman " + (f"{r:.2f}".replace("-", "\u2212") if math.isfinite(r) else "n/a")
+           + f" over {len(tax.categories)} categories")
+    d.add(String(34, height - 9, txt, fontName=st.FONT_BOLD, fontSize=ANNOT_SIZE, fillColor=st.INK))
+    return d
+
+
+def frontier_time_figure(frontier, width: float = 260, height: float = 170, *, max_groups: int = 6) -> Drawing:
+    """Group frontier per release quarter with its 95% task-bootstrap band (seed 002 sec. 5.1, Fig. 2f)."""
+    d = Drawing(width, height)
+    q = len(frontier.quarters)
+    x = np.arange(q, dtype=float)
+    p = Plot(d, 32, 27, width - 40, height - 27 - 14, (-0.3, max(q - 1, 1) + 0.3), (0.0, 1.0))
+    step = max(1, int(math.ceil(q / 6)))
+    ticks = x[::step]
+    p.axes(xticks=ticks, yticks=nice_ticks(0, 1, 5), xfmt=lambda t: frontier.quarters[int(round(t))],
+           xlabel="release quarter (models released by its end)", ylabel="frontier score",
+           yfmt=lambda t: f"{t:.2f}")
+    items = []
+    for k, g in enumerate(frontier.groups[:max_groups]):
+        col = _SERIES[k % len(_SERIES)]
+        y, lo, hi = (np.asarray(a[k], float) for a in (frontier.group_frontier, frontier.group_lower,
+                                                        frontier.group_upper))
+        ok = np.isfinite(y)
+        if not ok.any():
+            continue
+        bok = ok & np.isfinite(lo) & np.isfinite(hi)
+        if bok.sum() >= 2:
+            p.band(x[bok], lo[bok], hi[bok], colors.Color(col.red, col.green, col.blue, alpha=0.15))
+        p.line(x[ok], y[ok], col, 1.2)
+        for xx, yy in zip(x[ok], y[ok]):
+            p.point(xx, yy, 1.5, col, stroke_width=0.2)
+        items.append(("line", col, g[:22]))
+    _legend(d, 32, height - 9, items)
+    return d

@@ -32,6 +32,7 @@ import numpy as np
 from ..errors import shown
 from ..analyses.difficulty import DifficultyProfile, TaskDifficulty, task_difficulty
 from ..analyses.failure_modes import FailureTaxonomy
+from ..analyses.frontier_time import FrontierOverTime
 from ..analyses.heldout import HeldOutReliability
 from ..analyses.loo import LooSummary
 from ..dstudy import DEFAULT_TARGETS, CostRanking, DStudyDesign, accuracy_per_dollar, corpus_prices, observed_design
@@ -57,11 +58,26 @@ __all__ = [
 ]
 
 #: Keys of :attr:`ReportInputs.analyses` and the type each holds.
-ANALYSIS_KEYS: tuple[str, ...] = ("difficulty", "held_out", "loo", "failure_taxonomy")
+ANALYSIS_KEYS: tuple[str, ...] = ("difficulty", "held_out", "loo", "failure_taxonomy", "frontier", "methods",
+                                   "score_reliability")
 
 
 _ANALYSIS_TYPES = {"difficulty": DifficultyProfile, "held_out": HeldOutReliability, "loo": LooSummary,
-                   "failure_taxonomy": FailureTaxonomy}
+                   "failure_taxonomy": FailureTaxonomy, "frontier": FrontierOverTime}
+
+
+def _analysis_type(key: str) -> type:
+    """The type an analysis result must have; the estimators' types are imported only when such a
+    result is given (they import the model package, which the report must not load by itself)."""
+    if key == "methods":
+        from ..estimators.methods import MethodsTable
+
+        return MethodsTable
+    if key == "score_reliability":
+        from ..estimators.bayes_lmm import ScoreReliability
+
+        return ScoreReliability
+    return _ANALYSIS_TYPES[key]
 
 
 # ---------------------------------------------------------------------------
@@ -114,7 +130,11 @@ class ReportInputs:
         Optional results keyed by :data:`ANALYSIS_KEYS`:
         ``"difficulty"`` (:class:`DifficultyProfile`), ``"held_out"``
         (:class:`HeldOutReliability`), ``"loo"`` (:class:`LooSummary`),
-        ``"failure_taxonomy"`` (:class:`FailureTaxonomy`).
+        ``"failure_taxonomy"`` (:class:`FailureTaxonomy`), ``"frontier"``
+        (:class:`~..analyses.frontier_time.FrontierOverTime`), ``"methods"`` (the estimator comparison,
+        :class:`~ddr_explorer.core.estimators.methods.MethodsTable`), ``"score_reliability"``
+        (the observed-scale Bayesian LMM's Phi and Erho2 of scores,
+        :class:`~ddr_explorer.core.estimators.bayes_lmm.ScoreReliability`).
     versions
         Software name -> version, printed in the footer.
     title
@@ -142,6 +162,9 @@ class ReportInputs:
 
     def __post_init__(self):
         self.components = as_components(self.components)
+        if getattr(self.components, "preview", False):  # issue 21: a preview is never printed on the sheet
+            raise ValueError(f"{self.components.source}: these are preview point estimates, not a posterior; the DDR "
+                             "sheet needs the fitted posterior: fit the model (ddr fit, or Fit in the app) first")
         if not isinstance(self.observed_design, DStudyDesign):
             raise TypeError(f"observed_design should be a DStudyDesign, got {type(self.observed_design).__name__}")
         if self.target is None:
@@ -169,8 +192,8 @@ class ReportInputs:
         if unknown:
             raise ValueError(f"unknown analysis key(s) {', '.join(unknown)}; use {', '.join(ANALYSIS_KEYS)}")
         for key, value in self.analyses.items():
-            if value is not None and not isinstance(value, _ANALYSIS_TYPES[key]):
-                raise TypeError(f"analyses[{key!r}] should be a {_ANALYSIS_TYPES[key].__name__} or None, "
+            if value is not None and not isinstance(value, _analysis_type(key)):
+                raise TypeError(f"analyses[{key!r}] should be a {_analysis_type(key).__name__} or None, "
                                 f"got {type(value).__name__}")
         self.analyses = dict(self.analyses)
 

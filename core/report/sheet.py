@@ -37,13 +37,14 @@ import math
 from functools import partial
 from pathlib import Path
 
+import numpy as np
 from reportlab.pdfgen.canvas import Canvas
 from reportlab.platypus.flowables import Flowable, _listWrapOn
 from reportlab.platypus import (BaseDocTemplate, CondPageBreak, Frame, KeepInFrame, KeepTogether, PageBreak,
                                 PageTemplate, Paragraph, Spacer, Table)
 
 from ..files import write_bytes_atomic
-from ..formatting import convergence_verdict
+from ..formatting import convergence_verdict, run_length_text
 from . import figures as fig
 from . import styles as st
 from .content import (E_RHO2, GEQ, PHI, SIGMA2, TIMES, SheetContent, escape, fmt_coef, fmt_interval, fmt_n,
@@ -93,7 +94,9 @@ def footer_lines(inputs: ReportInputs, *, date: str | None) -> list[str]:
     if settings:
         keys = [("chains", "chains"), ("draws", "draws/chain"), ("warmup", "warmup"), ("seed", "seed"),
                 ("target_accept", "target accept"), ("max_tree_depth", "max depth")]
-        sset = ", ".join(f"{label} {settings[k]}" for k, label in keys if k in settings)
+        run_length = run_length_text(settings)  # a gate-stopped run: its rule and ceilings, not a draws count
+        sset = ", ".join(f"{label} {settings[k]}" for k, label in keys if k in settings
+                         and not (run_length and k == "draws")) + (f", {run_length}" if run_length else "")
     else:
         sset = "settings not recorded"
     extra = []
@@ -276,6 +279,11 @@ def _page_one(ct: SheetContent) -> list:
         obj_text = escape(ct.object_label)
     meta = (f"<b>Object of measurement:</b> {obj_text}. <b>Claim:</b> {ct.claim_label}, target {_sym(ct)} "
             f"{GEQ} {fmt_coef(inp.target)}. <b>Observed design:</b> {ct.design_text}.")
+    prov = (inp.corpus_summary or {}).get("provenance") or {}
+    if prov.get("slice"):  # issue 19: every number of this sheet is of the slice, so say it at the top
+        kept = prov.get("slice_tasks")
+        meta += (f" <b>Slice:</b> {escape(str(prov['slice']))}"
+                 + (f" ({fmt_n(kept[0])} of {fmt_n(kept[1])} tasks)." if kept else "."))
     story = [
         _p(f"Deployment Decision Reliability \u2014 {escape(title)}", "title"),
         _p(escape(ct.question), "question"),
@@ -635,7 +643,34 @@ def _difficulty_page(ct: SheetContent) -> list:
     else:
         story.append(_p("<b>Not run.</b> PSIS-LOO needs the pointwise log-likelihood of the fit; it would count the "
                         "observations whose Pareto k exceeds 0.7 (importance sampling unreliable there).", "note"))
+    story += _issue19_sections(ct, half)
     return story
+
+
+def _issue19_sections(ct: SheetContent, half: float) -> list:
+    """Failure modes (decision 5) and the frontier over time (decision 2), when they were run."""
+    ss = st.stylesheet()
+    out = []
+    tax, front = ct.inputs.analysis("failure_taxonomy"), ct.inputs.analysis("frontier")
+    if tax is not None:
+        cap = ("Each point an error category: where agents differ (agent × task variance, its own G-study) "
+               "against where failures appear (share of traces). Seed 003 sec. 5.7. Decision 5 reads this.")
+        out += [Paragraph("Failure modes: variance is not frequency", ss["h2"]),
+                Table([[[fig.failure_modes_figure(tax, half, 170), _p(cap, "caption")], "",
+                        [_p(ct.decisions[4].answer, "small")]]], colWidths=[half, 12, half])]
+    if front is not None:
+        last = [(g, row[np.isfinite(row)][-1]) for g, row in zip(front.groups, front.group_frontier)
+                if np.isfinite(row).any()]
+        txt = ("Best success fraction per task among agents whose models were released by each quarter, mean over "
+               "tasks, then over benchmarks (seed 002 sec. 5.1). Last quarter: "
+               + "; ".join(f"{escape(g)} {fmt_coef(v)}" for g, v in last) + ". A group near 1 is saturated: its "
+               "tasks no longer separate the best agents, so target harder tasks (decision 2).")
+        if front.left_out_models:
+            txt += f" <b>{fmt_n(len(front.left_out_models))} models without a release date are left out.</b>"
+        out += [Paragraph("Frontier over time", ss["h2"]),
+                Table([[[fig.frontier_time_figure(front, half, 170)], "", [_p(txt, "small")]]],
+                      colWidths=[half, 12, half])]
+    return out
 
 
 def _ranks_page(ct: SheetContent) -> list:
@@ -787,6 +822,30 @@ def _priors_note(info) -> str:
     return f"Priors of this fit ({origin}): {priors_text(pri, markup=True)}."
 
 
+def _estimators_section(ct: SheetContent) -> list:
+    """The estimator comparison (the ``methods`` analysis) and the score reliability, when they were run."""
+    from .estimators import methods_rows, score_sentence
+
+    ss = st.stylesheet()
+    out = []
+    table = ct.inputs.analysis("methods")
+    if table is not None:
+        mr = methods_rows(table)
+        n = len(mr.header) - 1
+        rows = [[_p(h, "cell_head" if k == 0 else "cell_head_right") for k, h in enumerate(mr.header)]]
+        rows += [[_p(escape(r[0]), "cell"), *(_p(c, "cell_right") for c in r[1:])] for r in mr.rows]
+        first = 100
+        t = Table(rows, colWidths=[first] + [(st.FRAME_WIDTH - first) / n] * n, repeatRows=1, hAlign="LEFT")
+        t.setStyle(st.data_table_style(len(rows)))
+        out += [KeepTogether([Paragraph("Estimators compared (seed 000 Tables 20\u201321)", ss["h2"]), t]),
+                _p(mr.caption, "method")]
+    score = ct.inputs.analysis("score_reliability")
+    if score is not None:
+        out += [Paragraph("Scores on the observed scale (seed 000 App. G.5)", ss["h2"]),
+                _p(score_sentence(score), "method")]
+    return out
+
+
 def _methods_page(ct: SheetContent) -> list:
     ss = st.stylesheet()
     inp = ct.inputs
@@ -864,6 +923,7 @@ def _methods_page(ct: SheetContent) -> list:
                "coefficient, Pearson r across splits and the mean gap (seed 003 sec. 5.4). PSIS-LOO Pareto-k "
                "classes \u2264 0.7, 0.7\u20131, &gt; 1 (seed 000 App. D.3), each cell's tail sized by its "
                "relative efficiency ESS/S estimated from the chains (Vehtari et al. 2017)."),
+             *_estimators_section(ct),
              Paragraph("Sources", ss["h2"]),
              _p("Seed 000: <i>Agent Evaluation Reliability: More Tasks Won't (Always) Fix An Agent Leaderboard</i> "
                 "(Bayesian G-theory for sparse leaderboards: estimands, D-studies, detection limits, dominance). "

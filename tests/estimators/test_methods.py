@@ -13,6 +13,7 @@ import pytest
 
 from ddr_explorer.core import cli
 from ddr_explorer.core.estimators import MixedDesign, disco, laplace, reml
+from ddr_explorer.core.estimators.bayes_lmm import BayesLmmSettings, bayes_lmm, score_reliability
 from ddr_explorer.core.estimators.methods import format_methods_table, methods_table
 from ddr_explorer.core.henderson import henderson_method1
 from ddr_explorer.core.model.formula import RESIDUAL_VARIANCE, preset
@@ -34,14 +35,26 @@ def fake_posterior():
     return SimpleNamespace(sigma=sigma, spec=preset("per-benchmark"))
 
 
+#: A short Bayesian LMM run (its own tests are in test_bayes_lmm.py).
+LMM = BayesLmmSettings(warmup=250, draws=250, thin=2, max_draws=500)
+
+
 @pytest.fixture(scope="module")
 def table(cells, fake_posterior):
-    return methods_table(cells, "per-benchmark", posterior=fake_posterior)
+    return methods_table(cells, "per-benchmark", posterior=fake_posterior, lmm_settings=LMM)
 
 
 def test_columns_are_the_estimators_run_on_their_own(cells, table):
     design = MixedDesign.from_spec(cells, "per-benchmark")
-    assert table.estimators == ["Henderson", "REML", "Laplace", "Bayes GLMM", "DISCO"]
+    assert table.estimators == ["Henderson", "REML", "Bayes LMM", "Laplace", "Bayes GLMM", "DISCO"]
+    fit = bayes_lmm(design, settings=LMM)  # same seed, same draws
+    for t in table.terms:
+        assert table.shares["Bayes LMM"][t] == pytest.approx(fit.shares()[t], rel=1e-9)
+        assert table.components["Bayes LMM"][t] == pytest.approx(fit.posterior_means()[t], rel=1e-9)
+    sr = score_reliability(fit, "model", table.sizes)
+    assert table.coefficients["Bayes LMM"]["Phi"] == pytest.approx(sr.phi.mean, rel=1e-9)
+    assert table.intervals["Bayes LMM"]["Phi"] == pytest.approx(sr.phi.hdi95, rel=1e-9)
+    assert table.convergence["Bayes LMM"] == fit.diagnostics.verdict()
     assert table.terms == [*TERMS, "residual"]
     r = reml(design)
     for t in table.terms:
@@ -61,7 +74,7 @@ def test_columns_are_the_estimators_run_on_their_own(cells, table):
 
 
 def test_shares_sum_to_one_and_bayes_uses_per_draw_shares(table, fake_posterior):
-    for e in ["Henderson", "REML", "Laplace", "Bayes GLMM"]:
+    for e in ["Henderson", "REML", "Bayes LMM", "Laplace", "Bayes GLMM"]:
         assert sum(table.shares[e].values()) == pytest.approx(1.0)
     assert sum(v for t, v in table.shares["DISCO"].items() if t != "residual") == pytest.approx(1.0)
     s2 = {t: v.reshape(-1) ** 2 for t, v in fake_posterior.sigma.items()}
@@ -76,10 +89,22 @@ def test_observed_and_logit_scales_agree_in_ranking_of_the_dominant_facet(table)
     for e in ["Henderson", "REML", "Laplace", "DISCO"]:
         shares = {t: v for t, v in table.shares[e].items() if t != "residual"}
         assert max(shares, key=shares.get) in ("task", "task:model"), e
-    for e in ["REML", "Laplace", "Bayes GLMM", "Henderson"]:
+    for e in ["REML", "Bayes LMM", "Laplace", "Bayes GLMM", "Henderson"]:
         c = table.coefficients[e]
         assert 0 < c["Phi"] <= c["Erho2"] < 1, e
     assert math.isnan(table.coefficients["DISCO"]["Phi"])
+
+
+def test_score_gap_is_seed_000_g5_in_words(table):
+    """Scores are less reliable than rankings: the sentence every view prints (ddr methods, app, sheet)."""
+    gap = table.score_gap()
+    assert gap["Phi"] == table.coefficients["Bayes LMM"]["Phi"] < gap["Erho2"]
+    text = format_methods_table(table)
+    assert "Scores vs rankings (Bayes LMM" in text and "score reliability is lower than ranking reliability" in text
+    assert f"Phi {gap['Phi']:.3f} [{gap['Phi_hdi95'][0]:.3f}, {gap['Phi_hdi95'][1]:.3f}]" in text
+    d = table.to_dict()
+    assert d["intervals"]["Bayes LMM"]["Erho2"] == list(table.intervals["Bayes LMM"]["Erho2"])
+    assert d["convergence"]["Bayes LMM"]["converged"] == table.converged("Bayes LMM")
 
 
 def test_missing_posterior_is_a_note_not_a_column(cells):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import csv
 import math
 from pathlib import Path
 from types import SimpleNamespace
@@ -14,6 +15,7 @@ pytest.importorskip("PySide6")
 pytest.importorskip("pyqtgraph")
 pytestmark = pytest.mark.gui
 
+from ddr_explorer.core.estimators.bayes_lmm import BayesLmmSettings  # noqa: E402
 from ddr_explorer.core.estimators.methods import methods_table  # noqa: E402
 from ddr_explorer.core.formatting import fmt_coef  # noqa: E402
 from ddr_explorer.core.model.formula import preset  # noqa: E402
@@ -31,9 +33,13 @@ def _posterior():
     return SimpleNamespace(sigma={t: rng.uniform(0.3, 2.0, (2, 3)) for t in TERMS}, spec=preset("per-benchmark"))
 
 
+#: A short Bayesian LMM run (its own tests are in tests/estimators/test_bayes_lmm.py).
+LMM = BayesLmmSettings(warmup=250, draws=250, thin=2, max_draws=500)
+
+
 @pytest.fixture(scope="module")
 def table():
-    return methods_table(pd.read_csv(CELLS), "per-benchmark", posterior=_posterior())
+    return methods_table(pd.read_csv(CELLS), "per-benchmark", posterior=_posterior(), lmm_settings=LMM)
 
 
 def _assert_shows(panel: MethodsPanel, table) -> None:
@@ -52,12 +58,20 @@ def _assert_shows(panel: MethodsPanel, table) -> None:
 def test_methods_panel_shows_core_numbers(qtbot, tmp_path, table):
     panel = MethodsPanel(table)
     qtbot.addWidget(panel)
-    assert table.estimators == ["Henderson", "REML", "Laplace", "Bayes GLMM", "DISCO"]
+    assert table.estimators == ["Henderson", "REML", "Bayes LMM", "Laplace", "Bayes GLMM", "DISCO"]
     _assert_shows(panel, table)
-    assert panel.table.rowCount() == len(TERMS) + 3 and panel.table.columnCount() == 6
-    assert panel.table.horizontalHeaderItem(3).text() == "Laplace\n(logit)"
+    assert panel.table.rowCount() == len(TERMS) + 3 and panel.table.columnCount() == 7
+    lmm_head = "Bayes LMM\n(observed" + ("" if table.converged("Bayes LMM") else ", NOT converged") + ")"
+    assert panel.table.horizontalHeaderItem(3).text() == lmm_head
+    assert panel.table.horizontalHeaderItem(4).text() == "Laplace\n(logit)"
     # DISCO has no residual row and no Phi: shown as n/a, never as a number
-    assert panel.table.item(len(TERMS), 5).text() == "n/a" and panel.table.item(len(TERMS) + 2, 5).text() == "n/a"
+    assert panel.table.item(len(TERMS), 6).text() == "n/a" and panel.table.item(len(TERMS) + 2, 6).text() == "n/a"
+    # seed 000 G.5 in the summary: the Bayes LMM's score Phi (with its interval) below its ranking Erho2
+    gap = table.score_gap()
+    assert gap["Phi"] < gap["Erho2"]
+    assert "score reliability is lower than ranking reliability" in panel.score_gap
+    assert f"\u03a6 {fmt_coef(gap['Phi'])} [{fmt_coef(gap['Phi_hdi95'][0])}, " in panel.score_gap
+    assert panel.score_gap in panel.summary.text()
     assert panel.table.item(len(TERMS) + 1, 0).text() == "E\u03c1\u00b2 (model)"
     assert panel.table.item(0, 2).text() == f"{table.shares['REML']['task']:.3f}"
     # the JSON form (``ddr methods --json``) draws the same table
@@ -66,10 +80,12 @@ def test_methods_panel_shows_core_numbers(qtbot, tmp_path, table):
     _assert_shows(again, table)
     assert "formula: " + table.formula in panel.summary.text().replace("&lt;", "<").replace("&gt;", ">")
     # CSV keeps core's unrounded values and one-line headers
-    rows = panel.export_table("Variance shares by estimator", tmp_path / "m.csv").read_text().splitlines()
-    assert rows[0] == "facet,Henderson (observed),REML (observed),Laplace (logit),Bayes GLMM (logit),DISCO (distance)"
-    assert float(rows[1].split(",")[2]) == table.shares["REML"]["task"]
-    assert rows[len(TERMS) + 2].startswith("Erho2 (model),")
+    rows = list(csv.reader(panel.export_table("Variance shares by estimator", tmp_path / "m.csv").open()))
+    lmm = "Bayes LMM (observed" + ("" if table.converged("Bayes LMM") else ", NOT converged") + ")"
+    assert rows[0] == ["facet", "Henderson (observed)", "REML (observed)", lmm, "Laplace (logit)",
+                       "Bayes GLMM (logit)", "DISCO (distance)"]
+    assert float(rows[1][2]) == table.shares["REML"]["task"]
+    assert rows[len(TERMS) + 2][0] == "Erho2 (model)"
 
 
 def test_window_compares_the_estimators_in_the_background(qtbot, tmp_path):
@@ -83,7 +99,7 @@ def test_window_compares_the_estimators_in_the_background(qtbot, tmp_path):
     assert spec.formula == preset("per-benchmark").formula
     w.fit_result = SimpleNamespace(posterior=_posterior())  # the current fit fills the Bayes column
     with qtbot.waitSignal(w.methods_finished, timeout=300_000) as blocker:
-        assert w.start_methods()
+        assert w.start_methods(lmm_settings=LMM)
         # returned at once: the work runs on a worker thread, and only one long job runs at a time
         assert w.methods_task.running and not w.start_fit() and not w.start_methods()
         assert w.model_panel.cancel_button.isEnabled()
@@ -92,7 +108,7 @@ def test_window_compares_the_estimators_in_the_background(qtbot, tmp_path):
     assert w._slots["Methods"].child is w.methods_panel and w.panels()["Methods"] is w.methods_panel
     assert "Bayes GLMM" in result.estimators
     direct = methods_table(w.corpus, spec, posterior=w.fit_result.posterior,
-                           object_of_measurement=w.state.object_of_measurement)
+                           object_of_measurement=w.state.object_of_measurement, lmm_settings=LMM)
     _assert_shows(w.methods_panel, direct)
     assert w.model_panel.fit_button.isEnabled() and not w.model_panel.cancel_button.isEnabled()
 
@@ -109,3 +125,23 @@ def test_window_methods_run_cancels(qtbot, tmp_path):
     assert "cancelled by the user" in blocker.args[0]
     assert w.model_panel.progress.format() == "cancelled" and w.model_panel.fit_button.isEnabled()
     assert w.methods_panel is None and w.tabs.tabText(TABS.index("Methods")) == "Methods"
+
+
+def test_new_corpus_clears_the_methods_and_analyses_tabs(qtbot, tmp_path, table):
+    """A comparison belongs to its corpus: opening another one empties the Methods (and Analyses) tab."""
+    w = MainWindow()
+    qtbot.addWidget(w)
+    w.cache_dir = tmp_path
+    with qtbot.waitSignal(w.corpus_loaded, timeout=60_000):
+        w.open_corpus(CELLS)
+    w.methods_panel = MethodsPanel(table)  # as a finished comparison leaves it
+    w._slots["Methods"].replace(w.methods_panel)
+    assert w.panels()["Methods"] is w.methods_panel
+    other = tmp_path / "other.csv"
+    pd.read_csv(CELLS).head(400).to_csv(other, index=False)
+    with qtbot.waitSignal(w.corpus_loaded, timeout=60_000):
+        w.open_corpus(other)
+    assert w.methods_panel is None and w.analyses_panel is None
+    assert not isinstance(w._slots["Methods"].child, MethodsPanel)
+    assert "Compare estimators" in w._slots["Methods"].child.text()
+    assert "Run difficulty" in w._slots["Analyses"].child.text()

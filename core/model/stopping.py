@@ -1,0 +1,239 @@
+"""Run length by the convergence gate (``SamplerSettings.stop = "gate"``): when to stop sampling.
+
+After warmup the chain runner (:mod:`.chains`) samples ``draws`` per chain, then checks the
+draws so far every ``check_every`` draws per chain and stops at the first check where every
+variance component passes the gate with a margin, or at the ceiling (``max_draws`` per chain
+or ``max_seconds`` of sampling), or as soon as a post-warmup transition diverged (more draws
+cannot remove a divergence).  The rule (SPEC section 6; Vehtari et al. 2021):
+
+- split rank-normalised R-hat <= 1.01 (:data:`~ddr_explorer.core.gate.MAX_R_HAT`),
+- bulk AND tail ESS >= ``STOP_ESS_MARGIN`` x 400 (the gate asks for bulk ESS >= 400; the
+  margin keeps a run that stopped just past 400 from falling below it on a recount, and the
+  tail ESS makes the 5% and 95% quantiles, i.e. the interval ends, as well estimated),
+- no divergent transition after warmup.
+
+A stopping time that depends on the draws can bias what is computed from them (a run that
+stops at a lucky fluctuation).  Three safeguards keep that small: a minimum run length
+(``draws``, 200 per chain by default, so split R-hat compares 8 half-chains of at least 100
+draws), few looks (one every ``check_every`` draws), and a rule on the mixing of the chains
+(R-hat, ESS), not on the estimates themselves.  bench/bench_recovery.py ``--stop gate``
+measures the coverage of the 90% intervals under this rule (docs/sampler-measurements.md).
+
+The check computes the same statistics as :mod:`.diagnostics` (ArviZ's rank-normalised split
+R-hat, bulk and tail ESS), vectorised in numpy: ArviZ took 50-60 ms per component on
+4 x 1,000 draws (its Geyer sequence is a Python loop), which made a check cost as much as a
+TB2 chunk; this takes about 1 ms.  tests/model/test_stopping.py checks it against ArviZ.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..gate import MAX_R_HAT, MIN_ESS_BULK
+
+#: Bulk and tail ESS the stopping rule asks for, as a multiple of the gate's 400.
+STOP_ESS_MARGIN = 1.1
+#: Phase name the runner reports while the run length is set by the gate.
+GATE_PHASE = "sampling (until converged)"
+
+
+# -- ArviZ's statistics, vectorised ------------------------------------------------------
+def _split(x: np.ndarray) -> np.ndarray:
+    """(chains, draws) -> (2 chains, draws // 2): first and last halves (ArviZ's ``_split_chains``)."""
+    half = x.shape[1] // 2
+    return np.concatenate([x[:, :half], x[:, x.shape[1] - half:]], axis=0)
+
+
+def _z_scale(x: np.ndarray) -> np.ndarray:
+    """Rank-normalisation (Blom's offset 3/8) over the whole array (ArviZ's ``_z_scale``)."""
+    from scipy import special, stats
+
+    r = stats.rankdata(x, method="average").reshape(x.shape)
+    return special.ndtri((r - 0.375) / (x.size + 0.25))  # the normal quantile (norm.ppf without its overhead)
+
+
+def _rhat(x: np.ndarray) -> float:
+    n = x.shape[1]
+    b = n * np.var(x.mean(axis=1), ddof=1)
+    w = np.mean(np.var(x, axis=1, ddof=1))
+    return float(np.sqrt((b / w + n - 1) / n))
+
+
+def rhat_rank(x: np.ndarray) -> float:
+    """Rank-normalised split R-hat of a (chains, draws) array: max of the bulk and folded (tail) R-hat."""
+    s = _split(np.asarray(x, np.float64))
+    folded = np.abs(s - np.median(s))
+    return max(_rhat(_z_scale(s)), _rhat(_z_scale(folded)))
+
+
+def _autocov(x: np.ndarray) -> np.ndarray:
+    n = x.shape[1]
+    m = 1 << (2 * n - 1).bit_length()  # a power of two >= 2n: no wrap-around
+    x = x - x.mean(axis=1, keepdims=True)
+    f = np.fft.rfft(x, n=m, axis=1)
+    return np.fft.irfft(f * np.conjugate(f), n=m, axis=1)[:, :n] / n
+
+
+def ess(x: np.ndarray) -> float:
+    """Effective sample size of a (chains, draws) array by Geyer's initial monotone sequence,
+    as ArviZ's ``_ess`` computes it (the sequential loops written as a cumulative minimum)."""
+    x = np.asarray(x, np.float64)
+    if not np.all(np.isfinite(x)):
+        return float("nan")
+    if np.max(x) - np.min(x) < np.finfo(float).resolution:
+        return float(x.size)
+    m, n = x.shape
+    acov = _autocov(x)
+    mean_var = np.mean(acov[:, 0]) * n / (n - 1.0)
+    var_plus = mean_var * (n - 1.0) / n
+    if m > 1:
+        var_plus += np.var(x.mean(axis=1), ddof=1)
+    rho = 1.0 - (mean_var - acov.mean(axis=0)) / var_plus
+    rho[0] = 1.0
+    # pairs k = 0, 1, ... of lags (2k, 2k + 1); ArviZ processes pair k >= 1 while the previous
+    # pair's sum is positive and 2k - 1 < n - 3, and stops after the first pair whose sum is <= 0
+    kmax = max((n - 3) // 2, 0)  # the last pair ArviZ's loop can reach (2k - 1 < n - 3)
+    P = rho[0:2 * (kmax + 1):2] + rho[1:2 * (kmax + 1):2]  # P[0..kmax]
+    nonpos = np.flatnonzero(P[1:] <= 0.0)
+    if P[0] <= 0.0:
+        K = 0
+    else:
+        K = int(nonpos[0]) + 1 if nonpos.size else kmax
+    tail = 0.0
+    if K >= 1:
+        r_even = rho[2 * K]
+        if r_even > 0.0 or P[K] >= 0.0:
+            tail = float(r_even)
+    else:
+        tail = 1.0  # rho_hat[0]
+    body = np.minimum.accumulate(P[:K]) if K >= 1 else np.zeros(0)
+    tau = -1.0 + 2.0 * float(np.sum(body)) + tail
+    total = m * n
+    tau = max(tau, 1.0 / math.log10(total))
+    if np.isnan(rho[:2 * K + 2]).any():
+        return float("nan")
+    return float(total / tau)
+
+
+def ess_bulk(x: np.ndarray) -> float:
+    """Bulk ESS: ESS of the rank-normalised split chains."""
+    return ess(_z_scale(_split(np.asarray(x, np.float64))))
+
+
+def ess_tail(x: np.ndarray) -> float:
+    """Tail ESS: the smaller ESS of the indicators of the 5% and 95% quantiles, on split chains."""
+    x = np.asarray(x, np.float64)
+    out = []
+    for p in (0.05, 0.95):
+        q = np.quantile(x, p)
+        out.append(ess(_split((x <= q).astype(np.float64))))
+    return min(out)
+
+
+# -- the rule ----------------------------------------------------------------------------
+@dataclass
+class GateCheck:
+    """One look at the draws so far.
+
+    Attributes
+    ----------
+    passed
+        Every component passes (R-hat, bulk and tail ESS with the margin) and nothing diverged.
+    draws
+        Draws per chain looked at.
+    max_r_hat, min_ess_bulk, min_ess_tail
+        Over the variance components.
+    divergences
+        Post-warmup divergent transitions so far.
+    reasons
+        What still fails, in words (empty when passed).
+    """
+
+    passed: bool
+    draws: int
+    max_r_hat: float
+    min_ess_bulk: float
+    min_ess_tail: float
+    divergences: int
+    reasons: list[str] = field(default_factory=list)
+
+    @property
+    def min_ess(self) -> float:
+        return min(self.min_ess_bulk, self.min_ess_tail)
+
+
+def check_gate(sigma: np.ndarray, divergences: int, names=None, max_r_hat: float = MAX_R_HAT,
+               min_ess: float = STOP_ESS_MARGIN * MIN_ESS_BULK) -> GateCheck:
+    """The stopping rule on ``sigma`` of shape (chains, draws, components).
+
+    Parameters
+    ----------
+    sigma
+        Draws of every variance component's sigma (or of any monotone function of it: the
+        statistics are rank based).
+    divergences
+        Post-warmup divergent transitions so far.
+    names
+        Component names, for the reasons (default ``sigma[0]``, ...).
+    max_r_hat, min_ess
+        The thresholds (default: the gate's R-hat and ``STOP_ESS_MARGIN`` x its ESS).
+    """
+    sigma = np.asarray(sigma, np.float64)
+    C, n, K = sigma.shape
+    names = list(names) if names is not None else [f"{k}" for k in range(K)]
+    rh, eb, et = [], [], []
+    for k in range(K):
+        x = sigma[:, :, k]
+        rh.append(rhat_rank(x) if C > 1 or n >= 4 else float("nan"))
+        eb.append(ess_bulk(x))
+        et.append(ess_tail(x))
+    reasons = []
+    for k in range(K):
+        if not rh[k] <= max_r_hat:
+            reasons.append(f"R-hat of sigma[{names[k]}] {rh[k]:.3f}")
+        if not eb[k] >= min_ess:
+            reasons.append(f"bulk ESS of sigma[{names[k]}] {eb[k]:.0f}")
+        if not et[k] >= min_ess:
+            reasons.append(f"tail ESS of sigma[{names[k]}] {et[k]:.0f}")
+    if divergences:
+        reasons.append(f"{divergences} divergent transition(s)")
+    nan = float("nan")
+    return GateCheck(passed=not reasons, draws=n, max_r_hat=max(rh) if K else nan,
+                     min_ess_bulk=min(eb) if K else nan, min_ess_tail=min(et) if K else nan,
+                     divergences=int(divergences), reasons=reasons)
+
+
+def next_check(done: int, check_every: int, max_draws: int) -> int:
+    """Draws per chain at the next look: ``check_every`` more, at most the ceiling."""
+    return min(done + check_every, max_draws)
+
+
+def projected_draws(check: GateCheck, min_ess: float = STOP_ESS_MARGIN * MIN_ESS_BULK,
+                    check_every: int = 50, max_draws: int | None = None) -> int:
+    """Draws per chain the run will probably need: ESS grows about linearly with the draws of
+    chains that have forgotten their start, so ``draws x min_ess / (smallest ESS)``, rounded up
+    to a look; at least the next look, at most the ceiling.  For the progress bar's total and ETA."""
+    n = check.draws
+    e = check.min_ess
+    need = n + check_every
+    if np.isfinite(e) and e > 0:
+        need = max(need, int(math.ceil(n * min_ess / e / check_every - 1e-9)) * check_every)
+    return int(min(need, max_draws)) if max_draws else int(need)
+
+
+def stop_note(check: GateCheck | None, why: str, draws: int, settings) -> str:
+    """The line a posterior's notes carry about how its run length was set."""
+    floor = f"at least {settings.draws}, at most {settings.max_draws} draws per chain"
+    if settings.max_seconds is not None:
+        floor += f" or {settings.max_seconds:g} s of sampling"
+    head = f"run length by the gate ({floor}, checked every {settings.check_every})"
+    if why == "passed":
+        return f"{head}: stopped at {draws} draws per chain, when every component passed"
+    if why == "diverged":
+        return f"{head}: stopped at {draws} draws per chain after a divergent transition (more draws do not remove it)"
+    what = "the draws ceiling" if why == "max_draws" else "the time ceiling"
+    left = "" if check is None else f" ({'; '.join(check.reasons[:3])}{'; ...' if len(check.reasons) > 3 else ''})"
+    return f"{head}: reached {what} at {draws} draws per chain without passing{left}"

@@ -1,0 +1,182 @@
+"""Refits of one parent (core.model.refit): masked counts, one compile, warm starts, batches.
+
+With the real sampler on a small simulated per-benchmark corpus (seed 000 Eq. 2): a parent fit,
+then two refits (three tasks dropped; about half of every cell's trials) warm-started from it in
+one batch, compared with cold fits of the same kept cells.  The sampler is exact whatever the
+start and mass matrix, so the posterior means of every sigma must agree within Monte Carlo
+error; the levels without trials must be gone from the output.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import ddr_explorer.core.model as M  # noqa: F401  (before jax: parallel CPU chains)
+from ddr_explorer.core.model import FitCancelled, SamplerSettings, build_design, fit
+from ddr_explorer.core.model.refit import (RefitRequest, _to_coordinates, batch_layout, fit_refits, masked_design,
+                                           request_cells)
+
+ROOT = Path(__file__).resolve().parents[2]
+TRUTH = {"task": 1.5, "model": 1.0, "scaffold": 0.5, "task:model": 0.8, "task:scaffold": 0.6,
+         "model:scaffold": 0.4}
+SETTINGS = SamplerSettings(draws=200, warmup=150, chains=2, seed=3, chunk_size=50)
+DROPPED = ["t000", "t001", "t002"]
+
+
+def _simulate_module():
+    spec = importlib.util.spec_from_file_location("ddr_bench_simulate", ROOT / "bench" / "simulate.py")
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = mod
+    spec.loader.exec_module(mod)
+    return mod
+
+
+@pytest.fixture(scope="module")
+def design():
+    sim = _simulate_module().simulate_per_benchmark(n_tasks=30, n_models=6, n_scaffolds=3, n_pairs=10,
+                                                    trials_per_cell=4, sigmas=TRUTH, mu=-0.3, seed=5)
+    return build_design(sim.table, "per-benchmark")
+
+
+@pytest.fixture(scope="module")
+def requests(design):
+    keep = ~design.cells["task"].isin(DROPPED).to_numpy()
+    rng = np.random.default_rng(1)
+    n_half = rng.binomial(design.trials, 0.5)
+    s_half = rng.hypergeometric(design.successes, design.trials - design.successes, np.maximum(n_half, 0))
+    return [RefitRequest("drop three tasks", design.successes * keep, design.trials * keep),
+            RefitRequest("half the trials", s_half, n_half)]
+
+
+@pytest.fixture(scope="module")
+def parent(design):
+    return fit(design, "per-benchmark", SETTINGS)
+
+
+@pytest.fixture(scope="module")
+def events():
+    return []
+
+
+@pytest.fixture(scope="module")
+def polls():
+    return []
+
+
+@pytest.fixture(scope="module")
+def warm(design, requests, parent, events, polls):
+    return fit_refits(design, "per-benchmark", requests, SETTINGS, parent=parent,
+                      progress=lambda *a: events.append(a), cancel=lambda: polls.append(1) and False)
+
+
+@pytest.fixture(scope="module")
+def cold(design, requests):
+    """The cold fit of the first request's kept cells (one compile: the suite's time is short)."""
+    return fit(request_cells(design, requests[0]), "per-benchmark", SETTINGS)
+
+
+def test_masked_design_keeps_cells_and_counts_levels(design, requests):
+    dm = masked_design(design, requests[0])
+    assert dm.n_cells == design.n_cells and np.array_equal(dm.codes, design.codes)
+    k = design.index("task")
+    empty = design.level_labels[k]["task"].isin(DROPPED).to_numpy()
+    assert (dm.level_trials[k][empty] == 0).all() and (dm.level_trials[k][~empty] > 0).all()
+    assert dm.n_trials == int(requests[0].trials.sum())
+
+
+def test_coordinates_round_trip(design, requests):
+    """Draws mapped into a refit's coordinates come back unchanged through the potential's own map."""
+    import jax.numpy as jnp
+
+    from ddr_explorer.core.model.geometry import rough_fit
+    from ddr_explorer.core.model.parameterisation import _make_functions, _make_layout
+
+    spec = M.as_spec("per-benchmark")
+    dm = masked_design(design, requests[0])
+    rough = rough_fit(dm)
+    terms = list(range(dm.n_terms))
+    lay = _make_layout(dm, spec, rough, "auto", terms)
+    rng = np.random.default_rng(0)
+    sigma = np.exp(rng.normal(-0.3, 0.4, (3, len(terms))))
+    mu = rng.normal(size=3)
+    u = [rng.normal(size=(3, int(j))) for j in lay.J]
+    g, x = _to_coordinates(lay, sigma, mu, u)
+    cols = [spec.term(n).columns for n in dm.term_names]
+    import jax
+
+    with jax.enable_x64(True):
+        _, constrain, _, _ = _make_functions(dm, lay, jnp.float64, cols, None, 0, consts={
+            "y": dm.successes, "n": dm.trials, "c0": lay.c0, "c1": lay.c1, "pi": lay.pi, "pi_norm": lay.pi_norm,
+            "sref2": lay.sref ** 2})
+        for i in range(3):
+            s, m, uu = constrain({"g": jnp.asarray(g[i]), "x": jnp.asarray(x[i])})
+            assert np.allclose(s, sigma[i], rtol=1e-10)
+            assert np.isclose(m, mu[i], rtol=1e-10, atol=1e-10)
+            assert np.allclose(uu, np.concatenate([v[i] for v in u]), rtol=1e-8, atol=1e-10)
+
+
+def test_batch_layout():
+    assert batch_layout(10, 2, "cpu", 4) == (2, 4)  # one chain per CPU device
+    assert batch_layout(10, 4, "cpu", 4) == (1, 4)
+    assert batch_layout(50, 2, "gpu", 1) == (50, 100)  # every split in one vmapped batch
+    assert batch_layout(1000, 4, "gpu", 1) == (128, 512)
+
+
+def test_refits_read_like_cold_fits_of_the_kept_cells(design, requests, warm, cold):
+    assert len(warm) == 2
+    w, c = warm[0], cold
+    assert w.n_cells == c.n_cells and w.n_trials == c.n_trials
+    assert set(w.sigma) == set(c.sigma)
+    for name in c.levels:
+        assert w.levels[name].equals(c.levels[name]), name
+        assert w.random_effects[name].shape == c.random_effects[name].shape
+    assert len(w.levels["task"]) == design.n_levels[design.index("task")] - len(DROPPED)
+    for r, p in zip(requests, warm):
+        assert p.diagnostics is not None
+        assert p.sigma["task"].shape == (SETTINGS.chains, SETTINGS.draws)
+        assert p.n_trials == int(r.trials.sum()) and p.n_cells == int((r.trials > 0).sum())
+
+
+def test_one_compile_for_all_refits(warm):
+    notes = [p.notes[-1] for p in warm]
+    assert all("1 compile(s) for 2 refit(s)" in n for n in notes), notes
+    assert all("warm start" in n for n in notes)
+
+
+def test_warm_refits_agree_with_cold_fits_within_monte_carlo_error(warm, cold):
+    for w, c in [(warm[0], cold)]:
+        for name in TRUTH:
+            a, b = w.sigma[name].ravel(), c.sigma[name].ravel()
+            ess_a = float(w.diagnostics.table.loc[name, "ess_bulk"])
+            ess_b = float(c.diagnostics.table.loc[name, "ess_bulk"])
+            mcse = np.sqrt(a.var() / ess_a + b.var() / ess_b)
+            assert abs(a.mean() - b.mean()) <= 4 * mcse, (name, a.mean(), b.mean(), mcse)
+
+
+def test_progress_counts_refits(events):
+    assert events[0][0] == "compile"
+    refit_events = [e for e in events if e[0] == "refits"]
+    assert refit_events and refit_events[-1][1:3] == (2, 2)
+    assert all(e[3] is None or e[3] >= 0 for e in refit_events)
+    assert [e[1] for e in refit_events] == sorted(e[1] for e in refit_events)
+
+
+def test_cancel_is_polled_between_chunks(warm, polls, design, requests):
+    chunks = -(-SETTINGS.draws // SETTINGS.chunk_size) + -(-100 // SETTINGS.chunk_size)  # sampling + warmup
+    assert len(polls) >= len(requests) + chunks  # once per request prepared, then once per chunk
+
+
+def test_cancel_stops_the_refits(design, requests):
+    with pytest.raises(FitCancelled, match="cancelled"):
+        fit_refits(design, "per-benchmark", requests, SETTINGS, cancel=lambda: True)
+
+
+def test_requests_are_checked(design):
+    bad = RefitRequest("bad", np.zeros(design.n_cells - 1, int), np.zeros(design.n_cells - 1, int))
+    with pytest.raises(ValueError, match="bad"):
+        fit_refits(design, "per-benchmark", [bad], SETTINGS)

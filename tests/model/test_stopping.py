@@ -1,0 +1,223 @@
+"""Run length by the convergence gate (``SamplerSettings.stop = "gate"``, core/model/stopping.py).
+
+The statistics of the stopping rule against ArviZ's; the rule on arrays with known answers; the
+settings (defaults, clear errors, the cache key, the sheet's footer); and two small fits: an easy
+data set on which the gate stops the run before its ceiling, and a tiny one that cannot reach
+ESS 440 within its ceiling and runs on to it.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+import ddr_explorer.core.model as M  # before jax: parallel CPU chains
+from ddr_explorer.core.model import SamplerSettings, fit
+from ddr_explorer.core.model import stopping as S
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _ar1(rng, chains, n, rho):
+    e = rng.normal(size=(chains, n))
+    x = np.zeros_like(e)
+    for t in range(n):
+        x[:, t] = (rho * x[:, t - 1] if t else 0.0) + e[:, t]
+    return x
+
+
+# -- the statistics ------------------------------------------------------------------------
+@pytest.mark.parametrize("case", range(12))
+def test_the_rule_computes_arviz_rhat_and_ess(case):
+    """The vectorised R-hat, bulk and tail ESS equal ArviZ's (the final verdict uses ArviZ)."""
+    import arviz as az
+
+    rng = np.random.default_rng(100 + case)
+    chains = [1, 2, 4][case % 3]
+    n = [7, 50, 333, 1000][case % 4]
+    x = _ar1(rng, chains, n, [-0.3, 0.0, 0.6, 0.97][case % 4]) + rng.normal(size=(chains, 1))
+    if case % 5 == 0:
+        x = np.round(x)  # ties: average ranks
+    np.testing.assert_allclose(S.ess_bulk(x), float(az.ess(x, method="bulk")), rtol=1e-9)
+    np.testing.assert_allclose(S.ess_tail(x), float(az.ess(x, method="tail")), rtol=1e-9)
+    if chains > 1:
+        np.testing.assert_allclose(S.rhat_rank(x), float(az.rhat(x, method="rank")), rtol=1e-9)
+
+
+def test_the_gate_passes_independent_draws_and_names_what_fails():
+    rng = np.random.default_rng(0)
+    good = rng.normal(size=(4, 500, 2))  # 2,000 independent draws: ESS about 2,000
+    chk = S.check_gate(good, 0, ["task", "model"])
+    assert chk.passed and chk.reasons == [] and chk.min_ess_bulk > 1500 and chk.max_r_hat < 1.01
+    # one chain stuck elsewhere: R-hat fails for that component only
+    bad = good.copy()
+    bad[0, :, 1] += 3.0
+    chk = S.check_gate(bad, 0, ["task", "model"])
+    assert not chk.passed and any(r.startswith("R-hat of sigma[model]") for r in chk.reasons)
+    assert not any("sigma[task]" in r for r in chk.reasons)
+    # strongly autocorrelated draws: ESS far below 440
+    slow = np.stack([_ar1(rng, 4, 500, 0.99)], axis=-1)
+    chk = S.check_gate(slow, 0, ["task"])
+    assert not chk.passed and chk.min_ess_bulk < 440 and any("bulk ESS of sigma[task]" in r for r in chk.reasons)
+    # a divergence fails the gate however good the draws
+    chk = S.check_gate(good, 2)
+    assert not chk.passed and chk.reasons == ["2 divergent transition(s)"]
+
+
+def test_the_margin_asks_for_440_bulk_and_tail_ess():
+    import inspect
+
+    assert S.STOP_ESS_MARGIN * 400 == pytest.approx(440)
+    assert inspect.signature(S.check_gate).parameters["min_ess"].default == pytest.approx(440)
+    rng = np.random.default_rng(1)
+    x = rng.normal(size=(2, 200, 1))
+    chk = S.check_gate(x, 0)
+    lo = min(chk.min_ess_bulk, chk.min_ess_tail)
+    # both the bulk and the tail ESS must reach the threshold
+    assert S.check_gate(x, 0, min_ess=lo - 1).passed
+    assert not S.check_gate(x, 0, min_ess=lo + 1).passed
+    which = "bulk" if chk.min_ess_bulk < chk.min_ess_tail else "tail"
+    assert S.check_gate(x, 0, min_ess=lo + 1).reasons[0].startswith(f"{which} ESS")
+
+
+def test_projected_draws_scale_with_the_ess_shortfall():
+    chk = S.GateCheck(passed=False, draws=200, max_r_hat=1.0, min_ess_bulk=220.0, min_ess_tail=300.0, divergences=0)
+    # 200 draws gave ESS 220: 440 needs 400 draws
+    assert S.projected_draws(chk, check_every=50, max_draws=4000) == 400
+    assert S.projected_draws(chk, check_every=50, max_draws=300) == 300  # never past the ceiling
+    ok = S.GateCheck(passed=False, draws=200, max_r_hat=1.02, min_ess_bulk=900.0, min_ess_tail=900.0, divergences=0)
+    assert S.projected_draws(ok, check_every=50, max_draws=4000) == 250  # at least the next look
+
+
+# -- the settings --------------------------------------------------------------------------
+def test_settings_defaults_depend_on_the_rule():
+    fixed = SamplerSettings()
+    assert (fixed.stop, fixed.draws, fixed.max_draws, fixed.max_seconds) == ("fixed", 700, None, None)
+    gate = SamplerSettings(stop="gate")
+    assert (gate.draws, gate.max_draws, gate.max_seconds, gate.check_every) == (200, 4000, None, 50)
+    assert SamplerSettings(stop="gate", draws=5000).max_draws == 5000
+
+
+@pytest.mark.parametrize("kw, match", [
+    (dict(stop="until"), "stop must be 'fixed'"),
+    (dict(stop="gate", draws=300, max_draws=200), r"max_draws \(200\) is below the minimum draws \(300\)"),
+    (dict(max_draws=1000), "ceilings of stop='gate'"),
+    (dict(max_seconds=60.0), "ceilings of stop='gate'"),
+    (dict(stop="gate", max_seconds=0.0), "max_seconds must be positive"),
+    (dict(stop="gate", check_every=0), "check_every must be at least 1"),
+])
+def test_bad_settings_give_clear_errors(kw, match):
+    with pytest.raises(ValueError, match=match):
+        SamplerSettings(**kw)
+
+
+def test_the_rule_and_its_ceilings_are_in_the_cache_key(tmp_path):
+    import pandas as pd
+
+    from ddr_explorer.core.corpus.corpus import Corpus
+    from ddr_explorer.core.fitting import _settings_dict, fit_key, posterior_from_entry  # noqa: F401
+    from ddr_explorer.core.model.formula import as_spec
+
+    corpus = SimpleNamespace(content_hash="0" * 64)
+    spec = as_spec("per-benchmark")
+    keys = {fit_key(corpus, spec, s) for s in (
+        SamplerSettings(), SamplerSettings(stop="gate"), SamplerSettings(stop="gate", max_draws=2000),
+        SamplerSettings(stop="gate", max_seconds=120.0), SamplerSettings(stop="gate", check_every=100),
+        SamplerSettings(stop="gate", draws=300), SamplerSettings(adaptive_warmup=True))}
+    assert len(keys) == 7
+    assert "adaptive_warmup" not in _settings_dict(SamplerSettings())
+    # a fixed-length fit keeps the key it had before the rule existed; a gate fit's settings round-trip
+    assert "stop" not in _settings_dict(SamplerSettings())
+    d = _settings_dict(SamplerSettings(stop="gate", max_seconds=90.0))
+    assert d["stop"] == "gate" and d["max_draws"] == 4000 and d["max_seconds"] == 90.0
+    assert SamplerSettings(**d) == SamplerSettings(stop="gate", max_seconds=90.0)
+    del Corpus, pd
+
+
+def test_the_cli_passes_the_rule_and_refuses_bad_ceilings():
+    from ddr_explorer.core.cli import build_parser
+    from ddr_explorer.core.fitting import settings_from_args
+
+    args = build_parser().parse_args(["fit", "x.csv", "--preset", "per-benchmark", "--stop", "gate",
+                                      "--max-draws", "1500", "--max-seconds", "60"])
+    s = settings_from_args(args)
+    assert (s.stop, s.draws, s.max_draws, s.max_seconds) == ("gate", 200, 1500, 60.0)
+    args = build_parser().parse_args(["fit", "x.csv", "--preset", "per-benchmark"])
+    assert settings_from_args(args) == SamplerSettings()  # the app's defaults: the same cache key
+    args = build_parser().parse_args(["fit", "x.csv", "--preset", "per-benchmark", "--max-draws", "900"])
+    with pytest.raises(ValueError, match="ceilings of stop='gate'"):
+        settings_from_args(args)
+
+
+def test_the_footer_states_the_rule_and_its_ceilings():
+    from ddr_explorer.core.formatting import run_length_text
+    from ddr_explorer.core.report.sheet import footer_lines
+
+    gate = {"stop": "gate", "draws": 200, "max_draws": 4000, "max_seconds": 600.0, "chains": 4}
+    assert run_length_text(gate) == "run length by the gate (at least 200, at most 4,000 draws/chain, 600 s)"
+    assert run_length_text({"stop": "fixed", "draws": 700}) is None
+    assert run_length_text({"draws": 700}) is None  # a fit stored before the rule existed
+    inputs = SimpleNamespace(fit_info={"settings": gate, "method": "NUTS", "converged": True},
+                             corpus_summary={}, corpus_name="c", corpus_hash="ab" * 32, versions={})
+    line = footer_lines(inputs, date=None)[1]
+    assert "run length by the gate (at least 200, at most 4,000 draws/chain, 600 s)" in line
+    assert "draws/chain 200" not in line
+    inputs.fit_info["settings"] = {"stop": "fixed", "draws": 700, "chains": 4}
+    assert "draws/chain 700" in footer_lines(inputs, date=None)[1]
+
+
+# -- the rule in the sampler ---------------------------------------------------------------
+def _simulate_module():
+    spec = importlib.util.spec_from_file_location("ddr_bench_simulate", ROOT / "bench" / "simulate.py")
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = mod
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_the_gate_stops_an_easy_fit_before_its_ceiling():
+    """Two well-informed terms (40 tasks, 12 models, 8 trials per cell): the draws pass the gate
+    long before the ceiling of 2,000 per chain, the run stops at a look, and the verdict agrees."""
+    sim = _simulate_module().simulate_per_benchmark(n_tasks=40, n_models=12, n_scaffolds=2, n_pairs=12,
+                                                    trials_per_cell=8, sigmas={"task": 1.2, "model": 0.8}, mu=0.0,
+                                                    seed=2)
+    seen = []
+    s = SamplerSettings(stop="gate", draws=100, max_draws=2000, check_every=50, warmup=150, chains=4, seed=1,
+                        chunk_size=50)
+    post = fit(sim.table, "successes ~ (1|task) + (1|model)", s, progress=lambda *a: seen.append(a))
+    n = post.mu.shape[1]
+    assert 100 <= n < 2000 and n % 50 == 0
+    assert any(str(x).endswith("when every component passed") for x in post.notes)
+    dg = post.diagnostics
+    assert dg.converged and dg.min_ess_bulk >= 440 and dg.min_ess_tail >= 440 and dg.max_r_hat <= 1.01
+    gate = [e for e in seen if e[0] == S.GATE_PHASE]
+    its = [e[1] for e in gate]
+    assert its == sorted(its) and its[-1] == n and gate[-1][2] == n
+    assert all(e[2] >= e[1] and e[3] is not None and e[3] >= 0 for e in gate)
+    assert not any(e[0] == "sampling" for e in seen)
+
+
+def test_a_hard_fit_runs_on_to_the_ceiling_and_says_so(tmp_path):
+    """Two chains of at most 60 draws can never reach ESS 440 (ArviZ's ESS is at most N log10 N = 250):
+    the run ends at the ceiling, not converged, with the ceiling to raise."""
+    table = _simulate_module().simulate_per_benchmark(n_tasks=6, n_models=3, n_scaffolds=2, n_pairs=3,
+                                                      trials_per_cell=1, seed=4).table
+    s = SamplerSettings(stop="gate", draws=20, max_draws=60, check_every=20, warmup=30, chains=2, seed=0,
+                        chunk_size=20)
+    post = fit(table, "per-benchmark", s)
+    assert post.mu.shape == (2, 60)
+    assert any("reached the draws ceiling at 60 draws per chain without passing" in str(x) for x in post.notes)
+    assert not post.converged
+    if post.diagnostics.divergences == 0:
+        assert any("--max-draws" in w for w in post.diagnostics.warnings)
+    # a time ceiling ends it at the first chunk past the limit
+    post = fit(table, "per-benchmark", SamplerSettings(stop="gate", draws=20, max_draws=60, check_every=20,
+                                                       warmup=30, chains=2, seed=0, chunk_size=20,
+                                                       max_seconds=1e-6))
+    assert post.mu.shape == (2, 20)
+    assert any("reached the time ceiling at 20 draws per chain" in str(x) for x in post.notes)

@@ -1,0 +1,84 @@
+"""The adaptive warmup (``SamplerSettings.adaptive_warmup``, core/model/warmup.py): its measures of a
+settled metric against known answers and numpyro's own, and a small fit that ends its slow windows early."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import ddr_explorer.core.model as M  # noqa: F401  (before jax: parallel CPU chains)
+from ddr_explorer.core.model import SamplerSettings, chains, fit
+from ddr_explorer.core.model import warmup as W
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_metric_change_is_the_rms_log_eigenvalue_ratio():
+    rng = np.random.default_rng(0)
+    d = rng.uniform(0.5, 2.0, 30)
+    assert W.metric_change(d, d) == pytest.approx(0.0, abs=1e-12)
+    assert W.metric_change(d, 2 * d) == pytest.approx(np.log(2))
+    a = rng.normal(size=(5, 5))
+    old = a @ a.T + 5 * np.eye(5)
+    assert W.metric_change(old, old) == pytest.approx(0.0, abs=1e-9)
+    assert W.metric_change(old, 3 * old) == pytest.approx(np.log(3))
+    # half the variances doubled, half halved: RMS log ratio log 2
+    assert W.metric_change(np.ones(4), np.array([2, 2, 0.5, 0.5])) == pytest.approx(np.log(2))
+
+
+def test_welford_metric_is_numpyros():
+    import jax.numpy as jnp
+    from numpyro.infer.hmc_util import welford_covariance
+
+    rng = np.random.default_rng(1)
+    xs = rng.normal(size=(40, 3)) @ np.array([[1, 0.3, 0], [0, 1, 0.2], [0, 0, 2.0]])
+    for diagonal in (True, False):
+        init, update, final = welford_covariance(diagonal=diagonal)
+        st = init(3)
+        for x in xs:
+            st = update(jnp.asarray(x), st)
+        want = np.asarray(final(st, regularize=True)[0])
+        got = W.welford_metric(*[np.asarray(v) for v in st])
+        np.testing.assert_allclose(got, want, rtol=1e-5)
+
+
+def test_settled_needs_every_block_and_the_step_size():
+    assert W.settled({"g": 0.1, "x": 0.2}, 0.05)
+    assert not W.settled({"g": 0.1, "x": W.METRIC_TOLERANCE + 0.01}, 0.05)
+    assert not W.settled({"g": 0.1}, W.STEP_TOLERANCE + 0.01)
+    assert not W.settled({"g": 0.1}, None)  # no earlier step size to compare with
+
+
+def _simulate_module():
+    spec = importlib.util.spec_from_file_location("ddr_bench_simulate", ROOT / "bench" / "simulate.py")
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = mod
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_a_well_started_fit_skips_the_slow_windows_it_does_not_need(monkeypatch):
+    """Two well-informed terms, 200 warmup iterations (slow windows end at 99 and 149): the start near
+    the mode leaves the metric settled at the first look, so the run skips to the final buffer at
+    150 and its warmup is 150 iterations; the full schedule runs all 200 with the same looks logged."""
+    sim = _simulate_module().simulate_per_benchmark(n_tasks=40, n_models=12, n_scaffolds=2, n_pairs=12,
+                                                    trials_per_cell=8, sigmas={"task": 1.2, "model": 0.8}, mu=0.0,
+                                                    seed=2)
+    log = []
+    monkeypatch.setattr(chains, "WINDOW_LOG", log)
+    s = SamplerSettings(warmup=200, draws=50, chains=4, seed=1, chunk_size=50, adaptive_warmup=True)
+    post = fit(sim.table, "successes ~ (1|task) + (1|model)", s)
+    assert [e["iteration"] for e in log][:1] == [99]
+    first = log[0]
+    if W.settled(first["changes"], first["step_change"]):
+        assert post.sample_stats["warmup_num_steps"].shape[1] == 150
+        assert any(str(n).startswith("warmup 150 of 200 iterations") for n in post.notes)
+    else:  # not settled at 99: the full schedule (at 149 the final buffer starts next anyway)
+        assert post.sample_stats["warmup_num_steps"].shape[1] == 200
+        assert not any("slow-window iterations skipped" in str(n) for n in post.notes)
+    assert post.mu.shape == (4, 50)
+    assert all(set(e["changes"]) == {"g", "x"} for e in log)
