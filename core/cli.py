@@ -823,7 +823,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--warmup", type=int, default=dflt.warmup,
                    help=f"warmup iterations per chain (default {dflt.warmup}; splits: at most 250)")
     p.add_argument("--chains", type=int, default=dflt.chains,
-                   help=f"chains (default {dflt.chains}; held-out splits: at most 2)")
+                   help=f"chains (default {dflt.chains}; held-out splits: at most 4)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--device", default="auto", choices=["auto", "cpu", "gpu"])
     p.add_argument("--cache", type=Path, help="cache folder")
