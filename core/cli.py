@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import functools
 import json
 import math
 import sys
@@ -451,7 +452,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     """``ddr report``: corpus or cached fit -> fit (or cache hit) -> DDR sheet PDF, progress on stderr."""
     from .fitting import settings_from_args
     from .model.formula import ModelSpecError, as_spec
-    from .ddr_sheet import SheetCancelled, analysis_runner, write_ddr_sheet
+    from .ddr_sheet import SheetCancelled, write_ddr_sheet
 
     try:
         if args.formula and args.preset:
@@ -461,8 +462,7 @@ def cmd_report(args: argparse.Namespace) -> int:
         settings = settings_from_args(args)
         if args.prices and args.token_prices:
             raise ValueError("give at most one of --prices or --token-prices")
-        names = [n.strip() for n in (args.analyses or "").split(",") if n.strip()]
-        analyses = {n: analysis_runner(n) for n in names}
+        analyses, default_analyses = _report_analyses(args)
     except (ModelSpecError, ValueError, OSError) as exc:
         print(f"ddr: {exc}", file=sys.stderr)
         return EXIT_INVALID
@@ -471,6 +471,8 @@ def cmd_report(args: argparse.Namespace) -> int:
     options = {k: v for k, v in (("format", args.format), ("encoding", args.encoding)) if v is not None}
     options.update(options_from_args(args))
     progress = _TerminalProgress(not args.quiet)
+    if default_analyses is not None:  # the analyses report to the same progress line
+        default_analyses = functools.partial(default_analyses, progress=progress)
     source, corpus_arg = args.path, args.corpus
     try:
         if args.token_prices:
@@ -485,7 +487,7 @@ def cmd_report(args: argparse.Namespace) -> int:
                                  object_of_measurement=args.object, claim=args.claim, target=args.target,
                                  budget=args.budget, prices=prices, analyses=analyses,
                                  date_invariant=args.date_invariant, progress=progress,
-                                 strict_terms=args.strict_terms)
+                                 strict_terms=args.strict_terms, default_analyses=default_analyses)
     except CorpusError as exc:
         progress.done()
         _print_errors(exc)
@@ -505,6 +507,44 @@ def cmd_report(args: argparse.Namespace) -> int:
     print(f"ddr: wrote {result.path} ({origin}{'' if result.fit_path is None else ' ' + str(result.fit_path)})",
           file=sys.stderr)
     return EXIT_OK
+
+
+def _report_analyses(args: argparse.Namespace):
+    """``ddr report``'s analyses: ``(analyses, default_analyses)`` for :func:`~.ddr_sheet.write_ddr_sheet`.
+
+    ``--analyses none``: none.  ``--analyses a,b``: those, through the refit engine.  No ``--analyses``:
+    difficulty, ``--splits`` hold-out splits and PSIS-LOO when the engine's estimate is under 15 minutes
+    (:mod:`.analyses.defaults`); the estimate is printed before they start, and above the budget the
+    flag that runs them.
+    """
+    from .analyses.defaults import SHEET_DEFAULT, plan_sheet_analyses, sheet_runners
+    from .analyses.engine import scheduler_address
+
+    scheduler = scheduler_address(getattr(args, "scheduler", None))
+    if args.splits < 2:
+        raise ValueError(f"--splits {args.splits}: held-out reliability needs at least 2 splits")
+    text = (args.analyses or "").strip().lower()
+    if text == "none":
+        return {}, None
+    names = [n.strip() for n in text.split(",") if n.strip()] or list(SHEET_DEFAULT)
+    unknown = [n for n in names if n not in ("difficulty", "heldout", "held_out", "held-out", "loo")]
+    if unknown:
+        raise ValueError(f"--analyses: unknown analysis {unknown[0]!r}; use difficulty, heldout, loo (comma-separated) "
+                         "or none")
+    names = ["heldout" if n in ("held_out", "held-out") else n for n in names]
+
+    def choose(corpus, posterior, progress=None):
+        plan = plan_sheet_analyses(corpus, posterior, which=names, n_splits=args.splits, cache_dir=args.cache)
+        where = f" on the Dask cluster {scheduler}" if scheduler else ""
+        if args.analyses or plan.runs_by_default:
+            print(f"ddr: {plan.describe()}{where}; running them"
+                  + ("" if args.analyses else " (--analyses none skips them)"), file=sys.stderr)
+            return sheet_runners(names, n_splits=args.splits, scheduler=scheduler, plan=plan, progress=progress)
+        print(f"ddr: {plan.describe()}: over the 15 min default budget, so the sheet says \"not run\" for them; "
+              f"run them with `{plan.flag}`", file=sys.stderr)
+        return {}
+
+    return None, choose
 
 
 def cmd_analyses(args: argparse.Namespace) -> int:
@@ -554,7 +594,7 @@ def cmd_analyses(args: argparse.Namespace) -> int:
         progress, FitCancelled, (ModelSpecError, ValueError),
         lambda: run_analyses(corpus, which, spec, settings, cache_dir=args.cache, n_splits=args.splits,
                              n_strata=args.strata, posterior=posterior, progress=progress,
-                             undated=args.undated))
+                             scheduler=args.scheduler, undated=args.undated))
     if code is not None:
         return code
     print(json.dumps(result, indent=2) if args.json else format_analyses(result))
@@ -752,10 +792,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--cache", type=Path, help="cache folder")
     p.add_argument("--no-cache", action="store_true", help="neither read nor write the fit cache")
     p.add_argument("--corpus", type=Path, help="with a cached fit file (.h5) as PATH: the corpus it was fitted to")
-    p.add_argument("--analyses", help="optional analyses to run first, comma-separated: difficulty,heldout,loo "
-                   "(refits, all cached: difficulty 4 strata, heldout 50 splits x 2, loo 1), methods (the "
-                   "estimator table on the method-notes page; Laplace takes ~25 s on TB2), scores (observed-scale "
-                   "score reliability; always run with --claim absolute)")
+    p.add_argument("--analyses", help="analyses to run first, comma-separated: difficulty,heldout,loo, or none "
+                   "(refits through the refit engine, all cached: difficulty 4 strata, heldout --splits x 2, loo 1; "
+                   "default: all three when their estimate is under 15 minutes, printed first); also "
+                   "methods (the estimator table on the method-notes page; Laplace takes ~25 s on TB2), "
+                   "scores (observed-scale score reliability; always run with --claim absolute), failures, "
+                   "frontier")
+    p.add_argument("--splits", type=int, default=50, help="held-out 70/30 splits (default 50, seed 003)")
+    p.add_argument("--scheduler", help="a Dask scheduler (tcp://host:8786) to run the refits on "
+                   "(default: $DDR_SCHEDULER, else this machine)")
     p.add_argument("--date-invariant", action="store_true", help="reproducible output: no build date")
     p.add_argument("--quiet", action="store_true", help="no progress on stderr")
     p.set_defaults(func=cmd_report)
@@ -778,12 +823,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--warmup", type=int, default=dflt.warmup,
                    help=f"warmup iterations per chain (default {dflt.warmup}; splits: at most 250)")
     p.add_argument("--chains", type=int, default=dflt.chains,
-                   help=f"chains (default {dflt.chains}; held-out splits: at most 2)")
+                   help=f"chains (default {dflt.chains}; held-out splits: at most 4)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--device", default="auto", choices=["auto", "cpu", "gpu"])
     p.add_argument("--cache", type=Path, help="cache folder")
     p.add_argument("--quiet", action="store_true", help="no progress on stderr")
     p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument("--scheduler", help="a Dask scheduler (tcp://host:8786) to run the refits on "
+                   "(default: $DDR_SCHEDULER, else this machine)")
     p.set_defaults(func=cmd_analyses)
 
     p = sub.add_parser("methods", help="variance shares from Henderson, REML, Laplace, DISCO and the cached "

@@ -248,7 +248,7 @@ def write_ddr_sheet(source, output, *, corpus=None, load_options: Mapping[str, A
                     prices: Mapping[str, float] | None = None, analyses: Mapping[str, Any] | None = None,
                     date_invariant: bool = False, title: str | None = None,
                     progress: ProgressCallback | None = None, cancel: CancelCallback | None = None,
-                    strict_terms: bool = False) -> SheetResult:
+                    strict_terms: bool = False, default_analyses: Callable | None = None) -> SheetResult:
     """Write the DDR sheet (SPEC sec. 7; seed 003 sec. 6) of a corpus or of a cached fit.
 
     Parameters
@@ -285,6 +285,10 @@ def write_ddr_sheet(source, output, *, corpus=None, load_options: Mapping[str, A
         result, or a runner ``f(AnalysisContext) -> result`` (see
         :func:`analysis_runner`).  A runner that fails leaves the analysis out
         (the sheet says "not run") and the reason in :attr:`SheetResult.messages`.
+    default_analyses
+        When ``analyses`` is None: ``default_analyses(corpus, posterior)`` is called after the fit and
+        returns the analyses to run (``ddr report`` passes the refit engine's plan:
+        :func:`~ddr_explorer.core.analyses.defaults.plan_sheet_analyses`, which needs the fit's wall time).
     date_invariant
         No build date in the footer, reportlab's fixed creation date and
         document ID: the same inputs give a byte-identical PDF.
@@ -360,6 +364,8 @@ def write_ddr_sheet(source, output, *, corpus=None, load_options: Mapping[str, A
         messages.append(f"the fit did not converge ({shown or 'see the diagnostics page'}); page 1 of the sheet "
                         "says so")
 
+    if analyses is None and default_analyses is not None:  # chosen now: the estimate needs the fit
+        analyses = default_analyses(c, posterior)
     results: dict[str, Any] = {}
     analyses = dict(analyses or {})
     if claim == "absolute" and not any(ANALYSIS_ALIASES.get(k, k) == "score_reliability" for k in analyses):

@@ -19,6 +19,7 @@ from .gate import MAX_R_HAT, MIN_ESS_BULK
 __all__ = [
     "E_RHO2", "PHI", "SIGMA2", "GEQ", "LEQ", "TIMES", "NDASH", "MAX_R_HAT", "MIN_ESS_BULK",
     "fmt_coef", "fmt_interval", "fmt_estimate", "fmt_var", "fmt_pct", "fmt_n", "fmt_usd", "fmt_sig3", "fmt_prob",
+    "fmt_duration",
     "fmt_r", "estimand_symbol", "fmt_design", "convergence_verdict",
 ]
 
@@ -110,6 +111,18 @@ def fmt_sig3(x) -> str:
         return "n/a"
     x = float(x)
     return f"{x:,.0f}" if abs(x) >= 100 else f"{x:#.3g}"
+
+
+def fmt_duration(seconds) -> str:
+    """A wall-time estimate: "45 s", "12 min", "3.5 h" (n/a when unknown)."""
+    if not _finite(seconds):
+        return "n/a"
+    s = max(float(seconds), 0.0)
+    if s < 90:
+        return f"{s:.0f} s"
+    if s < 90 * 60:
+        return f"{s / 60:.0f} min"
+    return f"{s / 3600:.1f} h"
 
 
 def fmt_prob(x) -> str:

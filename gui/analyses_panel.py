@@ -18,7 +18,7 @@ import pyqtgraph as pg
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QAbstractItemView, QSplitter, QTableWidget, QVBoxLayout, QWidget
 
-from ..core.analyses.runner import convergence_of
+from ..core.analyses.runner import convergence_lines
 from . import plots
 from .components_panel import numeric_item, text_item
 
@@ -142,9 +142,7 @@ class AnalysesPanel(QWidget):
             t.setEditTriggers(QAbstractItemView.NoEditTriggers)
             t.resizeColumnsToContents()
         # the fits' convergence first: numbers resting on unconverged refits are labelled (core's count)
-        conv = [f"{name}: {f['n_converged']} of {f['n_fits']} fits converged"
-                + ("" if f["n_converged"] == f["n_fits"] else " — PROVISIONAL: some fits did not converge")
-                for name, f in convergence_of(results)["fits"].items()]
+        conv = convergence_lines(results)
         self.summary, head = plots.panel_head([*conv, *lines], self.plots, self.tables, "No analysis has run.")
         top = QSplitter(Qt.Horizontal)
         top.addWidget(self.difficulty_plot)

@@ -945,15 +945,22 @@ class MainWindow(QMainWindow):
         self._jobs.append(BackgroundTask(detect_device, on_done=done, on_error=failed, parent=self))
 
     # -- the DDR sheet ---------------------------------------------------------------------
-    def export_ddr_sheet(self, path: Path, date_invariant: bool = False) -> bool:
+    def export_ddr_sheet(self, path: Path, date_invariant: bool = False, analyses: str = "auto") -> bool:
         """Write the DDR sheet of the current fit and state (design, prices, target, budget) in the background.
 
+        Without the Analyses tab's results, ``analyses="auto"`` first runs the sheet's analyses (difficulty,
+        50 hold-out splits, PSIS-LOO) when the refit engine's estimate is under 15 minutes
+        (:func:`~ddr_explorer.core.analyses.defaults.plan_sheet_analyses`), then writes the sheet; ``"run"``
+        runs them whatever the estimate, ``"skip"`` writes the sheet without them ("not run").
         Emits :attr:`sheet_written` with the path, or :attr:`sheet_failed` with the reason.
         Returns False when there is no fit to report.
         """
         if self.fit_result is None or self.corpus is None:
             self.statusBar().showMessage("The DDR sheet reports a fit: fit the model first (Analysis > Fit).")
             return False
+        if analyses != "skip" and not self.analyses_for_sheet and self._analyses_before_sheet(
+                path, date_invariant, force=analyses == "run"):
+            return True
         corpus, post, st, summary = self.corpus, self.fit_result.posterior, self.state, self.summary
         design = st.design()
         kw = dict(object_of_measurement=st.object_of_measurement, claim=st.claim, design=design,
@@ -981,6 +988,43 @@ class MainWindow(QMainWindow):
 
         self.statusBar().showMessage(f"Writing the DDR sheet {path} ...")
         self.sheet_task = BackgroundTask(job, on_done=done, on_error=failed, parent=self)
+        return True
+
+    def sheet_analyses_plan(self):
+        """The sheet's default analyses of the current fit and their estimate (core's plan), or None."""
+        if self.fit_result is None or self.corpus is None:
+            return None
+        from ..core.analyses.defaults import plan_sheet_analyses
+
+        return plan_sheet_analyses(self.corpus, self.fit_result.posterior, cache_dir=self.cache_dir)
+
+    def _analyses_before_sheet(self, path, date_invariant: bool, force: bool) -> bool:
+        """Start the sheet's analyses (under the budget, or ``force``) and write the sheet when they end;
+        False when they do not start (the sheet is then written without them)."""
+        from ..core.analyses.defaults import SHEET_DEFAULT
+
+        plan = self.sheet_analyses_plan()
+        if plan is None or not (force or plan.runs_by_default):
+            return False
+
+        def finished(_results) -> None:
+            disconnect()
+            self.export_ddr_sheet(path, date_invariant, analyses="skip")
+
+        def failed(_text) -> None:  # cancelled or failed: no sheet; the Model tab's log says why
+            disconnect()
+            self.statusBar().showMessage("The DDR sheet was not written: its analyses did not finish")
+
+        def disconnect() -> None:
+            self.analyses_finished.disconnect(finished)
+            self.analyses_failed.disconnect(failed)
+
+        self.analyses_finished.connect(finished)
+        self.analyses_failed.connect(failed)
+        if not self.start_analyses(which=SHEET_DEFAULT, n_splits=plan.n_splits):
+            disconnect()
+            return False
+        self.model_panel.append_log(f"DDR sheet: {plan.describe()}; the sheet is written when they end")
         return True
 
     def panels(self) -> dict:
@@ -1027,8 +1071,17 @@ class MainWindow(QMainWindow):
             self.export_ddr_sheet(Path("ddr-sheet.pdf"))  # says why not
             return
         path, _ = QFileDialog.getSaveFileName(self, "Export DDR sheet", "ddr-sheet.pdf", "PDF (*.pdf)")
-        if path:
-            self.export_ddr_sheet(Path(path).with_suffix(".pdf"))
+        if not path:
+            return
+        mode = "auto"
+        plan = None if self.analyses_for_sheet else self.sheet_analyses_plan()
+        if plan is not None and not plan.runs_by_default:  # over the budget: offer the run with its estimate
+            answer = QMessageBox.question(self, "Run the sheet's analyses?",
+                                          f"The DDR sheet's {plan.describe()}, over the 15-minute default.\n\n"
+                                          "Run them before writing the sheet? (No: the sheet says \"not run\" "
+                                          "for difficulty and hold-out.)")
+            mode = "run" if answer == QMessageBox.Yes else "skip"
+        self.export_ddr_sheet(Path(path).with_suffix(".pdf"), analyses=mode)
 
     # -- recent files, settings, last session ---------------------------------------------
     def recent_files(self) -> list[str]:

@@ -97,6 +97,32 @@ def moment_fit(data, spec="per-benchmark", settings=None, progress=None, cancel=
     return post
 
 
+def cold_fit_refits(design, spec, requests, settings=None, *, parent=None, progress=None, cancel=None):
+    """Stand-in for :func:`ddr_explorer.core.model.refit.fit_refits`: the contract's cold loop, each request's kept
+    cells fitted by ``sampler.fit`` (the moment stand-in under the ``fake_sampler`` fixture); ``parent`` unused."""
+    import ddr_explorer.core.model.sampler as sampler
+    from ddr_explorer.core.model.formula import as_spec
+    from ddr_explorer.core.model.posterior import FitCancelled
+    from ddr_explorer.core.model.refit import request_cells
+
+    spec = as_spec(spec)
+    for r in requests:
+        r.check(design)
+    out = []
+    for i, r in enumerate(requests):
+        if cancel is not None and cancel():
+            raise FitCancelled(f"refits cancelled by the user ({i} of {len(requests)} done)")
+
+        def inner(phase, it, total, eta, _i=i, _label=r.label):
+            if progress is not None:
+                progress(f"{_label}: {phase}", _i, len(requests), eta)
+
+        out.append(sampler.fit(request_cells(design, r), spec, settings, progress=inner, cancel=cancel))
+    if progress is not None:
+        progress("refits done", len(requests), len(requests), 0.0)
+    return out
+
+
 def erho2_model(sigma_model: float, n_tasks: float, n_scaffolds: float, n_replicates: float,
                 others: float = 1.0) -> float:
     """Seed 000 Table 1, model ranking within a benchmark, with every non-model sigma = ``others``:

@@ -54,11 +54,15 @@ def corpora_dir() -> Path:
 
 @pytest.fixture
 def fake_sampler(monkeypatch):
-    """Replace the NUTS sampler by ``batch_fakes.moment_fit`` (draws known by hand); returns its call log."""
+    """Replace the NUTS sampler by ``batch_fakes.moment_fit`` (draws known by hand), and the refit contract's
+    ``fit_refits`` by its cold loop over it (``batch_fakes.cold_fit_refits``: a warm, batched implementation has
+    its own chains and never calls ``fit``); returns the call log."""
     import ddr_batch_fakes as bf
 
+    import ddr_explorer.core.model.refit as refit
     import ddr_explorer.core.model.sampler as sampler
 
     monkeypatch.setattr(sampler, "fit", bf.moment_fit)
+    monkeypatch.setattr(refit, "fit_refits", bf.cold_fit_refits)
     bf.CALLS.clear()
     return bf.CALLS

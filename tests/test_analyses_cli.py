@@ -119,7 +119,8 @@ def test_analyses_on_a_corpus_then_on_its_cache_file(fake_sampler, capsys, corpu
     cache = tmp_path / "cache"
     out = run(capsys, "analyses", corpus_csv, "--which", "difficulty,lomo,loo,lobo", "--cache", cache, *FAST)
     assert set(out) == {"converged", "convergence", "difficulty", "lomo", "loo", "lobo"}
-    assert out["difficulty"]["n_fitted"] == 5 and len(out["difficulty"]["strata"]) == 4
+    assert out["difficulty"]["n_fitted"] == 9 and len(out["difficulty"]["strata"]) == 4  # 4 gate reruns
+    assert out["convergence"]["fits"]["difficulty"] == {"n_fits": 5, "n_converged": 0, "n_rerun": 4, "n_cold": 0}
     # every fit behind an analysis is checked against the convergence gate and counted (issue 16)
     fits = out["convergence"]["fits"]
     assert fits["difficulty"]["n_fits"] == 5 and fits["lomo"]["n_fits"] == 6 and "loo" not in fits
@@ -133,7 +134,7 @@ def test_analyses_on_a_corpus_then_on_its_cache_file(fake_sampler, capsys, corpu
     n = len(fake_sampler)
     again = run(capsys, "analyses", corpus_csv, "--which", "difficulty,lomo,loo", "--cache", cache, *FAST)
     assert len(fake_sampler) == n  # every fit and the LOO result come from the cache
-    assert again["lomo"]["n_cached"] == 6 and again["loo"]["from_cache"]
+    assert again["lomo"]["n_cached"] == 11 and again["loo"]["from_cache"]  # 6 fits and 5 gate reruns
     assert again["difficulty"]["aggregate"] == out["difficulty"]["aggregate"]
     h5 = sorted(cache.glob("*.h5"))[0]
     assert main(["analyses", str(h5), "--which", "heldout"]) == 2

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import ddr_explorer.core.model  # noqa: F401 - before jax: parallel CPU chains
-from ddr_explorer.core.analyses.refits import FitJob, coefficient_draws, run_fits, sub_corpus
+from ddr_explorer.core.analyses.refits import FitJob, coefficient_draws, cold_fits, sub_corpus
 from ddr_explorer.core.dstudy import observed_design
 from ddr_explorer.core.model import FitCancelled, SamplerSettings
 
@@ -32,10 +32,10 @@ def _jobs(corpus):
 
 
 def test_rerun_with_the_same_inputs_performs_no_new_fit(fake_sampler, corpus, tmp_path):
-    first = run_fits(_jobs(corpus), SETTINGS, cache_dir=tmp_path)
+    first = cold_fits(_jobs(corpus), SETTINGS, cache_dir=tmp_path)
     assert (first.n_fitted, first.n_cached) == (3, 0) and len(fake_sampler) == 3
     fake_sampler.clear()
-    again = run_fits(_jobs(corpus), SETTINGS, cache_dir=tmp_path)
+    again = cold_fits(_jobs(corpus), SETTINGS, cache_dir=tmp_path)
     assert (again.n_fitted, again.n_cached) == (0, 3) and fake_sampler == []
     for a, b in zip(first.results, again.results):
         assert b.from_cache and b.key == a.key
@@ -44,7 +44,7 @@ def test_rerun_with_the_same_inputs_performs_no_new_fit(fake_sampler, corpus, tm
 
 def test_progress_counts_jobs_and_ends_at_n(fake_sampler, corpus, tmp_path):
     events = []
-    run_fits(_jobs(corpus), SETTINGS, cache_dir=tmp_path, progress=lambda *a: events.append(a))
+    cold_fits(_jobs(corpus), SETTINGS, cache_dir=tmp_path, progress=lambda *a: events.append(a))
     assert events[0][:3] == ("all", 0, 3)
     assert ("without m00: sampling", 1, 3) in [e[:3] for e in events]
     assert events[-1] == ("batch done", 3, 3, 0.0)
@@ -53,7 +53,7 @@ def test_progress_counts_jobs_and_ends_at_n(fake_sampler, corpus, tmp_path):
 
 def test_cancel_before_and_between_fits(fake_sampler, corpus, tmp_path):
     with pytest.raises(FitCancelled, match="fit 1 of 3"):
-        run_fits(_jobs(corpus), SETTINGS, cache_dir=tmp_path, cancel=lambda: True)
+        cold_fits(_jobs(corpus), SETTINGS, cache_dir=tmp_path, cancel=lambda: True)
     assert fake_sampler == []
     polls = []
 
@@ -62,23 +62,23 @@ def test_cancel_before_and_between_fits(fake_sampler, corpus, tmp_path):
         return len(fake_sampler) >= 1
 
     with pytest.raises(FitCancelled, match="without m00"):
-        run_fits(_jobs(corpus), SETTINGS, cache_dir=tmp_path, cancel=cancel_after_first_fit)
+        cold_fits(_jobs(corpus), SETTINGS, cache_dir=tmp_path, cancel=cancel_after_first_fit)
     assert len(fake_sampler) == 1  # the first fit finished and is cached
-    rerun = run_fits(_jobs(corpus)[:1], SETTINGS, cache_dir=tmp_path)
+    rerun = cold_fits(_jobs(corpus)[:1], SETTINGS, cache_dir=tmp_path)
     assert rerun.n_cached == 1
 
 
 def test_failed_job_is_skipped_with_its_message(fake_sampler, corpus, tmp_path):
     one = sub_corpus(corpus, (corpus.table["task"].astype(str) == "t000").to_numpy(), "one task")
     bad = FitJob("bad formula", one, "y ~ 1 + (1|nosuchfacet)")
-    out = run_fits([FitJob("all", corpus), bad], SETTINGS, cache_dir=tmp_path, skip_failed=True)
+    out = cold_fits([FitJob("all", corpus), bad], SETTINGS, cache_dir=tmp_path, skip_failed=True)
     assert out.results[1] is None and "nosuchfacet" in out.errors["bad formula"]
     with pytest.raises(ValueError, match="nosuchfacet"):
-        run_fits([bad], SETTINGS, cache_dir=tmp_path)
+        cold_fits([bad], SETTINGS, cache_dir=tmp_path)
 
 
 def test_coefficient_of_the_observed_design_is_the_hand_formula(fake_sampler, corpus, tmp_path):
-    post = run_fits([FitJob("all", corpus)], SETTINGS, cache_dir=tmp_path).results[0].posterior
+    post = cold_fits([FitJob("all", corpus)], SETTINGS, cache_dir=tmp_path).results[0].posterior
     d = observed_design(corpus)
     assert (d.n_tasks, d.n_scaffolds, d.n_benchmarks, d.n_replicates) == (12, 2, 1, 2)
     expected = bf.erho2_model(bf.moment_sigma_model(corpus.table), 12, 2, 2)
@@ -99,7 +99,7 @@ def test_eta_before_any_fit_finishes_counts_the_jobs_left(monkeypatch, corpus, t
 
     monkeypatch.setattr(sampler, "fit", slow_start)
     events = []
-    run_fits(_jobs(corpus), SETTINGS, cache_dir=tmp_path, progress=lambda *a: events.append(a))
+    cold_fits(_jobs(corpus), SETTINGS, cache_dir=tmp_path, progress=lambda *a: events.append(a))
     first = next(e for e in events if e[0] == "all: warmup")
     # 10 s left of this fit, and two more fits of at least 10 s each
     assert 30.0 <= first[3] < 31.0

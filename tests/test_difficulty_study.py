@@ -30,7 +30,8 @@ def corpus():
 
 def test_each_stratum_is_refitted_and_read_at_the_full_design(fake_sampler, corpus, tmp_path):
     study = difficulty_study(corpus, "per-benchmark", SETTINGS, cache_dir=tmp_path)
-    assert study.n_fitted == 5 and study.n_cached == 0
+    # the aggregate (the parent) and 4 strata, each stratum rerun once by the gate (the stand-in's 80 draws)
+    assert study.n_fitted == 9 and study.n_cached == 0 and study.n_rerun == 4
     strata = task_difficulty(corpus.table)
     assert study.profile.labels == strata.labels == ("Q1 (easiest)", "Q2", "Q3", "Q4 (hardest)")
     d = study.design
@@ -61,7 +62,7 @@ def test_rerun_samples_nothing_and_runner_returns_the_profile(fake_sampler, corp
     prof = run_difficulty_study(corpus, "per-benchmark", SETTINGS, cache_dir=tmp_path,
                                 progress=lambda *a: events.append(a))
     assert fake_sampler == [] and isinstance(prof, DifficultyProfile)
-    assert events[-1][1:3] == (5, 5)
+    assert events[-1][1:3] == (9, 9)  # 5 fits and 4 gate reruns
 
 
 def test_cancel_stops_the_study(fake_sampler, corpus, tmp_path):

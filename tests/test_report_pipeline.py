@@ -188,7 +188,8 @@ def test_analysis_runners_are_the_analyses_of_core():
 # ddr report, end to end through main()
 # ---------------------------------------------------------------------------
 
-DEMO_FIT = ["--draws", "40", "--warmup", "40", "--chains", "2", "--seed", "1"]
+# the sheet alone (--analyses none): the default analyses' refits are tested in tests/test_refit_defaults.py
+DEMO_FIT = ["--draws", "40", "--warmup", "40", "--chains", "2", "--seed", "1", "--analyses", "none"]
 
 
 @pytest.fixture(scope="module")
@@ -242,7 +243,7 @@ def test_cli_report_from_the_fit_file(demo_cli, tmp_path, capsys):
     _, cache, out = demo_cli
     fit = next(cache.glob("fit-*.h5"))
     assert main(["report", str(fit), "-o", str(tmp_path / "f.pdf"), "--corpus", str(DEMO), "--date-invariant",
-                 "--quiet"]) == 0
+                 "--quiet", "--analyses", "none"]) == 0
     assert (tmp_path / "f.pdf").read_bytes() == (out / "a.pdf").read_bytes()
     assert main(["report", str(fit), "-o", str(tmp_path / "g.pdf"), "--quiet"]) == 2
     assert "add --corpus CORPUS_FILE" in capsys.readouterr().err
@@ -276,17 +277,21 @@ def test_posterior_in_memory_is_used_as_is(first_build, small_csv, tmp_path):
 
 
 def test_cli_report_runs_the_analyses_it_is_asked_for(demo_cli, tmp_path, monkeypatch):
-    """``--analyses`` resolves each name to a runner and passes its result to the sheet."""
+    """``--analyses`` resolves each name to a runner (the refit engine's, core.analyses.defaults) and passes its
+    result to the sheet."""
+    from ddr_explorer.core.analyses import defaults
+
     _, cache, _ = demo_cli
     asked = []
 
-    def fake_runner(name):
-        asked.append(name)
-        return lambda ctx: LooSummary.from_pareto_k(np.r_[np.full(7000, 0.1), np.full(209, 0.8)])
+    def fake_runners(which, **kw):
+        asked.extend(which)
+        return {n: (lambda ctx: LooSummary.from_pareto_k(np.r_[np.full(7000, 0.1), np.full(209, 0.8)]))
+                for n in which}
 
-    monkeypatch.setattr(pipeline, "analysis_runner", fake_runner)
-    rc = main(["report", str(DEMO), "-o", str(tmp_path / "l.pdf"), "--cache", str(cache), "--analyses", "loo",
-               "--date-invariant", "--quiet", *DEMO_FIT])
+    monkeypatch.setattr(defaults, "sheet_runners", fake_runners)
+    rc = main(["report", str(DEMO), "-o", str(tmp_path / "l.pdf"), "--cache", str(cache), "--date-invariant",
+               "--quiet", *DEMO_FIT[:-2], "--analyses", "loo"])
     assert rc == 0 and asked == ["loo"]
     text = " ".join(pdf_pages(tmp_path / "l.pdf"))
     assert "7,000" in text and "209" in text

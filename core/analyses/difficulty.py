@@ -17,12 +17,15 @@ tasks) into the gap; at one common size the gap isolates what difficulty does
 to the variance components (sigma^2_model shrinks when every agent fails).
 Pass ``design=`` for another size.
 
-Every fit goes through :func:`~.batch.run_fits` (the HDF5 fit cache): a rerun
-with the same corpus, model and settings samples nothing.
+Every fit goes through the refit engine (:class:`~.engine.RefitEngine`): each
+stratum is a refit of the whole corpus's fit on the stratum's cells, stored in
+the HDF5 fit cache, so a rerun with the same corpus, model and settings samples
+nothing.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -35,7 +38,7 @@ import pandas as pd
 from ..dstudy import observed_design
 from ..errors import shown
 from ..reliability import Summary, as_summary
-from .refits import CancelCallback, FitJob, ProgressCallback, coefficient_draws, run_fits, sub_corpus
+from .refits import CancelCallback, FitJob, ProgressCallback, coefficient_draws, sub_corpus
 
 
 # ---------------------------------------------------------------------------
@@ -135,6 +138,8 @@ class DifficultyProfile:
         The same coefficient from the fit on all tasks.
     mean_success
         ``(K,)`` mean success of each stratum's tasks (optional).
+    n_fits, n_converged
+        The fits behind the profile and how many passed the convergence gate (None: not counted).
 
     Notes
     -----
@@ -147,6 +152,13 @@ class DifficultyProfile:
     erho2: tuple[Summary | None, ...]
     aggregate: Summary
     mean_success: np.ndarray | None = None
+    n_fits: int | None = None
+    n_converged: int | None = None
+
+    @property
+    def converged(self) -> bool | None:
+        """True when every fit behind the profile passed the convergence gate (None: not counted)."""
+        return None if self.n_fits is None else self.n_converged == self.n_fits
 
     def __post_init__(self):
         if len(self.labels) != len(self.erho2) or not self.labels:
@@ -195,6 +207,8 @@ class DifficultyStudy:
         Fits sampled / reopened from the cache.
     n_fits, n_converged
         Fits behind the numbers, and how many of them passed the convergence gate.
+    n_rerun, cold
+        Refits rerun once with more draws (gate), and the jobs fitted cold with why.
     """
 
     profile: DifficultyProfile
@@ -206,6 +220,8 @@ class DifficultyStudy:
     n_cached: int = 0
     n_fits: int = 0
     n_converged: int = 0
+    n_rerun: int = 0
+    cold: dict = field(default_factory=dict)
 
     def to_dict(self) -> dict:
         """Plain JSON-ready numbers: per stratum median and 95% HDI, the gap, the design."""
@@ -219,7 +235,8 @@ class DifficultyStudy:
                                                    p.erho2)],
                 "aggregate": summ(p.aggregate), "gap_aggregate_minus_hardest": p.gap,
                 "design": self.design.to_dict(), "n_fitted": self.n_fitted, "n_cached": self.n_cached,
-                "n_fits": self.n_fits, "n_converged": self.n_converged}
+                "n_fits": self.n_fits, "n_converged": self.n_converged, "n_rerun": self.n_rerun,
+                "cold": dict(self.cold)}
 
 
 def stratum_masks(corpus, strata: TaskDifficulty) -> list[np.ndarray]:
@@ -234,7 +251,7 @@ def stratum_masks(corpus, strata: TaskDifficulty) -> list[np.ndarray]:
 def difficulty_study(corpus, spec="per-benchmark", settings=None, cache_dir: str | Path | None = None,
                      progress: ProgressCallback | None = None, cancel: CancelCallback | None = None, *,
                      n_strata: int = 4, design=None, object_of_measurement: str = "model",
-                     claim: str = "relative") -> DifficultyStudy:
+                     claim: str = "relative", parent=None, scheduler: str | None = None) -> DifficultyStudy:
     """Refit the G-study per difficulty stratum and compare each stratum's coefficient with the aggregate.
 
     Parameters
@@ -244,7 +261,7 @@ def difficulty_study(corpus, spec="per-benchmark", settings=None, cache_dir: str
     spec, settings
         Model and sampler settings of every fit (the aggregate and each stratum).
     cache_dir, progress, cancel
-        See :func:`~.batch.run_fits`.
+        See :meth:`~.engine.RefitEngine.run`.
     n_strata
         4 for quartiles (seed 003).
     design
@@ -252,6 +269,9 @@ def difficulty_study(corpus, spec="per-benchmark", settings=None, cache_dir: str
         corpus's observed design (see the module note).
     object_of_measurement, claim
         Of the default design.
+    parent, scheduler
+        The whole corpus's :class:`~ddr_explorer.core.fitting.FitResult` when at hand, and a Dask
+        scheduler address (:class:`~.engine.RefitEngine`).
 
     Returns
     -------
@@ -276,16 +296,19 @@ def difficulty_study(corpus, spec="per-benchmark", settings=None, cache_dir: str
     jobs = [FitJob("aggregate", corpus, spec)]
     for label, mask in zip(strata.labels, stratum_masks(corpus, strata)):
         jobs.append(FitJob(label, sub_corpus(corpus, mask, f"{corpus.name} [{label.split()[0]}]"), spec))
-    batch = run_fits(jobs, settings, cache_dir=cache_dir, progress=progress, cancel=cancel,
-                     what="difficulty study", skip_failed=True)
+    from .engine import RefitEngine
+
+    engine = RefitEngine(corpus, spec, settings, cache_dir=cache_dir, parent=parent, scheduler=scheduler)
+    batch = engine.run(jobs, progress=progress, cancel=cancel, what="difficulty study", skip_failed=True)
     if batch.results[0] is None:
         raise ValueError(f"the fit of the whole corpus failed: {batch.errors['aggregate']}")
     draws = {job.label: (None if r is None else coefficient_draws(r.posterior, design))
              for job, r in zip(jobs, batch.results)}
-    profile = DifficultyProfile.from_draws(strata.labels, [draws[lab] for lab in strata.labels], draws["aggregate"],
-                                           strata.stratum_mean)
+    profile = dataclasses.replace(
+        DifficultyProfile.from_draws(strata.labels, [draws[lab] for lab in strata.labels], draws["aggregate"],
+                                     strata.stratum_mean), n_fits=batch.n_fits, n_converged=batch.n_converged)
     return DifficultyStudy(profile, strata, design, draws, dict(batch.errors), batch.n_fitted, batch.n_cached,
-                           batch.n_fits, batch.n_converged)
+                           batch.n_fits, batch.n_converged, batch.n_rerun, dict(batch.cold))
 
 
 def run_difficulty_study(corpus, spec="per-benchmark", settings=None, cache_dir: str | Path | None = None,

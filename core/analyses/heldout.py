@@ -27,16 +27,21 @@ optimistic, seed 003's finding); reported: the Pearson r across splits and
 the mean gap (:class:`~.report.inputs.HeldOutReliability`).
 
 Cost: two fits per split.  The splits' sampler settings are a parameter;
-by default (:func:`split_settings`) they are the main settings cut to 2
+by default (:func:`split_settings`) they are the main settings cut to 4
 chains of 250 warmup + 250 draws: a split needs a posterior median, not
-tail quantiles, and 500 draws pin a median of Erho2 to about +-0.01.
-Every fit is cached: a rerun samples nothing.
+tail quantiles, but every refit must also pass the convergence gate (bulk
+ESS >= 400), which 2 chains of 250 draws almost never reached on TB2 (the
+refit engine reran nearly every split with twice the draws).
+Every fit goes through the refit engine (:class:`~.engine.RefitEngine`): a
+split's two parts are new counts on the whole corpus's cells (each cell's
+trials divided between them), refitted together under the whole corpus's model
+and cached: a rerun samples nothing.  All splits share the split settings'
+seed (the refit contract takes one settings per batch); their data differ.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -46,7 +51,7 @@ import pandas as pd
 from ..dstudy import observed_design
 from ..errors import shown
 from ..ranks import spearman_rho
-from .refits import CancelCallback, FitJob, ProgressCallback, coefficient_draws, run_fits
+from .refits import CancelCallback, FitJob, ProgressCallback, coefficient_draws
 
 
 @dataclass(frozen=True)
@@ -64,12 +69,21 @@ class HeldOutReliability:
         Share of cells in the training part (0.7 in seed 003).
     stratified_by
         What the splits were stratified by.
+    n_fits, n_converged
+        The refits behind the splits and how many passed the convergence gate (None: not counted).
     """
 
     projected: np.ndarray
     held_out: np.ndarray
     train_fraction: float = 0.7
     stratified_by: str = "(agent, task) cell"
+    n_fits: int | None = None
+    n_converged: int | None = None
+
+    @property
+    def converged(self) -> bool | None:
+        """True when every refit behind the splits passed the convergence gate (None: not counted)."""
+        return None if self.n_fits is None else self.n_converged == self.n_fits
 
     def __post_init__(self):
         p = np.asarray(self.projected, dtype=np.float64).ravel()
@@ -109,7 +123,7 @@ __all__ = ["CELL", "HeldOutStudy", "split_cells", "split_settings", "held_out_st
 CELL: tuple[str, ...] = ("benchmark", "task", "model", "scaffold")
 
 
-def split_settings(settings=None, draws: int = 250, warmup: int = 250, chains: int = 2):
+def split_settings(settings=None, draws: int = 250, warmup: int = 250, chains: int = 4):
     """The sampler settings of the split fits: ``settings`` with at most ``chains`` x (``warmup`` + ``draws``)."""
     from ..model.posterior import SamplerSettings
 
@@ -176,6 +190,8 @@ class HeldOutStudy:
         Fits sampled / reopened from the cache.
     n_fits, n_converged
         Fits behind the numbers, and how many of them passed the convergence gate.
+    n_rerun, cold
+        Refits rerun once with more draws (gate), and the parts fitted cold with why.
     """
 
     result: HeldOutReliability | None
@@ -186,6 +202,8 @@ class HeldOutStudy:
     errors: dict = field(default_factory=dict)
     n_fits: int = 0
     n_converged: int = 0
+    n_rerun: int = 0
+    cold: dict = field(default_factory=dict)
 
     def to_dict(self) -> dict:
         r = self.result
@@ -197,14 +215,14 @@ class HeldOutStudy:
                 "splits": self.splits.replace({np.nan: None}).to_dict(orient="records"),
                 "settings": None if self.settings is None else dataclasses.asdict(self.settings),
                 "n_fitted": self.n_fitted, "n_cached": self.n_cached, "n_fits": self.n_fits,
-                "n_converged": self.n_converged}
+                "n_converged": self.n_converged, "n_rerun": self.n_rerun, "cold": dict(self.cold)}
 
 
 def held_out_study(corpus, spec="per-benchmark", settings=None, cache_dir: str | Path | None = None,
                    progress: ProgressCallback | None = None, cancel: CancelCallback | None = None, *,
                    n_splits: int = 50, train_fraction: float = 0.7, seed: int = 0,
                    object_of_measurement: str = "model", claim: str = "relative",
-                   fit_settings=None) -> HeldOutStudy:
+                   fit_settings=None, parent=None, scheduler: str | None = None) -> HeldOutStudy:
     """Projected against held-out Erho2 over ``n_splits`` random splits (see the module note).
 
     Parameters
@@ -217,14 +235,16 @@ def held_out_study(corpus, spec="per-benchmark", settings=None, cache_dir: str |
         Main sampler settings; the splits use :func:`split_settings` of them
         unless ``fit_settings`` is given.
     cache_dir, progress, cancel
-        See :func:`~.batch.run_fits`.
+        See :meth:`~.engine.RefitEngine.run` (progress counts the refits of all splits).
     n_splits, train_fraction, seed
-        50, 0.7 in seed 003; split ``i`` draws from ``default_rng([seed, i])``
-        and its fits use sampler seed ``settings.seed + i``.
+        50, 0.7 in seed 003; split ``i`` draws from ``default_rng([seed, i])``.
     object_of_measurement, claim
         Of the coefficient.
     fit_settings
         Exact sampler settings of the split fits (overrides the default cut).
+    parent, scheduler
+        The whole corpus's :class:`~ddr_explorer.core.fitting.FitResult` when at hand (the refits start
+        from it), and a Dask scheduler address (:class:`~.engine.RefitEngine`).
 
     Returns
     -------
@@ -243,37 +263,28 @@ def held_out_study(corpus, spec="per-benchmark", settings=None, cache_dir: str |
         designs.append(observed_design(hc, object_of_measurement=object_of_measurement, claim=claim))
         sizes.append((int(train["trials"].sum()), int(held["trials"].sum())))
         jobs += [FitJob(f"split {i + 1} train", tc, spec), FitJob(f"split {i + 1} held-out", hc, spec)]
-    # one seed per split: different splits should not share Monte Carlo error
-    rows, batch_fitted, batch_cached, errors, split_seconds = [], 0, 0, {}, []
-    n_fits = n_converged = 0
+    from .engine import RefitEngine
+
+    engine = RefitEngine(corpus, spec, settings, cache_dir=cache_dir, parent=parent, scheduler=scheduler)
+    try:
+        b = engine.run(jobs, base, progress=progress, cancel=cancel, what="held-out study", skip_failed=True)
+    except ValueError as exc:  # the whole corpus cannot take this model: every split fails the same way
+        from .refits import BatchResult
+
+        b = BatchResult(results=[None] * len(jobs), errors={j.label: str(exc) for j in jobs})
+    rows, errors = [], {}
     for i in range(n_splits):
-        pair = jobs[2 * i: 2 * i + 2]
-        st = dataclasses.replace(base, seed=base.seed + i)
-
-        def sub_progress(phase, done, total, eta, _i=i):
-            if progress is not None:
-                # this split's own ETA, plus the mean wall time of the splits sampled so far per split left
-                per = float(np.mean(split_seconds)) if split_seconds else None
-                left = None if per is None and eta is None else (eta or 0.0) + (per or 0.0) * (n_splits - _i - 1)
-                progress(phase, 2 * _i + done, 2 * n_splits, left)
-
-        t_split = time.perf_counter()
-        b = run_fits(pair, st, cache_dir=cache_dir, progress=sub_progress, cancel=cancel,
-                     what="held-out study", skip_failed=True)
-        if b.n_fitted:
-            split_seconds.append(time.perf_counter() - t_split)
-        batch_fitted += b.n_fitted
-        batch_cached += b.n_cached
-        n_fits += b.n_fits
-        n_converged += b.n_converged
+        pair = b.results[2 * i: 2 * i + 2]
+        labels = [j.label for j in jobs[2 * i: 2 * i + 2]]
         row = {"split": i + 1, "projected": np.nan, "held_out": np.nan, "gap": np.nan,
                "n_train_trials": sizes[i][0], "n_held_out_trials": sizes[i][1], "error": None}
-        if b.errors:
-            row["error"] = "; ".join(f"{k}: {v}" for k, v in b.errors.items())
+        failed = {lab: b.errors[lab] for lab in labels if lab in b.errors}
+        if failed or any(r is None for r in pair):
+            row["error"] = "; ".join(f"{k}: {v}" for k, v in failed.items()) or "a part was not fitted"
             errors[i + 1] = row["error"]
         else:
-            proj = float(np.median(coefficient_draws(b.results[0].posterior, designs[i])))
-            held = float(np.median(coefficient_draws(b.results[1].posterior, designs[i])))
+            proj = float(np.median(coefficient_draws(pair[0].posterior, designs[i])))
+            held = float(np.median(coefficient_draws(pair[1].posterior, designs[i])))
             row.update(projected=proj, held_out=held, gap=held - proj)
         rows.append(row)
     if progress is not None:
@@ -283,8 +294,9 @@ def held_out_study(corpus, spec="per-benchmark", settings=None, cache_dir: str |
     result = None
     if ok.sum() >= 2:
         result = HeldOutReliability(table["projected"].to_numpy()[ok], table["held_out"].to_numpy()[ok],
-                                    train_fraction, "(agent, task) cell")
-    return HeldOutStudy(result, table, batch_fitted, batch_cached, base, errors, n_fits, n_converged)
+                                    train_fraction, "(agent, task) cell", b.n_fits, b.n_converged)
+    return HeldOutStudy(result, table, b.n_fitted, b.n_cached, base, errors, b.n_fits, b.n_converged, b.n_rerun,
+                        dict(b.cold))
 
 
 def run_heldout(corpus, spec="per-benchmark", settings=None, cache_dir: str | Path | None = None,

@@ -32,7 +32,10 @@ therefore stores its own result (the Pareto k of every cell, elpd, its
 standard error and p_loo) in a small JSON file beside the fit, keyed by the
 fit's cache key: a rerun with the same inputs neither fits nor recomputes.
 Only when neither that file nor a posterior with all effects is at hand does
-it refit (through :func:`~.fitting.fit_corpus`, without reading the cache).
+it fit (through :func:`~.fitting.fit_corpus`) and, when the cached fit lacks
+the task effects, refit the corpus's own cells through the refit engine
+(:meth:`~.engine.RefitEngine.refit_whole`, kept in memory: the cache keeps no
+task effects).
 """
 
 from __future__ import annotations
@@ -328,8 +331,11 @@ def loo_study(corpus, posterior=None, spec="per-benchmark", settings=None, cache
             # every term's levels (marginalise="off")
             if posterior.integrated:
                 settings = dataclasses.replace(settings, marginalise="off")
-            posterior = fit_corpus(corpus, spec, settings, use_cache=False, progress=progress,
-                                   cancel=cancel).posterior
+            # a refit of the parent on its own cells (the refit engine's contract; warm where it is)
+            from .engine import RefitEngine
+
+            engine = RefitEngine(corpus, spec, result.posterior.settings, cache_dir=cache_dir, parent=result)
+            posterior = engine.refit_whole(settings, progress=progress, cancel=cancel)
     if progress is not None:
         progress("PSIS-LOO", 0, 1, None)
     ll, cells = pointwise_log_likelihood(posterior, corpus)

@@ -1,10 +1,11 @@
-"""A sequence of fits with one progress callback and cooperative cancellation.
+"""The jobs and results of a batch of fits, and the sequential cold path.
 
 The refit-heavy analyses (difficulty strata, held-out splits, leave-one-out
-stability, PSIS-LOO) each need many G-study fits of sub-corpora.  They all go
-through :func:`run_fits`, which calls :func:`ddr_explorer.core.fitting.fit_corpus`
-for every job, so every fit is keyed and stored in the HDF5 fit cache: a
-rerun with the same inputs reopens every fit and samples nothing.
+stability, PSIS-LOO) each need many G-study fits of sub-corpora.  Each is a
+:class:`FitJob`; they run through the refit engine (:mod:`.engine`), which
+returns a :class:`BatchResult`.  :func:`cold_fits` is the sequential loop of
+:func:`ddr_explorer.core.fitting.fit_corpus` they ran on before (every fit keyed
+and stored in the HDF5 fit cache), kept as the engine's reference.
 
 Progress is one callback with the sampler's signature
 ``progress(phase, i, n, eta_seconds)``: ``phase`` names the job and the
@@ -29,7 +30,7 @@ import pandas as pd
 ProgressCallback = Callable[[str, int, int, "float | None"], None]
 CancelCallback = Callable[[], bool]
 
-__all__ = ["FitJob", "BatchResult", "run_fits", "sub_corpus", "check_cancel", "coefficient_draws"]
+__all__ = ["FitJob", "BatchResult", "cold_fits", "sub_corpus", "check_cancel", "coefficient_draws"]
 
 
 @dataclass(frozen=True)
@@ -62,7 +63,7 @@ class BatchResult:
     errors
         Job label -> the message of a job that failed (``skip_failed`` only).
     n_fitted, n_cached
-        Jobs that ran the sampler / were reopened from the cache.
+        Fits that ran the sampler / were reopened from the cache (a gate rerun counts as one more).
     wall_seconds
         Wall time of the whole batch.
     """
@@ -72,6 +73,17 @@ class BatchResult:
     n_fitted: int = 0
     n_cached: int = 0
     wall_seconds: float = 0.0
+    #: Job label -> why it was fitted cold rather than refitted on the parent's cells (:mod:`.engine`).
+    cold: dict = field(default_factory=dict)
+    #: Labels of the jobs rerun once with more draws because their first fit failed the convergence gate.
+    rerun: list = field(default_factory=list)
+    #: Per job: "parent", "refit", "cold" or "failed" (:mod:`.engine`; empty for :func:`cold_fits`).
+    kinds: list = field(default_factory=list)
+
+    @property
+    def n_rerun(self) -> int:
+        """Jobs rerun with more draws after failing the convergence gate."""
+        return len(self.rerun)
 
     @property
     def n_fits(self) -> int:
@@ -117,10 +129,14 @@ def sub_corpus(corpus, rows, name: str):
                   provenance={**dict(corpus.provenance), "part_of": corpus.name})
 
 
-def run_fits(jobs: Sequence[FitJob], settings=None, *, cache_dir: str | Path | None = None,
+def cold_fits(jobs: Sequence[FitJob], settings=None, *, cache_dir: str | Path | None = None,
              progress: ProgressCallback | None = None, cancel: CancelCallback | None = None,
              what: str = "batch", skip_failed: bool = False) -> BatchResult:
-    """Fit every job through the cache, in order.
+    """Fit every job cold through the cache, one after another (the path before the refit engine).
+
+    The analyses run their jobs through :class:`~.engine.RefitEngine`; this sequential loop of
+    :func:`~ddr_explorer.core.fitting.fit_corpus` stays as the reference that bench/bench_refits.py
+    measures the engine against.
 
     Parameters
     ----------

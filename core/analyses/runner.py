@@ -14,7 +14,7 @@ from pathlib import Path
 from ..reliability import to_jsonable
 
 __all__ = ["ANALYSIS_NAMES", "parse_which", "run_analysis_studies", "studies_to_dict", "sheet_analyses",
-           "run_analyses", "format_analyses"]
+           "run_analyses", "format_analyses", "convergence_lines"]
 
 ANALYSIS_NAMES: tuple[str, ...] = ("difficulty", "heldout", "loo", "lobo", "lomo", "failure-modes", "frontier")
 _ALIASES = {"held_out": "heldout", "held-out": "heldout", "leave-one-benchmark-out": "lobo",
@@ -42,7 +42,7 @@ def parse_which(text: str | None) -> list[str]:
 
 def run_analysis_studies(corpus, which, spec, settings, *, cache_dir: str | Path | None = None, n_splits: int = 50,
                          n_strata: int = 4, posterior=None, progress=None, cancel=None,
-                         undated: str = "stop") -> dict:
+                         scheduler: str | None = None, undated: str = "stop") -> dict:
     """Run the named analyses in order; the study objects, keyed by name.
 
     Parameters
@@ -62,6 +62,8 @@ def run_analysis_studies(corpus, which, spec, settings, *, cache_dir: str | Path
         The main fit, when at hand (PSIS-LOO uses it if it kept every effect).
     progress, cancel
         ``progress(phase, i, n, eta)`` with the analysis name prefixed; ``cancel()`` polled between fits.
+    scheduler
+        A Dask scheduler address for the refits (:class:`~.engine.RefitEngine`; ``$DDR_SCHEDULER`` when None).
 
     Returns
     -------
@@ -76,16 +78,32 @@ def run_analysis_studies(corpus, which, spec, settings, *, cache_dir: str | Path
     from .loo import loo_study
     from .stability import stability_table
 
+    from .defaults import AnalysesPlan, BatchProgress
+
+    # one progress count over every analysis's fits (done of the whole batch, with its ETA)
+    counts = {}
+    for name in which:
+        if name == "difficulty":
+            counts[name] = n_strata + 1
+        elif name == "heldout":
+            counts[name] = 2 * n_splits
+        elif name == "loo":
+            counts[name] = 1
+        else:
+            k = corpus.n_levels("benchmark" if name == "lobo" else "model")
+            counts[name] = k + 1 if k > 1 else 0
+    batch = BatchProgress(progress, AnalysesPlan(tuple(which), counts, {}, n_splits))
     out: dict = {}
     for name in which:
-        def prog(phase, i, n, eta, _name=name):
-            if progress is not None:
-                progress(f"{_name} - {phase}", i, n, eta)
+        prog = batch.for_analysis(name)
 
+        engine_kw = {"parent": posterior, "scheduler": scheduler}  # refits of the main fit, where it is at hand
         if name == "difficulty":
-            out[name] = difficulty_study(corpus, spec, settings, cache_dir, prog, cancel, n_strata=n_strata)
+            out[name] = difficulty_study(corpus, spec, settings, cache_dir, prog, cancel, n_strata=n_strata,
+                                         **engine_kw)
         elif name == "heldout":
-            out[name] = held_out_study(corpus, spec, settings, cache_dir, prog, cancel, n_splits=n_splits)
+            out[name] = held_out_study(corpus, spec, settings, cache_dir, prog, cancel, n_splits=n_splits,
+                                       **engine_kw)
         elif name == "loo":
             out[name] = loo_study(corpus, posterior, spec, settings, cache_dir, prog, cancel)
         elif name in ("failure-modes", "frontier"):  # issue 19: their own fits / none (not the given spec)
@@ -95,7 +113,7 @@ def run_analysis_studies(corpus, which, spec, settings, *, cache_dir: str | Path
             if corpus.n_levels(facet) < 2:
                 out[name] = {"skipped": f"the corpus has one {facet}; nothing to leave out"}
                 continue
-            out[name] = stability_table(corpus, facet, spec, settings, cache_dir, prog, cancel)
+            out[name] = stability_table(corpus, facet, spec, settings, cache_dir, prog, cancel, **engine_kw)
     return out
 
 
@@ -127,6 +145,7 @@ def studies_to_dict(studies: dict) -> dict:
             out[name] = {"facet": "benchmark" if name == "lobo" else "model", "design": st.attrs["design"],
                          "n_fitted": st.attrs["n_fitted"], "n_cached": st.attrs["n_cached"],
                          "n_fits": st.attrs.get("n_fits"), "n_converged": st.attrs.get("n_converged"),
+                         "n_rerun": st.attrs.get("n_rerun", 0), "cold": st.attrs.get("cold", {}),
                          "rows": st.to_dict(orient="records")}
             if "rank_parts" in st.attrs:  # rank correlations within the parts of a disconnected corpus
                 out[name].update(rank_parts=st.attrs["rank_parts"], rank_part_reasons=st.attrs["rank_part_reasons"])
@@ -157,11 +176,13 @@ def sheet_analyses(studies: dict) -> dict:
 
 
 def run_analyses(corpus, which, spec, settings, *, cache_dir: str | Path | None = None, n_splits: int = 50,
-                 n_strata: int = 4, posterior=None, progress=None, cancel=None, undated: str = "stop") -> dict:
+                 n_strata: int = 4, posterior=None, progress=None, cancel=None, scheduler: str | None = None,
+                 undated: str = "stop") -> dict:
     """:func:`run_analysis_studies`, as one JSON-ready dict per analysis (:func:`studies_to_dict`)."""
     out = studies_to_dict(run_analysis_studies(corpus, which, spec, settings, cache_dir=cache_dir,
                                                n_splits=n_splits, n_strata=n_strata, posterior=posterior,
-                                               progress=progress, cancel=cancel, undated=undated))
+                                               progress=progress, cancel=cancel, scheduler=scheduler,
+                                               undated=undated))
     conv = convergence_of(out)
     # the verdict first (issue 16): "converged" is false when any fit behind any analysis was not
     return {"converged": conv["converged"], "convergence": conv, **out}
@@ -177,23 +198,36 @@ def convergence_of(result: dict) -> dict:
     Returns
     -------
     dict
-        ``{"converged": bool or None, "fits": {analysis: {"n_fits": n, "n_converged": k}}}``;
+        ``{"converged": bool or None, "fits": {analysis: {"n_fits": n, "n_converged": k, "n_rerun": r,
+        "n_cold": c}}}`` (``r`` refits rerun with more draws by the gate, ``c`` parts fitted cold);
         ``converged`` is None when no analysis counted its fits (PSIS-LOO reuses the main fit).
     """
-    fits = {name: {"n_fits": r["n_fits"], "n_converged": r["n_converged"]} for name, r in result.items()
-            if isinstance(r, dict) and r.get("n_fits") is not None}
+    fits = {name: {"n_fits": r["n_fits"], "n_converged": r["n_converged"], "n_rerun": r.get("n_rerun", 0),
+                   "n_cold": len(r.get("cold") or {})}
+            for name, r in result.items() if isinstance(r, dict) and r.get("n_fits") is not None}
     converged = None if not fits else all(f["n_converged"] == f["n_fits"] for f in fits.values())
     return {"converged": converged, "fits": fits}
 
 
-def format_analyses(result: dict) -> str:
-    """Plain text of :func:`run_analyses` (the fits' convergence first)."""
+def convergence_lines(result: dict) -> list[str]:
+    """Per analysis: how many of its fits passed the convergence gate, how many the gate reran with more
+    draws, PROVISIONAL when not all converged, and the parts fitted cold rather than refitted (with why).
+    What ``ddr analyses`` prints first and the app's Analyses tab shows on top."""
     lines = []
     conv = result.get("convergence") or convergence_of(result)
     for name, f in conv["fits"].items():
         ok = f["n_converged"] == f["n_fits"]
         lines.append(f"{name}: {f['n_converged']} of {f['n_fits']} fits converged"
+                     + (f" ({f['n_rerun']} rerun with more draws)" if f.get("n_rerun") else "")
                      + ("" if ok else " - its numbers rest on unconverged fits and are PROVISIONAL"))
+        for why in (result.get(name) or {}).get("cold", {}).values():
+            lines.append(f"  {why}")
+    return lines
+
+
+def format_analyses(result: dict) -> str:
+    """Plain text of :func:`run_analyses` (the fits' convergence first)."""
+    lines = convergence_lines(result)
     d = result.get("difficulty")
     if d:
         lines.append("Difficulty-conditional Erho2 (seed 003 sec. 5.3; every stratum at the corpus's design):")

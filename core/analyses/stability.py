@@ -31,7 +31,7 @@ import numpy as np
 import pandas as pd
 
 from ..dstudy import observed_design
-from .refits import CancelCallback, FitJob, ProgressCallback, coefficient_draws, run_fits, sub_corpus
+from .refits import CancelCallback, FitJob, ProgressCallback, coefficient_draws, sub_corpus
 
 __all__ = ["stability_table", "leave_one_benchmark_out", "leave_one_model_out"]
 
@@ -60,7 +60,8 @@ def _model_means(posterior) -> pd.Series | None:
 
 def stability_table(corpus, facet: str, spec="per-benchmark", settings=None, cache_dir: str | Path | None = None,
                     progress: ProgressCallback | None = None, cancel: CancelCallback | None = None, *,
-                    design=None, object_of_measurement: str = "model", claim: str = "relative") -> pd.DataFrame:
+                    design=None, object_of_measurement: str = "model", claim: str = "relative",
+                    parent=None, scheduler: str | None = None) -> pd.DataFrame:
     """Refit with each level of ``facet`` left out; one row per fit (module note).
 
     Parameters
@@ -72,9 +73,13 @@ def stability_table(corpus, facet: str, spec="per-benchmark", settings=None, cac
     spec, settings
         Model and sampler settings of every fit.
     cache_dir, progress, cancel
-        See :func:`~.batch.run_fits`.
+        See :meth:`~.engine.RefitEngine.run`.
     design
         Design every coefficient is read at (default: the full corpus's observed design).
+    parent, scheduler
+        The full corpus's :class:`~ddr_explorer.core.fitting.FitResult` when at hand, and a Dask
+        scheduler address (:class:`~.engine.RefitEngine`): each part is a refit of the full fit on its
+        cells, or a cold fit when it takes another model (module note).
 
     Raises
     ------
@@ -99,8 +104,10 @@ def stability_table(corpus, facet: str, spec="per-benchmark", settings=None, cac
     for lv in levels:
         part = sub_corpus(corpus, (col != lv).to_numpy(), f"{corpus.name} [without {facet} {lv}]")
         jobs.append(FitJob(lv, part, _spec_for(part, spec)))
-    batch = run_fits(jobs, settings, cache_dir=cache_dir, progress=progress, cancel=cancel,
-                     what=f"leave-one-{facet}-out", skip_failed=True)
+    from .engine import RefitEngine
+
+    engine = RefitEngine(corpus, spec, settings, cache_dir=cache_dir, parent=parent, scheduler=scheduler)
+    batch = engine.run(jobs, progress=progress, cancel=cancel, what=f"leave-one-{facet}-out", skip_failed=True)
     if batch.results[0] is None:
         raise ValueError(f"the fit of the whole corpus failed: {batch.errors['(none)']}")
     full_theta = _model_means(batch.results[0].posterior)
@@ -145,7 +152,8 @@ def stability_table(corpus, facet: str, spec="per-benchmark", settings=None, cac
             table[c] = np.nan
     table["delta_erho2"] = table["erho2"] - table["erho2"].iloc[0] if "erho2" in table else np.nan
     table.attrs.update(facet=facet, design=design.to_dict(), n_fitted=batch.n_fitted, n_cached=batch.n_cached,
-                       n_fits=batch.n_fits, n_converged=batch.n_converged)
+                       n_fits=batch.n_fits, n_converged=batch.n_converged, n_rerun=batch.n_rerun,
+                       cold=dict(batch.cold))
     if parts is not None:
         from ..rank_parts import part_reasons
 

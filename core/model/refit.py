@@ -223,6 +223,18 @@ def _parent_draws(parent: Posterior, design: DesignMatrix, lay, rough, marg, rng
     return g, x
 
 
+def _gibbs_for(gibbs, terms: list[int]):
+    """The collapsed block with its NUTS positions counted among ``terms`` (the refit's NUTS terms).
+
+    A refit whose rough fit chooses a term to integrate out by quadrature samples one term fewer
+    with NUTS than the parent's structure, so the block's positions shift (as in :func:`.sampler.fit`,
+    where they are counted after the choice)."""
+    if gibbs is None:
+        return None
+    return dataclasses.replace(gibbs, top_pos=terms.index(gibbs.group.terms[0]),
+                               nuts_pos=[terms.index(k) if k in terms else None for k in gibbs.group.terms])
+
+
 def _prepare(design, spec, request, settings, structure, parent, index: int, warm: bool) -> _Prepared:
     """Masked design, rough fit and layout on the refit's counts, and its chains' starts (items 1-2)."""
     from .geometry import rough_fit
@@ -463,7 +475,7 @@ def fit_refits(design: DesignMatrix, spec, requests: Sequence[RefitRequest], set
             for g in groups:
                 per_batch, B = batch_layout(len(g), C, kind, len(devices))
                 p0 = preps[g[0]]
-                gibbs = structure["gibbs"]
+                gibbs = _gibbs_for(structure["gibbs"], list(p0.lay.terms))
                 runner = BatchRunner(p0.design, spec, p0.lay, gibbs, p0.marg,
                                      structure["mh_steps"](p0.lay.L, p0.marg), run_settings, devices, dtype,
                                      batch=B, group=C, prop_var0=structure["prop_var0"],

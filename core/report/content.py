@@ -634,6 +634,17 @@ def _decision_tasks(ct: SheetContent) -> Decision:
     return Decision(1, "How many tasks should we sample?", text, "answered")
 
 
+def _refits_note(result) -> str:
+    """How many of an analysis's refits passed the convergence gate; PROVISIONAL when not all did."""
+    n, k = getattr(result, "n_fits", None), getattr(result, "n_converged", None)
+    if n is None or k is None:
+        return ""
+    if k == n:
+        return f" ({fmt_n(k)} of {fmt_n(n)} refits converged.)"
+    return (f" <b>PROVISIONAL: only {fmt_n(k)} of {fmt_n(n)} refits converged</b> (R-hat {LEQ} 1.01, bulk ESS "
+            f"{GEQ} 400, no divergences); rerun the analysis with more draws before relying on it.")
+
+
 def _decision_difficulty(ct: SheetContent) -> Decision:
     inp = ct.inputs
     prof: DifficultyProfile | None = inp.analysis("difficulty")
@@ -651,7 +662,7 @@ def _decision_difficulty(ct: SheetContent) -> Decision:
         if best:
             text += f"The leaderboard discriminates best in {escape(best[1].split(' ')[0])}. "
         text += ("If your production tasks resemble the hard stratum, read its number, not the headline, "
-                 "and sample evaluation tasks from it.")
+                 "and sample evaluation tasks from it.") + _refits_note(prof)
         return Decision(2, q, text + _frontier_note(inp), "answered")
     if diff is None:
         return Decision(2, q, "Not run: needs the corpus's task results to form difficulty strata.", "not run")
@@ -755,7 +766,7 @@ def _decision_holdout(ct: SheetContent) -> Decision:
                      "projection, and budget on the held-out one.")
         else:
             text += "The projection generalises here; still ask vendors for the same split protocol."
-        return Decision(4, q, text + loo_text, "answered")
+        return Decision(4, q, text + _refits_note(held) + loo_text, "answered")
     text = (f"<b>Not run here</b> (it needs about 50 refits). Demand from the vendor: {sym} re-estimated on held-out "
             f"cells over {GEQ} 50 random 70/30 splits stratified by (agent, task) cell, reported next to the "
             f"training-cell projection with the Pearson r across splits. "

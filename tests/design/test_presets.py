@@ -170,7 +170,7 @@ def test_ddr_report_method_notes_name_the_left_out_terms(fake_sampler, capsys, c
     pypdf = pytest.importorskip("pypdf")
     pdf = tmp_path / "sheet.pdf"
     code = main(["report", str(confounded_csv), "--preset", "per-benchmark", "-o", str(pdf),
-                 "--cache", str(tmp_path / "c"), *FAST, "--quiet", "--date-invariant"])
+                 "--cache", str(tmp_path / "c"), *FAST, "--quiet", "--date-invariant", "--analyses", "none"])
     err = capsys.readouterr().err
     assert code == 0, err
     assert f"ddr: {TERMS_NOTE_PREFIX}: scaffold, task:scaffold, model:scaffold" in err

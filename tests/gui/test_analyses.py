@@ -79,4 +79,39 @@ def test_analyses_panel_says_how_many_fits_converged_first(qtbot):
     panel = AnalysesPanel(RESULTS)
     qtbot.addWidget(panel)
     first = panel.summary.text().split("<br>")[0]
-    assert first == "heldout: 7 of 8 fits converged \u2014 PROVISIONAL: some fits did not converge"
+    # one text with `ddr analyses` (core.analyses.runner.convergence_lines)
+    assert first == "heldout: 7 of 8 fits converged - its numbers rest on unconverged fits and are PROVISIONAL"
+
+
+def test_sheet_export_runs_the_default_analyses_first_under_the_budget(qtbot, tmp_path, fake_sampler, monkeypatch):
+    """File > Export DDR sheet without the Analyses tab's results: under the budget the sheet's analyses run first
+    (core's plan decides), then the sheet is written with them; over it, the sheet is written without them."""
+    import ddr_batch_fakes as bf
+
+    from ddr_explorer.core.analyses.defaults import SHEET_DEFAULT, AnalysesPlan
+    from ddr_explorer.core.fitting import fit_corpus
+    from ddr_explorer.core.model import SamplerSettings
+
+    sim = bf.simulate_module().simulate_per_benchmark(n_tasks=8, n_models=4, n_scaffolds=2, n_pairs=8,
+                                                      trials_per_cell=2, seed=9)
+    path = tmp_path / "small.csv"
+    sim.table.to_csv(path, index=False)
+    w = MainWindow()
+    qtbot.addWidget(w)
+    w.cache_dir = tmp_path / "cache"
+    with qtbot.waitSignal(w.corpus_loaded, timeout=60_000):
+        w.open_corpus(path)
+    w.state.update(sampler={"draws": 40, "warmup": 10, "chains": 2})
+    w.fit_result = fit_corpus(w.corpus, "per-benchmark", SamplerSettings(draws=40, warmup=10, chains=2),
+                              cache_dir=w.cache_dir)
+    over = AnalysesPlan(SHEET_DEFAULT, {"difficulty": 4, "heldout": 4, "loo": 0}, {"difficulty": 2000.0}, 2)
+    monkeypatch.setattr(MainWindow, "sheet_analyses_plan", lambda self: over)
+    with qtbot.waitSignal(w.sheet_written, timeout=120_000):
+        assert w.export_ddr_sheet(tmp_path / "a.pdf")
+    assert w.analyses is None  # over the budget: not run (the dialog offers them; "skip" here)
+    under = AnalysesPlan(SHEET_DEFAULT, {"difficulty": 4, "heldout": 4, "loo": 0}, {"difficulty": 1.0}, 2)
+    monkeypatch.setattr(MainWindow, "sheet_analyses_plan", lambda self: under)
+    with qtbot.waitSignal(w.sheet_written, timeout=300_000):
+        assert w.export_ddr_sheet(tmp_path / "b.pdf")
+    assert set(w.analyses) >= {"difficulty", "heldout", "loo"} and w.analyses["heldout"]["n_splits"] == 2
+    assert "DDR sheet: analyses difficulty" in w.model_panel.log_text()

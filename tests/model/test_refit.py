@@ -180,3 +180,21 @@ def test_requests_are_checked(design):
     bad = RefitRequest("bad", np.zeros(design.n_cells - 1, int), np.zeros(design.n_cells - 1, int))
     with pytest.raises(ValueError, match="bad"):
         fit_refits(design, "per-benchmark", [bad], SETTINGS)
+
+
+def test_collapsed_block_positions_follow_a_refit_that_integrates_a_term():
+    """A refit whose rough fit integrates a term out samples one NUTS term fewer than the parent's
+    structure: the collapsed block's positions must be counted among the refit's own terms (the
+    engine crashed with KeyError 5 in the potential when they were not)."""
+    from types import SimpleNamespace
+
+    from ddr_explorer.core.model.parameterisation import _GibbsBlock
+    from ddr_explorer.core.model.refit import _gibbs_for
+
+    # parent NUTS terms 0..5, collapsed group (5, 1, 2): run term 5 hosts terms 1 and 2
+    block = _GibbsBlock(group=SimpleNamespace(terms=(5, 1, 2)), top_pos=5, nuts_pos=[5, 1, 2], inner=[], J=np.zeros(0),
+                        offsets=np.zeros(1), sigma_df=np.ones(3), sigma_scale=np.ones(3))
+    moved = _gibbs_for(block, [0, 1, 2, 4, 5])  # term 3 integrated out by quadrature
+    assert moved.top_pos == 4 and moved.nuts_pos == [4, 1, 2]
+    assert block.top_pos == 5  # the shared structure is left alone
+    assert _gibbs_for(None, [0, 1]) is None

@@ -1,0 +1,187 @@
+"""The refit engine against the sequential cold path it replaced, measured in the same run (issue 15).
+
+Two studies, each from a cold cache, each timed on both paths in this one process:
+
+1. Terminal-Bench 2.0 demo (resources/demo), per-benchmark model: 10 hold-out splits (2 refits
+   each) through :func:`~ddr_explorer.core.analyses.heldout.held_out_study` (the refit engine, the
+   parent fit given) against the old loop: one cold :func:`~ddr_explorer.core.fitting.fit_corpus`
+   per part, split after split (:func:`~ddr_explorer.core.analyses.refits.cold_fits`), at the same
+   split settings.
+2. Leave-one-benchmark-out refits of a simulated pooled corpus (bench/simulate.py, pooled model):
+   4 LOBO refits through :class:`~ddr_explorer.core.analyses.engine.RefitEngine` against the same
+   4 parts fitted cold one after another.  The HAL-scale corpus (9 benchmarks, ~41,000 cells) takes
+   hours on 2 cores; ``--quick`` uses a smaller pooled corpus (4 benchmarks of HAL's shape, 30 tasks
+   each) and says so in its output.
+
+Printed per study: wall seconds of each path, refits per hour (sampled refits / wall), the ratio
+engine / cold of refits per hour, and how many refits the engine's convergence gate reran (the cold
+path has no gate, so its refits are fewer for the same jobs when the gate reruns some).
+
+Usage: ``nice python bench/bench_refits.py [--quick] [--splits 10] [--skip-pooled] [--skip-tb2]
+[--parent-cache DIR]`` (the parent fits kept in DIR are reopened on the next run, with their own wall time).
+Measured on a shared machine: compare the ratios, not the wall times, across runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import importlib.util
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import ddr_explorer.core.model  # noqa: F401 - before jax: parallel CPU chains
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _simulate():
+    spec = importlib.util.spec_from_file_location("ddr_bench_simulate_refits", ROOT / "bench" / "simulate.py")
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = mod
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def _line(name: str, wall: float, refits: int, extra: str = "") -> str:
+    per_hour = refits / wall * 3600 if wall > 0 else float("nan")
+    return f"  {name:<34} wall {wall:8.1f} s  {refits:3d} refits  {per_hour:7.1f} refits/h{extra}"
+
+
+def _report(title, cold_wall, cold_n, eng_wall, eng_n, reruns, parent_wall):
+    print(title)
+    print(f"  parent fit (shared, not counted)   wall {parent_wall:8.1f} s")
+    print(_line("sequential cold path", cold_wall, cold_n))
+    print(_line("refit engine", eng_wall, eng_n, f"  ({reruns} rerun by the gate)"))
+    ratio_h = (eng_n / eng_wall) / (cold_n / cold_wall)
+    print(f"  ratio engine / cold: refits per hour {ratio_h:.2f}x (gate reruns included); cold wall / engine wall "
+          f"for the same jobs {cold_wall / eng_wall:.2f}")
+    sys.stdout.flush()
+
+
+def _parent(corpus, spec, settings, cache_dir, parent_cache):
+    """The parent fit: reopened from ``parent_cache`` when it holds it (its own wall time reported), else fitted."""
+    from ddr_explorer.core.fitting import fit_corpus
+
+    t = time.perf_counter()
+    parent = fit_corpus(corpus, spec, settings, cache_dir=parent_cache or cache_dir)
+    wall = parent.posterior.wall_seconds if parent.from_cache else time.perf_counter() - t
+    print(f"  parent fit {wall:.1f} s{' (reopened: its own wall time)' if parent.from_cache else ''}, "
+          f"converged {parent.posterior.diagnostics.converged}")
+    sys.stdout.flush()
+    return parent, wall
+
+
+def _progress(tag):
+    last = [-1]
+
+    def cb(phase, i, n, eta):
+        if i != last[0]:
+            last[0] = i
+            print(f"    {tag}: {i}/{n} done ({phase})")
+            sys.stdout.flush()
+    return cb
+
+
+def bench_tb2(n_splits: int, settings, parent_cache=None) -> None:
+    from ddr_explorer.core.analyses.heldout import held_out_study, split_cells, split_settings, _part
+    from ddr_explorer.core.analyses.refits import FitJob, cold_fits
+    from ddr_explorer.core.corpus.io import load_corpus
+
+    import numpy as np
+
+    corpus = load_corpus(ROOT / "resources" / "demo" / "terminal-bench-2.csv")
+    spec = "per-benchmark"
+    split = split_settings(settings)
+    print(f"TB2 demo: {corpus.n_trials} trials, {spec}; parent {settings.chains} x ({settings.warmup} + "
+          f"{settings.draws}); splits {split.chains} x ({split.warmup} + {split.draws}); {n_splits} splits")
+    sys.stdout.flush()
+    with tempfile.TemporaryDirectory() as a, tempfile.TemporaryDirectory() as b:
+        parent, parent_wall = _parent(corpus, spec, settings, a, parent_cache)
+        # the old path: split after split, two cold fits each (the code before the engine)
+        t = time.perf_counter()
+        cold_n = 0
+        for i in range(n_splits):
+            train, held = split_cells(corpus.table, np.random.default_rng([0, i]))
+            jobs = [FitJob(f"split {i + 1} train", _part(corpus, train, f"s{i} train"), spec),
+                    FitJob(f"split {i + 1} held-out", _part(corpus, held, f"s{i} held"), spec)]
+            out = cold_fits(jobs, dataclasses.replace(split, seed=split.seed + i), cache_dir=b,
+                            progress=_progress(f"cold split {i + 1}"))
+            cold_n += out.n_fitted
+        cold_wall = time.perf_counter() - t
+        print(_line("(sequential cold path done)", cold_wall, cold_n))
+        sys.stdout.flush()
+        t = time.perf_counter()
+        study = held_out_study(corpus, spec, settings, cache_dir=a, n_splits=n_splits, parent=parent,
+                               progress=_progress("engine"))
+        eng_wall = time.perf_counter() - t
+        _report("TB2 demo, hold-out splits", cold_wall, cold_n, eng_wall, study.n_fitted, study.n_rerun, parent_wall)
+        print(f"  engine: {study.n_converged} of {study.n_fits} refits converged after the gate; "
+              f"Pearson r {study.result.pearson_r:+.2f}, mean gap {study.result.mean_gap:+.3f}")
+        sys.stdout.flush()
+
+
+def _quick_pooled(sim):
+    hal = {b[0]: b for b in sim.HAL_BENCHMARKS}
+    keep = [hal[n] for n in ("assistantbench", "corebench_hard", "gaia", "scicode")]
+    benchmarks = tuple((name, k, 30, pairs, scaffolds) for name, k, _, pairs, scaffolds in keep)
+    return sim.simulate_pooled(seed=0, n_models=30, n_everywhere=9, model_scale=1.0, pair_scale=1.0,
+                               benchmarks=benchmarks)
+
+
+def bench_pooled(quick: bool, settings, parent_cache=None) -> None:
+    from ddr_explorer.core.analyses.engine import RefitEngine
+    from ddr_explorer.core.analyses.refits import FitJob, cold_fits, sub_corpus
+    from ddr_explorer.core.corpus.validate import build_corpus
+
+    sim_mod = _simulate()
+    sim = _quick_pooled(sim_mod) if quick else sim_mod.simulate_pooled(seed=0)
+    corpus = build_corpus(sim.table, file=None, format="simulated", name="pooled")
+    what = "QUICK (smaller pooled corpus, not HAL-scale)" if quick else "HAL-scale"
+    print(f"pooled {what}: {sim.description}; {settings.chains} x ({settings.warmup} + {settings.draws})")
+    sys.stdout.flush()
+    bench = corpus.table["benchmark"].astype(str)
+    names = sorted(bench.unique())[:4]
+    jobs = [FitJob(f"without {n}", sub_corpus(corpus, (bench != n).to_numpy(), f"without {n}"), "pooled")
+            for n in names]
+    with tempfile.TemporaryDirectory() as a, tempfile.TemporaryDirectory() as b:
+        parent, parent_wall = _parent(corpus, "pooled", settings, a, parent_cache)
+        t = time.perf_counter()
+        cold = cold_fits(jobs, settings, cache_dir=b, progress=_progress("cold"))
+        cold_wall = time.perf_counter() - t
+        print(_line("(sequential cold path done)", cold_wall, cold.n_fitted))
+        sys.stdout.flush()
+        t = time.perf_counter()
+        out = RefitEngine(corpus, "pooled", settings, cache_dir=a, parent=parent).run(
+            jobs, what="LOBO", progress=_progress("engine"))
+        eng_wall = time.perf_counter() - t
+        _report(f"pooled {what}, 4 LOBO refits", cold_wall, cold.n_fitted, eng_wall, out.n_fitted, out.n_rerun,
+                parent_wall)
+        print(f"  engine: {out.n_converged} of {out.n_fits} converged after the gate; kinds {out.kinds}; "
+              f"cold {list(out.cold)}")
+        sys.stdout.flush()
+
+
+def main(argv=None) -> None:
+    from ddr_explorer.core.model import SamplerSettings
+
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="a smaller pooled corpus (not HAL-scale)")
+    ap.add_argument("--splits", type=int, default=10)
+    ap.add_argument("--skip-tb2", action="store_true")
+    ap.add_argument("--skip-pooled", action="store_true")
+    ap.add_argument("--parent-cache", type=Path, help="a cache folder to keep (or reopen) the parent fits in; "
+                    "the refits always start from empty caches")
+    a = ap.parse_args(argv)
+    settings = SamplerSettings()
+    print("bench_refits: measured on a shared 2-core machine; both paths in this one run, from cold caches.")
+    if not a.skip_tb2:
+        bench_tb2(a.splits, settings, a.parent_cache)
+    if not a.skip_pooled:
+        bench_pooled(a.quick, settings, a.parent_cache)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,203 @@
+"""Which analyses a DDR sheet runs by default, and how long they will take (issue 15, item 6).
+
+``ddr report`` and the app's export run difficulty strata, seed 003's 50 hold-out splits and
+PSIS-LOO by default when the refit engine's estimate for this corpus on this machine is under
+:data:`AUTO_BUDGET_SECONDS` (15 minutes).  The estimate (:func:`plan_sheet_analyses`) is built from
+the parent fit's own wall time (what this corpus costs here), the refits each analysis needs (4
+strata of about a quarter of the trials each; 2 parts per split of 70% and 30% of every cell's
+trials at the split settings; one refit of the whole corpus for PSIS-LOO unless its result or a
+posterior with every effect is at hand), the engine's measured per-refit speed-up
+(:data:`~.engine.REFIT_SPEEDUP`) and the gate's expected reruns (none assumed).  Above the budget the
+CLI names the flag that runs them (``--analyses difficulty,heldout,loo``) and the app offers the run
+with its estimate.
+
+:class:`BatchProgress` makes one progress line of several analyses: refits done of the whole
+plan's total, and an ETA from the pace so far.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+from .heldout import split_settings
+
+__all__ = ["AUTO_BUDGET_SECONDS", "SHEET_DEFAULT", "AnalysesPlan", "plan_sheet_analyses", "BatchProgress",
+           "sheet_runners"]
+
+#: The default analyses run without asking when their estimate is under this (seconds).
+AUTO_BUDGET_SECONDS = 15 * 60
+#: The analyses a full DDR sheet draws (``--analyses`` names).
+SHEET_DEFAULT: tuple[str, ...] = ("difficulty", "heldout", "loo")
+
+
+@dataclass
+class AnalysesPlan:
+    """The default analyses of one sheet and their estimate.
+
+    Attributes
+    ----------
+    which
+        The analyses planned (``--analyses`` names).
+    n_refits
+        Refits per analysis.
+    seconds
+        Estimated wall seconds per analysis.
+    n_splits
+        Hold-out splits.
+    """
+
+    which: tuple[str, ...]
+    n_refits: dict = field(default_factory=dict)
+    seconds: dict = field(default_factory=dict)
+    n_splits: int = 50
+
+    @property
+    def total_seconds(self) -> float:
+        return float(sum(self.seconds.values()))
+
+    @property
+    def total_refits(self) -> int:
+        return int(sum(self.n_refits.values()))
+
+    @property
+    def runs_by_default(self) -> bool:
+        """True when the estimate is under :data:`AUTO_BUDGET_SECONDS`."""
+        return self.total_seconds < AUTO_BUDGET_SECONDS
+
+    @property
+    def flag(self) -> str:
+        """The ``ddr report`` option that runs them."""
+        return "--analyses " + ",".join(self.which) + (f" --splits {self.n_splits}" if "heldout" in self.which else "")
+
+    def describe(self) -> str:
+        """One line: what runs, how many refits, the estimate (:func:`~ddr_explorer.core.formatting.fmt_duration`)."""
+        from ..formatting import fmt_duration
+
+        parts = [f"{name} ({self.n_refits[name]} refit{'s' if self.n_refits[name] != 1 else ''})"
+                 for name in self.which]
+        return (f"analyses {', '.join(parts)}: {self.total_refits} refits, estimated "
+                f"{fmt_duration(self.total_seconds)} on this machine")
+
+
+def plan_sheet_analyses(corpus, posterior, *, which=SHEET_DEFAULT, n_splits: int = 50, n_strata: int = 4,
+                        cache_dir=None) -> AnalysesPlan:
+    """Refits and estimated seconds of the sheet's analyses of ``corpus`` (module note).
+
+    Parameters
+    ----------
+    corpus
+        The corpus.
+    posterior
+        The main fit's posterior: its ``wall_seconds`` and ``settings`` scale every refit.
+    which, n_splits, n_strata
+        The analyses, hold-out splits and difficulty strata.
+    cache_dir
+        Where a stored PSIS-LOO result would be (then LOO costs nothing).
+    """
+    from .engine import REFIT_SPEEDUP, estimate_seconds
+
+    wall = float(getattr(posterior, "wall_seconds", 0.0) or 0.0)
+    ps = posterior.settings
+    plan = AnalysesPlan(tuple(which), n_splits=n_splits)
+    for name in which:
+        if name == "difficulty":
+            refits = [(1.0 / n_strata, ps)] * n_strata
+        elif name == "heldout":
+            s = split_settings(ps)
+            refits = [(0.7, s), (0.3, s)] * n_splits
+        elif name == "loo":
+            refits = [] if _loo_ready(corpus, posterior, cache_dir) else [(1.0, ps)]
+        elif name in ("lobo", "lomo"):
+            facet = "benchmark" if name == "lobo" else "model"
+            k = corpus.n_levels(facet)
+            refits = [(1.0 - 1.0 / max(k, 1), ps)] * (k if k > 1 else 0)
+        else:
+            raise ValueError(f"unknown analysis {name!r}; choose from difficulty, heldout, loo, lobo, lomo")
+        plan.n_refits[name] = len(refits)
+        plan.seconds[name] = estimate_seconds(wall, ps, refits, speedup=REFIT_SPEEDUP)
+    return plan
+
+
+def _loo_ready(corpus, posterior, cache_dir) -> bool:
+    """PSIS-LOO needs no refit: the posterior kept every term's effects, or its result is stored."""
+    spec = posterior.spec
+    if all(t in posterior.random_effects for t in spec.term_names):
+        return True
+    from ..fitting import fit_key
+    from .loo import _read_stored, _store_path
+
+    return _read_stored(_store_path(cache_dir, fit_key(corpus, spec, posterior.settings))) is not None
+
+
+class BatchProgress:
+    """One progress line over several analyses: refits done of the plan's total, ETA from the pace so far.
+
+    ``for_analysis(name)`` gives the callback an analysis reports to (its own ``i`` of ``n``); the
+    outer ``progress(phase, done, total, eta)`` sees the whole batch.
+    """
+
+    def __init__(self, progress, plan: AnalysesPlan):
+        self.progress, self.plan = progress, plan
+        self.total = max(plan.total_refits, 1)
+        self.offset = 0
+        self.t0 = time.perf_counter()
+
+    def for_analysis(self, name: str):
+        n_planned = self.plan.n_refits.get(name, 0)
+        start = self.offset
+        self.offset += n_planned
+
+        def cb(phase, i, n, eta):
+            if self.progress is None:
+                return
+            # the analysis's own count, scaled to its planned refits (a gate rerun adds to its n)
+            done = start + (int(round(n_planned * i / n)) if n else 0)
+            elapsed = time.perf_counter() - self.t0
+            left = None
+            if done > 0:
+                left = elapsed / done * (self.total - done)
+            elif eta is not None:
+                left = eta
+            self.progress(f"{name} - {phase}", min(done, self.total), self.total, left)
+        return cb
+
+
+def sheet_runners(which, *, n_splits: int = 50, n_strata: int = 4, scheduler: str | None = None, progress=None,
+                  plan: AnalysesPlan | None = None) -> dict:
+    """Runners for :func:`~ddr_explorer.core.ddr_sheet.write_ddr_sheet`'s ``analyses=`` (name -> ``runner(ctx)``).
+
+    Each runs its study through the refit engine with the main fit as the parent; with ``plan`` and
+    ``progress`` every runner reports to one :class:`BatchProgress` over the whole batch.
+    """
+    from .difficulty import difficulty_study
+    from .heldout import held_out_study
+    from .loo import run_loo
+
+    batch = None if plan is None or progress is None else BatchProgress(progress, plan)
+
+    def prog(ctx, name):
+        return ctx.progress if batch is None else batch.for_analysis(name)
+
+    def difficulty(ctx):
+        return difficulty_study(ctx.corpus, ctx.spec, ctx.settings, ctx.cache_dir, prog(ctx, "difficulty"),
+                                ctx.cancel, n_strata=n_strata, parent=ctx.posterior, scheduler=scheduler).profile
+
+    def heldout(ctx):
+        study = held_out_study(ctx.corpus, ctx.spec, ctx.settings, ctx.cache_dir, prog(ctx, "heldout"), ctx.cancel,
+                               n_splits=n_splits, parent=ctx.posterior, scheduler=scheduler)
+        if study.result is None:
+            raise ValueError(f"held-out reliability: fewer than 2 of {n_splits} splits could be fitted; first "
+                             f"problem: {next(iter(study.errors.values()), 'none')}")
+        return study.result
+
+    def loo(ctx):
+        return run_loo(ctx.corpus, ctx.posterior, ctx.spec, ctx.settings, ctx.cache_dir, prog(ctx, "loo"), ctx.cancel)
+
+    table = {"difficulty": difficulty, "heldout": heldout, "loo": loo}
+    out = {}
+    for name in which:
+        if name not in table:
+            raise ValueError(f"the DDR sheet draws difficulty, heldout and loo; {name!r} is not one of them")
+        out[name] = table[name]
+    return out

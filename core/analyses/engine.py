@@ -1,0 +1,591 @@
+"""The refit engine: every refit an analysis needs, as new counts on the parent fit's cells.
+
+The refit-heavy analyses (difficulty quartiles, hold-out splits, leave-one-benchmark/model-out,
+PSIS-LOO) ask for G-study fits of parts of one corpus.  Each part is the parent's model on a
+subset or a split of the parent's binomial cells (SPEC sec. 1-2; seed 003 secs. 5.3-5.4; seed 000
+App. D.3-D.6), so :class:`RefitEngine` maps each job to a
+:class:`~ddr_explorer.core.model.refit.RefitRequest` (successes and trials per parent cell, 0
+trials where a cell is left out; cells matched by their facet keys) and fits them together with
+:func:`~ddr_explorer.core.model.refit.fit_refits`, the model package's contract (warm-started and
+batched where its implementation is).  A job is not a refit, and is fitted cold with
+:func:`~ddr_explorer.core.fitting.fit_corpus` (and said so in :attr:`BatchResult.cold`), when the
+part would be fitted with other terms than the parent: a preset whose terms the part cannot
+separate (:func:`~ddr_explorer.core.design.presets.supported_spec`), or another model (a pooled
+LOBO part left with one benchmark is fitted per benchmark).  A job whose counts are the parent's
+own, under the parent's settings, *is* the parent fit (reopened from the cache).
+
+Cache.  Every refit is stored through :class:`~ddr_explorer.core.cache.FitCache` (atomic, keyed,
+verified on read) under :func:`refit_key`: the parent's key, a SHA-256 of the request's counts and
+the refit's sampler settings.  A rerun with the same inputs samples nothing.
+
+Convergence gate (:mod:`ddr_explorer.core.gate`).  A refit whose diagnostics fail the gate (split
+R-hat <= 1.01, bulk ESS >= 400, no divergence) is refitted once with :data:`RERUN_DRAWS_FACTOR`
+times the draws (its own cache key); the batch counts the refits that converged in the end
+(:attr:`BatchResult.n_converged`) and those rerun (:attr:`BatchResult.n_rerun`).
+
+Where refits run.  Locally by default, in this process; with a Dask scheduler address
+(``scheduler=``, ``DDR_SCHEDULER``) the pending refits go to the cluster in batches
+(:mod:`.cluster`).  Either way the results are the same for the same seeds.
+
+Seeds.  The contract takes one sampler settings for a whole call, so every refit of one batch
+uses the batch's seed: different parts then share random numbers but never data.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+import pandas as pd
+
+from .refits import BatchResult, CancelCallback, FitJob, ProgressCallback, check_cancel
+
+__all__ = ["RefitEngine", "refit_key", "RERUN_DRAWS_FACTOR", "SCHEDULER_ENV", "scheduler_address",
+           "estimate_seconds", "REFIT_SPEEDUP"]
+
+#: An unconverged refit is rerun once with this many times its draws (and as many warmup iterations).
+RERUN_DRAWS_FACTOR = 2
+#: The environment variable that names a Dask scheduler (``tcp://host:8786``) for the refits.
+SCHEDULER_ENV = "DDR_SCHEDULER"
+#: Whether engines rerun unconverged refits by default (:attr:`RefitEngine.rerun_unconverged` None).
+GATE_RERUN = True
+#: Measured wall time of one refit through :func:`~ddr_explorer.core.model.refit.fit_refits` relative to a
+#: cold fit of the same part, per unit of sampler work (bench/bench_refits.py).  1.0 is the cold contract;
+#: a warm, batched implementation lowers it.
+REFIT_SPEEDUP = 1.0
+
+
+def scheduler_address(given: str | None = None) -> str | None:
+    """The Dask scheduler to use: ``given``, else ``$DDR_SCHEDULER``, else None (run locally)."""
+    address = given or os.environ.get(SCHEDULER_ENV) or None
+    return None if address in (None, "", "local", "none") else address
+
+
+def _counts_digest(request) -> str:
+    h = hashlib.sha256()
+    h.update(np.ascontiguousarray(np.asarray(request.successes, np.int64)).tobytes())
+    h.update(np.ascontiguousarray(np.asarray(request.trials, np.int64)).tobytes())
+    return h.hexdigest()
+
+
+def refit_key(parent_key: str, request, settings) -> str:
+    """Cache key of a refit: the parent's key, the request's counts (SHA-256) and the refit's settings."""
+    from ..cache import canonical_json
+
+    payload = canonical_json({"kind": "refit", "parent": parent_key, "counts": _counts_digest(request),
+                              "settings": dataclasses.asdict(settings)})
+    return hashlib.sha256(payload.encode()).hexdigest()
+
+
+def rerun_settings(settings):
+    """Settings of the one rerun of an unconverged refit: :data:`RERUN_DRAWS_FACTOR` x draws and warmup."""
+    return dataclasses.replace(settings, draws=settings.draws * RERUN_DRAWS_FACTOR,
+                               warmup=settings.warmup * RERUN_DRAWS_FACTOR)
+
+
+def estimate_seconds(parent_wall_seconds: float, parent_settings, refits: Sequence[tuple[float, Any]],
+                     speedup: float = REFIT_SPEEDUP) -> float:
+    """Wall-time estimate of a batch of refits from the parent fit's own wall time.
+
+    A refit's cost is taken as the parent's, scaled by its share of the parent's trials (a part of
+    the data is a smaller likelihood) and by its sampler work (chains x (warmup + draws)) over the
+    parent's, times the engine's measured speed-up (:data:`REFIT_SPEEDUP`).  The floor of 20% of the
+    parent's time per refit stands for what does not shrink with the data (compilation, adaptation).
+
+    Parameters
+    ----------
+    parent_wall_seconds
+        The parent fit's wall time (its posterior's ``wall_seconds``).
+    parent_settings
+        The parent fit's sampler settings.
+    refits
+        ``(share of the parent's trials, sampler settings)`` per refit.
+    """
+    def work(s):
+        return s.chains * (s.warmup + s.draws)
+
+    base = max(float(parent_wall_seconds), 0.0)
+    total = 0.0
+    for share, s in refits:
+        total += base * max(0.2, float(share)) * work(s) / max(work(parent_settings), 1)
+    return total * speedup
+
+
+@dataclass
+class _Planned:
+    """One job of a batch, planned: what it is and, once fitted, its result."""
+
+    job: FitJob
+    kind: str  # "parent", "refit", "cold" or "failed"
+    request: Any = None
+    key: str | None = None
+    reason: str | None = None
+    result: Any = None
+    error: str | None = None
+    share: float = 1.0
+    rerun: Any = None
+
+
+@dataclass
+class RefitEngine:
+    """Refits of one parent fit (module note).
+
+    Parameters
+    ----------
+    corpus
+        The parent's corpus.
+    spec
+        The model asked for (a preset is reduced to the terms the corpus separates, as
+        :func:`~ddr_explorer.core.fitting.fit_corpus` does).
+    settings
+        The parent fit's sampler settings (defaults when None).
+    cache_dir
+        The fit cache folder (the default one when None).
+    parent
+        The parent's :class:`~ddr_explorer.core.fitting.FitResult` when at hand (its posterior warm-starts the
+        refits and is the result of a job whose counts are the parent's); otherwise it is looked up in the
+        cache, never fitted just for the refits.
+    scheduler
+        A Dask scheduler address (:func:`scheduler_address`); None runs locally.
+    batch_size
+        Refits per Dask future (None: the pending refits spread evenly over the cluster's workers).
+    rerun_unconverged
+        Rerun a refit that fails the convergence gate once with more draws (None: :data:`GATE_RERUN`,
+        True; False only to measure or test the refits themselves).
+    """
+
+    corpus: Any
+    spec: Any = "per-benchmark"
+    settings: Any = None
+    cache_dir: str | Path | None = None
+    parent: Any = None
+    scheduler: str | None = None
+    batch_size: int | None = None
+    rerun_unconverged: bool | None = None
+    _design: Any = field(default=None, init=False, repr=False)
+    _index: Any = field(default=None, init=False, repr=False)
+    _parent_posterior: Any = field(default=None, init=False, repr=False)
+    _parent_looked_up: bool = field(default=False, init=False, repr=False)
+
+    def __post_init__(self):
+        from ..model.formula import as_spec
+        from ..model.posterior import SamplerSettings
+
+        if self.parent is not None and not hasattr(self.parent, "posterior"):  # a bare posterior: wrap it
+            from ..fitting import FitResult
+
+            self.parent = FitResult(self.parent, None, None, True)
+        if self.parent is not None:
+            post = self.parent.posterior
+            self.settings = post.settings
+            self.spec = post.spec
+            self._parent_posterior = post
+            self._parent_looked_up = True
+        self.requested_spec = as_spec(self.spec)
+        self.settings = self.settings or SamplerSettings()
+        self.scheduler = scheduler_address(self.scheduler)
+        self._fitted_spec = None
+
+    # -- the parent ------------------------------------------------------------------
+    @property
+    def fitted_spec(self):
+        """The spec the parent is fitted with (the preset reduced to what the corpus separates)."""
+        if self._fitted_spec is None:
+            from ..design.presets import supported_spec
+
+            self._fitted_spec = (self.requested_spec if self.parent is not None
+                                 else supported_spec(self.corpus, self.requested_spec).spec)
+        return self._fitted_spec
+
+    @property
+    def design(self):
+        """The parent's :class:`~ddr_explorer.core.model.design_matrix.DesignMatrix` (its cells align requests)."""
+        if self._design is None:
+            from ..model.design_matrix import build_design
+
+            self._design = build_design(self.corpus, self.fitted_spec)
+            cols = [c for c in self._design.cells.columns if c not in ("successes", "trials")]
+            self._cols = cols
+            self._index = pd.MultiIndex.from_frame(self._design.cells[cols].astype(str))
+        return self._design
+
+    @property
+    def parent_key(self) -> str:
+        """The parent fit's cache key (:func:`~ddr_explorer.core.fitting.fit_key`)."""
+        if self.parent is not None and getattr(self.parent, "key", None):
+            return self.parent.key
+        from ..fitting import fit_key
+
+        return fit_key(self.corpus, self.fitted_spec, self.settings)
+
+    def _cache(self):
+        from ..cache import FitCache
+        from ..files import default_cache_dir
+
+        return FitCache(self.cache_dir or default_cache_dir())
+
+    def parent_posterior(self):
+        """The parent's posterior: given, or reopened from the cache; None when neither (not fitted here)."""
+        if not self._parent_looked_up:
+            self._parent_looked_up = True
+            from ..fitting import posterior_from_entry
+
+            entry, _ = self._cache().load(self.parent_key)
+            if entry is not None:
+                try:
+                    self._parent_posterior = posterior_from_entry(entry)
+                except (KeyError, TypeError, ValueError):
+                    self._parent_posterior = None
+        return self._parent_posterior
+
+    # -- jobs -> requests ------------------------------------------------------------
+    def request(self, label: str, data):
+        """The :class:`~ddr_explorer.core.model.refit.RefitRequest` of a part of the corpus.
+
+        Parameters
+        ----------
+        label
+            The job's name (errors name it).
+        data
+            A sub-corpus or a cell table with the parent's cell columns, ``successes`` and ``trials``
+            (e.g. a hold-out split's training part): its records are summed per parent cell.
+
+        Raises
+        ------
+        ValueError
+            A cell of ``data`` is not one of the parent's cells (it names the cell and the fix).
+        """
+        from ..model.refit import RefitRequest
+
+        design = self.design
+        table = getattr(data, "table", data)
+        missing = [c for c in self._cols if c not in table.columns]
+        if missing:
+            raise ValueError(f"refit {label!r}: the part lacks the parent's cell column(s) {', '.join(missing)}")
+        keys = table[self._cols].astype(str)
+        sums = (table[["successes", "trials"]].astype(np.int64)
+                .groupby(pd.MultiIndex.from_frame(keys), sort=False).sum())
+        pos = self._index.get_indexer(sums.index)
+        if (pos < 0).any():
+            bad = sums.index[np.flatnonzero(pos < 0)[0]]
+            named = ", ".join(f"{c}={v}" for c, v in zip(self._cols, bad))
+            raise ValueError(f"refit {label!r}: its cell ({named}) is not a cell of the parent corpus "
+                             f"{getattr(self.corpus, 'name', '')!r}; a refit can only keep, split or drop the "
+                             "parent's cells - fit that part on its own (fit_corpus)")
+        s = np.zeros(design.n_cells, np.int64)
+        n = np.zeros(design.n_cells, np.int64)
+        np.add.at(s, pos, sums["successes"].to_numpy())
+        np.add.at(n, pos, sums["trials"].to_numpy())
+        return RefitRequest(label, s, n)
+
+    def _model_of(self, spec) -> tuple:
+        """What makes two specs one model (as the cache key sees it): terms, folded terms, family, priors."""
+        from ..cache import canonical_json
+
+        d = spec.to_dict()
+        return (tuple(spec.term_names), canonical_json({k: d[k] for k in ("folded", "family", "priors")}))
+
+    def _plan(self, job: FitJob, settings) -> _Planned:
+        from ..design.presets import supported_spec
+        from ..model.formula import as_spec
+
+        job_spec = as_spec(job.spec) if job.spec is not None else self.requested_spec
+        same_as_asked = job_spec.formula == self.requested_spec.formula and job_spec.name == self.requested_spec.name
+        if job.corpus is self.corpus and same_as_asked:
+            sub_spec = self.fitted_spec
+        else:
+            sub_spec = supported_spec(job.corpus, job_spec).spec
+        if self._model_of(sub_spec) != self._model_of(self.fitted_spec):
+            left = [t for t in self.fitted_spec.term_names if t not in sub_spec.term_names]
+            why = (f"its part cannot separate {', '.join(left)}" if left and same_as_asked
+                   else f"it is fitted with {sub_spec.formula}")
+            return _Planned(job, "cold", reason=f"{job.label}: fitted cold, not as a refit of the parent's model "
+                                                f"({self.fitted_spec.formula}): {why}")
+        request = self.request(job.label, job.corpus)
+        d = self.design
+        if (np.array_equal(request.trials, d.trials) and np.array_equal(request.successes, d.successes)
+                and settings == self.settings):
+            return _Planned(job, "parent")
+        request.check(d)
+        share = float(request.trials.sum()) / max(float(d.trials.sum()), 1.0)
+        return _Planned(job, "refit", request=request, key=refit_key(self.parent_key, request, settings), share=share)
+
+    def refit_whole(self, settings=None, *, progress: ProgressCallback | None = None,
+                    cancel: CancelCallback | None = None):
+        """The parent's own cells refitted, every random effect kept, in memory (not cached: the cache
+        keeps no task-level effects); what PSIS-LOO needs when only a cached parent is at hand."""
+        from ..model.refit import RefitRequest, fit_refits
+
+        d = self.design
+        req = RefitRequest("whole corpus (all effects)", d.successes.copy(), d.trials.copy())
+        return fit_refits(d, self.fitted_spec, [req], settings or self.settings, parent=self.parent_posterior(),
+                          progress=progress, cancel=cancel)[0]
+
+    # -- running ---------------------------------------------------------------------
+    def run(self, jobs: Sequence[FitJob], settings=None, *, progress: ProgressCallback | None = None,
+            cancel: CancelCallback | None = None, what: str = "batch", skip_failed: bool = False) -> BatchResult:
+        """Fit every job: reopened from the cache, refitted on the parent's cells, or cold (module note).
+
+        Parameters
+        ----------
+        jobs
+            The parts to fit (:class:`~.refits.FitJob`: label, sub-corpus, model; a ``spec`` of None is the
+            parent's model).
+        settings
+            Sampler settings of the refits (the parent's when None).
+        progress
+            ``progress(phase, done, total, eta_seconds)`` over the whole batch.
+        cancel
+            Polled between jobs and inside the sampler; every pending Dask future is cancelled with it.
+        what
+            The batch's name (progress, the cancellation message).
+        skip_failed
+            A job that cannot be fitted (a ``ValueError``) gets None and its message in
+            :attr:`BatchResult.errors` instead of stopping the batch.
+
+        Returns
+        -------
+        BatchResult
+            In job order; :attr:`~.refits.BatchResult.cold` names the jobs fitted cold and why.
+
+        Raises
+        ------
+        FitCancelled
+            ``cancel()`` returned True; the refits stored so far stay in the cache.
+        """
+        settings = settings or self.settings
+        n = len(jobs)
+        out = BatchResult()
+        t0 = time.perf_counter()
+        clock = _Clock(n, progress, what)
+        planned: list[_Planned] = []
+        for job in jobs:
+            check_cancel(cancel, f"{what} ({job.label})")
+            try:
+                planned.append(self._plan(job, settings))
+            except ValueError as exc:
+                if not skip_failed:
+                    raise
+                planned.append(_Planned(job, "failed", error=str(exc)))
+        clock.emit("planned", 0)
+
+        # 1. the cache: every refit already stored is reopened, nothing sampled
+        cache = self._cache()
+        for p in planned:
+            if p.kind == "refit":
+                p.result = self._load(cache, p.key)
+                if p.result is not None:
+                    out.n_cached += 1
+                    clock.done += 1
+        clock.emit("cache", clock.done)
+
+        # 2. the parent and the cold jobs, one fit_corpus each (cached under the usual key)
+        for p in planned:
+            if p.kind not in ("parent", "cold"):
+                continue
+            check_cancel(cancel, f"{what} ({p.job.label})")
+            self._fit_one(p, settings, out, clock, cancel, skip_failed)
+            if p.kind == "cold" and p.reason:
+                out.cold[p.job.label] = p.reason
+
+        # 3. the pending refits, together
+        pending = [p for p in planned if p.kind == "refit" and p.result is None]
+        self._refit(pending, settings, out, clock, cancel, skip_failed)
+
+        # 4. the gate: an unconverged refit (or cold part) is rerun once with more draws
+        gate = GATE_RERUN if self.rerun_unconverged is None else self.rerun_unconverged
+        again = [p for p in planned if gate and p.result is not None
+                 and p.kind in ("refit", "cold") and not bool(p.result.posterior.diagnostics.converged)]
+        if again:
+            s2 = rerun_settings(settings)
+            clock.total += len(again)
+            for p in again:
+                out.rerun.append(p.job.label)
+            refits = []
+            for p in again:
+                if p.kind == "refit":
+                    key2 = refit_key(self.parent_key, p.request, s2)
+                    q = _Planned(p.job, "refit", request=p.request, key=key2, share=p.share)
+                    q.result = self._load(cache, key2)
+                    if q.result is not None:
+                        out.n_cached += 1
+                        clock.done += 1
+                    else:
+                        refits.append(q)
+                    p.rerun = q
+                else:
+                    q = _Planned(p.job, "cold")
+                    self._fit_one(q, s2, out, clock, cancel, skip_failed)
+                    p.rerun = q
+            self._refit(refits, s2, out, clock, cancel, skip_failed)
+            for p in again:
+                if p.rerun.result is not None:
+                    p.result = p.rerun.result
+
+        for p in planned:
+            out.results.append(p.result)
+            if p.error is not None:
+                out.errors[p.job.label] = p.error
+                if p.result is None and not skip_failed:
+                    raise ValueError(p.error)
+            out.kinds.append(p.kind)
+        out.wall_seconds = time.perf_counter() - t0
+        if progress is not None:
+            progress(f"{what} done", clock.total, clock.total, 0.0)
+        return out
+
+    def _load(self, cache, key):
+        from ..fitting import FitResult, posterior_from_entry
+
+        entry, problem = cache.load(key)
+        if entry is None:
+            if problem is not None:
+                cache.discard(key)
+            return None
+        try:
+            return FitResult(posterior_from_entry(entry), key, cache.path_for(key), True)
+        except (KeyError, TypeError, ValueError):
+            cache.discard(key)
+            return None
+
+    def _fit_one(self, p: _Planned, settings, out: BatchResult, clock, cancel, skip_failed) -> None:
+        from ..fitting import fit_corpus
+
+        label = p.job.label
+        if p.kind == "parent" and self.parent is not None:
+            p.result = self.parent
+            out.n_cached += 1
+            clock.done += 1
+            return
+        spec = p.job.spec if p.job.spec is not None else self.requested_spec
+        t = time.perf_counter()
+        try:
+            res = fit_corpus(p.job.corpus, spec, settings, cache_dir=self.cache_dir,
+                             progress=clock.inner(label), cancel=cancel)
+        except ValueError as exc:  # FitCancelled is a RuntimeError and passes
+            if not skip_failed:
+                raise
+            p.error = str(exc)
+            clock.done += 1
+            return
+        p.result = res
+        if res.from_cache:
+            out.n_cached += 1
+        else:
+            out.n_fitted += 1
+            clock.sampled(time.perf_counter() - t, 1)
+        clock.done += 1
+
+    def _refit(self, pending: list[_Planned], settings, out: BatchResult, clock, cancel, skip_failed) -> None:
+        if not pending:
+            return
+        clock.base_done = clock.done
+        from ..fitting import FitResult, posterior_to_entry
+
+        cache = self._cache()
+        t = time.perf_counter()
+        if self.scheduler is not None:
+            from .cluster import refit_on_cluster
+
+            entries = refit_on_cluster(self.scheduler, self.design, self.fitted_spec, [p.request for p in pending],
+                                       settings, parent=self.parent_posterior(), keys=[p.key for p in pending],
+                                       cache_dir=str(cache.root), batch_size=self.batch_size,
+                                       progress=clock.outer(len(pending)), cancel=cancel)
+            from ..fitting import posterior_from_entry
+
+            for p, entry in zip(pending, entries):
+                if isinstance(entry, str):  # the worker's ValueError message
+                    if not skip_failed:
+                        raise ValueError(entry)
+                    p.error = entry
+                    continue
+                if not cache.path_for(p.key).exists():  # the workers may not share this folder
+                    cache.store(p.key, entry)
+                p.result = FitResult(posterior_from_entry(entry), p.key, cache.path_for(p.key), False)
+                out.n_fitted += 1
+        else:
+            posts = self._local(pending, settings, clock, cancel, skip_failed)
+            for p, post in zip(pending, posts):
+                if post is None:
+                    continue
+                path = cache.store(p.key, posterior_to_entry(post, None))
+                p.result = FitResult(post, p.key, path, False)
+                out.n_fitted += 1
+        clock.sampled(time.perf_counter() - t, len(pending))
+        clock.done = clock.base_done + len(pending)
+
+    def _local(self, pending, settings, clock, cancel, skip_failed) -> list:
+        """fit_refits on all pending requests at once; on a ValueError, one by one to find the failing part."""
+        from ..model.refit import fit_refits
+
+        clock.base_done = clock.done
+        try:
+            return fit_refits(self.design, self.fitted_spec, [p.request for p in pending], settings,
+                              parent=self.parent_posterior(), progress=clock.outer(len(pending)), cancel=cancel)
+        except ValueError:
+            if not skip_failed:
+                raise
+        posts = []
+        for i, p in enumerate(pending):
+            try:
+                posts.append(fit_refits(self.design, self.fitted_spec, [p.request], settings,
+                                        parent=self.parent_posterior(), cancel=cancel)[0])
+            except ValueError as exc:
+                p.error = f"{p.job.label}: {exc}"
+                posts.append(None)
+        return posts
+
+
+class _Clock:
+    """Progress over a whole batch: jobs done of the total, ETA from the mean sampled time per job."""
+
+    def __init__(self, total: int, progress, what: str):
+        self.total, self.progress, self.what = total, progress, what
+        self.done = 0
+        self.base_done = 0
+        self.seconds = 0.0
+        self.count = 0
+
+    def sampled(self, seconds: float, count: int) -> None:
+        self.seconds += seconds
+        self.count += count
+
+    def eta(self, done: int) -> float | None:
+        if not self.count:
+            return None
+        return self.seconds / self.count * max(self.total - done, 0)
+
+    def emit(self, phase: str, done: int, eta=None) -> None:
+        if self.progress is not None:
+            self.progress(phase, done, self.total, self.eta(done) if eta is None else eta)
+
+    def inner(self, label: str):
+        def cb(phase, it, total, eta):
+            if self.progress is not None:
+                rest = self.eta(self.done + 1)
+                self.progress(f"{label}: {phase}", self.done, self.total,
+                              None if eta is None and rest is None else (eta or 0.0) + (rest or 0.0))
+        return cb
+
+    def outer(self, n: int):
+        start = time.perf_counter()
+        base = self.done
+        self.base_done = base
+
+        def cb(phase, i, total, eta):
+            if self.progress is None:
+                return
+            done = base + int(i)
+            if i > 0:  # refits of this call finished so far give the pace of the rest
+                per = (time.perf_counter() - start) / i
+                left = per * (n - i) + (self.eta(base + n) or 0.0)
+            else:
+                left = None if eta is None else eta * n
+            self.progress(phase, done, self.total, left)
+        return cb

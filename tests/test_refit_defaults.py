@@ -1,0 +1,108 @@
+"""The DDR sheet's default analyses (core/analyses/defaults.py; issue 15 item 6): the estimate from the parent
+fit's wall time, ``ddr report`` running difficulty + hold-out + PSIS-LOO under the 15-minute budget (the
+estimate printed first), naming the flag above it, ``--analyses none`` opting out, and one progress count
+over the whole batch.  The sampler is the moment stand-in of ``batch_fakes``."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+import ddr_explorer.core.model  # noqa: F401 - before jax: parallel CPU chains
+from ddr_explorer.core.analyses import defaults
+from ddr_explorer.core.analyses.defaults import BatchProgress, plan_sheet_analyses
+from ddr_explorer.core.cli import main
+from ddr_explorer.core.fitting import fit_corpus
+from ddr_explorer.core.model import SamplerSettings
+
+import ddr_batch_fakes as bf  # noqa: E402 - registered by tests/conftest.py
+
+FAST = ["--draws", "40", "--warmup", "10", "--chains", "2"]
+SETTINGS = SamplerSettings(draws=40, warmup=10, chains=2, seed=0)
+
+
+@pytest.fixture(scope="module")
+def table():
+    return bf.simulate_module().simulate_per_benchmark(n_tasks=8, n_models=4, n_scaffolds=2, n_pairs=8,
+                                                       trials_per_cell=2, seed=9).table
+
+
+@pytest.fixture
+def corpus_csv(table, tmp_path):
+    p = tmp_path / "corpus.csv"
+    table.to_csv(p, index=False)
+    return p
+
+
+def test_the_estimate_is_the_parent_time_scaled_per_refit(fake_sampler, table, tmp_path):
+    corpus = bf.corpus_of(table)
+    post = fit_corpus(corpus, "per-benchmark", SETTINGS, cache_dir=tmp_path).posterior
+    post = dataclasses.replace(post, wall_seconds=100.0)
+    plan = plan_sheet_analyses(corpus, post, n_splits=10)
+    # split settings = the parent's here (already under 2 x (250 + 250)): work ratio 1, no speed-up measured yet
+    assert plan.n_refits == {"difficulty": 4, "heldout": 20, "loo": 0}  # the fit kept every effect: no LOO refit
+    assert plan.seconds["difficulty"] == pytest.approx(4 * 100 * 0.25)
+    assert plan.seconds["heldout"] == pytest.approx(10 * 100 * (0.7 + 0.3))
+    assert not plan.runs_by_default  # 1,100 s > 15 min
+    assert plan_sheet_analyses(corpus, dataclasses.replace(post, wall_seconds=50.0), n_splits=10).runs_by_default
+    slow = plan_sheet_analyses(corpus, dataclasses.replace(post, wall_seconds=1000.0), n_splits=10)
+    assert not slow.runs_by_default and slow.flag == "--analyses difficulty,heldout,loo --splits 10"
+    assert "24 refits, estimated 3.1 h" in slow.describe()
+
+
+def test_ddr_report_runs_the_sheet_analyses_by_default_and_prints_the_estimate_first(fake_sampler, capsys,
+                                                                                    corpus_csv, tmp_path):
+    pypdf = pytest.importorskip("pypdf")
+    pdf = tmp_path / "sheet.pdf"
+    assert main(["report", str(corpus_csv), "-o", str(pdf), "--cache", str(tmp_path / "c"), "--splits", "3",
+                 *FAST]) == 0
+    err = capsys.readouterr().err
+    line = next(x for x in err.splitlines() if "estimated" in x)
+    assert "difficulty (4 refits), heldout (6 refits), loo (0 refits): 10 refits" in line and "running them" in line
+    assert "--analyses none skips them" in line
+    assert err.index("estimated") < err.index("difficulty - ")  # printed before the refits start
+    text = " ".join(" ".join((p.extract_text() or "").split()) for p in pypdf.PdfReader(str(pdf)).pages)
+    assert "by difficulty stratum" in text and "Across 3 random 70/30 splits" in text
+    # the stand-in's 80 draws never converge: the sheet labels both analyses
+    assert "PROVISIONAL: only 0 of 5 refits converged" in text
+    assert "PROVISIONAL: only 0 of 6 refits converged" in text
+
+
+def test_over_the_budget_the_cli_names_the_flag_and_none_opts_out(fake_sampler, capsys, corpus_csv, tmp_path,
+                                                                 monkeypatch):
+    pypdf = pytest.importorskip("pypdf")
+    monkeypatch.setattr(defaults, "AUTO_BUDGET_SECONDS", 0.0)
+    pdf = tmp_path / "sheet.pdf"
+    assert main(["report", str(corpus_csv), "-o", str(pdf), "--cache", str(tmp_path / "c"), "--splits", "3",
+                 *FAST]) == 0
+    err = capsys.readouterr().err
+    assert "over the 15 min default budget" in err
+    assert "run them with `--analyses difficulty,heldout,loo --splits 3`" in err
+    text = " ".join(" ".join((p.extract_text() or "").split()) for p in pypdf.PdfReader(str(pdf)).pages)
+    assert "Not run here" in text
+    n = len(fake_sampler)
+    assert n == 1  # the main fit only
+    assert main(["report", str(corpus_csv), "-o", str(pdf), "--cache", str(tmp_path / "c"), "--analyses", "none",
+                 *FAST]) == 0
+    assert "estimated" not in capsys.readouterr().err and len(fake_sampler) == n
+
+
+def test_batch_progress_counts_refits_over_the_whole_plan():
+    plan = defaults.AnalysesPlan(("difficulty", "heldout"), {"difficulty": 4, "heldout": 6}, {}, 3)
+    seen = []
+    bp = BatchProgress(lambda *a: seen.append(a), plan)
+    d, h = bp.for_analysis("difficulty"), bp.for_analysis("heldout")
+    d("Q1: sampling", 2, 4, None)
+    d("done", 4, 4, 0.0)
+    h("split 1 train", 3, 6, None)
+    h("done", 6, 6, 0.0)
+    assert [(s[1], s[2]) for s in seen] == [(2, 10), (4, 10), (7, 10), (10, 10)]
+    assert seen[-1][3] == 0.0 and seen[0][0] == "difficulty - Q1: sampling"
+
+
+def test_duration_text():
+    from ddr_explorer.core.formatting import fmt_duration
+
+    assert [fmt_duration(x) for x in (45, 89.4, 12 * 60, 3.5 * 3600, float("nan"))] == \
+        ["45 s", "89 s", "12 min", "3.5 h", "n/a"]
