@@ -44,7 +44,8 @@ from .corpus_panel import CorpusPanel
 from .plots import GuiThreadGarbageCollector
 
 #: Tab titles, in order.
-TABS = ("Corpus", "Model", "Variance components", "D-study", "Ranks", "Diagnostics", "Analyses", "Methods")
+TABS = ("Corpus", "Model", "Variance components", "D-study", "Ranks", "Diagnostics", "Analyses", "Methods",
+        "Capability")
 #: Recent corpora remembered in the settings.
 MAX_RECENT = 8
 #: Name of the analysis saved on close, beside the settings file.
@@ -183,6 +184,7 @@ class MainWindow(QMainWindow):
         self.analyses: dict | None = None
         self.analyses_for_sheet: dict = {}  # ANALYSIS_KEYS -> the objects the DDR sheet draws
         self.analyses_panel = None
+        self.capability_panel = None  # the IRT scale and transfer (gui.capability_panel)
         self.methods_task: BackgroundTask | None = None
         self.methods_panel = None
 
@@ -222,6 +224,8 @@ class MainWindow(QMainWindow):
                                            "model many times: Analysis > Run difficulty, held-out and LOO analyses.")),
             "Methods": _Slot(_placeholder("Variance shares from REML, Laplace, DISCO, Henderson and the Bayesian fit "
                                           "side by side: Analysis > Compare estimators.")),
+            "Capability": _Slot(_placeholder("A capability scale (Rasch and 2PL) across benchmarks and the transfer of "
+                                             "rankings between them: Analysis > Capability scale and transfer.")),
         }
         for name in TABS:
             self.tabs.addTab(self._slots[name], name)
@@ -261,6 +265,9 @@ class MainWindow(QMainWindow):
         self.methods_action = QAction("Compare &estimators (REML, Laplace, DISCO, Henderson, Bayes)", self,
                                       triggered=lambda: self.start_methods())
         analysis.addAction(self.methods_action)
+        self.capability_action = QAction("Capability scale (IRT) and &transfer across benchmarks", self,
+                                         triggered=lambda: self.start_capability())
+        analysis.addAction(self.capability_action)
         analysis.addSeparator()
         self.id_mapping_action = QAction("Subject &ids and their model and scaffold...", self,
                                          triggered=self._on_id_mapping)
@@ -637,7 +644,18 @@ class MainWindow(QMainWindow):
             self.statusBar().showMessage("The fit did not converge: see Diagnostics")
 
     # -- the refit-heavy analyses ----------------------------------------------------------
-    def start_analyses(self, which=("difficulty", "heldout", "loo"), n_splits: int = 10, n_strata: int = 4) -> bool:
+    def start_capability(self, options: dict | None = None) -> bool:
+        """The capability scale and the transfer study (:mod:`~ddr_explorer.core.analyses.capability`,
+        :mod:`~ddr_explorer.core.analyses.transfer`) on the worker; families from the shipped family map."""
+        if options is None:
+            from ..core.analyses.transfer import read_family_map
+            from ..core.corpus.importers._common import resources_dir
+
+            options = {"transfer": {"families": read_family_map(resources_dir() / "aliases" / "families.toml")}}
+        return self.start_analyses(which=("capability", "transfer"), options=options)
+
+    def start_analyses(self, which=("difficulty", "heldout", "loo"), n_splits: int = 10, n_strata: int = 4,
+                       options: dict | None = None) -> bool:
         """Run :func:`~ddr_explorer.core.analyses.run_analyses` on the worker (every fit through the cache).
 
         Progress, ETA, cancel and log are the Model tab's; the result fills the Analyses tab and the
@@ -655,19 +673,30 @@ class MainWindow(QMainWindow):
             from ..core.analyses import run_analysis_studies, sheet_analyses, studies_to_dict
 
             studies = run_analysis_studies(corpus, which, spec, settings, cache_dir=cache, n_splits=n_splits,
-                                           n_strata=n_strata, posterior=post, progress=progress, cancel=cancel)
+                                           n_strata=n_strata, posterior=post, progress=progress, cancel=cancel,
+                                           options=options)
             # the panel draws the plain numbers; the DDR sheet export gets the study objects
             return studies_to_dict(studies), sheet_analyses(studies)
 
         def done(out) -> None:
             from .analyses_panel import AnalysesPanel
 
-            results, self.analyses_for_sheet = out
+            results, for_sheet = out
 
             self.fit_action.setEnabled(True)
             self.cancel_action.setEnabled(False)
             mp.append_log("Analyses done: " + ", ".join(results))
             mp.finish("done")
+            if set(results) <= {"capability", "transfer"}:  # the Capability tab; the other analyses stay
+                from .capability_panel import CapabilityPanel
+
+                self.analyses_for_sheet = {**self.analyses_for_sheet, **for_sheet}
+                self.capability_panel = CapabilityPanel(results)
+                self._slots["Capability"].replace(self.capability_panel)
+                self.tabs.setCurrentIndex(TABS.index("Capability"))
+                self.analyses_finished.emit(results)
+                return
+            self.analyses_for_sheet = for_sheet
             self.analyses = results
             self.analyses_panel = AnalysesPanel(results)
             self._slots["Analyses"].replace(self.analyses_panel)
@@ -832,7 +861,7 @@ class MainWindow(QMainWindow):
         """The panels shown now, by tab name (tabs with a placeholder are left out)."""
         out = {"Corpus": self.corpus_panel, "Variance components": self.components_panel,
                "D-study": self.dstudy_panel, "Ranks": self.ranks_panel, "Diagnostics": self.diagnostics_panel,
-               "Analyses": self.analyses_panel, "Methods": self.methods_panel}
+               "Analyses": self.analyses_panel, "Methods": self.methods_panel, "Capability": self.capability_panel}
         return {k: v for k, v in out.items() if v is not None and hasattr(v, "plots")}
 
     def export_all(self, folder: Path) -> list[Path]:

@@ -55,7 +55,7 @@ from ..gate import MAX_R_HAT, MIN_ESS_BULK
 from ..reliability import summarize, to_jsonable
 
 __all__ = ["IrtCells", "IrtFit", "CapabilityStudy", "irt_cells", "fit_irt", "item_fit", "kendall_draws_between",
-           "capability_study", "format_capability", "IRT_MODELS", "SUBJECT_MODES"]
+           "capability_study", "capability_lines", "format_capability", "IRT_MODELS", "SUBJECT_MODES"]
 
 IRT_MODELS = ("1pl", "2pl")
 SUBJECT_MODES = ("best-scaffold", "every-agent")
@@ -702,3 +702,46 @@ def format_capability(d: dict, top: int = 15) -> str:
     if a:
         lines.append(f"1PL vs 2PL abilities: Spearman rho {a['spearman_point']:+.3f} (per draw {_iv(a['spearman'])})")
     return "\n".join(lines)
+
+
+def capability_lines(d: dict) -> list[str]:
+    """The headline sentences of a capability study (the app's summary and the DDR sheet print these).
+
+    ``d`` is :meth:`CapabilityStudy.to_dict`.  Every fit's convergence verdict comes first; a number
+    from an unconverged fit is marked PROVISIONAL in its own sentence.
+    """
+    from ..formatting import convergence_verdict, fmt_estimate, fmt_r
+
+    out = []
+    for k, m in d["models"].items():
+        prov = "" if m["convergence"]["converged"] else " PROVISIONAL (unconverged fit)."
+        out.append(f"{k.upper()} on {m['n_subjects']} {'models' if d['subjects'] == 'best-scaffold' else 'agents'} x "
+                   f"{m['n_tasks']} tasks: {convergence_verdict(m['convergence'])}.{prov}")
+        out.append(f"  Scale: {m['identification']}.")
+        top = m["abilities"][0]
+        out.append(f"  Highest ability: {top['subject']} {fmt_estimate(top['median'], top['lower90'], top['upper90'], fmt_r)}"
+                   f" (90% interval); {m['n_misfit']} of {m['n_tasks']} tasks fit badly (posterior predictive "
+                   f"p of outfit outside [{PPP_LOW}, {PPP_HIGH}]).")
+    g = d.get("gstudy")
+    if g and "skipped" not in g:
+        k = g["kendall"]
+        out.append(f"Ability ranking vs G-study ranking ({g['n_models']} {g['object']}s): Kendall tau "
+                   f"{fmt_estimate(k['median'], k['hdi95'][0], k['hdi95'][1], fmt_r)} per draw (95% HDI)"
+                   + ("" if g.get("gstudy_converged") in (True, None) else "; the G-study fit did NOT converge: "
+                      "PROVISIONAL") + ".")
+    elif g:
+        out.append(f"G-study ranking: not compared ({g['skipped']}).")
+    e = d.get("external")
+    if e:
+        k = e["kendall_draws"]
+        out.append(f"Ability ranking vs external ranking ({e['n_models']} models in common): Kendall tau "
+                   f"{fmt_estimate(k['median'], k['hdi95'][0], k['hdi95'][1], fmt_r)}.")
+    a = d.get("irt_agreement")
+    if a:
+        s = a["spearman"]
+        out.append(f"1PL vs 2PL abilities: Spearman rho {fmt_estimate(s['median'], s['hdi95'][0], s['hdi95'][1], fmt_r)}"
+                   " (seed 002: 0.99).")
+    if len(d["parts"]) > 1:
+        out.append(f"The subject-task graph has {len(d['parts'])} unconnected parts: abilities are compared within "
+                   "a part only.")
+    return out

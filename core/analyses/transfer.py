@@ -48,7 +48,7 @@ import pandas as pd
 from ..reliability import summarize, to_jsonable
 
 __all__ = ["FamilyMap", "FamilyMapError", "read_family_map", "TransferStudy", "transfer_study",
-           "transfer_from_posteriors", "format_transfer", "gap_ratio_draws", "MIN_SHARED"]
+           "transfer_from_posteriors", "format_transfer", "transfer_lines", "gap_ratio_draws", "MIN_SHARED"]
 
 #: Fewest shared families for a rank correlation between two benchmarks (with two, rho is +-1 only).
 MIN_SHARED = 3
@@ -439,3 +439,37 @@ def format_transfer(d: dict) -> str:
     for b, e in d["errors"].items():
         lines.append(f"  {b}: fit failed ({e})")
     return "\n".join(lines)
+
+
+def transfer_lines(d: dict) -> list[str]:
+    """The headline sentences of a transfer study (the app's summary and the DDR sheet print these).
+
+    ``d`` is :meth:`TransferStudy.to_dict`.  Says whether family rankings transfer (Spearman rho per
+    benchmark pair) and whether the capability-gap ratio does (its spread across benchmarks).
+    """
+    from ..formatting import fmt_coef, fmt_estimate, fmt_prob, fmt_r
+
+    out = [f"{d['n_converged']} of {d['n_fits']} per-benchmark fits converged"
+           + ("." if d["converged"] else ": numbers from the others are PROVISIONAL.")]
+    done = [p for p in d["pairs"] if not p["skipped"]]
+    if not d["pairs"]:
+        out.append("One benchmark: no ranking to transfer; its capability-gap ratio is below.")
+    elif not done:
+        out.append(f"No benchmark pair shares {MIN_SHARED} model families: no rank correlation.")
+    for p in done:
+        out.append(f"{p['benchmark_a']} vs {p['benchmark_b']}: Spearman rho of family rankings "
+                   f"{fmt_estimate(p['rho_median'], p['rho_lower95'], p['rho_upper95'], fmt_r)} over {p['n_shared']} "
+                   f"shared families, P(rho < 0) {fmt_prob(p['prob_negative'])}.")
+    skipped = len(d["pairs"]) - len(done)
+    if done and skipped:
+        out.append(f"{skipped} benchmark pair(s) share fewer than {MIN_SHARED} families: no rho.")
+    gaps = [g for g in d["gap_ratio"] if not g.get("error")]
+    if gaps:
+        out.append("Capability-gap ratio: " + "; ".join(
+            f"{g['benchmark']} {fmt_estimate(g['gap_median'], g['gap_lower95'], g['gap_upper95'], fmt_coef)}"
+            + ("" if g["converged"] else " (unconverged)") for g in gaps) + ".")
+    s = d.get("gap_spread")
+    if s:
+        out.append(f"Its spread across benchmarks (max - min per draw): "
+                   f"{fmt_estimate(s['median'], s['hdi95'][0], s['hdi95'][1], fmt_coef)}.")
+    return out
