@@ -42,7 +42,8 @@ CancelCallback = Callable[[], bool]
 #: Names accepted on the command line (``--analyses``) -> keys of :data:`~.inputs.ANALYSIS_KEYS`.
 ANALYSIS_ALIASES: dict[str, str] = {"difficulty": "difficulty", "heldout": "held_out", "held_out": "held_out",
                                     "held-out": "held_out", "loo": "loo", "failure_taxonomy": "failure_taxonomy",
-                                    "failures": "failure_taxonomy"}
+                                    "failures": "failure_taxonomy", "capability": "capability",
+                                    "transfer": "transfer"}
 
 def _difficulty_runner():
     from .analyses.difficulty import run_difficulty_study
@@ -65,6 +66,17 @@ def _loo_runner():
 #: The runner of each analysis in core.analyses (imported when needed: they import the sampler's callers).
 _RUNNER_MODULES: dict[str, Callable[[], Callable]] = {
     "difficulty": _difficulty_runner, "held_out": _heldout_runner, "loo": _loo_runner}
+
+
+def _extra_runner(name: str):
+    def get():
+        from .analyses.runner import run_extra_for_sheet
+
+        return lambda ctx: run_extra_for_sheet(name, ctx)
+    return get
+
+
+_RUNNER_MODULES.update(capability=_extra_runner("capability"), transfer=_extra_runner("transfer"))
 
 
 class SheetCancelled(RuntimeError):

@@ -131,6 +131,19 @@ def _run_extra(name, corpus, spec, settings, cache_dir, posterior, prog, cancel,
     return transfer_study(corpus, per, settings, cache_dir, prog, cancel, **opts)
 
 
+def run_extra_for_sheet(name: str, ctx):
+    """``ddr report --analyses capability,transfer``: the study for the sheet, from its analysis context
+    (the sheet's fit is the G-study compared with; families from the shipped family map)."""
+    opts: dict = {}
+    if name == "transfer":
+        from ..corpus.importers._common import resources_dir
+        from .transfer import read_family_map
+
+        opts["families"] = read_family_map(resources_dir() / "aliases" / "families.toml")
+    return _run_extra(name, ctx.corpus, ctx.spec, ctx.settings, ctx.cache_dir, ctx.posterior, ctx.progress,
+                      ctx.cancel, opts)
+
+
 def studies_to_dict(studies: dict) -> dict:
     """JSON-ready numbers of :func:`run_analysis_studies` (what ``ddr analyses --json`` prints)."""
     out: dict = {}

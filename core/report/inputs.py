@@ -34,6 +34,8 @@ from ..analyses.difficulty import DifficultyProfile, TaskDifficulty, task_diffic
 from ..analyses.failure_modes import FailureTaxonomy
 from ..analyses.heldout import HeldOutReliability
 from ..analyses.loo import LooSummary
+from ..analyses.capability import CapabilityStudy
+from ..analyses.transfer import TransferStudy
 from ..dstudy import DEFAULT_TARGETS, CostRanking, DStudyDesign, accuracy_per_dollar, corpus_prices, observed_design
 from ..fitting import components_from_posterior, theta_from_posterior
 from ..reliability import VarianceComponents, as_components
@@ -57,11 +59,12 @@ __all__ = [
 ]
 
 #: Keys of :attr:`ReportInputs.analyses` and the type each holds.
-ANALYSIS_KEYS: tuple[str, ...] = ("difficulty", "held_out", "loo", "failure_taxonomy")
+ANALYSIS_KEYS: tuple[str, ...] = ("difficulty", "held_out", "loo", "failure_taxonomy", "capability", "transfer")
 
 
 _ANALYSIS_TYPES = {"difficulty": DifficultyProfile, "held_out": HeldOutReliability, "loo": LooSummary,
                    "failure_taxonomy": FailureTaxonomy}
+_ANALYSIS_TYPES.update(capability=CapabilityStudy, transfer=TransferStudy)  # seed 002 sec. 5.3, seed 003 sec. 5.5
 
 
 # ---------------------------------------------------------------------------
@@ -114,7 +117,9 @@ class ReportInputs:
         Optional results keyed by :data:`ANALYSIS_KEYS`:
         ``"difficulty"`` (:class:`DifficultyProfile`), ``"held_out"``
         (:class:`HeldOutReliability`), ``"loo"`` (:class:`LooSummary`),
-        ``"failure_taxonomy"`` (:class:`FailureTaxonomy`).
+        ``"failure_taxonomy"`` (:class:`FailureTaxonomy`), ``"capability"``
+        (:class:`~..analyses.capability.CapabilityStudy`), ``"transfer"``
+        (:class:`~..analyses.transfer.TransferStudy`).
     versions
         Software name -> version, printed in the footer.
     title
