@@ -36,6 +36,8 @@ def main() -> None:
     ap.add_argument("--no-gstudy", action="store_true", help="capability: no G-study fit to compare with")
     ap.add_argument("--draws", type=int, default=1000)
     ap.add_argument("--warmup", type=int, default=500)
+    ap.add_argument("--gdraws", type=int, default=None, help="draws of each G-study fit (default: the sampler's)")
+    ap.add_argument("--gwarmup", type=int, default=None, help="warmup of each G-study fit (default: the sampler's)")
     ap.add_argument("--cache", type=Path, default=None)
     ap.add_argument("--out", type=Path, default=Path("/tmp/irt-bench"))
     a = ap.parse_args()
@@ -45,6 +47,8 @@ def main() -> None:
           f"{corpus.n_levels('task')} tasks, {corpus.n_trials} trials", flush=True)
     spec = "pooled" if corpus.n_levels("benchmark") > 1 else "per-benchmark"
     settings = SamplerSettings()
+    if a.gdraws or a.gwarmup:
+        settings = SamplerSettings(draws=a.gdraws or settings.draws, warmup=a.gwarmup or settings.warmup)
 
     def progress(phase, i, n, eta):
         print(f"  [{time.strftime('%H:%M:%S')}] {phase} {i}/{n}", flush=True)

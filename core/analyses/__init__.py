@@ -10,6 +10,8 @@
 * :mod:`.stability` - leave-one-benchmark-out and leave-one-model-out tables (seed 000 App. D).
 * :mod:`.external_ranking` - a published ranking against the posterior one (seed 000 Table 3).
 * :mod:`.failure_modes` - the result type of a failure-taxonomy analysis (seed 003 sec. 5.6).
+* :mod:`.capability` - a capability scale across benchmarks: Bayesian 1PL and 2PL IRT (seed 002 sec. 5.3).
+* :mod:`.transfer` - family rankings and the capability-gap ratio across benchmarks (seed 003 sec. 5.5).
 * :mod:`.runner` - ``ddr analyses``: run several, as JSON or text.
 
 The analyses never import the report package: the DDR sheet takes their results as they are.

@@ -16,7 +16,7 @@ What is computed here
   row per trial.  Subjects are models (the best scaffold per model-benchmark pair, as the
   seed does: ``subjects="best-scaffold"``) or every observed model-scaffold agent
   (``subjects="every-agent"``).  Tasks are ``benchmark / task`` (task nested in benchmark).
-* :func:`fit_irt` - NUTS (numpyro, JAX), chains vectorised.  Priors: 1PL
+* :func:`fit_irt` - NUTS (numpyro, JAX), one chain per CPU device.  Priors: 1PL
   ``theta_m ~ N(0, sigma_theta)``, ``beta_t ~ N(mu_beta, sigma_beta)``, ``sigma ~ HalfNormal(2.5)``,
   ``mu_beta ~ N(0, 3)``; 2PL ``theta_m ~ N(0, 1)``, ``log a_t = sigma_a z_t``,
   ``sigma_a ~ HalfNormal(0.5)``.
@@ -290,7 +290,7 @@ def fit_irt(cells: IrtCells, kind: str = "1pl", *, chains: int = 4, warmup: int 
     kind
         ``"1pl"`` or ``"2pl"``.
     chains, warmup, draws, seed
-        Sampler settings (chains vectorised on one device).
+        Sampler settings (a chain per CPU device when there are enough, else vectorised on one).
     progress
         ``progress(phase, i, n, eta)`` after warmup and after each block of draws.
     cancel
@@ -314,8 +314,11 @@ def fit_irt(cells: IrtCells, kind: str = "1pl", *, chains: int = 4, warmup: int 
     kw = {"successes": jnp.asarray(cells.successes)}
     blocks = max(1, min(int(blocks), int(draws)))
     per = [draws // blocks + (1 if b < draws % blocks else 0) for b in range(blocks)]
+    # one chain per CPU device when there are enough (core.model sets 4 or more): a chain never waits for
+    # another's tree, which vectorised chains do (docs/sampler-measurements.md); else vectorised on one device
+    method = "parallel" if jax.local_device_count() >= chains > 1 else "vectorized"
     mcmc = MCMC(NUTS(model, target_accept_prob=0.9), num_warmup=warmup, num_samples=per[0], num_chains=chains,
-                chain_method="vectorized", progress_bar=False)
+                chain_method=method, progress_bar=False)
     key = jax.random.PRNGKey(seed)
     if progress is not None:
         progress(f"{kind.upper()}: warmup", 0, blocks + 1, None)
