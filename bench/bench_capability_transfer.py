@@ -40,6 +40,7 @@ def main() -> None:
     ap.add_argument("--gwarmup", type=int, default=None, help="warmup of each G-study fit (default: the sampler's)")
     ap.add_argument("--cache", type=Path, default=None)
     ap.add_argument("--out", type=Path, default=Path("/tmp/irt-bench"))
+    ap.add_argument("--sheet", type=Path, default=None, help="also write the DDR sheet with these analyses")
     a = ap.parse_args()
     a.out.mkdir(parents=True, exist_ok=True)
     corpus = load_corpus(CORPORA[a.corpus])
@@ -54,6 +55,7 @@ def main() -> None:
         print(f"  [{time.strftime('%H:%M:%S')}] {phase} {i}/{n}", flush=True)
 
     which = a.which.split(",")
+    studies = {}
     if "capability" in which:
         t0 = time.perf_counter()
         gstudy = None if a.no_gstudy else (lambda: fit_corpus(corpus, spec, settings, cache_dir=a.cache).posterior)
@@ -63,6 +65,7 @@ def main() -> None:
               f"(1PL sampler {st.fits['1pl'].seconds:.0f} s, 2PL {st.fits['2pl'].seconds:.0f} s)")
         print(format_capability(d))
         (a.out / f"{a.corpus}-capability.json").write_text(json.dumps(d, indent=1))
+        studies["capability"] = st
     if "transfer" in which:
         t0 = time.perf_counter()
         st = transfer_study(corpus, "per-benchmark", settings, a.cache, progress,
@@ -71,6 +74,13 @@ def main() -> None:
         print(f"transfer: {time.perf_counter() - t0:.0f} s wall")
         print(format_transfer(d))
         (a.out / f"{a.corpus}-transfer.json").write_text(json.dumps(d, indent=1))
+        studies["transfer"] = st
+    if a.sheet is not None:  # the sheet's main fit is the G-study above (a cache hit)
+        from ddr_explorer.core.ddr_sheet import write_ddr_sheet
+
+        res = write_ddr_sheet(corpus, a.sheet, preset=spec, settings=settings, cache_dir=a.cache,
+                              analyses={k: (lambda ctx, _v=v: _v) for k, v in studies.items()}, date_invariant=True)
+        print(f"wrote {res.path}")
 
 
 if __name__ == "__main__":

@@ -82,7 +82,10 @@ def test_family_map_errors_name_the_place(tmp_path):
 def test_cli_json_runs_capability_and_transfer(fake_sampler, capsys, tmp_path, fam_csv):
     path = tmp_path / "corpus.csv"
     inverted_table().to_csv(path, index=False)
+    ext = tmp_path / "index.csv"  # an external capability index: higher is better, one model unknown to the corpus
+    ext.write_text("model,score\n" + "".join(f"m{k},{k}\n" for k in range(6)) + "ghost,9\n")
     code = main(["analyses", str(path), "--which", "capability,transfer", "--irt", "1pl", "--families", str(fam_csv),
+                 "--external-ranking", str(ext),
                  "--draws", "30", "--warmup", "20", "--chains", "2", "--cache", str(tmp_path / "c"), "--json",
                  "--quiet"])
     out = capsys.readouterr()
@@ -94,6 +97,7 @@ def test_cli_json_runs_capability_and_transfer(fake_sampler, capsys, tmp_path, f
     assert m["label"].startswith("UNCONVERGED") and d["converged"] is False  # 30 draws: labelled, not hidden
     assert cap["gstudy"]["n_models"] == 6 and -1 <= cap["gstudy"]["kendall"]["median"] <= 1
     assert tr["pairs"][0]["rho"] == pytest.approx(-1.0)
+    assert cap["external"]["n_models"] == 6 and cap["external"]["missing_in_posterior"] == ["ghost"]
     assert {"capability", "transfer"} <= set(d["convergence"]["fits"])
     # a bad family map fails before any fit, naming the file
     bad = tmp_path / "bad.csv"
