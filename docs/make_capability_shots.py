@@ -43,6 +43,18 @@ def main(argv=None) -> int:
             continue
         w = MainWindow()
         w.resize(*SIZE)
+        if corpus == "tb2":  # the corpus the numbers are of, in the header (BRIDGE takes long to load)
+            import time
+
+            from ddr_explorer.core.files import demo_corpus_path
+
+            loaded = []
+            w.corpus_loaded.connect(loaded.append)
+            w.open_corpus(demo_corpus_path())
+            t0 = time.time()
+            while not loaded and time.time() - t0 < 120:
+                app.processEvents()
+                time.sleep(0.05)
         w.capability_panel = CapabilityPanel(results)  # what start_capability's done() shows
         w._slots["Capability"].replace(w.capability_panel)
         w.tabs.setCurrentIndex(TABS.index("Capability"))

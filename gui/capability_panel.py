@@ -123,7 +123,7 @@ class CapabilityPanel(QWidget):
         left = self.ability_plot.getPlotItem().getAxis("left")
         left.setTicks([[(float(y[k]), plots.elide(names[k], 28)) for k in range(n)]])
         plots.fit_left_axis(left, [plots.elide(x, 28) for x in names])
-        self.ability_plot.setYRange(0.5, n + 0.5, padding=0)
+        self.ability_plot.setYRange(0.0, n + 1.0, padding=0)  # room for the first and last name
         self.ability_table.setRowCount(n)
         for r, row in enumerate(rows):
             self.ability_table.setItem(r, 0, text_item(row["subject"]))
