@@ -25,6 +25,8 @@ from .components_panel import numeric_item, text_item
 
 #: Misfitting tasks are drawn in this colour on the difficulty-outfit plot.
 MISFIT_COLOR = plots.COLORS["target"]
+#: Most subject names on the ability axis (more would overlap; BRIDGE has 132).
+MAX_NAMES = 36
 
 
 def _num(x) -> float:
@@ -121,7 +123,8 @@ class CapabilityPanel(QWidget):
         self.ability_plot.addItem(self.ability_points)
         names = [str(r["subject"]) for r in rows]
         left = self.ability_plot.getPlotItem().getAxis("left")
-        left.setTicks([[(float(y[k]), plots.elide(names[k], 28)) for k in range(n)]])
+        step = max(1, -(-n // MAX_NAMES))  # every name up to MAX_NAMES subjects, else every step-th (the table has all)
+        left.setTicks([[(float(y[k]), plots.elide(names[k], 28)) for k in range(0, n, step)]])
         plots.fit_left_axis(left, [plots.elide(x, 28) for x in names])
         self.ability_plot.setYRange(0.0, n + 1.0, padding=0)  # room for the first and last name
         self.ability_table.setRowCount(n)
