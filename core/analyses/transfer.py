@@ -191,9 +191,12 @@ def gap_ratio_draws(posterior, obj: str = "model") -> np.ndarray:
     sig = posterior.sigma
     num_terms = ["model"] if obj == "model" else ["model", "scaffold", "model:scaffold"]
     int_terms = ["task:model"] if obj == "model" else ["task:model", "task:scaffold"]
-    if not any(t in sig for t in num_terms) or not any(t in sig for t in int_terms):
-        raise ValueError(f"the fit has no {'/'.join(num_terms)} term or no {'/'.join(int_terms)} term; the gap "
-                         "ratio needs both (per-benchmark model)")
+    missing = [t for t in (num_terms[0], int_terms[0]) if t not in sig]
+    if missing:  # e.g. one trial per model-task cell: task:model is not separable from the trial residual
+        raise ValueError(f"the fit has no {' or '.join(missing)} term (terms fitted: {', '.join(sig) or 'none'}); "
+                         "the gap ratio needs both" + (" - with one trial per model-task cell the interaction "
+                                                       "cannot be told from the trial residual"
+                                                       if "task:model" in missing else ""))
 
     def s2(terms):
         out = 0.0
