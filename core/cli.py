@@ -594,11 +594,32 @@ def cmd_analyses(args: argparse.Namespace) -> int:
         progress, FitCancelled, (ModelSpecError, ValueError),
         lambda: run_analyses(corpus, which, spec, settings, cache_dir=args.cache, n_splits=args.splits,
                              n_strata=args.strata, posterior=posterior, progress=progress,
-                             scheduler=args.scheduler, undated=args.undated))
+                             scheduler=args.scheduler, undated=args.undated,
+                             options=_extra_analysis_options(args, which)))
     if code is not None:
         return code
     print(json.dumps(result, indent=2) if args.json else format_analyses(result))
     return EXIT_OK
+
+
+def _extra_analysis_options(args: argparse.Namespace, which: list[str]) -> dict:
+    """Options of ``--which capability,transfer`` (files read before any fit, so a bad file fails at once)."""
+    out: dict = {}
+    if "capability" in which:
+        cap = {"subjects": args.subjects, "models": ["1pl", "2pl"] if args.irt == "both" else [args.irt]}
+        if args.external_ranking is not None:
+            from .analyses.external_ranking import read_external_ranking
+
+            cap["external"] = read_external_ranking(args.external_ranking, args.external_kind)
+        out["capability"] = cap
+    if "transfer" in which:
+        tr = {"family_score": args.family_score}
+        if args.families is not None:
+            from .analyses.transfer import read_family_map
+
+            tr["families"] = read_family_map(args.families)
+        out["transfer"] = tr
+    return out
 
 
 def _run_with_progress(progress: "_TerminalProgress", cancelled: type, invalid: tuple, job):
@@ -809,8 +830,8 @@ def build_parser() -> argparse.ArgumentParser:
                        "leave-one-benchmark/model-out")
     _add_corpus_arguments(p)
     p.add_argument("--which", default="difficulty,heldout,loo,lobo,lomo",
-                   help="comma-separated: difficulty,heldout,loo,lobo,lomo,failure-modes,frontier (default: the "
-                   "first five)")
+                   help="comma-separated: difficulty,heldout,loo,lobo,lomo (default), and "
+                   "failure-modes,frontier,capability,transfer")
     p.add_argument("--corpus", type=Path, help="with a cached fit file (.h5) as PATH: the corpus it was fitted to")
     _add_preset_argument(p, "a model preset (default: pooled for several benchmarks, else per-benchmark)")
     p.add_argument("--formula", help="a random-intercept formula instead of --preset")
@@ -818,6 +839,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--strata", type=int, default=4, help="difficulty strata (default 4: quartiles)")
     p.add_argument("--undated", choices=["stop", "drop"], default="stop",
                    help="frontier: models without a release date stop it (default), or are left out and named")
+    p.add_argument("--subjects", default="best-scaffold", choices=["best-scaffold", "every-agent"],
+                   help="capability: IRT subjects, the best scaffold per model-benchmark pair (seed 002) or every agent")
+    p.add_argument("--irt", default="both", choices=["1pl", "2pl", "both"], help="capability: which IRT model(s)")
+    p.add_argument("--external-ranking", type=Path, metavar="FILE",
+                   help="capability: CSV/JSON of model -> rank (1 = best) or score, compared with the IRT abilities")
+    p.add_argument("--external-kind", choices=["rank", "score"], help="read the external ranking as ranks or scores")
+    p.add_argument("--families", type=Path, metavar="FILE",
+                   help="transfer: model -> family map (CSV model,family or TOML; default: each model its own family)")
+    p.add_argument("--family-score", default="best", choices=["best", "mean"],
+                   help="transfer: a family's score on a benchmark, its best model or the mean of its models")
     p.add_argument("--draws", type=int, default=dflt.draws,
                    help=f"post-warmup draws per chain (default {dflt.draws}; held-out splits: at most 250)")
     p.add_argument("--warmup", type=int, default=dflt.warmup,

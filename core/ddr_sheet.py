@@ -44,7 +44,8 @@ ANALYSIS_ALIASES: dict[str, str] = {"difficulty": "difficulty", "heldout": "held
                                     "held-out": "held_out", "loo": "loo", "failure_taxonomy": "failure_taxonomy",
                                     "failures": "failure_taxonomy", "failure-modes": "failure_taxonomy",
                                     "frontier": "frontier", "methods": "methods", "estimators": "methods",
-                                    "scores": "score_reliability", "score_reliability": "score_reliability"}
+                                    "scores": "score_reliability", "score_reliability": "score_reliability",
+                                    "capability": "capability", "transfer": "transfer"}
 
 def _difficulty_runner():
     from .analyses.difficulty import run_difficulty_study
@@ -93,6 +94,17 @@ _RUNNER_MODULES: dict[str, Callable[[], Callable]] = {
     "difficulty": _difficulty_runner, "held_out": _heldout_runner, "loo": _loo_runner,
     "failure_taxonomy": _failure_runner, "frontier": _frontier_runner, "methods": _methods_runner,
     "score_reliability": _scores_runner}
+
+
+def _extra_runner(name: str):
+    def get():
+        from .analyses.runner import run_extra_for_sheet
+
+        return lambda ctx: run_extra_for_sheet(name, ctx)
+    return get
+
+
+_RUNNER_MODULES.update(capability=_extra_runner("capability"), transfer=_extra_runner("transfer"))
 
 
 class SheetCancelled(RuntimeError):

@@ -45,7 +45,7 @@ from .plots import GuiThreadGarbageCollector
 
 #: Tab titles, in order.
 TABS = ("Corpus", "Model", "Variance components", "D-study", "Ranks", "Diagnostics", "Analyses", "Methods",
-        "Failure modes", "Frontier")
+        "Failure modes", "Frontier", "Capability")
 #: What the Analyses and Methods tabs say before they have a result for the open corpus.
 ANALYSES_EMPTY = ("Difficulty-conditional and held-out reliability and PSIS-LOO refit the model many times: "
                   "Analysis > Run difficulty, held-out and LOO analyses.")
@@ -55,6 +55,8 @@ FAILURES_EMPTY = ("Where agents differ against where failures appear, per error 
                   "error_category column): Analysis > Failure modes.")
 FRONTIER_EMPTY = ("The best agent per task among models released by each quarter (needs release dates): "
                   "Analysis > Frontier over time.")
+CAPABILITY_EMPTY = ("A capability scale (Rasch and 2PL) across benchmarks and the transfer of rankings between "
+                    "them: Analysis > Capability scale and transfer.")
 #: Recent corpora remembered in the settings.
 MAX_RECENT = 8
 #: Name of the analysis saved on close, beside the settings file.
@@ -204,6 +206,7 @@ class MainWindow(QMainWindow):
         self.analyses: dict | None = None
         self.analyses_for_sheet: dict = {}  # ANALYSIS_KEYS -> the objects the DDR sheet draws
         self.analyses_panel = None
+        self.capability_panel = None  # the IRT scale and transfer (gui.capability_panel)
         self.methods_task: BackgroundTask | None = None
         self.methods_panel = None
         self.issue19_task: BackgroundTask | None = None  # failure modes / frontier (gui/issue19_panels.py)
@@ -245,6 +248,7 @@ class MainWindow(QMainWindow):
             "Methods": _Slot(_placeholder(METHODS_EMPTY)),
             "Failure modes": _Slot(_placeholder(FAILURES_EMPTY)),
             "Frontier": _Slot(_placeholder(FRONTIER_EMPTY)),
+            "Capability": _Slot(_placeholder(CAPABILITY_EMPTY)),
         }
         for name in TABS:
             self.tabs.addTab(self._slots[name], name)
@@ -297,6 +301,9 @@ class MainWindow(QMainWindow):
                                    triggered=lambda: self.start_issue19("frontier", undated="drop")))
         self.slice_action = QAction("&Slice of tasks...", self, triggered=self._on_slice)
         analysis.addAction(self.slice_action)
+        self.capability_action = QAction("Capability scale (IRT) and &transfer across benchmarks", self,
+                                         triggered=lambda: self.start_capability())
+        analysis.addAction(self.capability_action)
         analysis.addSeparator()
         self.id_mapping_action = QAction("Subject &ids and their model and scaffold...", self,
                                          triggered=self._on_id_mapping)
@@ -698,7 +705,18 @@ class MainWindow(QMainWindow):
             self.statusBar().showMessage("The fit did not converge: see Diagnostics")
 
     # -- the refit-heavy analyses ----------------------------------------------------------
-    def start_analyses(self, which=("difficulty", "heldout", "loo"), n_splits: int = 10, n_strata: int = 4) -> bool:
+    def start_capability(self, options: dict | None = None) -> bool:
+        """The capability scale and the transfer study (:mod:`~ddr_explorer.core.analyses.capability`,
+        :mod:`~ddr_explorer.core.analyses.transfer`) on the worker; families from the shipped family map."""
+        if options is None:
+            from ..core.analyses.transfer import read_family_map
+            from ..core.corpus.importers._common import resources_dir
+
+            options = {"transfer": {"families": read_family_map(resources_dir() / "aliases" / "families.toml")}}
+        return self.start_analyses(which=("capability", "transfer"), options=options)
+
+    def start_analyses(self, which=("difficulty", "heldout", "loo"), n_splits: int = 10, n_strata: int = 4,
+                       options: dict | None = None) -> bool:
         """Run :func:`~ddr_explorer.core.analyses.run_analyses` on the worker (every fit through the cache).
 
         Progress, ETA, cancel and log are the Model tab's; the result fills the Analyses tab and the
@@ -716,19 +734,30 @@ class MainWindow(QMainWindow):
             from ..core.analyses import run_analysis_studies, sheet_analyses, studies_to_dict
 
             studies = run_analysis_studies(corpus, which, spec, settings, cache_dir=cache, n_splits=n_splits,
-                                           n_strata=n_strata, posterior=post, progress=progress, cancel=cancel)
+                                           n_strata=n_strata, posterior=post, progress=progress, cancel=cancel,
+                                           options=options)
             # the panel draws the plain numbers; the DDR sheet export gets the study objects
             return studies_to_dict(studies), sheet_analyses(studies)
 
         def done(out) -> None:
             from .analyses_panel import AnalysesPanel
 
-            results, self.analyses_for_sheet = out
+            results, for_sheet = out
 
             self.fit_action.setEnabled(True)
             self.cancel_action.setEnabled(False)
             mp.append_log("Analyses done: " + ", ".join(results))
             mp.finish("done")
+            if set(results) <= {"capability", "transfer"}:  # the Capability tab; the other analyses stay
+                from .capability_panel import CapabilityPanel
+
+                self.analyses_for_sheet = {**self.analyses_for_sheet, **for_sheet}
+                self.capability_panel = CapabilityPanel(results)
+                self._slots["Capability"].replace(self.capability_panel)
+                self.tabs.setCurrentIndex(TABS.index("Capability"))
+                self.analyses_finished.emit(results)
+                return
+            self.analyses_for_sheet = for_sheet
             self.analyses = results
             self.analyses_panel = AnalysesPanel(results)
             self._slots["Analyses"].replace(self.analyses_panel)
@@ -833,7 +862,8 @@ class MainWindow(QMainWindow):
             self.apply_slice(dlg.slice_text())
 
     def _clear_corpus_results(self) -> None:
-        """Empty the Analyses and Methods tabs: their results belong to the corpus that was open.
+        """Empty the tabs of analyses (Analyses, Methods, Failure modes, Frontier, Capability): their results
+        belong to the corpus that was open.
 
         A comparison or analysis still running for that corpus is discarded (its result never shows)."""
         stopped = [t for t in (self.analyses_task, self.methods_task, self.issue19_task) if t is not None and t.running]
@@ -850,6 +880,8 @@ class MainWindow(QMainWindow):
         self.issue19_panels = {}
         self._slots["Failure modes"].replace(_placeholder(FAILURES_EMPTY))
         self._slots["Frontier"].replace(_placeholder(FRONTIER_EMPTY))
+        self.capability_panel = None
+        self._slots["Capability"].replace(_placeholder(CAPABILITY_EMPTY))
 
     # -- the method comparison ------------------------------------------------------------
     def start_methods(self, lmm_settings=None) -> bool:
@@ -1033,7 +1065,8 @@ class MainWindow(QMainWindow):
                "D-study": self.dstudy_panel, "Ranks": self.ranks_panel, "Diagnostics": self.diagnostics_panel,
                "Analyses": self.analyses_panel, "Methods": self.methods_panel,
                "Failure modes": self.issue19_panels.get("failure-modes"),
-               "Frontier": self.issue19_panels.get("frontier")}
+               "Frontier": self.issue19_panels.get("frontier"),
+               "Capability": self.capability_panel}
         return {k: v for k, v in out.items() if v is not None and hasattr(v, "plots")}
 
     def export_all(self, folder: Path) -> list[Path]:

@@ -13,6 +13,8 @@
   agent x task variance against activation rates, mode-profile hold-out (seed 003 secs. 5.6-5.7);
   :mod:`.failure_sim` simulates such a corpus with known parameters.
 * :mod:`.frontier_time` - the frontier per release quarter (seed 002 sec. 5.1).
+* :mod:`.capability` - a capability scale across benchmarks: Bayesian 1PL and 2PL IRT (seed 002 sec. 5.3).
+* :mod:`.transfer` - family rankings and the capability-gap ratio across benchmarks (seed 003 sec. 5.5).
 * :mod:`.runner` - ``ddr analyses``: run several, as JSON or text.
 
 The analyses never import the report package: the DDR sheet takes their results as they are.

@@ -17,6 +17,9 @@ __all__ = ["ANALYSIS_NAMES", "parse_which", "run_analysis_studies", "studies_to_
            "run_analyses", "format_analyses", "convergence_lines"]
 
 ANALYSIS_NAMES: tuple[str, ...] = ("difficulty", "heldout", "loo", "lobo", "lomo", "failure-modes", "frontier")
+#: Analyses run only when named (``--which capability,transfer``): IRT scale (:mod:`.capability`), transfer
+#: across benchmarks (:mod:`.transfer`).
+EXTRA_NAMES: tuple[str, ...] = ("capability", "transfer")
 _ALIASES = {"held_out": "heldout", "held-out": "heldout", "leave-one-benchmark-out": "lobo",
             "leave-one-model-out": "lomo", "failure_modes": "failure-modes", "failures": "failure-modes",
             "failure-taxonomy": "failure-modes", "frontier-over-time": "frontier"}
@@ -31,8 +34,9 @@ def parse_which(text: str | None) -> list[str]:
         n = _ALIASES.get(raw.strip().lower(), raw.strip().lower())
         if not n:
             continue
-        if n not in ANALYSIS_NAMES:
-            raise ValueError(f"--which: unknown analysis {raw.strip()!r}; choose from {', '.join(ANALYSIS_NAMES)}")
+        if n not in ANALYSIS_NAMES + EXTRA_NAMES:
+            raise ValueError(f"--which: unknown analysis {raw.strip()!r}; choose from "
+                             f"{', '.join(ANALYSIS_NAMES + EXTRA_NAMES)}")
         if n not in names:
             names.append(n)
     if not names:
@@ -42,7 +46,7 @@ def parse_which(text: str | None) -> list[str]:
 
 def run_analysis_studies(corpus, which, spec, settings, *, cache_dir: str | Path | None = None, n_splits: int = 50,
                          n_strata: int = 4, posterior=None, progress=None, cancel=None,
-                         scheduler: str | None = None, undated: str = "stop") -> dict:
+                         scheduler: str | None = None, undated: str = "stop", options: dict | None = None) -> dict:
     """Run the named analyses in order; the study objects, keyed by name.
 
     Parameters
@@ -64,13 +68,18 @@ def run_analysis_studies(corpus, which, spec, settings, *, cache_dir: str | Path
         ``progress(phase, i, n, eta)`` with the analysis name prefixed; ``cancel()`` polled between fits.
     scheduler
         A Dask scheduler address for the refits (:class:`~.engine.RefitEngine`; ``$DDR_SCHEDULER`` when None).
+    options
+        Per-analysis keyword arguments: ``options["capability"]`` for
+        :func:`~.capability.capability_study` (``subjects``, ``models``, ``external``),
+        ``options["transfer"]`` for :func:`~.transfer.transfer_study` (``families``, ``family_score``, ``obj``).
 
     Returns
     -------
     dict
         ``difficulty`` -> :class:`~.difficulty_study.DifficultyStudy`, ``heldout`` ->
         :class:`~.heldout.HeldOutStudy`, ``loo`` -> :class:`~.loo.LooResult`, ``lobo`` / ``lomo``
-        -> a stability DataFrame, or a ``{"skipped": why}`` dict when there is nothing to leave out.
+        -> a stability DataFrame, ``capability`` -> :class:`~.capability.CapabilityStudy`, ``transfer`` ->
+        :class:`~.transfer.TransferStudy`, or a ``{"skipped": why}`` dict when there is nothing to leave out.
         :func:`studies_to_dict` makes them JSON-ready, :func:`sheet_analyses` hands them to the DDR sheet.
     """
     from .difficulty import difficulty_study
@@ -108,6 +117,9 @@ def run_analysis_studies(corpus, which, spec, settings, *, cache_dir: str | Path
             out[name] = loo_study(corpus, posterior, spec, settings, cache_dir, prog, cancel)
         elif name in ("failure-modes", "frontier"):  # issue 19: their own fits / none (not the given spec)
             out[name] = _issue19_study(name, corpus, settings, cache_dir, prog, cancel, n_splits, undated)
+        elif name in EXTRA_NAMES:
+            out[name] = _run_extra(name, corpus, spec, settings, cache_dir, posterior, prog, cancel,
+                                   dict((options or {}).get(name) or {}))
         else:
             facet = "benchmark" if name == "lobo" else "model"
             if corpus.n_levels(facet) < 2:
@@ -133,6 +145,43 @@ def _issue19_study(name, corpus, settings, cache_dir, progress, cancel, n_splits
         return frontier_over_time(corpus, cancel=cancel, undated=undated)
     except MissingReleaseDates as exc:
         return {"stopped": str(exc), "models_without_release_date": exc.models}
+
+
+def _run_extra(name, corpus, spec, settings, cache_dir, posterior, prog, cancel, opts):
+    """The capability scale (IRT) or the transfer study, with the G-study fits through the cache."""
+    from ..model.posterior import SamplerSettings
+
+    settings = settings or SamplerSettings()
+    if name == "capability":
+        from ..fitting import fit_corpus
+        from .capability import capability_study
+
+        def gstudy():  # the G-study ranking to compare with: the main fit, or the same model through the cache
+            return fit_corpus(corpus, spec, settings, cache_dir=cache_dir, progress=prog, cancel=cancel).posterior
+
+        return capability_study(corpus, posterior=posterior, gstudy=None if opts.pop("no_gstudy", False) else gstudy,
+                                chains=settings.chains, warmup=settings.warmup, draws=settings.draws,
+                                seed=settings.seed, progress=prog, cancel=cancel, **opts)
+    from ..model.formula import as_spec
+    from .transfer import transfer_study
+
+    # each benchmark alone: a spec with benchmark terms (pooled) becomes the per-benchmark model
+    spec = as_spec(spec)
+    per = "per-benchmark" if any("benchmark" in t.split(":") for t in spec.term_names) else spec
+    return transfer_study(corpus, per, settings, cache_dir, prog, cancel, **opts)
+
+
+def run_extra_for_sheet(name: str, ctx):
+    """``ddr report --analyses capability,transfer``: the study for the sheet, from its analysis context
+    (the sheet's fit is the G-study compared with; families from the shipped family map)."""
+    opts: dict = {}
+    if name == "transfer":
+        from ..corpus.importers._common import resources_dir
+        from .transfer import read_family_map
+
+        opts["families"] = read_family_map(resources_dir() / "aliases" / "families.toml")
+    return _run_extra(name, ctx.corpus, ctx.spec, ctx.settings, ctx.cache_dir, ctx.posterior, ctx.progress,
+                      ctx.cancel, opts)
 
 
 def studies_to_dict(studies: dict) -> dict:
@@ -172,17 +221,20 @@ def sheet_analyses(studies: dict) -> dict:
         out["failure_taxonomy"] = studies["failure-modes"].taxonomy()
     if "frontier" in studies and not isinstance(studies["frontier"], dict):
         out["frontier"] = studies["frontier"]
+    for name in EXTRA_NAMES:  # the study objects (report.content reads them)
+        if name in studies and not isinstance(studies[name], dict):
+            out[name] = studies[name]
     return out
 
 
 def run_analyses(corpus, which, spec, settings, *, cache_dir: str | Path | None = None, n_splits: int = 50,
                  n_strata: int = 4, posterior=None, progress=None, cancel=None, scheduler: str | None = None,
-                 undated: str = "stop") -> dict:
+                 undated: str = "stop", options: dict | None = None) -> dict:
     """:func:`run_analysis_studies`, as one JSON-ready dict per analysis (:func:`studies_to_dict`)."""
     out = studies_to_dict(run_analysis_studies(corpus, which, spec, settings, cache_dir=cache_dir,
                                                n_splits=n_splits, n_strata=n_strata, posterior=posterior,
                                                progress=progress, cancel=cancel, scheduler=scheduler,
-                                               undated=undated))
+                                               undated=undated, options=options))
     conv = convergence_of(out)
     # the verdict first (issue 16): "converged" is false when any fit behind any analysis was not
     return {"converged": conv["converged"], "convergence": conv, **out}
@@ -251,6 +303,14 @@ def format_analyses(result: dict) -> str:
                      f"p_loo {lo['p_loo']:.1f}"
                      + (f"; relative efficiency (ESS/S of each cell's likelihood) median {lo['r_eff_median']:.2f}, "
                         f"min {lo['r_eff_min']:.2f}" if lo.get("r_eff_median") is not None else ""))
+    if result.get("capability"):
+        from .capability import format_capability
+
+        lines.append(format_capability(result["capability"]))
+    if result.get("transfer"):
+        from .transfer import format_transfer
+
+        lines.append(format_transfer(result["transfer"]))
     for key, what in (("lobo", "Leave-one-benchmark-out"), ("lomo", "Leave-one-model-out")):
         t = result.get(key)
         if not t:

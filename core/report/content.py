@@ -573,8 +573,16 @@ def _design_of(f: CostFrontier, k: int) -> str:
 
 
 def _decisions(ct: SheetContent) -> list[Decision]:
-    return [_decision_tasks(ct), _decision_difficulty(ct), _decision_cost(ct), _decision_holdout(ct),
-            _decision_taxonomy(ct)]
+    return [_with_transfer(_decision_tasks(ct), ct), _decision_difficulty(ct), _decision_cost(ct),
+            _decision_holdout(ct), _decision_taxonomy(ct)]
+
+
+def _with_transfer(dcs: Decision, ct: SheetContent) -> Decision:
+    """Decision 1 with the transfer study's answer to "and from where?" (seed 003 sec. 5.5), when it ran."""
+    from .capability_page import transfer_sentence
+
+    extra = transfer_sentence(ct.inputs.analysis("transfer"))
+    return dcs if extra is None else Decision(dcs.number, dcs.question, dcs.answer + extra, dcs.status)
 
 
 def _decision_tasks(ct: SheetContent) -> Decision:

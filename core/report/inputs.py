@@ -35,6 +35,8 @@ from ..analyses.failure_modes import FailureTaxonomy
 from ..analyses.frontier_time import FrontierOverTime
 from ..analyses.heldout import HeldOutReliability
 from ..analyses.loo import LooSummary
+from ..analyses.capability import CapabilityStudy
+from ..analyses.transfer import TransferStudy
 from ..dstudy import DEFAULT_TARGETS, CostRanking, DStudyDesign, accuracy_per_dollar, corpus_prices, observed_design
 from ..fitting import components_from_posterior, theta_from_posterior
 from ..reliability import VarianceComponents, as_components
@@ -59,11 +61,12 @@ __all__ = [
 
 #: Keys of :attr:`ReportInputs.analyses` and the type each holds.
 ANALYSIS_KEYS: tuple[str, ...] = ("difficulty", "held_out", "loo", "failure_taxonomy", "frontier", "methods",
-                                   "score_reliability")
+                                   "score_reliability", "capability", "transfer")
 
 
 _ANALYSIS_TYPES = {"difficulty": DifficultyProfile, "held_out": HeldOutReliability, "loo": LooSummary,
                    "failure_taxonomy": FailureTaxonomy, "frontier": FrontierOverTime}
+_ANALYSIS_TYPES.update(capability=CapabilityStudy, transfer=TransferStudy)  # seed 002 sec. 5.3, seed 003 sec. 5.5
 
 
 def _analysis_type(key: str) -> type:
@@ -134,7 +137,9 @@ class ReportInputs:
         (:class:`~..analyses.frontier_time.FrontierOverTime`), ``"methods"`` (the estimator comparison,
         :class:`~ddr_explorer.core.estimators.methods.MethodsTable`), ``"score_reliability"``
         (the observed-scale Bayesian LMM's Phi and Erho2 of scores,
-        :class:`~ddr_explorer.core.estimators.bayes_lmm.ScoreReliability`).
+        :class:`~ddr_explorer.core.estimators.bayes_lmm.ScoreReliability`), ``"capability"``
+        (:class:`~..analyses.capability.CapabilityStudy`), ``"transfer"``
+        (:class:`~..analyses.transfer.TransferStudy`).
     versions
         Software name -> version, printed in the footer.
     title

@@ -715,6 +715,15 @@ def _ranks_page(ct: SheetContent) -> list:
     return story
 
 
+def _capability_page(ct: SheetContent) -> list:
+    """The capability scale and transfer (:mod:`.capability_page`); nothing when neither ran."""
+    from .capability_page import capability_section
+
+    inp = ct.inputs
+    return capability_section(inp.analysis("capability"), inp.analysis("transfer"), _p, st.stylesheet(),
+                              st.FRAME_WIDTH)
+
+
 def _diagnostics_page(ct: SheetContent) -> list:
     ss = st.stylesheet()
     inp = ct.inputs
@@ -968,9 +977,12 @@ def render_sheet(content: SheetContent, *, date_invariant: bool = False, date: s
     doc.addPageTemplates([PageTemplate(id="page", frames=[frame])])
     # Page 1 must stand alone: whatever it holds is shrunk to one page rather than spilling over.
     story = [KeepInFrame(st.FRAME_WIDTH, st.FRAME_HEIGHT - 1, _page_one(content), mode="shrink"), PageBreak()]
-    for section in (_dstudy_pages, _cost_page, _difficulty_page, _ranks_page, _diagnostics_page, _methods_page):
-        story += section(content)
-        story.append(PageBreak())
+    for section in (_dstudy_pages, _cost_page, _difficulty_page, _ranks_page, _capability_page, _diagnostics_page,
+                    _methods_page):
+        part = section(content)
+        if part:  # a section with nothing to say (capability and transfer not run) takes no page
+            story += part
+            story.append(PageBreak())
     story.pop()  # no blank last page
     doc.build(story, canvasmaker=partial(_SheetCanvas, footer=footer_lines(inp, date=date)))
     return buf.getvalue()
