@@ -184,8 +184,8 @@ def analysis_runner(key: str) -> Callable[[AnalysisContext], Any]:
     """
     name = ANALYSIS_ALIASES.get(key, key)
     if name not in ANALYSIS_KEYS:
-        raise ValueError(f"unknown analysis {key!r}; use difficulty, heldout, loo, failures, frontier, methods "
-                         "or scores")
+        raise ValueError(f"unknown analysis {key!r}; use difficulty, heldout, loo, failures, frontier, methods, "
+                         "scores, capability or transfer")
     if name not in _RUNNER_MODULES:
         raise ValueError(f"the {name.replace('_', ' ')} analysis has no runner in core; compute it and pass the "
                          "result in analyses= (see ddr_explorer.core.report.inputs)")
