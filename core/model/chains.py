@@ -58,6 +58,42 @@ def _per_device(f, in_axes, per: int):
 _STATS = ("diverging", "energy", "num_steps", "accept_prob", "step_size", "potential_energy")
 
 
+def draws_by_term(design, lay, gibbs, marg, samp: dict, warm: dict | None, settings: SamplerSettings):
+    """The chains' raw draws as (sigma, random effects, sample stats), each keyed by term name.
+
+    One reading of the runner's output for :func:`.sampler.fit` and the refits
+    (:mod:`.refit`): the NUTS terms' sigmas and effects by layout position, the collapsed
+    block's inner terms (sampled on the log scale), the integrated term's sigma, and the
+    per-draw statistics (tree depth from the step count; the Gibbs and scale-move acceptance;
+    the warmup's steps and divergences when kept).
+    """
+    names = design.term_names
+    sigma, effects = {}, {}
+    for i, k in enumerate(lay.terms):
+        sigma[names[k]] = samp["nuts_sigma"][:, :, i].astype(np.float64)
+        if settings.keep_random_effects:
+            effects[names[k]] = samp["nuts_u"][:, :, lay.offsets[i]:lay.offsets[i + 1]]
+    if gibbs is not None:
+        for i, k in enumerate(gibbs.inner):
+            sigma[names[k]] = np.exp(samp["gibbs_ls"][:, :, i].astype(np.float64))
+            if settings.keep_random_effects:
+                effects[names[k]] = samp["gibbs_u"][:, :, gibbs.offsets[i]:gibbs.offsets[i + 1]]
+    if marg is not None:
+        sigma[names[marg.term.term]] = samp["marg_sigma"][:, :, 0].astype(np.float64)
+    sigma = {nm: sigma[nm] for nm in names}
+    effects = {nm: effects[nm] for nm in names if nm in effects}
+    stats = {k: samp[k] for k in _STATS}
+    stats["tree_depth"] = np.floor(np.log2(np.maximum(stats["num_steps"], 1))).astype(np.int64) + 1
+    if gibbs is not None:
+        stats["gibbs_accept"] = samp["gibbs_accept"]
+    if settings.scale_steps:
+        stats["scale_accept"] = samp["scale_accept"]
+    if warm is not None:
+        stats["warmup_num_steps"] = warm["num_steps"]
+        stats["warmup_diverging"] = warm["diverging"]
+    return sigma, effects, stats
+
+
 def _run_chains(design, spec, lay, gibbs, rough, settings: SamplerSettings, devices, dtype,
                 progress: ProgressCallback | None, cancel: CancelCallback | None, timings: dict,
                 marg: _Marginal | None = None, mh_steps: int = 0):

@@ -338,39 +338,17 @@ def _stack(preps: list[_Prepared], per_batch: int, C: int, seed: int):
 def _posterior(parent_design: DesignMatrix, spec, prep: _Prepared, settings: SamplerSettings, warm_stats,
                samp, gibbs, device: str, timings: dict, wall: float, notes: list[str]) -> Posterior:
     """A refit's draws as a :class:`Posterior` of the kept cells (levels without trials dropped)."""
-    from .chains import _STATS
+    from .chains import draws_by_term
     from .diagnostics import diagnose
     from .quadrature import eta_without, rule_error
 
     design, lay, marg = prep.design, prep.lay, prep.marg
     names = design.term_names
-    sigma, effects = {}, {}
-    for i, k in enumerate(lay.terms):
-        sigma[names[k]] = samp["nuts_sigma"][:, :, i].astype(np.float64)
-        if settings.keep_random_effects:
-            effects[names[k]] = samp["nuts_u"][:, :, lay.offsets[i]:lay.offsets[i + 1]]
-    if gibbs is not None:
-        for i, k in enumerate(gibbs.inner):
-            sigma[names[k]] = np.exp(samp["gibbs_ls"][:, :, i].astype(np.float64))
-            if settings.keep_random_effects:
-                effects[names[k]] = samp["gibbs_u"][:, :, gibbs.offsets[i]:gibbs.offsets[i + 1]]
-    if marg is not None:
-        sigma[names[marg.term.term]] = samp["marg_sigma"][:, :, 0].astype(np.float64)
-    sigma = {nm: sigma[nm] for nm in names}
-    full_effects = {nm: effects[nm] for nm in names if nm in effects}
+    sigma, full_effects, stats = draws_by_term(design, lay, gibbs, marg, samp, warm_stats, settings)
     # levels with trials: the others are prior-only draws (module docstring, item 1)
     kept = [design.level_trials[k] > 0 for k in range(design.n_terms)]
     effects = {nm: e[:, :, kept[names.index(nm)]] for nm, e in full_effects.items()}
     levels = {nm: design.level_labels[k].loc[kept[k]].reset_index(drop=True) for k, nm in enumerate(names)}
-    stats = {k: samp[k] for k in _STATS}
-    stats["tree_depth"] = np.floor(np.log2(np.maximum(stats["num_steps"], 1))).astype(np.int64) + 1
-    if gibbs is not None:
-        stats["gibbs_accept"] = samp["gibbs_accept"]
-    if settings.scale_steps:
-        stats["scale_accept"] = samp["scale_accept"]
-    if warm_stats is not None:
-        stats["warmup_num_steps"] = warm_stats["num_steps"]
-        stats["warmup_diverging"] = warm_stats["diverging"]
     keep_cells = design.trials > 0
     post = Posterior(sigma=sigma, mu=samp["mu"].astype(np.float64), random_effects=effects, levels=levels,
                      spec=spec, settings=settings, device=device, wall_seconds=wall, timings=dict(timings),

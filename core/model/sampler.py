@@ -36,7 +36,7 @@ import time
 
 import numpy as np
 
-from .chains import _STATS, _run_chains
+from .chains import _run_chains, draws_by_term
 from .design_matrix import DesignMatrix, build_design
 from .devices import COMPILATION_CACHE_BYTES, _devices, _enable_compilation_cache, _single_threaded_blas
 from .formula import ModelSpec, as_spec
@@ -142,29 +142,7 @@ def fit(data, spec: ModelSpec | str = "per-benchmark", settings: SamplerSettings
     if progress:
         progress("diagnostics", 0, 1, None)
     names = design.term_names
-    sigma, effects = {}, {}
-    for i, k in enumerate(lay.terms):
-        sigma[names[k]] = samp["nuts_sigma"][:, :, i].astype(np.float64)
-        if settings.keep_random_effects:
-            effects[names[k]] = samp["nuts_u"][:, :, lay.offsets[i]:lay.offsets[i + 1]]
-    if gibbs is not None:
-        for i, k in enumerate(gibbs.inner):
-            sigma[names[k]] = np.exp(samp["gibbs_ls"][:, :, i].astype(np.float64))
-            if settings.keep_random_effects:
-                effects[names[k]] = samp["gibbs_u"][:, :, gibbs.offsets[i]:gibbs.offsets[i + 1]]
-    if marg is not None:
-        sigma[names[marg.term.term]] = samp["marg_sigma"][:, :, 0].astype(np.float64)
-    sigma = {nm: sigma[nm] for nm in names}
-    effects = {nm: effects[nm] for nm in names if nm in effects}
-    stats = {k: samp[k] for k in _STATS}
-    stats["tree_depth"] = np.floor(np.log2(np.maximum(stats["num_steps"], 1))).astype(np.int64) + 1
-    if gibbs is not None:
-        stats["gibbs_accept"] = samp["gibbs_accept"]
-    if settings.scale_steps:
-        stats["scale_accept"] = samp["scale_accept"]
-    if warm is not None:
-        stats["warmup_num_steps"] = warm["num_steps"]
-        stats["warmup_diverging"] = warm["diverging"]
+    sigma, effects, stats = draws_by_term(design, lay, gibbs, marg, samp, warm, settings)
     device = (f"cpu x{n_dev}" if kind == "cpu" else f"{kind}: {devices[0].device_kind}")
     post = Posterior(sigma=sigma, mu=samp["mu"].astype(np.float64), random_effects=effects,
                      levels={nm: design.level_labels[k] for k, nm in enumerate(names)}, spec=spec,
