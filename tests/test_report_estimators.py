@@ -126,5 +126,5 @@ def test_runners_are_named_and_scores_run_by_themselves_for_absolute_claims(monk
     assert ddr_sheet.ANALYSIS_ALIASES["methods"] == "methods"
     assert ddr_sheet.ANALYSIS_ALIASES["scores"] == "score_reliability"
     assert callable(ddr_sheet.analysis_runner("methods")) and callable(ddr_sheet.analysis_runner("scores"))
-    with pytest.raises(ValueError, match="methods or scores"):
+    with pytest.raises(ValueError, match="methods, scores"):
         ddr_sheet.analysis_runner("nonsense")

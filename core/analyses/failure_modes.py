@@ -349,7 +349,7 @@ def failure_mode_study(corpus, settings=None, cache_dir=None, progress=None, can
     settings
         Sampler settings of every fit (1 four-facet fit + 1 per category).
     cache_dir, progress, cancel
-        As for :func:`~.refits.run_fits`.
+        As for :func:`~.refits.cold_fits`.
     n_splits
         Hold-out splits (50 in seed 003).
     seed
@@ -363,7 +363,7 @@ def failure_mode_study(corpus, settings=None, cache_dir=None, progress=None, can
         When the corpus has no error-category facet or one category.
     """
     from ..fitting import components_from_posterior
-    from .refits import FitJob, run_fits, sub_corpus
+    from .refits import FitJob, cold_fits, sub_corpus
 
     cats = _require_facet(corpus)
     profiles = trace_profiles(corpus)
@@ -373,7 +373,7 @@ def failure_mode_study(corpus, settings=None, cache_dir=None, progress=None, can
     for c in cats:
         part = sub_corpus(corpus, col == c, f"{corpus.name} [{FACET}={c}]")
         jobs.append(FitJob(f"category {c}", part, category_spec(part)))
-    batch = run_fits(jobs, settings, cache_dir=cache_dir, progress=progress, cancel=cancel, what="failure modes",
+    batch = cold_fits(jobs, settings, cache_dir=cache_dir, progress=progress, cancel=cancel, what="failure modes",
                      skip_failed=True)
     if four_facet and batch.results[0] is None:
         raise ValueError(f"failure modes: the four-facet G-study failed: {batch.errors.get('four-facet G-study')}")

@@ -134,8 +134,10 @@ def cold_fits(jobs: Sequence[FitJob], settings=None, *, cache_dir: str | Path | 
              what: str = "batch", skip_failed: bool = False) -> BatchResult:
     """Fit every job cold through the cache, one after another (the path before the refit engine).
 
-    The analyses run their jobs through :class:`~.engine.RefitEngine`; this sequential loop of
-    :func:`~ddr_explorer.core.fitting.fit_corpus` stays as the reference that bench/bench_refits.py
+    Refits of one parent fit (the same model on part of its cells) go through
+    :class:`~.engine.RefitEngine`; this sequential loop of :func:`~ddr_explorer.core.fitting.fit_corpus`
+    fits jobs that are not such refits (the transfer study's per-benchmark models of a pooled corpus,
+    the failure-mode study's per-category models) and is the reference that bench/bench_refits.py
     measures the engine against.
 
     Parameters

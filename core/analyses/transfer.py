@@ -14,7 +14,7 @@ another.  Two answers, which may differ:
 How it is computed here
 -----------------------
 Each benchmark gets its own G-study fit (the per-benchmark model, seed 000 Eq. 2, through the
-fit cache; :func:`~.refits.run_fits`).  Per posterior draw:
+fit cache; :func:`~.refits.cold_fits`).  Per posterior draw:
 
 * a family's score on a benchmark is the best (``family_score="best"``, the default, as seed
   002 keeps the best scaffold) or the mean (``"mean"``) of the model effects ``u_m`` of its
@@ -386,11 +386,11 @@ def transfer_study(corpus, spec="per-benchmark", settings=None, cache_dir: str |
     corpus
         A validated corpus; with one benchmark only its gap ratio is reported.
     spec, settings, cache_dir, progress, cancel
-        As :func:`~.refits.run_fits`; ``spec`` is the per-benchmark model.
+        As :func:`~.refits.cold_fits`; ``spec`` is the per-benchmark model.
     families, family_score, obj
         See :func:`transfer_from_posteriors`.
     """
-    from .refits import FitJob, run_fits, sub_corpus
+    from .refits import FitJob, cold_fits, sub_corpus
 
     col = corpus.table["benchmark"].astype(str)
     benches = sorted(col.unique())
@@ -398,7 +398,7 @@ def transfer_study(corpus, spec="per-benchmark", settings=None, cache_dir: str |
     for b in benches:
         part = corpus if len(benches) == 1 else sub_corpus(corpus, (col == b).to_numpy(), f"{corpus.name} [{b}]")
         jobs.append(FitJob(b, part, spec))
-    batch = run_fits(jobs, settings, cache_dir=cache_dir, progress=progress, cancel=cancel, what="transfer",
+    batch = cold_fits(jobs, settings, cache_dir=cache_dir, progress=progress, cancel=cancel, what="transfer",
                      skip_failed=True)
     posts = {j.label: r.posterior for j, r in zip(jobs, batch.results) if r is not None}
     sizes = {j.label: (j.corpus.n_levels("model"), j.corpus.n_levels("task")) for j in jobs}
