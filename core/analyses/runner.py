@@ -68,6 +68,8 @@ def run_analysis_studies(corpus, which, spec, settings, *, cache_dir: str | Path
         ``progress(phase, i, n, eta)`` with the analysis name prefixed; ``cancel()`` polled between fits.
     scheduler
         A Dask scheduler address for the refits (:class:`~.engine.RefitEngine`; ``$DDR_SCHEDULER`` when None).
+    undated
+        Frontier: models without a release date stop it (``"stop"``) or are left out and named (``"drop"``).
     options
         Per-analysis keyword arguments: ``options["capability"]`` for
         :func:`~.capability.capability_study` (``subjects``, ``models``, ``external``),
@@ -98,9 +100,11 @@ def run_analysis_studies(corpus, which, spec, settings, *, cache_dir: str | Path
             counts[name] = 2 * n_splits
         elif name == "loo":
             counts[name] = 1
-        else:
+        elif name in ("lobo", "lomo"):
             k = corpus.n_levels("benchmark" if name == "lobo" else "model")
             counts[name] = k + 1 if k > 1 else 0
+        else:  # failure modes, frontier, capability, transfer: their own fits, counted as one step each
+            counts[name] = 1
     batch = BatchProgress(progress, AnalysesPlan(tuple(which), counts, {}, n_splits))
     out: dict = {}
     for name in which:
