@@ -281,3 +281,15 @@ def make_log_likelihood(mt: MarginalTerm, dtype):
 
     log_likelihood.defvjp(forward, backward)
     return log_likelihood
+
+
+def error_at_posterior(design, mt, mu, effects: dict, sigma) -> tuple[float, float]:
+    """The rule's error where the posterior is: eta at chain 0's last draw, sigma at its 97.5% quantile.
+
+    Returns ``(error in nats, that sigma)``; ``effects`` maps term name -> draws ``(chains, draws, levels)``
+    of the terms whose effects were kept, ``sigma`` are the integrated term's draws.
+    """
+    eta = eta_without(design, mt.term, mu[0, -1],
+                      [effects[nm][0, -1] if nm in effects else None for nm in design.term_names])
+    s_hi = float(np.quantile(sigma, 0.975))
+    return rule_error(mt, eta, s_hi), s_hi

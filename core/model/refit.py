@@ -340,7 +340,7 @@ def _posterior(parent_design: DesignMatrix, spec, prep: _Prepared, settings: Sam
     """A refit's draws as a :class:`Posterior` of the kept cells (levels without trials dropped)."""
     from .chains import draws_by_term
     from .diagnostics import diagnose
-    from .quadrature import eta_without, rule_error
+    from .quadrature import error_at_posterior
 
     design, lay, marg = prep.design, prep.lay, prep.marg
     names = design.term_names
@@ -363,10 +363,7 @@ def _posterior(parent_design: DesignMatrix, spec, prep: _Prepared, settings: Sam
         post.integrated = [names[marg.term.term]]
         if settings.keep_random_effects:
             mt = marg.term
-            eta = eta_without(design, mt.term, post.mu[0, -1],
-                              [full_effects[nm][0, -1] if nm in full_effects else None for nm in names])
-            s_hi = float(np.quantile(sigma[mt.name], 0.975))
-            post.quadrature_error = rule_error(mt, eta, s_hi)
+            post.quadrature_error, _ = error_at_posterior(design, mt, post.mu, full_effects, sigma[mt.name])
     post.diagnostics = diagnose(post)
     return post
 

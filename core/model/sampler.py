@@ -44,7 +44,7 @@ from .geometry import collapsed_group, rough_fit
 from .parameterisation import _GibbsBlock, _make_layout, _Marginal, _mh_steps, collapsed_steps_for
 from .posterior import (DEFAULT_DRAWS, CancelCallback, FitCancelled, Posterior, ProgressCallback,
                         SamplerSettings)
-from .quadrature import NO_CANDIDATE, choose_marginal_term, eta_without, rule_error
+from .quadrature import NO_CANDIDATE, choose_marginal_term, error_at_posterior
 
 __all__ = ["COMPILATION_CACHE_BYTES", "DEFAULT_DRAWS", "CancelCallback", "FitCancelled", "Posterior",
            "ProgressCallback", "SamplerSettings", "collapsed_steps_for", "fit"]
@@ -163,12 +163,8 @@ def fit(data, spec: ModelSpec | str = "per-benchmark", settings: SamplerSettings
         post.notes.append(marg.term.describe())
         post.integrated = [names[marg.term.term]]
         if settings.keep_random_effects:
-            # accuracy where the posterior is: eta at chain 0's last draw, sigma at its 97.5% quantile
             mt = marg.term
-            eta = eta_without(design, mt.term, post.mu[0, -1],
-                              [effects[nm][0, -1] if nm in effects else None for nm in names])
-            s_hi = float(np.quantile(sigma[mt.name], 0.975))
-            post.quadrature_error = rule_error(mt, eta, s_hi)
+            post.quadrature_error, s_hi = error_at_posterior(design, mt, post.mu, effects, sigma[mt.name])
             post.notes.append(f"quadrature error at the posterior (last draw, sigma[{mt.name}] = {s_hi:.2f}): "
                               f"{post.quadrature_error:.1e} nats")
     post.diagnostics = diagnose(post)
