@@ -130,6 +130,9 @@ def main(argv=None) -> None:
                     help="comma-separated: reml,laplace,reml-grad (default: reml,laplace; reml only for the pooled "
                     "corpus, whose Laplace fit takes a quarter of an hour; reml-grad: REML with the analytic "
                     "gradient beside the default derivative-free search, same run)")
+    ap.add_argument("--reference", metavar="COMMIT", default=None,
+                    help="also run REML (and Laplace, when chosen) of core/estimators as it was at COMMIT (read with "
+                    "git show) on the same design in the same run, and print the ratios")
     ap.add_argument("--no-lme4", action="store_true", help="do not run lme4 even if Rscript is present")
     ap.add_argument("--lme4-timeout", type=float, default=900.0, help="seconds to wait for lme4")
     a = ap.parse_args(argv)
@@ -144,13 +147,29 @@ def main(argv=None) -> None:
     ours = {}
     for w in which:
         if w == "reml-grad":  # REML with the analytic gradient beside the default derivative-free search
-            fit = reml(design, gradient=True)
+            fit = reml(design, method="lbfgs")
             fit.method = "REML-grad"
+        elif w == "reml-cobyqa":  # the derivative-free search (the default before the Newton iteration)
+            fit = reml(design, method="cobyqa")
+            fit.method = "REML-cobyqa"
         else:
             fit = {"reml": reml, "laplace": laplace}[w](design)
         ours[fit.method] = fit
         print(f"ours {fit.method:8s}: {fit.seconds:7.1f} s wall, {fit.cpu_seconds:7.1f} s CPU, {fit.n_evaluations} criterion evaluations, "
               f"criterion {fit.criterion:.4f}, converged {fit.converged}")
+    if a.reference:
+        ref_mod = load_reference(a.reference)
+        for w in [w for w in which if w in ("reml", "laplace")]:
+            fit = getattr(ref_mod, w)(design)
+            fit.method = f"{fit.method}@{a.reference[:7]}"
+            now = ours[{"reml": "REML", "laplace": "Laplace"}[w]]
+            worst = max(abs(now.components[n] - fit.components[n]) / max(abs(fit.components[n]), 1e-12)
+                        for n in now.components if fit.components[n] > 1e-6)
+            print(f"reference {fit.method:18s}: {fit.seconds:7.1f} s wall, {fit.cpu_seconds:7.1f} s CPU, "
+                  f"{fit.n_evaluations} evaluations, criterion {fit.criterion:.6f}; now {now.seconds:.1f} s wall "
+                  f"({fit.seconds / now.seconds:.1f}x faster), {now.cpu_seconds:.1f} s CPU "
+                  f"({fit.cpu_seconds / now.cpu_seconds:.1f}x), criterion {now.criterion:.6f}; largest relative "
+                  f"difference of the components {worst:.1e}")
     if "REML" in ours and "REML-grad" in ours:
         f, g = ours["REML"], ours["REML-grad"]
         worst = max(abs(g.components[n] - f.components[n]) / max(abs(f.components[n]), 1e-12)
@@ -180,6 +199,29 @@ def main(argv=None) -> None:
             print(f"lme4 {method}: {r['seconds']:.1f} s inside R; ours {fit.seconds:.1f} s "
                   f"({fit.cpu_seconds:.1f} s CPU); "
                   f"largest relative difference (components > 1e-6) {worst:.1e}")
+
+
+def load_reference(commit: str):
+    """core/estimators as it was at ``commit`` (its reml, sparse, laplace and design modules, read with
+    ``git show``), importable beside the current one: the same-run reference of the speed figures."""
+    import importlib.util
+    import types
+
+    root = HERE.parent
+    tmp = Path(tempfile.mkdtemp(prefix="ddr_ref_"))
+    for name in ("__init__", "design", "sparse", "reml", "laplace"):
+        src = subprocess.run(["git", "show", f"{commit}:core/estimators/{name}.py"], cwd=root, capture_output=True,
+                             text=True, check=True).stdout
+        if name == "__init__":  # only what REML and Laplace need
+            src = "from .design import EstimationCancelled, MixedDesign\nfrom .laplace import laplace\nfrom .reml import reml\n"
+        (tmp / f"{name}.py").write_text(src)
+    pkg_name = "ddr_explorer.core._estimators_reference"
+    spec = importlib.util.spec_from_file_location(pkg_name, tmp / "__init__.py", submodule_search_locations=[str(tmp)])
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[pkg_name] = mod
+    spec.loader.exec_module(mod)
+    assert isinstance(mod, types.ModuleType)
+    return mod
 
 
 def design_cells(table: pd.DataFrame, spec) -> pd.DataFrame:
