@@ -279,7 +279,7 @@ def minimise_newton(problem: "RemlProblem", theta0: np.ndarray, *, max_iter: int
 class RemlProblem:
     """The profiled REML criterion of a :class:`MixedDesign` as a function of theta."""
 
-    def __init__(self, design: MixedDesign):
+    def __init__(self, design: MixedDesign, blocks: bool = True):
         self.design = design
         z = design.z
         w = design.n
@@ -300,6 +300,28 @@ class RemlProblem:
         self.g = (self.zt_w @ z).tocsr()  # Z'WZ, for the gradient's Z'Py and Z'V^{-1}X
         offsets = np.concatenate([[0], np.cumsum(design.n_levels)[:-1]])
         self.cell_cols = (design.codes + offsets[:, None]).T  # (cells, K): column of each term per cell
+        if blocks:
+            self.blocks = self.system.use_blocks(self.term_of[self.system.i2],
+                                                 [lab[self.system.i2] for lab in self._coarse_labels()])
+        else:
+            self.blocks = False
+
+    def _coarse_labels(self, max_levels: int = 100) -> list[np.ndarray]:
+        """Per term with 2..max_levels levels: that term's level shared by all cells of each column of Z
+        (-1 where the column's cells span several), the candidate groupings of :func:`.schur.plan_blocks`."""
+        d = self.design
+        cols = self.cell_cols
+        out = []
+        for c in range(d.n_terms):
+            if not 2 <= d.n_levels[c] <= max_levels:
+                continue
+            lo = np.full(d.n_effects, np.iinfo(np.int64).max)
+            hi = np.full(d.n_effects, -1)
+            for k in range(d.n_terms):
+                np.minimum.at(lo, cols[:, k], d.codes[c])
+                np.maximum.at(hi, cols[:, k], d.codes[c])
+            out.append(np.where(lo == hi, lo, -1))
+        return out
 
     def evaluate(self, theta: np.ndarray, gradient: bool = False) -> dict:
         """REML deviance and the profiled estimates at ``theta`` (Bates et al. 2015, eqs. 32-41)."""
@@ -437,6 +459,51 @@ def _start_theta(design: MixedDesign) -> np.ndarray:
     return np.maximum(th, 0.05)
 
 
+def _one_blas_thread():
+    """One BLAS thread for the optimisation: the dense products are small or medium, and on a busy
+    2-core machine BLAS threads spinning against other processes cost up to 25x (measured)."""
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:  # pragma: no cover - a declared dependency; without it only slower
+        import contextlib
+
+        return contextlib.nullcontext()
+    return threadpool_limits(limits=1, user_api="blas")
+
+
+def _optimise(prob, design, x0, method, mon, max_evals):
+    """Run the chosen optimiser; returns (result with .x, .success, .message; evaluations)."""
+    res = None
+    nfev = 0
+    if method == "newton":
+        try:
+            res = minimise_newton(prob, x0, tick=mon.tick)
+            nfev = res.nfev
+        except (FloatingPointError, np.linalg.LinAlgError) as exc:
+            res = NewtonResult(x=x0, fun=math.inf, nfev=mon.count, nit=0, success=False, message=str(exc))
+            nfev = mon.count
+        if not res.success:  # a safety net that the tests never needed: finish derivative-free
+            start = res.x if np.all(np.isfinite(res.x)) else x0
+            res, more = minimise_bounded(lambda th: (lambda v: (mon.tick(v), v)[1])(prob.deviance(th)),
+                                         np.maximum(start, 1e-3), np.zeros(design.n_terms), max_evals=max_evals)
+            nfev += more
+    elif method == "lbfgs":
+        def fun_grad(th):
+            out = prob.evaluate(th, gradient=True)
+            mon.tick(out["deviance"])
+            return out["deviance"], out["gradient"]
+
+        res, nfev = minimise_with_gradient(fun_grad, x0, np.zeros(design.n_terms), max_evals=max_evals)
+    else:  # cobyqa
+        def fun(th):
+            v = prob.deviance(th)
+            mon.tick(v)
+            return v
+
+        res, nfev = minimise_bounded(fun, x0, np.zeros(design.n_terms), max_evals=max_evals)
+    return res, nfev
+
+
 def reml(design: MixedDesign, *, theta0: np.ndarray | None = None, max_evals: int = 4000,
          progress=None, cancel=None, gradient: bool = False, method: str = "newton") -> MixedFit:
     """REML estimates of the variance components on the observed scale.
@@ -476,36 +543,10 @@ def reml(design: MixedDesign, *, theta0: np.ndarray | None = None, max_evals: in
         method = "lbfgs"
     if method not in ("newton", "cobyqa", "lbfgs"):
         raise ValueError(f"unknown REML optimiser {method!r}; use 'newton', 'cobyqa' or 'lbfgs'.")
-    res = None
-    nfev = 0
-    if method == "newton":
-        try:
-            res = minimise_newton(prob, x0, tick=mon.tick)
-            nfev = res.nfev
-        except (FloatingPointError, np.linalg.LinAlgError) as exc:
-            res = NewtonResult(x=x0, fun=math.inf, nfev=mon.count, nit=0, success=False, message=str(exc))
-            nfev = mon.count
-        if not res.success:  # a safety net that the tests never needed: finish derivative-free
-            start = res.x if np.all(np.isfinite(res.x)) else x0
-            res, more = minimise_bounded(lambda th: (lambda v: (mon.tick(v), v)[1])(prob.deviance(th)),
-                                         np.maximum(start, 1e-3), np.zeros(design.n_terms), max_evals=max_evals)
-            nfev += more
-    elif method == "lbfgs":
-        def fun_grad(th):
-            out = prob.evaluate(th, gradient=True)
-            mon.tick(out["deviance"])
-            return out["deviance"], out["gradient"]
-
-        res, nfev = minimise_with_gradient(fun_grad, x0, np.zeros(design.n_terms), max_evals=max_evals)
-    else:  # cobyqa
-        def fun(th):
-            v = prob.deviance(th)
-            mon.tick(v)
-            return v
-
-        res, nfev = minimise_bounded(fun, x0, np.zeros(design.n_terms), max_evals=max_evals)
-    theta = np.maximum(res.x, 0.0)
-    out = prob.evaluate(theta)
+    with _one_blas_thread():
+        res, nfev = _optimise(prob, design, x0, method, mon, max_evals)
+        theta = np.maximum(res.x, 0.0)
+        out = prob.evaluate(theta)
     s2 = out["sigma2"]
     comps = {name: float(theta[k] ** 2 * s2) for k, name in enumerate(design.term_names)}
     comps["residual"] = float(s2)

@@ -255,6 +255,19 @@ class EliminatedSystem:
         self._lu = _FixedPatternLU()
         self._lam = None
 
+    def use_blocks(self, term_of2: np.ndarray, coarse_labels2: list[np.ndarray]) -> bool:
+        """Factor S by the block elimination of :mod:`.schur` when S has its structure (small blocks of
+        nested columns and a small dense rest; ``term_of2`` and ``coarse_labels2`` describe S's columns,
+        see :func:`.schur.plan_blocks`).  Returns whether it switched from the sparse LU."""
+        from .schur import BlockSchur, plan_blocks
+
+        plan = plan_blocks(self.indices, self.indptr, term_of2, coarse_labels2)
+        if plan is None:
+            return False
+        self._lu = BlockSchur(self.indices, self.indptr, plan)
+        self.plan = plan
+        return True
+
     def factor(self, lam: np.ndarray) -> float:
         lam = np.asarray(lam, dtype=np.float64)
         l1, l2 = lam[self.i1], lam[self.i2]
@@ -279,8 +292,11 @@ class EliminatedSystem:
         tr1 = float(np.sum(1.0 / self._d))
         if self.q2 == 0:
             return tr1, np.zeros(n_groups)
-        self._z = self._lu.selected_inverse(getattr(self, "_z", None))
-        sinv = self._lu.inverse_at(self._z, self._row, self._col)  # S^{-1} on S's pattern
+        if hasattr(self._lu, "inverse_on_pattern"):  # the block elimination of .schur
+            sinv = self._lu.inverse_on_pattern(self._row.size)
+        else:
+            self._z = self._lu.selected_inverse(getattr(self, "_z", None))
+            sinv = self._lu.inverse_at(self._z, self._row, self._col)  # S^{-1} on S's pattern
         m = (self._map @ (l1 * l1 / (self._d * self._d))) * l2[self._row] * l2[self._col]
         tr1 += float(sinv @ m)
         diag = sinv[self._diag]  # the pattern holds every diagonal entry once, in column order
