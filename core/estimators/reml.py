@@ -17,18 +17,33 @@ residual sum of squares.  Only cross products enter, and those of a trial-level 
 cell totals (:mod:`.design`): ``Z'Z = Z_c' diag(n) Z_c``, ``Z'y = Z_c' s``, ``y'y = sum q``.
 Then ``sigma^2 = r^2 / (n - p)`` and ``sigma_k^2 = theta_k^2 sigma^2``.
 
-The optimiser is derivative-free with bounds ``theta >= 0`` (COBYQA; lme4 uses BOBYQA).  The analytic
-gradient of eq. 41 is implemented too (:meth:`RemlProblem._gradient`, ``reml(..., gradient=True)``,
-L-BFGS-B): it needs the traces of the diagonal blocks of ``A^{-1}``, taken from a selected inverse of the
-sparse factor (:mod:`.sparse`).  Measured in one run each on the loaded 2-core machine
-(bench/bench_estimators.py, ``--estimators reml,reml-grad``): HAL-scale pooled model 67 evaluations and
-58.8 s CPU with the gradient against 453 and 65.1 s without (1.1x); TB2 70 and 18.9 s against 158 and
-3.0 s (0.16x), because a selected inverse costs several factorisations.  So the derivative-free search
-stays the default.  What did pay on the HAL scale is the start: the search starts from Henderson's
-Method I (moment estimates, floored at a small positive value; now cheap at any scale: 601 evaluations
-and 92.8 s CPU from theta = 1 before, 453 and 65.1 s now, 1.4x), which on balanced data is already the
-REML optimum when no component is negative (the ANOVA solution is then
-the REML solution, Searle, Casella & McCulloch 1992, sec. 6.7).
+The default optimiser is a projected Newton iteration on phi = theta^2 >= 0 (:func:`minimise_newton`):
+the exact gradient of eq. 41 and the average-information Hessian of AI-REML (Gilmour, Thompson & Cullis
+1995) with one BFGS correction.  The gradient needs the traces of the diagonal blocks of ``A^{-1}``;
+they come from S^{-1} on its pattern, where S is the Schur complement left after the term with most
+levels is eliminated in closed form (:mod:`.sparse`), itself eliminated blockwise with a dense rest
+(:mod:`.schur`) when the model has that structure, or from a selected inverse of SuperLU's factors
+otherwise.  The search starts from Henderson's Method I (moment estimates, floored at a small positive
+value), which on balanced data is already the REML optimum when no component is negative (the ANOVA
+solution is then the REML solution, Searle, Casella & McCulloch 1992, sec. 6.7).  lme4's derivative-free
+route (BOBYQA there; COBYQA here, ``method="cobyqa"``) and L-BFGS-B with the gradient in theta
+(``method="lbfgs"``) are kept.
+
+Measured (bench/bench_estimators.py ``--reference 10533b9``: the start commit's code on the same design
+in the same process; one BLAS thread; a shared 2-core machine at load average ~20, so wall times are
+several times CPU times; read the CPU seconds and the ratios):
+
+- HAL-scale pooled simulation (41,354 cells, 32,014 random effects, 10 terms): Newton 11 evaluations
+  (10 with derivatives); see the bench docstring for the same-run wall/CPU figures against the
+  derivative-free search (453 evaluations, 65.8 s CPU, 222 s wall in that run).  Same criterion to 1e-6;
+  components within 6.4e-5 relative of the derivative-free search's (whose stopping radius is looser).
+  Per evaluation (CPU): deviance 0.054 s with the block elimination against 0.12 s with SuperLU;
+  deviance with derivatives 0.17 s against 0.67 s (SuperLU plus the Python selected inverse).
+  lme4's lmer gave no answer within 900 s in an earlier run.
+- Terminal-Bench 2.0 per-benchmark model: Newton 21 evaluations, 1.05-1.24 s CPU against 3.1-3.5 s
+  for the derivative-free search (2.5-3.3x), same criterion; with SuperLU instead of the block
+  elimination the Newton iteration would take 3.7-4.0 s (the selected inverse), so the block
+  elimination carries that gain.
 """
 
 from __future__ import annotations
@@ -310,18 +325,19 @@ class RemlProblem:
         """Per term with 2..max_levels levels: that term's level shared by all cells of each column of Z
         (-1 where the column's cells span several), the candidate groupings of :func:`.schur.plan_blocks`."""
         d = self.design
-        cols = self.cell_cols
-        out = []
-        for c in range(d.n_terms):
-            if not 2 <= d.n_levels[c] <= max_levels:
-                continue
-            lo = np.full(d.n_effects, np.iinfo(np.int64).max)
-            hi = np.full(d.n_effects, -1)
-            for k in range(d.n_terms):
-                np.minimum.at(lo, cols[:, k], d.codes[c])
-                np.maximum.at(hi, cols[:, k], d.codes[c])
-            out.append(np.where(lo == hi, lo, -1))
-        return out
+        cand = [c for c in range(d.n_terms) if 2 <= d.n_levels[c] <= max_levels]
+        lo = np.empty((len(cand), d.n_effects), dtype=np.int64)
+        hi = np.empty_like(lo)
+        for k in range(d.n_terms):
+            # every level of every term has at least one cell: reduce the cells sorted by that term's level
+            order = np.argsort(d.codes[k], kind="stable")
+            starts = np.flatnonzero(np.r_[True, np.diff(d.codes[k][order]) != 0])
+            cols = self.cell_cols[order[starts], k]
+            for i, c in enumerate(cand):
+                v = d.codes[c][order]
+                lo[i, cols] = np.minimum.reduceat(v, starts)
+                hi[i, cols] = np.maximum.reduceat(v, starts)
+        return [np.where(lo[i] == hi[i], lo[i], -1) for i in range(len(cand))]
 
     def evaluate(self, theta: np.ndarray, gradient: bool = False) -> dict:
         """REML deviance and the profiled estimates at ``theta`` (Bates et al. 2015, eqs. 32-41)."""
@@ -377,8 +393,9 @@ class RemlProblem:
         d = self.design
         k = d.n_terms
         beta = out["beta"]
-        zpy = self.zty - self.ztx * beta - self.g @ (lam * u_hat)  # Z'Py
-        zvx = self.ztx - self.g @ (lam * ainv_bx)  # Z'V^{-1}X
+        gl = self.g @ np.column_stack([lam * u_hat, lam * ainv_bx])
+        zpy = self.zty - self.ztx * beta - gl[:, 0]  # Z'Py
+        zvx = self.ztx - gl[:, 1]  # Z'V^{-1}X
         c = np.bincount(self.term_of, weights=zpy * zpy, minlength=k)  # y'P V_k P y
         xvz2 = np.bincount(self.term_of, weights=zvx * zvx, minlength=k)
         tr1, tr2 = self.system.inverse_traces(self.term_of[self.system.i2], k)

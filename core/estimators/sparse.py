@@ -198,6 +198,18 @@ class PenalisedSystem:
         return self._lu.solve(b)
 
 
+def _position_lookup(keys: np.ndarray, q: int):
+    """A function from keys ``col * q + row`` of stored entries to their positions in the sorted ``keys``.
+
+    A dense table of q^2 int32 when that is at most 200 MB (direct indexing: the HAL-scale model looks up
+    3.9 million pairs, 0.58 s of CPU by binary search), binary search otherwise."""
+    if q * q <= 5e7:
+        table = np.full(q * q, -1, dtype=np.int32)
+        table[keys] = np.arange(keys.size, dtype=np.int32)
+        return lambda k: table[k]
+    return lambda k: np.searchsorted(keys, k)
+
+
 class EliminatedSystem:
     """The same ``A(lambda)`` for a fixed ``G``, with one diagonal block eliminated in closed form.
 
@@ -241,7 +253,8 @@ class EliminatedSystem:
         self._row, self._col, self._diag = row, col, row == col
         g22 = g22.tocoo()
         self._g22 = np.zeros(pat.nnz)
-        np.add.at(self._g22, np.searchsorted(keys, g22.col.astype(np.int64) * q2 + g22.row), g22.data)
+        lookup = _position_lookup(keys, q2)
+        np.add.at(self._g22, lookup(g22.col.astype(np.int64) * q2 + g22.row), g22.data)
         # the map w -> values of G_21 diag(w) G_12 on the pattern: every pair of entries of one column
         lens = np.diff(g21.indptr)
         counts = lens[np.repeat(np.arange(len(lens)), lens)]
@@ -249,7 +262,7 @@ class EliminatedSystem:
         level = np.repeat(np.repeat(np.arange(len(lens)), lens), counts)
         offset = np.arange(e.size) - np.repeat(np.cumsum(counts) - counts, counts)
         e2 = g21.indptr[level] + offset
-        pos = np.searchsorted(keys, g21.indices[e2].astype(np.int64) * q2 + g21.indices[e])
+        pos = lookup(g21.indices[e2].astype(np.int64) * q2 + g21.indices[e])
         self._map = sp.csr_matrix((g21.data[e] * g21.data[e2], (pos, level)), shape=(pat.nnz, len(self.i1)))
         self.q2 = q2
         self._lu = _FixedPatternLU()
