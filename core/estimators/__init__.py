@@ -9,6 +9,7 @@
 - :mod:`.methods`: the estimator comparison table behind `ddr methods` (seed 000 Tables 20-21).
 - :mod:`.design`: the cells' sufficient statistics and the sparse indicator matrix they share.
 - :mod:`.sparse`: the penalised sparse system and why scipy.sparse factors it.
+- :mod:`.schur`: REML's Schur complement eliminated blockwise (nested per-task blocks, a dense rest).
 """
 
 from .design import EstimationCancelled, MixedDesign

@@ -22,16 +22,15 @@ ordering step made each factorisation about three times slower), and for REML th
 eliminated in closed form (:class:`EliminatedSystem`).  Measured on the HAL-scale pooled simulation
 (32,014 random effects, 879,000 entries in the full factor): 0.22-0.28 s of CPU per full
 factorisation, 0.13-0.15 s with the largest term (27,427 levels) eliminated.
-The derivative-free search needed about 600 criterion evaluations for the ten parameters (about two
-minutes of CPU; lme4 had not finished after 15 minutes).  REML's analytic gradient needs the traces of
-the diagonal blocks of A^{-1}; neither SuperLU nor the CHOLMOD wrappers expose selected inverse
-elements, so :meth:`_FixedPatternLU.selected_inverse` computes them from SuperLU's own L and U
-(Takahashi's recurrence, by supernodes).  With it, the HAL-scale REML fit takes 67 evaluations and
-59 s of CPU (0.9 s each, the selected inverse 0.5 s of that) against 453 and 65 s derivative-free
-from the same start, and on TB2 it is slower (reml.py's docstring), so it is opt-in.  Still not the
-seconds the issue asks for; the next lever is the selected inverse itself (a compiled supernodal
-routine, e.g. CHOLMOD's or PARDISO's, would take it to the cost of a factorisation).  Everything that
-touches the factorisation is in this module, so swapping the backend is a local change.
+REML's gradient needs the traces of the diagonal blocks of A^{-1}; neither SuperLU nor the CHOLMOD
+wrappers expose selected inverse elements.  Where the Schur complement S has the nested structure of a
+pooled or per-benchmark model (small per-task blocks and a few hundred or thousand run-level columns),
+:mod:`.schur` eliminates it blockwise with a dense LAPACK Cholesky of the rest and reads S^{-1} on its
+pattern from that (:meth:`EliminatedSystem.use_blocks`, chosen by REML): on the HAL-scale model 0.054 s
+of CPU per deviance and 0.17 s with the traces, against 0.12 s and 0.67 s here.  Otherwise
+:meth:`_FixedPatternLU.selected_inverse` computes them from SuperLU's own L and U (Takahashi's
+recurrence, by supernodes, ~0.55 s on the HAL-scale S).  Everything that touches the factorisation is
+in this module and :mod:`.schur`, so swapping the backend is a local change.
 """
 
 from __future__ import annotations
