@@ -27,14 +27,21 @@ from scipy.special import expit, gammaln
 
 from ..model.formula import RESIDUAL_VARIANCE
 from .design import MixedDesign
-from .reml import MixedFit, _Monitor, minimise_bounded
-from .sparse import PenalisedSystem
+from .reml import MixedFit, _Monitor, _one_blas_thread, minimise_bounded
+from .schur import coarse_labels
+from .sparse import EliminatedSystem, PenalisedSystem
+
+
+#: Random effects from which PIRLS factors with the largest term eliminated and the rest blockwise
+#: (measured CPU per Laplace evaluation, one BLAS thread: HAL-scale pooled model, 32,014 effects, 0.55 s
+#: against 0.79 s with the full sparse LU; Terminal-Bench 2.0, 4,400 effects, 0.13 s against 0.09 s).
+ELIMINATION_MIN_EFFECTS = 10_000
 
 
 class LaplaceProblem:
     """The Laplace deviance of a binomial-logit :class:`MixedDesign` as a function of (theta, beta)."""
 
-    def __init__(self, design: MixedDesign):
+    def __init__(self, design: MixedDesign, elimination: bool | None = None):
         if not design.binary:
             raise ValueError("the Laplace GLMM needs binary trials (successes out of trials), not a numeric score.")
         self.design = design
@@ -42,22 +49,33 @@ class LaplaceProblem:
         self.zt = self.z.T.tocsr()
         self.term_of = design.term_of_column
         self.k, self.n = design.s, design.n
-        self.system = PenalisedSystem(self.zt @ self.z)
-        # Z'WZ's values are linear in the cell weights: precompute where each (cell, term, term) pair
-        # lands among the stored entries, so a new W costs one bincount instead of a sparse product
-        g = self.system.g
-        q = g.shape[0]
-        col_of_entry = np.repeat(np.arange(q), np.diff(g.indptr))
-        keys = col_of_entry.astype(np.int64) * q + g.indices  # CSC, sorted: keys increase
         offsets = np.concatenate([[0], np.cumsum(design.n_levels)[:-1]])
         cols = design.codes + offsets[:, None]  # (K, C)
+        if elimination is None:
+            elimination = design.n_effects >= ELIMINATION_MIN_EFFECTS
+        if elimination and design.n_terms > 1:
+            # as REML: the term with most levels eliminated in closed form, the rest blockwise when it has
+            # the nested structure (.schur), now with G's values renewed at every PIRLS step
+            largest = int(np.argmax(design.n_levels))
+            self.system = EliminatedSystem(self.zt @ self.z, np.flatnonzero(self.term_of == largest), weighted=True)
+            self.system.use_blocks(self.term_of[self.system.i2],
+                                   [lab[self.system.i2] for lab in coarse_labels(design, cols.T)])
+            g_indices, g_indptr = self.system.g_indices, self.system.g_indptr
+        else:
+            self.system = PenalisedSystem(self.zt @ self.z)
+            g_indices, g_indptr = self.system.g.indices, self.system.g.indptr
+        # Z'WZ's values are linear in the cell weights: precompute where each (cell, term, term) pair
+        # lands among the stored entries, so a new W costs one bincount instead of a sparse product
+        q = g_indptr.size - 1
+        col_of_entry = np.repeat(np.arange(q), np.diff(g_indptr))
+        keys = col_of_entry.astype(np.int64) * q + g_indices  # CSC, sorted: keys increase
         kk = design.n_terms
         a = np.repeat(cols, kk, axis=0)  # (K*K, C): term i repeated
         b = np.tile(cols, (kk, 1))  # (K*K, C): term j
         pair_keys = (b.astype(np.int64) * q + a).ravel()  # column b, row a
         self._pos = np.searchsorted(keys, pair_keys)
         self._cell = np.tile(np.arange(design.n_cells), kk * kk)
-        self._nnz = g.nnz
+        self._nnz = g_indices.size
         self.lchoose = float(np.sum(gammaln(self.n + 1) - gammaln(self.k + 1) - gammaln(self.n - self.k + 1)))
         self.u = np.zeros(design.n_effects)
         self.pirls_iterations = 0
@@ -135,9 +153,10 @@ def laplace(design: MixedDesign, *, x0: np.ndarray | None = None, max_evals: int
         return v
 
     lower = np.r_[np.zeros(design.n_terms), -np.inf]
-    res, nfev = minimise_bounded(fun, np.asarray(x0, dtype=np.float64), lower, max_evals=max_evals)
-    theta = np.maximum(res.x[:-1], 0.0)
-    out = prob.evaluate(theta, res.x[-1])
+    with _one_blas_thread():
+        res, nfev = minimise_bounded(fun, np.asarray(x0, dtype=np.float64), lower, max_evals=max_evals)
+        theta = np.maximum(res.x[:-1], 0.0)
+        out = prob.evaluate(theta, res.x[-1])
     comps = {name: float(theta[k] ** 2) for k, name in enumerate(design.term_names)}
     comps["residual"] = RESIDUAL_VARIANCE
     if progress is not None:

@@ -57,6 +57,7 @@ import pandas as pd
 import scipy.optimize as so
 
 from .design import EstimationCancelled, MixedDesign
+from .schur import coarse_labels
 from .sparse import EliminatedSystem
 
 
@@ -321,23 +322,8 @@ class RemlProblem:
         else:
             self.blocks = False
 
-    def _coarse_labels(self, max_levels: int = 100) -> list[np.ndarray]:
-        """Per term with 2..max_levels levels: that term's level shared by all cells of each column of Z
-        (-1 where the column's cells span several), the candidate groupings of :func:`.schur.plan_blocks`."""
-        d = self.design
-        cand = [c for c in range(d.n_terms) if 2 <= d.n_levels[c] <= max_levels]
-        lo = np.empty((len(cand), d.n_effects), dtype=np.int64)
-        hi = np.empty_like(lo)
-        for k in range(d.n_terms):
-            # every level of every term has at least one cell: reduce the cells sorted by that term's level
-            order = np.argsort(d.codes[k], kind="stable")
-            starts = np.flatnonzero(np.r_[True, np.diff(d.codes[k][order]) != 0])
-            cols = self.cell_cols[order[starts], k]
-            for i, c in enumerate(cand):
-                v = d.codes[c][order]
-                lo[i, cols] = np.minimum.reduceat(v, starts)
-                hi[i, cols] = np.maximum.reduceat(v, starts)
-        return [np.where(lo[i] == hi[i], lo[i], -1) for i in range(len(cand))]
+    def _coarse_labels(self) -> list[np.ndarray]:
+        return coarse_labels(self.design, self.cell_cols)
 
     def evaluate(self, theta: np.ndarray, gradient: bool = False) -> dict:
         """REML deviance and the profiled estimates at ``theta`` (Bates et al. 2015, eqs. 32-41)."""

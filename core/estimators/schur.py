@@ -68,6 +68,26 @@ class BlockPlan:
         return int(np.sum(self.block_of < 0))
 
 
+def coarse_labels(design, cell_cols: np.ndarray, max_levels: int = 100) -> list[np.ndarray]:
+    """Per term of ``design`` (a :class:`.design.MixedDesign`) with 2..max_levels levels: that term's level
+    shared by all cells of each column of Z (-1 where the column's cells span several), the candidate
+    groupings of :func:`plan_blocks`.  ``cell_cols`` (cells, K) is the column of Z of each term per cell."""
+    d = design
+    cand = [c for c in range(d.n_terms) if 2 <= d.n_levels[c] <= max_levels]
+    lo = np.empty((len(cand), d.n_effects), dtype=np.int64)
+    hi = np.empty_like(lo)
+    for k in range(d.n_terms):
+        # every level of every term has at least one cell: reduce the cells sorted by that term's level
+        order = np.argsort(d.codes[k], kind="stable")
+        starts = np.flatnonzero(np.r_[True, np.diff(d.codes[k][order]) != 0])
+        cols = cell_cols[order[starts], k]
+        for i, c in enumerate(cand):
+            v = d.codes[c][order]
+            lo[i, cols] = np.minimum.reduceat(v, starts)
+            hi[i, cols] = np.maximum.reduceat(v, starts)
+    return [np.where(lo[i] == hi[i], lo[i], -1) for i in range(len(cand))]
+
+
 def plan_blocks(indices: np.ndarray, indptr: np.ndarray, term_of: np.ndarray, coarse_labels: list[np.ndarray]
                 ) -> BlockPlan | None:
     """Choose the nested columns T of S (CSC pattern ``indices``, ``indptr``) and their groups.

@@ -223,10 +223,13 @@ class EliminatedSystem:
     ``S`` is factored.  ``lambda`` must be constant over the block (one term).
     """
 
-    def __init__(self, g: sp.spmatrix, block: np.ndarray):
+    def __init__(self, g: sp.spmatrix, block: np.ndarray, weighted: bool = False):
         g = sp.csc_matrix(g)
         g.sum_duplicates()
+        g.sort_indices()
         q = g.shape[0]
+        #: G's CSC pattern: :meth:`factor`'s ``g_data`` (new values of G, e.g. PIRLS weights) follow it
+        self.g_indices, self.g_indptr = g.indices, g.indptr
         first = np.zeros(q, dtype=bool)
         first[np.asarray(block)] = True
         self.i1, self.i2 = np.flatnonzero(first), np.flatnonzero(~first)
@@ -237,7 +240,6 @@ class EliminatedSystem:
         g21 = g[self.i2][:, self.i1].tocsc()
         g21.sort_indices()
         self.g21 = g21
-        self.g21_t = g21.T.tocsr()
         q2 = len(self.i2)
         g22 = g[self.i2][:, self.i2].tocsc()
         ones = g21.copy()
@@ -266,6 +268,19 @@ class EliminatedSystem:
         self.q2 = q2
         self._lu = _FixedPatternLU()
         self._lam = None
+        self._g21_now = g21
+        if weighted:
+            # where each stored value of G goes, for factorisations with new values of G (Laplace's PIRLS
+            # weights): the same slicing of a matrix whose values are their own positions
+            marker = sp.csc_matrix((np.arange(1, g.nnz + 1, dtype=np.float64), g.indices, g.indptr), shape=g.shape)
+            self._w_d1 = np.asarray(marker[self.i1][:, self.i1].diagonal()).astype(np.int64) - 1
+            m21 = marker[self.i2][:, self.i1].tocsc()
+            m21.sort_indices()
+            self._w_g21 = m21.data.astype(np.int64) - 1
+            m22 = marker[self.i2][:, self.i2].tocoo()
+            self._w_g22 = m22.data.astype(np.int64) - 1
+            self._w_g22_pos = lookup(m22.col.astype(np.int64) * q2 + m22.row)
+            self._pairs = (e, e2, level, pos)
 
     def use_blocks(self, term_of2: np.ndarray, coarse_labels2: list[np.ndarray]) -> bool:
         """Factor S by the block elimination of :mod:`.schur` when S has its structure (small blocks of
@@ -280,12 +295,26 @@ class EliminatedSystem:
         self.plan = plan
         return True
 
-    def factor(self, lam: np.ndarray) -> float:
+    def factor(self, lam: np.ndarray, g_data: np.ndarray | None = None) -> float:
+        """Factor ``A(lam)`` and return ``log|A|``; ``g_data`` replaces G's values (on ``g_indices``,
+        ``g_indptr``; only for a system built with ``weighted=True``)."""
         lam = np.asarray(lam, dtype=np.float64)
         l1, l2 = lam[self.i1], lam[self.i2]
-        self._d = l1 * l1 * self.d1 + 1.0
+        if g_data is None:
+            d1, g22, g21 = self.d1, self._g22, self.g21
+        else:
+            d1 = g_data[self._w_d1]
+            g22 = np.bincount(self._w_g22_pos, weights=g_data[self._w_g22], minlength=self._row.size)
+            g21 = sp.csc_matrix((g_data[self._w_g21], self.g21.indices, self.g21.indptr), shape=self.g21.shape)
+        self._d = l1 * l1 * d1 + 1.0
         w = l1 * l1 / self._d
-        vals = (self._g22 - self._map @ w) * l2[self._row] * l2[self._col] + self._diag
+        if g_data is None:
+            cross = self._map @ w
+        else:  # G_21 diag(w) G_12 on S's pattern from the pairs of entries of each column of G_21
+            e, e2, level, pos = self._pairs
+            cross = np.bincount(pos, weights=g21.data[e] * g21.data[e2] * w[level], minlength=self._row.size)
+        self._g21_now = g21
+        vals = (g22 - cross) * l2[self._row] * l2[self._col] + self._diag
         s = sp.csc_matrix((vals, self.indices, self.indptr), shape=(self.q2, self.q2))
         self._lam = (l1, l2)
         return float(np.sum(np.log(self._d))) + self._lu.factor(s)
@@ -323,9 +352,10 @@ class EliminatedSystem:
         b1, b2 = b[self.i1], b[self.i2]
         d = self._d[:, None]
         # B = Lambda_2 G_21 lambda_1
-        rhs2 = b2 - l2[:, None] * (self.g21 @ (l1[:, None] * b1 / d))
+        g21 = self._g21_now
+        rhs2 = b2 - l2[:, None] * (g21 @ (l1[:, None] * b1 / d))
         x2 = self._lu.solve(rhs2)
-        x1 = (b1 - l1[:, None] * (self.g21_t @ (l2[:, None] * x2))) / d
+        x1 = (b1 - l1[:, None] * (g21.T @ (l2[:, None] * x2))) / d
         x = np.empty_like(b)
         x[self.i1], x[self.i2] = x1, x2
         return x[:, 0] if one_d else x
