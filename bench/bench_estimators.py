@@ -13,12 +13,16 @@ Eq. 6, ~41,000 cells and ~32,000 random effects); ``tb2`` is the Terminal-Bench 
 (resources/demo/terminal-bench-2.csv) under the per-benchmark model; ``fixture`` is the small
 test fixture (tests/estimators/fixtures/binary_cells.csv), which takes seconds.
 
-Cost on the 2-core development machine (CPU time of this process): ``pooled`` REML 65 s (453
-criterion evaluations from Henderson's start; 111 s and 601 from theta = 1 before; with the analytic
-gradient, ``--estimators reml,reml-grad``, 59 s and 67 evaluations; lme4's lmer had not finished after
-900 s wall, 5.8 min CPU); ``pooled`` Laplace about 1 s per evaluation (PIRLS, 3-4
-factorisations) and several hundred evaluations, i.e. a quarter of an hour, so run it deliberately;
-``tb2`` REML about 5 s, Laplace about 30 s.
+Cost (CPU time of this process; the 2-core development machine was shared at load average ~20, so
+wall times were ~5x CPU times).  ``pooled`` REML, ``--reference 10533b9`` in the same run: 13.8 s wall,
+2.8 s CPU, 11 criterion evaluations (projected Newton with the average-information matrix, block
+elimination of the Schur complement), against 397 s wall, 61.3 s CPU and 453 evaluations for the
+derivative-free search of commit 10533b9: 28.7x wall, 22x CPU, criterion equal to 1e-6, components
+within 6.4e-5 relative.  lme4's lmer had not finished after 900 s wall (5.8 min CPU) in an earlier run.
+``pooled`` Laplace: several hundred derivative-free evaluations at 0.55 s CPU each (0.79 s before the
+elimination was used in PIRLS), so minutes: run it deliberately.  ``tb2`` REML about 1 s CPU (3 s
+before), Laplace about 30 s.  ``--estimators reml-cobyqa`` and ``reml-grad`` run the derivative-free
+search and L-BFGS-B beside the default in the same run.
 
 Usage::
 
@@ -26,6 +30,7 @@ Usage::
     python bench/bench_estimators.py --corpus tb2
     python bench/bench_estimators.py --corpus pooled --estimators reml,laplace --no-lme4
     python bench/bench_estimators.py --corpus pooled --estimators reml,reml-grad
+    python bench/bench_estimators.py --corpus pooled --estimators reml --reference 10533b9 --lme4-timeout 300
 """
 
 from __future__ import annotations
@@ -127,9 +132,9 @@ def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--corpus", default="pooled", choices=["pooled", "tb2", "fixture"])
     ap.add_argument("--estimators", default=None,
-                    help="comma-separated: reml,laplace,reml-grad (default: reml,laplace; reml only for the pooled "
-                    "corpus, whose Laplace fit takes a quarter of an hour; reml-grad: REML with the analytic "
-                    "gradient beside the default derivative-free search, same run)")
+                    help="comma-separated: reml,laplace,reml-grad,reml-cobyqa (default: reml,laplace; reml only for the "
+                    "pooled corpus, whose Laplace fit takes minutes; reml-grad / reml-cobyqa: REML by L-BFGS-B / "
+                    "the derivative-free search beside the default Newton iteration, same run)")
     ap.add_argument("--reference", metavar="COMMIT", default=None,
                     help="also run REML (and Laplace, when chosen) of core/estimators as it was at COMMIT (read with "
                     "git show) on the same design in the same run, and print the ratios")
@@ -146,7 +151,7 @@ def main(argv=None) -> None:
           f"effects, {design.n_terms} terms ({time.perf_counter() - t0:.2f} s to build)")
     ours = {}
     for w in which:
-        if w == "reml-grad":  # REML with the analytic gradient beside the default derivative-free search
+        if w == "reml-grad":  # REML by L-BFGS-B with the analytic gradient in theta
             fit = reml(design, method="lbfgs")
             fit.method = "REML-grad"
         elif w == "reml-cobyqa":  # the derivative-free search (the default before the Newton iteration)
@@ -170,11 +175,13 @@ def main(argv=None) -> None:
                   f"({fit.seconds / now.seconds:.1f}x faster), {now.cpu_seconds:.1f} s CPU "
                   f"({fit.cpu_seconds / now.cpu_seconds:.1f}x), criterion {now.criterion:.6f}; largest relative "
                   f"difference of the components {worst:.1e}")
-    if "REML" in ours and "REML-grad" in ours:
-        f, g = ours["REML"], ours["REML-grad"]
+    for other, label in (("REML-grad", "L-BFGS-B with the gradient"), ("REML-cobyqa", "derivative-free")):
+        if "REML" not in ours or other not in ours:
+            continue
+        g, f = ours["REML"], ours[other]
         worst = max(abs(g.components[n] - f.components[n]) / max(abs(f.components[n]), 1e-12)
                     for n in g.components if f.components[n] > 1e-6)
-        print(f"REML with the analytic gradient vs derivative-free, same run: {g.seconds:.1f} s vs {f.seconds:.1f} s "
+        print(f"REML Newton (default) vs {label}, same run: {g.seconds:.1f} s vs {f.seconds:.1f} s "
               f"wall ({f.seconds / g.seconds:.1f}x), {g.cpu_seconds:.1f} s vs {f.cpu_seconds:.1f} s CPU "
               f"({f.cpu_seconds / g.cpu_seconds:.1f}x), {g.n_evaluations} vs {f.n_evaluations} evaluations; "
               f"criterion {g.criterion:.6f} vs {f.criterion:.6f}; largest relative difference of the components "
