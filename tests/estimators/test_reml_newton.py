@@ -177,3 +177,24 @@ def test_laplace_with_the_eliminated_system_equals_the_full_factorisation(zero):
     a, b = fast.evaluate(theta, 0.5), full.evaluate(theta, 0.5)
     assert a["deviance"] == pytest.approx(b["deviance"], rel=1e-12)
     np.testing.assert_allclose(a["u"], b["u"], rtol=1e-7, atol=1e-9)
+
+
+def test_a_failed_newton_iteration_falls_back_to_the_derivative_free_search(monkeypatch):
+    """The safety net: if the Newton iteration stops unconverged, the search finishes derivative-free from
+    its last point and reaches the same optimum."""
+    import importlib
+
+    reml_module = importlib.import_module("ddr_explorer.core.estimators.reml")
+
+    d = MixedDesign.from_table(pooled_table(0), POOLED_TERMS, response="score")
+    want = reml(d, method="cobyqa")
+
+    def broken(problem, theta0, **kw):
+        raise FloatingPointError("simulated breakdown")
+
+    monkeypatch.setattr(reml_module, "minimise_newton", broken)
+    got = reml(d)
+    assert got.converged
+    assert got.criterion == pytest.approx(want.criterion, abs=1e-6)
+    for t in want.components:
+        assert got.components[t] == pytest.approx(want.components[t], rel=1e-4, abs=1e-8), t
