@@ -34,9 +34,11 @@ in the same process; one BLAS thread; a shared 2-core machine at load average ~2
 several times CPU times; read the CPU seconds and the ratios):
 
 - HAL-scale pooled simulation (41,354 cells, 32,014 random effects, 10 terms): Newton 11 evaluations
-  (10 with derivatives); see the bench docstring for the same-run wall/CPU figures against the
-  derivative-free search (453 evaluations, 65.8 s CPU, 222 s wall in that run).  Same criterion to 1e-6;
-  components within 6.4e-5 relative of the derivative-free search's (whose stopping radius is looser).
+  (10 with derivatives), 2.8 s CPU and 13.8 s wall (setup included: 1.0 s CPU for the elimination's
+  maps, 0.25 s for Henderson's start), against 453 evaluations, 61.3 s CPU and 397 s wall for the
+  derivative-free search of commit 10533b9 in the same run (22x CPU, 29x wall).  Same criterion to
+  1e-6; components within 6.4e-5 relative of the derivative-free search's (whose stopping radius on
+  theta is looser).
   Per evaluation (CPU): deviance 0.054 s with the block elimination against 0.12 s with SuperLU;
   deviance with derivatives 0.17 s against 0.67 s (SuperLU plus the Python selected inverse).
   lme4's lmer gave no answer within 900 s in an earlier run.
