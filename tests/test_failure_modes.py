@@ -31,7 +31,7 @@ def test_activation_rates_are_recovered():
     p = dataclasses.replace(DEMO, n_tasks=30, n_trials=3)
     table, expected = simulate_failure_table(p, seed=11, return_expected=True)
     prof = trace_profiles(build_corpus(table, file=None, format="simulated"))
-    assert len(prof) == 6 * 60 * 3 and list(prof.columns) == sorted(p.categories)
+    assert len(prof) == p.n_models * p.n_scaffolds * 60 * 3 and list(prof.columns) == sorted(p.categories)
     order = [sorted(p.categories).index(c) for c in p.categories]  # generator order -> sorted columns
     observed = prof.mean().to_numpy()[order]
     draws = activation_draws(prof, 4000, seed=1)[:, order]
@@ -120,8 +120,9 @@ def test_cli_json_failure_modes_and_frontier(fake_sampler, tmp_path, capsys):
     assert len(fake_sampler) == 5  # every fit from the cache
     assert fm["categories"] == json.loads(json.dumps(direct["categories"]))
     assert fm["holdout"]["trace_mae"] == pytest.approx(direct["holdout"]["trace_mae"])
-    # the file's own counts (traces with a failed check of the category, of 120): 66, 30, 68, 39
-    assert [c["activation_rate"] for c in fm["categories"]] == pytest.approx([66 / 120, 30 / 120, 68 / 120, 39 / 120])
+    # the file's own counts (traces with a failed check of the category, of 960): 444, 205, 334, 220
+    assert [c["activation_rate"] for c in fm["categories"]] == pytest.approx([444 / 960, 205 / 960, 334 / 960,
+                                                                             220 / 960])
     assert "no release_date column" in d["frontier"]["stopped"]
     code = main(["analyses", str(demo), "--which", "failure-modes", "--splits", "5", "--cache", str(tmp_path),
                  "--quiet", *FAST])

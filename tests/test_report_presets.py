@@ -62,21 +62,24 @@ def test_observed_design_sizes_the_extra_facets_of_seed_003(small_csv):
     assert rel == pytest.approx(1.0 / (1.0 + err), rel=1e-12)
 
 
+def _one_benchmark(corpus):
+    from ddr_explorer.core.analyses.refits import sub_corpus
+
+    return sub_corpus(corpus, corpus.table["benchmark"].astype(str) == "sim-bench-a", "one benchmark")
+
+
 @pytest.mark.parametrize("preset", ["per-benchmark", "pooled", "ddr"])
-def test_report_is_written_for_every_preset(small_csv, tmp_path, preset):
-    """A real (short) fit of each preset, and the sheet: ddr measures agents, the others models."""
+def test_report_is_written_for_every_preset(fake_sampler, small_csv, tmp_path, preset):
+    """The sheet of each preset (stand-in sampler, draws known by hand): ddr measures agents, the others models."""
     from ddr_explorer.core.ddr_sheet import write_ddr_sheet
 
     corpus = load_corpus(small_csv)
-    if preset == "per-benchmark":  # one benchmark: the per-benchmark model is seed 000 Eq. 2 of one benchmark
-        from ddr_explorer.core.analyses.refits import sub_corpus
-
-        corpus = sub_corpus(corpus, corpus.table["benchmark"].astype(str) == "sim-bench-a", "one benchmark")
-    settings = SamplerSettings(draws=40, warmup=40, chains=2, seed=1)
+    if preset == "per-benchmark":  # seed 000 Eq. 2 is a model of one benchmark
+        corpus = _one_benchmark(corpus)
     out = tmp_path / f"{preset}.pdf"
-    res = write_ddr_sheet(corpus, out, preset=preset, settings=settings, cache_dir=tmp_path / "cache",
-                          analyses={})
-    assert out.is_file() and out.read_bytes()[:5] == b"%PDF-"
+    res = write_ddr_sheet(corpus, out, preset=preset, settings=SamplerSettings(draws=40, warmup=20, chains=2),
+                          cache_dir=tmp_path / "cache", analyses={})
+    assert out.is_file() and out.read_bytes()[:5] == b"%PDF-" and len(fake_sampler) == 1
     d = res.inputs.observed_design
     if preset == "ddr":
         assert d.object_of_measurement == "agent"
@@ -85,3 +88,28 @@ def test_report_is_written_for_every_preset(small_csv, tmp_path, preset):
     else:
         assert d.object_of_measurement == "model" and d.extra_facets == {}
         assert res.inputs.theta is not None and res.inputs.theta.shape[1] == SMALL.n_models
+    with pytest.raises(ValueError, match="measures agents") if preset == "ddr" else _no_error():
+        write_ddr_sheet(corpus, tmp_path / "m.pdf", preset=preset, settings=SamplerSettings(draws=40, warmup=20,
+                        chains=2), cache_dir=tmp_path / "cache", analyses={}, object_of_measurement="model")
+
+
+class _no_error:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+@pytest.mark.slow
+def test_ddr_preset_report_with_the_real_sampler(small_csv, tmp_path, capsys):
+    """``ddr report --preset ddr``: a real, short fit of seed 003 Eq. 1 and its sheet (it failed with "no variance
+    component for the object 'model'")."""
+    from ddr_explorer.core.cli import main
+
+    out = tmp_path / "ddr.pdf"
+    code = main(["report", str(small_csv), "--preset", "ddr", "-o", str(out), "--analyses", "none", "--draws", "30",
+                 "--warmup", "30", "--chains", "2", "--cache", str(tmp_path / "cache"), "--quiet"])
+    err = capsys.readouterr().err
+    assert code == 0, err
+    assert out.read_bytes()[:5] == b"%PDF-"

@@ -20,7 +20,7 @@ rank correlation of per-category agent x task variance and activation rate is -1
 
 The demo's size (:data:`DEMO`) is chosen so that every fit of the analysis passes the convergence
 gate at the default sampler settings: 4 models x 2 scaffolds (8 agents), 2 benchmarks x 20 tasks,
-3 steps, 3 traces per agent-task cell (seed 003's tau^2-bench runs 4 trials per task; MAST has
+3 steps, 4 traces per agent-task cell (seed 003's tau^2-bench runs 4 trials per task; MAST has
 7 systems).  The first demo (3 models x 2 scaffolds, 10 tasks per benchmark, 1 trace per cell, and
 no agent x step or task x step variance) never converged: with one trace, each agent-task cell of
 a category holds 3 binary checks, and the per-category sigma^2_a:t (bulk ESS 170, R-hat 1.02) and
@@ -60,7 +60,7 @@ class FailureSim:
     n_benchmarks: int = 2
     n_tasks: int = 20  # per benchmark
     n_steps: int = 3
-    n_trials: int = 3  # traces per agent-task cell
+    n_trials: int = 4  # traces per agent-task cell (seed 003's tau^2-bench: 4 trials per task)
 
 
 DEMO = FailureSim()
