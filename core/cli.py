@@ -210,7 +210,9 @@ def _design_from_args(args: argparse.Namespace, observed=None):
             d[field] = value
     if args.price_per_trial is not None:
         d["price_per_trial"] = args.price_per_trial
-    d["object_of_measurement"] = args.object
+    if observed is not None and observed.extra_facets:  # seed 003's steps and error categories
+        d["extra_facets"] = dict(observed.extra_facets)
+    d["object_of_measurement"] = args.object or (observed.object_of_measurement if observed is not None else "model")
     d["claim"] = args.claim
     d.setdefault("n_tasks", 50)
     return DStudyDesign(**d)
@@ -219,6 +221,7 @@ def _design_from_args(args: argparse.Namespace, observed=None):
 def cmd_dstudy(args: argparse.Namespace) -> int:
     from .components_io import ComponentsFileError, read_components
     from .dstudy.summary import dstudy_summary, format_dstudy
+    from .reliability import as_components, object_for_terms
 
     if args.components is None and args.path is None:
         print("ddr: give a corpus or cached fit, or --components FILE", file=sys.stderr)
@@ -229,6 +232,7 @@ def cmd_dstudy(args: argparse.Namespace) -> int:
         observed = verdict = None
         if args.components is not None:
             components = read_components(args.components)
+            args.object = object_for_terms(as_components(components).terms, args.object)
         else:
             from .fitting import components_for_dstudy
 
@@ -270,6 +274,7 @@ def _dstudy_preview(args: argparse.Namespace) -> int:
         print("ddr: --preview needs a corpus file (not --components): it estimates the components of that corpus",
               file=sys.stderr)
         return EXIT_INVALID
+    args.object = args.object or "model"  # the preview's presets measure models
     try:
         preview, observed = preview_for_dstudy(args)
         design = _design_from_args(args, observed)
@@ -739,8 +744,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--n-benchmarks", type=float, help="benchmarks")
     p.add_argument("--replicates", type=float, help="trials per task-model-scaffold cell")
     p.add_argument("--n-models", type=int, help="models compared (enters the cost)")
-    p.add_argument("--object", default="model", choices=["model", "system"],
-                   help="object of measurement: model, or model-scaffold system")
+    p.add_argument("--object", choices=["model", "system", "agent"],
+                   help="object of measurement: model, model-scaffold system, or agent (default: the model's own: "
+                        "agent for the ddr preset, else model)")
     p.add_argument("--claim", default="relative", choices=["relative", "absolute"],
                    help="relative (ranking, Erho2) or absolute (threshold decisions, Phi)")
     p.add_argument("--target", type=float, help="target coefficient (default 0.85 relative, 0.90 absolute)")
@@ -797,7 +803,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-o", "--output", type=Path, required=True, help="the PDF to write")
     _add_preset_argument(p, "a model preset (default: pooled for several benchmarks, else per-benchmark)")
     p.add_argument("--formula", help="a random-intercept formula instead of --preset")
-    p.add_argument("--object", default="model", choices=["model", "system"], help="object of measurement")
+    p.add_argument("--object", choices=["model", "system", "agent"],
+                   help="object of measurement (default: the model's own: agent for the ddr preset, else model)")
     p.add_argument("--claim", default="relative", choices=["relative", "absolute"], help="ranking or thresholds")
     p.add_argument("--target", type=float, help="target coefficient (default 0.85 relative, 0.90 absolute)")
     p.add_argument("--budget", type=float, help="budget in USD")

@@ -255,7 +255,7 @@ def _load_source(source, corpus, load_options):
 def write_ddr_sheet(source, output, *, corpus=None, load_options: Mapping[str, Any] | None = None,
                     posterior=None, corpus_summary: Mapping[str, Any] | None = None,
                     preset: str | Any | None = None, settings=None, cache_dir: str | Path | None = None,
-                    use_cache: bool = True, object_of_measurement: str = "model", claim: str = "relative",
+                    use_cache: bool = True, object_of_measurement: str | None = None, claim: str = "relative",
                     target: float | None = None, budget: float | None = None,
                     prices: Mapping[str, float] | None = None, analyses: Mapping[str, Any] | None = None,
                     date_invariant: bool = False, title: str | None = None,
@@ -376,6 +376,12 @@ def write_ddr_sheet(source, output, *, corpus=None, load_options: Mapping[str, A
         messages.append(f"the fit did not converge ({shown or 'see the diagnostics page'}); page 1 of the sheet "
                         "says so")
 
+    # The object of measurement follows the fitted model (agents for seed 003's ddr preset), for the
+    # analyses and the sheet alike.
+    from .fitting import components_from_posterior
+    from .reliability import object_for_terms
+
+    object_of_measurement = object_for_terms(components_from_posterior(posterior).terms, object_of_measurement)
     if analyses is None and default_analyses is not None:  # chosen now: the estimate needs the fit
         analyses = default_analyses(c, posterior)
     results: dict[str, Any] = {}

@@ -27,7 +27,7 @@ import pandas as pd
 from .cache import FORMAT_VERSION, OLD_FORMAT_VERSIONS, CacheEntry, FitCache, cache_key
 from .files import default_cache_dir
 from .corpus.corpus import Corpus
-from .reliability import VarianceComponents
+from .reliability import VarianceComponents, object_for_terms
 
 
 @dataclass
@@ -359,7 +359,9 @@ def components_for_dstudy(args):
             raise ValueError(f"{path}: {exc}") from None
         if getattr(args, "token_prices", None) is not None:
             raise ValueError(f"--token-prices needs the corpus's token counts: give the corpus, not the fit {path}")
-        return components_from_posterior(post), None, verdict_of(post)
+        comp = components_from_posterior(post)
+        args.object = object_for_terms(comp.terms, getattr(args, "object", None))
+        return comp, None, verdict_of(post)
     from .corpus.columns import options_from_args
     from .corpus.io import load_corpus
 
@@ -373,8 +375,13 @@ def components_for_dstudy(args):
         from .price_tables import read_token_prices
 
         prices = prices_from_tokens(corpus.table, read_token_prices(token_prices))
-    observed = observed_design(corpus, object_of_measurement=getattr(args, "object", "model"),
-                               claim=getattr(args, "claim", "relative"), prices=prices)
+    observed_design(corpus, object_of_measurement=getattr(args, "object", None) or "model",
+                    claim=getattr(args, "claim", "relative"), prices=prices)  # before the fit: bad input costs nothing
     result = fit_corpus(corpus, preset, settings, cache_dir=getattr(args, "cache", None),
                         strict_terms=bool(getattr(args, "strict_terms", False)))
-    return components_from_posterior(result.posterior), observed, verdict_of(result.posterior)
+    comp = components_from_posterior(result.posterior)
+    # the object follows the fitted model (agents for seed 003's ddr preset), and so do the design's facets
+    args.object = object_for_terms(comp.terms, getattr(args, "object", None))
+    observed = observed_design(corpus, object_of_measurement=args.object, claim=getattr(args, "claim", "relative"),
+                               prices=prices, facets=comp.facets)
+    return comp, observed, verdict_of(result.posterior)

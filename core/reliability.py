@@ -79,6 +79,7 @@ __all__ = [
     "split_term",
     "canonical_term",
     "object_facets",
+    "object_for_terms",
     "design_weights",
     "universe_variance",
     "error_variance",
@@ -176,6 +177,52 @@ def object_facets(obj: str | Iterable[str]) -> frozenset[str]:
             return frozenset(_OBJECT_ALIASES[obj])
         return frozenset(split_term(obj))
     return frozenset(split_term(obj))
+
+
+#: Facet of seed 003's model: the agent, one model-scaffold pair (``(1|agent)`` in the ``ddr`` preset).
+AGENT = "agent"
+
+
+def object_for_terms(terms: Iterable[str], requested: str | None = None) -> str:
+    """The object of measurement of a fit: the one the caller asked for, or the one its model measures.
+
+    The object follows the model (SPEC sec. 4; seed 003 sec. 3): a fit with an ``agent`` facet (the
+    ``ddr`` preset, seed 003 Eq. 1) measures agents, and has no ``model`` term; any other fit measures
+    models unless ``"system"`` is asked for (seed 000 Eq. 4).
+
+    Parameters
+    ----------
+    terms
+        The fit's variance terms (``VarianceComponents.terms`` or a spec's term names).
+    requested
+        ``None`` (the model's own object), ``"model"``, ``"system"`` or ``"agent"``.  On an
+        agent fit, ``"system"`` and ``"agent"`` are the same object (an agent is one model-scaffold
+        pair); on a fit without an agent facet, ``"agent"`` is read as ``"system"``.
+
+    Returns
+    -------
+    str
+        ``"agent"``, ``"model"`` or ``"system"`` (or ``requested`` itself when it names other facets).
+
+    Raises
+    ------
+    ValueError
+        ``"model"`` asked of an agent fit: it has no model term, so its models' universe score is
+        undefined; the message names the object to use.
+    """
+    facets = {f for t in terms for f in split_term(t)}
+    if AGENT in facets:
+        if requested in (None, AGENT, "system", "agent_system"):
+            return AGENT
+        if requested == "model" and "model" not in facets:
+            raise ValueError("this fit measures agents (its model has an agent facet, one model-scaffold pair per "
+                             "level, as seed 003 Eq. 1) and has no model term; use --object agent (the default for "
+                             "this model), or fit a preset with a model term (per-benchmark, pooled) to compare "
+                             "models")
+        return requested
+    if requested is None:
+        return "model"
+    return "system" if requested == AGENT else requested
 
 
 def _object_name(obj: frozenset[str]) -> str:

@@ -31,7 +31,7 @@ def test_activation_rates_are_recovered():
     p = dataclasses.replace(DEMO, n_tasks=30, n_trials=3)
     table, expected = simulate_failure_table(p, seed=11, return_expected=True)
     prof = trace_profiles(build_corpus(table, file=None, format="simulated"))
-    assert len(prof) == 6 * 60 * 3 and list(prof.columns) == sorted(p.categories)
+    assert len(prof) == p.n_models * p.n_scaffolds * 60 * 3 and list(prof.columns) == sorted(p.categories)
     order = [sorted(p.categories).index(c) for c in p.categories]  # generator order -> sorted columns
     observed = prof.mean().to_numpy()[order]
     draws = activation_draws(prof, 4000, seed=1)[:, order]
@@ -92,7 +92,7 @@ def test_study_recovers_the_sign_of_the_rank_correlation(sim_csv, tmp_path):
     preset, fitted in the CLI test below with the stand-in sampler)."""
     p = sim_csv[1]
     st = failure_mode_study(load_corpus(sim_csv[0]), SamplerSettings(draws=60, warmup=40, chains=2, seed=0), tmp_path,
-                            n_splits=5, four_facet=False)
+                            n_splits=5, four_facet=False, rerun_unconverged=False)  # a short run: no rerun
     assert st.categories == sorted(p.categories) and st.n_fits == 2 and st.four_facet == {}
     tax = st.taxonomy()
     assert isinstance(tax, FailureTaxonomy)
@@ -113,15 +113,19 @@ def test_cli_json_failure_modes_and_frontier(fake_sampler, tmp_path, capsys):
     assert code == 0, out.err
     d = json.loads(out.out)
     fm = d["failure-modes"]
-    assert len(fake_sampler) == 5 and fm["n_fits"] == 5  # four-facet + one per category
-    assert d["convergence"]["fits"]["failure-modes"]["n_fits"] == 5 and d["converged"] is False  # 40 draws: ESS < 400
+    # four-facet + one per category; the stand-in's 40 draws fail the gate (ESS < 400), so each is rerun once with
+    # twice the draws and warmup (the refit engine's policy), and still fails
+    assert len(fake_sampler) == 10 and fm["n_fits"] == 5 and fm["n_rerun"] == 5
+    conv = d["convergence"]["fits"]["failure-modes"]
+    assert conv["n_fits"] == 5 and conv["n_rerun"] == 5 and d["converged"] is False
     assert len(fm["four_facet"]) == 10 and "task:error_category" in fm["four_facet"]  # Eq. 1 with steps
     direct = failure_mode_study(load_corpus(demo), SETTINGS, tmp_path, n_splits=5).to_dict()
-    assert len(fake_sampler) == 5  # every fit from the cache
+    assert len(fake_sampler) == 10  # every fit and rerun from the cache
     assert fm["categories"] == json.loads(json.dumps(direct["categories"]))
     assert fm["holdout"]["trace_mae"] == pytest.approx(direct["holdout"]["trace_mae"])
-    # the file's own counts (traces with a failed check of the category, of 120): 66, 30, 68, 39
-    assert [c["activation_rate"] for c in fm["categories"]] == pytest.approx([66 / 120, 30 / 120, 68 / 120, 39 / 120])
+    # the file's own counts (traces with a failed check of the category, of 1,280): 587, 270, 441, 291
+    assert [c["activation_rate"] for c in fm["categories"]] == pytest.approx([587 / 1280, 270 / 1280, 441 / 1280,
+                                                                             291 / 1280])
     assert "no release_date column" in d["frontier"]["stopped"]
     code = main(["analyses", str(demo), "--which", "failure-modes", "--splits", "5", "--cache", str(tmp_path),
                  "--quiet", *FAST])

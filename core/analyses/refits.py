@@ -131,7 +131,7 @@ def sub_corpus(corpus, rows, name: str):
 
 def cold_fits(jobs: Sequence[FitJob], settings=None, *, cache_dir: str | Path | None = None,
              progress: ProgressCallback | None = None, cancel: CancelCallback | None = None,
-             what: str = "batch", skip_failed: bool = False) -> BatchResult:
+             what: str = "batch", skip_failed: bool = False, rerun_unconverged: bool = False) -> BatchResult:
     """Fit every job cold through the cache, one after another (the path before the refit engine).
 
     Refits of one parent fit (the same model on part of its cells) go through
@@ -158,6 +158,10 @@ def cold_fits(jobs: Sequence[FitJob], settings=None, *, cache_dir: str | Path | 
         A job whose data cannot be fitted (a ``ValueError`` such as a
         sub-corpus with one model) gets ``None`` and its message in
         :attr:`BatchResult.errors` instead of stopping the batch.
+    rerun_unconverged
+        The refit engine's gate policy (:mod:`.engine`): a fit that fails the convergence gate is
+        rerun once, cold, with :func:`~.engine.rerun_settings` (twice the draws and warmup; cached
+        under its own key), and the rerun's fit replaces it; its label is in :attr:`BatchResult.rerun`.
 
     Returns
     -------
@@ -211,6 +215,19 @@ def cold_fits(jobs: Sequence[FitJob], settings=None, *, cache_dir: str | Path | 
         else:
             out.n_fitted += 1
             sampled_seconds.append(time.perf_counter() - t)
+        if rerun_unconverged and not bool(result.posterior.diagnostics.converged):
+            from ..model.posterior import SamplerSettings
+            from .engine import rerun_settings
+
+            check_cancel(cancel, f"{what} ({job.label}, rerun with more draws)")
+            out.rerun.append(job.label)
+            t = time.perf_counter()
+            result = fit_corpus(job.corpus, job.spec, rerun_settings(settings or SamplerSettings()),
+                                cache_dir=cache_dir, progress=inner, cancel=cancel)
+            if result.from_cache:
+                out.n_cached += 1
+            else:
+                out.n_fitted += 1
         out.results.append(result)
     out.wall_seconds = time.perf_counter() - t0
     if progress is not None:

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import Mapping
 
+import pandas as pd
+
 from .prices import prices_from_cost_column
 from .sizes import DStudyDesign
 
@@ -24,13 +26,29 @@ def _table(corpus):
     return getattr(corpus, "table", corpus)
 
 
-def observed_sizes(corpus) -> dict[str, float]:
+#: Record facets every design has; the others (seed 003's step, error_category) are the fit's extra facets.
+_BASE_FACETS = ("benchmark", "task", "model", "scaffold", "agent")
+
+
+def _extra_facets(table, facets) -> list[str]:
+    """The fit's facets beyond benchmark, task, model and scaffold that are columns of the table, in order."""
+    return [f for f in dict.fromkeys(facets or ()) if f not in _BASE_FACETS and f in table.columns]
+
+
+def observed_sizes(corpus, facets=()) -> dict[str, float]:
     """The design a corpus ran, as D-study sizes.
 
     Parameters
     ----------
     corpus
         A corpus or its canonical table (facet columns, ``trials``).
+    facets
+        The fit's facets (``VarianceComponents.facets``).  Those beyond benchmark, task, model and
+        scaffold (seed 003 Eq. 1's ``step`` and ``error_category``) are sized by their levels in the
+        corpus (``extra_facets``), and they are part of the cell whose trials are the replicates:
+        in seed 003's design a replicate is one trace's check at one step of one category.  A fit
+        without a benchmark facet counts every benchmark's tasks as one task facet (``n_tasks`` all
+        tasks, ``n_benchmarks`` 1).
 
     Returns
     -------
@@ -38,7 +56,8 @@ def observed_sizes(corpus) -> dict[str, float]:
         ``n_tasks``: median over benchmarks of the tasks per benchmark;
         ``n_scaffolds``: median over models of the scaffolds each model ran
         with; ``n_benchmarks``: the number of benchmarks; ``n_replicates``:
-        median trials per (benchmark, task, model, scaffold) cell.  Medians
+        median trials per (benchmark, task, model, scaffold[, extra facets]) cell;
+        ``extra_facets``: levels of each extra facet (only when the fit has one).  Medians
         of an even count may be half-integers (D-study sizes need not be whole).
     """
     table = _table(corpus)
@@ -49,9 +68,17 @@ def observed_sizes(corpus) -> dict[str, float]:
         raise ObservedDesignError("the corpus has no records; its design is undefined")
     tasks = table.groupby("benchmark", observed=True)["task"].nunique()
     scaffolds = table.groupby("model", observed=True)["scaffold"].nunique()
-    cells = table.groupby(["benchmark", "task", "model", "scaffold"], observed=True)["trials"].sum()
-    return {"n_tasks": float(tasks.median()), "n_scaffolds": float(scaffolds.median()),
-            "n_benchmarks": float(len(tasks)), "n_replicates": max(1.0, float(cells.median()))}
+    if facets and "benchmark" not in facets and len(tasks) > 1:
+        # a fit without a benchmark facet (seed 003's model) has one task facet over every benchmark's tasks:
+        # the D-study averages over all of them, as one benchmark
+        tasks = pd.Series([float(table.groupby(["benchmark", "task"], observed=True).ngroups)])
+    extra = _extra_facets(table, facets)
+    cells = table.groupby(["benchmark", "task", "model", "scaffold", *extra], observed=True)["trials"].sum()
+    out = {"n_tasks": float(tasks.median()), "n_scaffolds": float(scaffolds.median()),
+           "n_benchmarks": float(len(tasks)), "n_replicates": max(1.0, float(cells.median()))}
+    if extra:
+        out["extra_facets"] = {f: float(table[f].nunique(dropna=True)) for f in extra}
+    return out
 
 
 def corpus_prices(corpus) -> dict[str, float]:
@@ -67,7 +94,7 @@ def corpus_prices(corpus) -> dict[str, float]:
 
 
 def observed_design(corpus, *, object_of_measurement: str = "model", claim: str = "relative",
-                    prices: Mapping[str, float] | float | None = None) -> DStudyDesign:
+                    prices: Mapping[str, float] | float | None = None, facets=()) -> DStudyDesign:
     """The corpus's own design: its sizes (:func:`observed_sizes`), models and prices.
 
     Parameters
@@ -75,13 +102,16 @@ def observed_design(corpus, *, object_of_measurement: str = "model", claim: str 
     corpus
         A corpus or its canonical table.
     object_of_measurement, claim
-        ``"model"`` or ``"system"``; ``"relative"`` (ranking) or ``"absolute"``.
+        ``"model"``, ``"system"`` or ``"agent"`` (:func:`~ddr_explorer.core.reliability.object_for_terms`);
+        ``"relative"`` (ranking) or ``"absolute"``.
     prices
         USD per trial (one number or ``{benchmark: price}``); default: the
         corpus's cost column (:func:`corpus_prices`), no prices without one.
+    facets
+        The fit's facets, for the extra facets of seed 003's design (:func:`observed_sizes`).
     """
     table = _table(corpus)
-    sizes = observed_sizes(table)
+    sizes = observed_sizes(table, facets)
     if prices is None:
         prices = corpus_prices(table)
     if isinstance(prices, Mapping):

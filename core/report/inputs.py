@@ -39,7 +39,7 @@ from ..analyses.capability import CapabilityStudy
 from ..analyses.transfer import TransferStudy
 from ..dstudy import DEFAULT_TARGETS, CostRanking, DStudyDesign, accuracy_per_dollar, corpus_prices, observed_design
 from ..fitting import components_from_posterior, theta_from_posterior
-from ..reliability import VarianceComponents, as_components
+from ..reliability import VarianceComponents, as_components, object_for_terms
 from .priors import priors_of
 
 __all__ = [
@@ -305,7 +305,7 @@ def fit_info_from_posterior(posterior) -> dict:
 
 def report_inputs_from(corpus, components=None, theta=None, *, model_names: Sequence[str] | None = None,
                        posterior=None, fit_info: Mapping[str, Any] | None = None,
-                       object_of_measurement: str = "model", claim: str = "relative",
+                       object_of_measurement: str | None = None, claim: str = "relative",
                        design: DStudyDesign | None = None, target: float | None = None, budget: float | None = None,
                        prices: Mapping[str, float] | None = None, analyses: Mapping[str, Any] | None = None,
                        corpus_summary: Mapping[str, Any] | None = None, title: str | None = None) -> ReportInputs:
@@ -326,7 +326,9 @@ def report_inputs_from(corpus, components=None, theta=None, *, model_names: Sequ
     fit_info
         Overrides the fit description (see :attr:`ReportInputs.fit_info`).
     object_of_measurement, claim
-        ``"model"`` or ``"system"``; ``"relative"`` (ranking) or ``"absolute"``.
+        ``"model"``, ``"system"`` or ``"agent"``; default (None): the fit's own object, ``"agent"`` for
+        seed 003's model (the ``ddr`` preset), else ``"model"``
+        (:func:`~ddr_explorer.core.reliability.object_for_terms`).  ``"relative"`` (ranking) or ``"absolute"``.
     design
         The design to report; default: the corpus's own design
         (:func:`~ddr_explorer.core.dstudy.observed_design`) with its models and prices.
@@ -358,9 +360,10 @@ def report_inputs_from(corpus, components=None, theta=None, *, model_names: Sequ
             raise ValueError("report inputs need variance components: pass components= or posterior=")
         components = components_from_posterior(posterior)
     c = as_components(components)
+    obj = object_for_terms(c.terms, object_of_measurement) if design is None else design.object_of_measurement
     if theta is None and posterior is not None:
-        try:
-            theta, names = theta_from_posterior(posterior, "model")
+        try:  # the ranks are of the object: agents for seed 003's model, else models
+            theta, names = theta_from_posterior(posterior, "agent" if obj == "agent" else "model")
             model_names = model_names or names
         except ValueError:  # no model effects kept: the rank pages say ranks were not computed
             theta = None
@@ -381,8 +384,8 @@ def report_inputs_from(corpus, components=None, theta=None, *, model_names: Sequ
         price_map = corpus_prices(corpus)
         source = "cost column" if price_map else "none"
     if design is None:
-        design = observed_design(corpus, object_of_measurement=object_of_measurement, claim=claim,
-                                 prices=price_map)
+        design = observed_design(corpus, object_of_measurement=obj, claim=claim, prices=price_map,
+                                 facets=c.facets)
     accuracy = accuracy_per_dollar(table, ("model", "scaffold"))
     g = table.groupby("model", observed=True, sort=True)[["successes", "trials"]].sum()
     model_acc = {str(m): float(s / n) for m, s, n in zip(g.index, g["successes"], g["trials"]) if n > 0}

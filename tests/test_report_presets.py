@@ -1,0 +1,115 @@
+"""The object of measurement follows the fitted model: the DDR sheet is written for every preset (issue 19).
+
+Seed 003's model (the ``ddr`` preset, Eq. 1) measures agents and has no ``model`` term; the sheet, its
+D-study and its ranks used to assume models and failed ("no variance component for the object 'model'").
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from ddr_explorer.core.analyses.failure_sim import DEMO, simulate_failure_table
+from ddr_explorer.core.corpus.io import load_corpus
+from ddr_explorer.core.dstudy import observed_design
+from ddr_explorer.core.model.posterior import SamplerSettings
+from ddr_explorer.core.reliability import generalizability, object_for_terms
+
+DDR_TERMS = ("agent", "task", "step", "error_category", "task:agent", "agent:step", "agent:error_category",
+             "task:step", "task:error_category", "error_category:step")
+SMALL = dataclasses.replace(DEMO, n_models=2, n_scaffolds=2, n_benchmarks=2, n_tasks=4, n_steps=2, n_trials=2)
+
+
+@pytest.fixture(scope="module")
+def small_csv(tmp_path_factory):
+    path = tmp_path_factory.mktemp("presets") / "small-failure-SIMULATED.csv"
+    simulate_failure_table(SMALL, seed=5).to_csv(path, index=False)
+    return path
+
+
+def test_object_follows_the_model():
+    assert object_for_terms(DDR_TERMS) == "agent"
+    assert object_for_terms(DDR_TERMS, "system") == "agent"  # an agent is one model-scaffold pair
+    assert object_for_terms(("task", "model", "scaffold", "task:model")) == "model"
+    assert object_for_terms(("task", "model", "scaffold", "task:model"), "system") == "system"
+    assert object_for_terms(("task", "model", "scaffold", "task:model"), "agent") == "system"
+    with pytest.raises(ValueError, match="measures agents.*--object agent"):
+        object_for_terms(DDR_TERMS, "model")
+
+
+def test_observed_design_sizes_the_extra_facets_of_seed_003(small_csv):
+    """Steps and categories are facets of the design, and a replicate is one trace's check (hand count)."""
+    corpus = load_corpus(small_csv)
+    plain = observed_design(corpus)
+    assert plain.extra_facets == {} and plain.n_replicates == SMALL.n_trials * SMALL.n_steps * 4
+    d = observed_design(corpus, object_of_measurement="agent", facets={"agent", "task", "step", "error_category"})
+    assert d.extra_facets == {"step": 2.0, "error_category": 4.0}
+    # no benchmark facet in seed 003's model: its task facet holds both benchmarks' tasks
+    assert d.n_replicates == SMALL.n_trials and d.n_tasks == 2 * SMALL.n_tasks and d.n_benchmarks == 1
+    # hand-computed Erho2 of one draw: s2_a / (s2_a + s2_at/nt + s2_as/ns + s2_ae/ne + pi^2/3 / (nt ns ne nr))
+    import math
+
+    import numpy as np
+
+    from ddr_explorer.core.reliability import VarianceComponents
+
+    vals = dict.fromkeys(DDR_TERMS, 0.0) | {"agent": 1.0, "task:agent": 0.5, "agent:step": 0.2,
+                                            "agent:error_category": 0.4}
+    c = VarianceComponents({k: np.array([v]) for k, v in vals.items()}, np.array([math.pi ** 2 / 3]))
+    rel = float(generalizability(c, "agent", d.sizes(), "relative")[0])
+    err = 0.5 / 8 + 0.2 / 2 + 0.4 / 4 + (math.pi ** 2 / 3) / (8 * 2 * 4 * 2)
+    assert rel == pytest.approx(1.0 / (1.0 + err), rel=1e-12)
+
+
+def _one_benchmark(corpus):
+    from ddr_explorer.core.analyses.refits import sub_corpus
+
+    return sub_corpus(corpus, corpus.table["benchmark"].astype(str) == "sim-bench-a", "one benchmark")
+
+
+@pytest.mark.parametrize("preset", ["per-benchmark", "pooled", "ddr"])
+def test_report_is_written_for_every_preset(fake_sampler, small_csv, tmp_path, preset):
+    """The sheet of each preset (stand-in sampler, draws known by hand): ddr measures agents, the others models."""
+    from ddr_explorer.core.ddr_sheet import write_ddr_sheet
+
+    corpus = load_corpus(small_csv)
+    if preset == "per-benchmark":  # seed 000 Eq. 2 is a model of one benchmark
+        corpus = _one_benchmark(corpus)
+    out = tmp_path / f"{preset}.pdf"
+    res = write_ddr_sheet(corpus, out, preset=preset, settings=SamplerSettings(draws=40, warmup=20, chains=2),
+                          cache_dir=tmp_path / "cache", analyses={})
+    assert out.is_file() and out.read_bytes()[:5] == b"%PDF-" and len(fake_sampler) == 1
+    d = res.inputs.observed_design
+    if preset == "ddr":
+        assert d.object_of_measurement == "agent"
+        assert d.extra_facets == {"step": 2.0, "error_category": 4.0} and d.n_replicates == SMALL.n_trials
+        assert res.inputs.theta is not None and res.inputs.theta.shape[1] == SMALL.n_models * SMALL.n_scaffolds
+    else:
+        assert d.object_of_measurement == "model" and d.extra_facets == {}
+        assert res.inputs.theta is not None and res.inputs.theta.shape[1] == SMALL.n_models
+    with pytest.raises(ValueError, match="measures agents") if preset == "ddr" else _no_error():
+        write_ddr_sheet(corpus, tmp_path / "m.pdf", preset=preset, settings=SamplerSettings(draws=40, warmup=20,
+                        chains=2), cache_dir=tmp_path / "cache", analyses={}, object_of_measurement="model")
+
+
+class _no_error:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+@pytest.mark.slow
+def test_ddr_preset_report_with_the_real_sampler(small_csv, tmp_path, capsys):
+    """``ddr report --preset ddr``: a real, short fit of seed 003 Eq. 1 and its sheet (it failed with "no variance
+    component for the object 'model'")."""
+    from ddr_explorer.core.cli import main
+
+    out = tmp_path / "ddr.pdf"
+    code = main(["report", str(small_csv), "--preset", "ddr", "-o", str(out), "--analyses", "none", "--draws", "30",
+                 "--warmup", "30", "--chains", "2", "--cache", str(tmp_path / "cache"), "--quiet"])
+    err = capsys.readouterr().err
+    assert code == 0, err
+    assert out.read_bytes()[:5] == b"%PDF-"
