@@ -10,7 +10,8 @@ A redraw is what one throttled slider tick costs the GUI thread:
   after the redraw; ``--grab`` renders the whole panel with ``QWidget.grab()``
   instead, which also repaints what did not change).
 
-Target (issue 5): at most 16 ms per redraw (one frame at 60 Hz).  The cost
+Target (issue 5; issue 21 item 5): at most 16 ms per redraw at the median (one frame at 60 Hz) and
+25 ms at the 95th percentile.  The cost
 frontier is computed on a background thread when prices, target or replicates
 change, never per tick; its time is reported separately.
 
@@ -122,7 +123,7 @@ def main(argv=None) -> int:
           f"({panel.frontier.cost.size} designs; once per change of prices, target or replicates)")
     print(f"redraw per slider move: median {np.median(total):.1f} ms, p95 {np.percentile(total, 95):.1f} ms "
           f"(target <= 16 ms: {'met' if np.median(total) <= 16 else 'NOT met'} at the median, "
-          f"{'met' if np.percentile(total, 95) <= 16 else 'not met'} at p95)")
+          f"p95 target <= 25 ms: {'met' if np.percentile(total, 95) <= 25 else 'NOT met'})")
     print(f"  core   median {np.median(core):.1f} ms, p95 {np.percentile(core, 95):.1f} ms")
     print(f"  draw   median {np.median(draw):.1f} ms, p95 {np.percentile(draw, 95):.1f} ms")
     print(f"  paint  median {np.median(paint):.1f} ms, p95 {np.percentile(paint, 95):.1f} ms")

@@ -2,7 +2,8 @@
 
 The window opens the bundled Terminal-Bench 2.0 demo corpus and, without fitting, draws the D-study
 of point estimates (core.preview): the rough fit at once, then the Laplace GLMM, which is what the
-screenshot shows (``--stage rough`` stops at the first).  As in docs/make_screenshots.py the demo gets
+screenshot shows (``--stage rough`` stops at the first, what is on screen within seconds of opening,
+and writes ``main-window-d-study-preview-rough.png``).  As in docs/make_screenshots.py the demo gets
 a made-up price of USD 0.80 per trial and a budget of USD 20,000.
 
 Run:  python docs/make_preview_screenshot.py [--out docs] [--stage laplace|rough]
@@ -57,7 +58,8 @@ def main(argv=None) -> int:
     for _ in range(20):
         app.processEvents()
         time.sleep(0.02)
-    path = args.out / "main-window-d-study-preview.png"
+    path = args.out / ("main-window-d-study-preview.png" if args.stage == "laplace"
+                       else "main-window-d-study-preview-rough.png")
     window.grab().save(str(path))
     print(f"wrote {path} ({args.stage} preview, {time.perf_counter() - t0:.0f} s after opening)")
     wait_for_tasks(60)

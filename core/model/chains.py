@@ -19,7 +19,7 @@ from typing import Callable
 
 import numpy as np
 
-from .devices import _chain_layout
+from .devices import _chain_layout, _to_device
 from .geometry import log_scale
 from .parameterisation import _initial_gibbs, _initial_point, _make_functions, _Marginal, _per_level_broadcaster
 from .posterior import CancelCallback, FitCancelled, ProgressCallback, SamplerSettings
@@ -111,9 +111,9 @@ def _run_chains(design, spec, lay, gibbs, rough, settings: SamplerSettings, devi
     init_kernel, sample_kernel = hmc(potential_fn_gen=potential_gen, algo="NUTS")
     dense = [("g",)] if settings.dense_globals else []
     init_z, inv_mass = _initial_point(lay, rough, C, settings.seed, marg=marg)
-    imm = {("g",): jnp.diag(jnp.asarray(inv_mass["g"], dtype)) if settings.dense_globals
-           else jnp.asarray(inv_mass["g"], dtype),
-           ("x",): jnp.asarray(inv_mass["x"], dtype)}
+    # host arrays put on the device (or given to pmap as numpy): an eager jnp op compiles (_to_device)
+    imm = {("g",): _to_device(np.diag(inv_mass["g"]) if settings.dense_globals else inv_mass["g"], dtype),
+           ("x",): _to_device(inv_mass["x"], dtype)}
     W = settings.warmup
     nG = 0 if gibbs is None else len(gibbs.group.terms)
     if gibbs is not None:
@@ -127,7 +127,7 @@ def _run_chains(design, spec, lay, gibbs, rough, settings: SamplerSettings, devi
     aux0 = {"u": u_in0, "ls": ls_in0, "wm": np.zeros((C, nP)), "w2": np.zeros((C, nP, nP)), "wn": np.zeros(C),
             "acc": np.zeros(C), "lscale": np.zeros(C),
             "sm_lstep": np.zeros((C, lay.K)), "sm_acc": np.zeros((C, lay.K))}
-    prop0 = jnp.asarray(np.diag(prop_var0), dtype)
+    prop0 = _to_device(np.diag(prop_var0), dtype)
     welford_from = int(0.15 * W)
     step0 = float((init_z["x"].shape[1] + init_z["g"].shape[1]) ** -0.25)
 
@@ -141,8 +141,9 @@ def _run_chains(design, spec, lay, gibbs, rough, settings: SamplerSettings, devi
                            target_accept_prob=settings.target_accept, max_tree_depth=settings.max_tree_depth,
                            find_heuristic_step_size=False, rng_key=key, model_args=(_s(aux),))
 
-    keys = jax.random.split(jax.random.PRNGKey(settings.seed), C).reshape(D, per, -1)
-    shard = lambda a: jnp.asarray(a, dtype).reshape(D, per, *np.shape(a)[1:])  # noqa: E731
+    # numpy inputs: pmap splits a host array over the devices without compiling a slice per input
+    keys = np.asarray(jax.random.split(jax.random.PRNGKey(settings.seed), C)).reshape(D, per, -1)
+    shard = lambda a: np.asarray(a, np.dtype(dtype)).reshape(D, per, *np.shape(a)[1:])  # noqa: E731
     z0 = {k: shard(v) for k, v in init_z.items()}
     aux = {k: shard(v) for k, v in aux0.items()}
     S = settings.chunk_size
@@ -159,12 +160,12 @@ def _run_chains(design, spec, lay, gibbs, rough, settings: SamplerSettings, devi
     sig0 = rough.sigma[lay.terms]
     gam_np = np.concatenate([lay.c0[a:b] / (lay.c0[a:b] + lay.c1[a:b] * sig0[i] ** 2)
                              for i, (a, b) in enumerate(sl_pos)])
-    gam = jnp.asarray(gam_np, dtype)
+    gam = _to_device(gam_np, dtype)
     n_scale = settings.scale_steps if settings.scale_steps > 0 else 0
 
     per_level = _per_level_broadcaster(lay.J)
-    c0v = jnp.asarray(lay.c0, dtype)
-    c1v = jnp.asarray(lay.c1, dtype)
+    c0v = _to_device(lay.c0, dtype)
+    c1v = _to_device(lay.c1, dtype)
 
     def _scale_moves(z, aux, key, pot, cov_g):
         # Directions: the eigenvectors of the adapted covariance of log sigma (the dense mass
@@ -292,7 +293,7 @@ def _run_chains(design, spec, lay, gibbs, rough, settings: SamplerSettings, devi
     state = init_p(z0, keys, aux)
     jax.block_until_ready(state)
     timings["compile_init"] = time.perf_counter() - t0
-    n_arg = jnp.asarray(S, jnp.int32)
+    n_arg = np.int32(S)
     # one compiled chunk serves warmup and sampling (compiling two cost as much as a short TB2 run)
     chunk = jax.pmap(_per_device(chunk_one, (0, 0, None), per), in_axes=(0, 0, None), devices=devs)
     chunk = chunk.lower(state, aux, n_arg).compile()
@@ -312,7 +313,7 @@ def _run_chains(design, spec, lay, gibbs, rough, settings: SamplerSettings, devi
                 raise FitCancelled(f"fit cancelled by the user during {name} ({done} of {total} iterations).")
             nxt = min([s for s in stops if s > done] + [total])
             m = min(S, nxt - done)
-            state, aux, buf = chunk(state, aux, jnp.asarray(m, jnp.int32))
+            state, aux, buf = chunk(state, aux, np.int32(m))
             buf = jax.device_get(buf)
             if keep:
                 out.append(jax.tree.map(lambda a: np.asarray(a)[:, :, :m], buf))
@@ -390,7 +391,7 @@ def _run_chains(design, spec, lay, gibbs, rough, settings: SamplerSettings, devi
             if cancel is not None and cancel():
                 raise FitCancelled(f"fit cancelled by the user during sampling ({done} draws per chain).")
             m = min(S, look - done)
-            state, aux, buf = chunk(state, aux, jnp.asarray(m, jnp.int32))
+            state, aux, buf = chunk(state, aux, np.int32(m))
             out.append(jax.tree.map(lambda a: np.asarray(a)[:, :, :m], jax.device_get(buf)))
             done += m
             el = time.perf_counter() - t_phase
@@ -437,7 +438,7 @@ def _run_chains(design, spec, lay, gibbs, rough, settings: SamplerSettings, devi
 
         def run(m):
             nonlocal state, aux, ran
-            state, aux, buf = chunk(state, aux, jnp.asarray(m, jnp.int32))
+            state, aux, buf = chunk(state, aux, np.int32(m))
             buf = jax.device_get(buf)
             out.append({k: np.asarray(buf[k])[:, :, :m] for k in keys})
             ran += m

@@ -54,6 +54,26 @@ def _enable_compilation_cache() -> str | None:
     return path
 
 
+# -- data onto the device ------------------------------------------------------------------
+def _to_device(a, dtype):
+    """``jnp.asarray(a, dtype)`` without compiling anything.
+
+    ``jnp.asarray(x, dtype)`` of a numpy array runs a jitted ``convert_element_type`` (or, without
+    a dtype, ``stage``) on the device, and each new shape is an XLA compilation of its own: a TB2
+    fit made 25 of them besides its two samplers (bench/bench_compile.py).  Converting on the host
+    and ``jax.device_put`` compiles nothing.  Arrays already on the device (or traced: the refits
+    pass their counts as arguments) go through ``jnp.asarray`` as before.
+    """
+    import jax
+    import numpy as np
+
+    if isinstance(a, jax.Array):  # also true of tracers
+        import jax.numpy as jnp
+
+        return jnp.asarray(a, dtype)
+    return jax.device_put(np.asarray(a, dtype=np.dtype(dtype)))
+
+
 # -- where the chains run ------------------------------------------------------------------
 def _single_threaded_blas():
     """Limit OpenBLAS (which JAX's CPU Cholesky and triangular solves call) to one thread.

@@ -113,6 +113,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .design_matrix import DesignMatrix
+from .devices import _to_device
 from .formula import ModelSpec
 from .geometry import (MIN_ABSORBED_RATIO, CollapsedGroup, RoughFit, host_chains, level_scales, log_scale,
                        nested_information)
@@ -306,18 +307,18 @@ def _make_functions(design: DesignMatrix, lay: _Layout, dtype, term_columns, gib
         uniform = lay.uniform_pi
     else:
         uniform = False
-    y = jnp.asarray(consts["y"], dtype)
-    n = jnp.asarray(consts["n"], dtype)
-    c0 = jnp.asarray(consts["c0"], dtype)
-    c1 = jnp.asarray(consts["c1"], dtype)
-    Jf = jnp.asarray(J, dtype)
+    y = _to_device(consts["y"], dtype)
+    n = _to_device(consts["n"], dtype)
+    c0 = _to_device(consts["c0"], dtype)
+    c1 = _to_device(consts["c1"], dtype)
+    Jf = _to_device(J, dtype)
     # centring weights pi (per level, summing to 1 per term) and |pi_k|: the deviations are
     # pi-centred and m_k = pi_k'u_k = sigma_k |pi_k| w_k (uniform pi: plain means, item 1)
-    piw = jnp.asarray(consts["pi"], dtype)
-    pinorm = jnp.asarray(consts["pi_norm"], dtype)
-    sref2 = jnp.asarray(consts["sref2"], dtype)
-    sdf = jnp.asarray(lay.sigma_df, dtype)
-    ssc = jnp.asarray(lay.sigma_scale, dtype)
+    piw = _to_device(consts["pi"], dtype)
+    pinorm = _to_device(consts["pi_norm"], dtype)
+    sref2 = _to_device(consts["sref2"], dtype)
+    sdf = _to_device(lay.sigma_df, dtype)
+    ssc = _to_device(lay.sigma_scale, dtype)
     slices = [(int(off[k]), int(off[k + 1])) for k in range(K)]
     per_level = _per_level_broadcaster(J)
     # Hierarchical gather: a term whose columns lie inside another term's ("host") is constant
@@ -325,8 +326,8 @@ def _make_functions(design: DesignMatrix, lay: _Layout, dtype, term_columns, gib
     # root terms are gathered per cell (pooled Eq. 6: 3 gathers per cell instead of 10; 3x
     # faster gradients measured).
     order, hosts, roots = _gather_forest(design, term_columns, lay.terms)
-    host_maps = {p: jnp.asarray(m, jnp.int32) for p, (q, m) in hosts.items()}
-    root_codes = jnp.asarray(design.codes[[lay.terms[p] for p in roots]], jnp.int32)
+    host_maps = {p: _to_device(m, jnp.int32) for p, (q, m) in hosts.items()}
+    root_codes = _to_device(design.codes[[lay.terms[p] for p in roots]], jnp.int32)
     top = gibbs.top_pos if gibbs is not None else None
     if marg is not None:
         marg_loglik = make_log_likelihood(marg.term, dtype)
@@ -341,7 +342,7 @@ def _make_functions(design: DesignMatrix, lay: _Layout, dtype, term_columns, gib
     def _pi_mean(v):
         return _segment_sum(piw * v)
 
-    chain_maps = [[(q, jnp.asarray(m, jnp.int32)) for q, m in ch] for ch in lay.chains] if lay.nested else None
+    chain_maps = [[(q, _to_device(m, jnp.int32)) for q, m in ch] for ch in lay.chains] if lay.nested else None
     # hosts before the terms they host: a host's chain is one shorter
     topo = sorted(range(K), key=lambda p: len(lay.chains[p])) if lay.nested else None
 
@@ -434,10 +435,10 @@ def _make_functions(design: DesignMatrix, lay: _Layout, dtype, term_columns, gib
 
     grp = gibbs.group
     nG = len(grp.terms)
-    run_lv = [jnp.asarray(rl, jnp.int32) for rl in grp.run_levels]  # level of each group term per run
-    overlap = jnp.asarray(grp.overlap, dtype)
-    g_df = jnp.asarray(gibbs.sigma_df, dtype)
-    g_sc = jnp.asarray(gibbs.sigma_scale, dtype)
+    run_lv = [_to_device(rl, jnp.int32) for rl in grp.run_levels]  # level of each group term per run
+    overlap = _to_device(grp.overlap, dtype)
+    g_df = _to_device(gibbs.sigma_df, dtype)
+    g_sc = _to_device(gibbs.sigma_scale, dtype)
     in_sl = [(int(gibbs.offsets[i]), int(gibbs.offsets[i + 1])) for i in range(gibbs.n_inner)]
     # where each group term lives: ("nuts", position) or ("aux", slice of u_in)
     where_ = []

@@ -39,6 +39,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .design_matrix import DesignMatrix
+from .devices import _to_device
 from .diagnostics import QUADRATURE_TOLERANCE
 
 #: Largest summed log-likelihood error (nats, over all levels) accepted at the checks.
@@ -243,10 +244,10 @@ def make_log_likelihood(mt: MarginalTerm, dtype):
     import jax
     import jax.numpy as jnp
 
-    cell = jnp.asarray(mt.trial_cell, jnp.int32)
-    sgn = jnp.asarray(mt.sign, dtype)
-    z = jnp.asarray(mt.nodes, dtype)
-    w = jnp.asarray(mt.weights, dtype)
+    cell = _to_device(mt.trial_cell, jnp.int32)
+    sgn = _to_device(mt.sign, dtype)
+    z = _to_device(mt.nodes, dtype)
+    w = _to_device(mt.weights, dtype)
     Q = mt.n_nodes
     blocks = mt.blocks
     tiny = float(jnp.finfo(dtype).tiny)

@@ -285,3 +285,29 @@ def test_the_sampler_module_still_offers_what_it_held_before_the_split():
     assert sampler.collapsed_steps_for is parameterisation.collapsed_steps_for
     assert sampler._single_threaded_blas is devices._single_threaded_blas
     assert sampler.fit is M.fit
+
+
+def test_a_fit_compiles_its_two_samplers_and_little_else():
+    # Issue 21 item 4: every XLA compilation is seconds on a busy 2-core machine.  A fit compiles
+    # the NUTS initialisation and the chunk (or reads them from the disk cache) and the PRNG key
+    # derivation; host arrays reach the device without eager jnp ops (devices._to_device, numpy
+    # inputs to pmap).  Before that, a TB2 fit compiled 27 programs, one per array shape.
+    from jax import monitoring
+
+    names = []
+
+    def on_duration(event, duration, **kw):
+        if event == "/jax/core/compile/backend_compile_duration":
+            names.append(kw.get("fun_name", "?"))
+
+    sim = _simulate_module()
+    data = sim.simulate_per_benchmark(n_tasks=11, n_models=5, n_scaffolds=3, n_pairs=7, trials_per_cell=2,
+                                      seed=4).table
+    monitoring.register_event_duration_secs_listener(on_duration)
+    try:
+        post = fit(data, "per-benchmark", SamplerSettings(draws=10, warmup=10, chains=2, chunk_size=10))
+    finally:
+        monitoring.unregister_event_duration_listener(on_duration)
+    assert post.sigma["task"].shape == (2, 10)
+    # the two samplers (fewer when the disk cache has them) and at most three for the keys
+    assert len(names) <= 5, names
