@@ -96,18 +96,19 @@ def test_projected_draws_scale_with_the_ess_shortfall():
 
 # -- the settings --------------------------------------------------------------------------
 def test_settings_defaults_depend_on_the_rule():
-    fixed = SamplerSettings()
+    fixed = SamplerSettings(stop="fixed")
     assert (fixed.stop, fixed.draws, fixed.max_draws, fixed.max_seconds) == ("fixed", 700, None, None)
-    gate = SamplerSettings(stop="gate")
-    assert (gate.draws, gate.max_draws, gate.max_seconds, gate.check_every) == (200, 4000, None, 50)
+    gate = SamplerSettings()  # the gate is the default rule (issue 21)
+    assert (gate.stop, gate.draws, gate.max_draws, gate.max_seconds, gate.check_every) == ("gate", 200, 4000, None, 50)
+    assert gate == SamplerSettings(stop="gate")
     assert SamplerSettings(stop="gate", draws=5000).max_draws == 5000
 
 
 @pytest.mark.parametrize("kw, match", [
     (dict(stop="until"), "stop must be 'fixed'"),
     (dict(stop="gate", draws=300, max_draws=200), r"max_draws \(200\) is below the minimum draws \(300\)"),
-    (dict(max_draws=1000), "ceilings of stop='gate'"),
-    (dict(max_seconds=60.0), "ceilings of stop='gate'"),
+    (dict(stop="fixed", max_draws=1000), "ceilings of stop='gate'"),
+    (dict(stop="fixed", max_seconds=60.0), "ceilings of stop='gate'"),
     (dict(stop="gate", max_seconds=0.0), "max_seconds must be positive"),
     (dict(stop="gate", check_every=0), "check_every must be at least 1"),
 ])
@@ -126,13 +127,14 @@ def test_the_rule_and_its_ceilings_are_in_the_cache_key(tmp_path):
     corpus = SimpleNamespace(content_hash="0" * 64)
     spec = as_spec("per-benchmark")
     keys = {fit_key(corpus, spec, s) for s in (
-        SamplerSettings(), SamplerSettings(stop="gate"), SamplerSettings(stop="gate", max_draws=2000),
+        SamplerSettings(stop="fixed"), SamplerSettings(stop="gate"), SamplerSettings(stop="gate", max_draws=2000),
         SamplerSettings(stop="gate", max_seconds=120.0), SamplerSettings(stop="gate", check_every=100),
         SamplerSettings(stop="gate", draws=300), SamplerSettings(adaptive_warmup=True))}
     assert len(keys) == 7
     assert "adaptive_warmup" not in _settings_dict(SamplerSettings())
     # a fixed-length fit keeps the key it had before the rule existed; a gate fit's settings round-trip
-    assert "stop" not in _settings_dict(SamplerSettings())
+    assert "stop" not in _settings_dict(SamplerSettings(stop="fixed"))
+    assert _settings_dict(SamplerSettings())["stop"] == "gate"
     d = _settings_dict(SamplerSettings(stop="gate", max_seconds=90.0))
     assert d["stop"] == "gate" and d["max_draws"] == 4000 and d["max_seconds"] == 90.0
     assert SamplerSettings(**d) == SamplerSettings(stop="gate", max_seconds=90.0)
@@ -149,7 +151,15 @@ def test_the_cli_passes_the_rule_and_refuses_bad_ceilings():
     assert (s.stop, s.draws, s.max_draws, s.max_seconds) == ("gate", 200, 1500, 60.0)
     args = build_parser().parse_args(["fit", "x.csv", "--preset", "per-benchmark"])
     assert settings_from_args(args) == SamplerSettings()  # the app's defaults: the same cache key
-    args = build_parser().parse_args(["fit", "x.csv", "--preset", "per-benchmark", "--max-draws", "900"])
+    assert s == settings_from_args(build_parser().parse_args(["fit", "x.csv", "--preset", "per-benchmark",
+                                                              "--max-draws", "1500", "--max-seconds", "60"]))
+    args = build_parser().parse_args(["fit", "x.csv", "--preset", "per-benchmark", "--stop", "fixed"])
+    assert (settings_from_args(args).stop, settings_from_args(args).draws) == ("fixed", 700)
+    for cmd in (["report", "x.csv", "-o", "x.pdf"], ["analyses", "x.csv"], ["dstudy", "x.csv"]):
+        args = build_parser().parse_args(cmd + ["--stop", "fixed", "--draws", "300"])
+        assert settings_from_args(args) == SamplerSettings(stop="fixed", draws=300), cmd
+    args = build_parser().parse_args(["fit", "x.csv", "--preset", "per-benchmark", "--stop", "fixed",
+                                      "--max-draws", "900"])
     with pytest.raises(ValueError, match="ceilings of stop='gate'"):
         settings_from_args(args)
 
