@@ -33,6 +33,7 @@ from PySide6.QtWidgets import (
 from ..core.model import quadrature
 from ..core.model.formula import PRESET_FORMULAS, HalfStudentT, StudentT
 from ..core.model.posterior import SamplerSettings
+from ..core.model.stopping import GATE_PHASE
 from ..core.session import AnalysisState, SessionError
 
 #: Model choices: the presets of core.model.formula, then a free formula.
@@ -44,7 +45,7 @@ PRESET_LABELS = {
 }
 #: Phases the sampler reports, with the words the progress bar shows.
 PHASES = {"compile": "Compiling the model", "warmup": "Warmup", "sampling": "Sampling",
-          "sampling (until converged)": "Sampling until converged", "diagnostics": "Diagnostics"}
+          GATE_PHASE: "Sampling until converged", "diagnostics": "Diagnostics"}
 
 
 def fmt_eta(seconds) -> str:
@@ -424,7 +425,11 @@ class ModelPanel(QWidget):
         else:
             self.progress.setRange(0, max(1, int(total)))
             self.progress.setValue(int(i))
-            self.progress.setFormat(f"{words}: {int(i)} / {int(total)}")
+            if phase == GATE_PHASE:  # the total is the gate's projection of the run length, not a fixed number
+                self.progress.setFormat(f"{words}: {int(i)} draws per chain" if i >= total else
+                                        f"{words}: {int(i)} / about {int(total)} draws per chain")
+            else:
+                self.progress.setFormat(f"{words}: {int(i)} / {int(total)}")
         self.eta_label.setText(fmt_eta(eta))
 
     def finish(self, text: str) -> None:

@@ -231,3 +231,34 @@ def test_a_hard_fit_runs_on_to_the_ceiling_and_says_so(tmp_path):
                                                        max_seconds=1e-6))
     assert post.mu.shape == (2, 20)
     assert any("reached the time ceiling at 20 draws per chain" in str(x) for x in post.notes)
+
+
+def test_ddr_fit_by_default_stops_by_the_gate_and_says_so(tmp_path, capsys):
+    """``ddr fit`` without --stop runs by the gate (the default since issue 21): its JSON carries the rule
+    and the ceiling in ``settings`` and the stop note, the text names where it stopped, the cache key
+    differs from the fixed rule's, and a cache hit reads the rule back."""
+    import json
+
+    from ddr_explorer.core.cli import main
+
+    table = _simulate_module().simulate_per_benchmark(n_tasks=6, n_models=3, n_scaffolds=2, n_pairs=3,
+                                                      trials_per_cell=1, seed=4).table
+    path = tmp_path / "tiny.csv"
+    table.to_csv(path, index=False)
+    base = ["fit", str(path), "--preset", "per-benchmark", "--cache", str(tmp_path / "c"), "--quiet",
+            "--draws", "20", "--max-draws", "60", "--warmup", "30", "--chains", "2", "--allow-unconverged"]
+    assert main(base + ["--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert (out["settings"]["stop"], out["settings"]["draws"], out["settings"]["max_draws"]) == ("gate", 20, 60)
+    assert any(n.startswith("run length by the gate (at least 20, at most 60 draws per chain") for n in out["notes"])
+    assert main(base) == 0  # the same fit again, from the cache: the text says how its length was set
+    text = capsys.readouterr().out
+    assert "run length by the gate (at least 20, at most 60 draws per chain" in text
+    fixed = ["fit", str(path), "--preset", "per-benchmark", "--cache", str(tmp_path / "c"), "--quiet", "--stop",
+             "fixed", "--draws", "20", "--warmup", "30", "--chains", "2", "--allow-unconverged", "--json"]
+    assert main(fixed) == 0
+    out_fixed = json.loads(capsys.readouterr().out)
+    assert out_fixed["cache"]["key"] != out["cache"]["key"] and not out_fixed["cache"]["hit"]
+    assert out_fixed["settings"]["stop"] == "fixed" and out_fixed["settings"]["max_draws"] is None
+    assert main(fixed[:-1]) == 0
+    assert "run length fixed: 20 draws per chain" in capsys.readouterr().out
