@@ -426,8 +426,8 @@ class ModelPanel(QWidget):
             self.progress.setRange(0, max(1, int(total)))
             self.progress.setValue(int(i))
             if phase == GATE_PHASE:  # the total is the gate's projection of the run length, not a fixed number
-                self.progress.setFormat(f"{words}: {int(i)} draws per chain" if i >= total else
-                                        f"{words}: {int(i)} / about {int(total)} draws per chain")
+                self.progress.setFormat(f"{words}: {int(i)} draws" if i >= total else
+                                        f"{words}: {int(i)} / ~{int(total)}")
             else:
                 self.progress.setFormat(f"{words}: {int(i)} / {int(total)}")
         self.eta_label.setText(fmt_eta(eta))

@@ -62,10 +62,10 @@ def test_the_gate_phase_shows_the_projected_length(panel):
     panel.show_progress("warmup", 300, 300, 0.0)
     assert panel.progress.format() == "Warmup: 300 / 300"
     panel.show_progress(GATE_PHASE, 200, 300, 4.0)
-    assert panel.progress.format() == "Sampling until converged: 200 / about 300 draws per chain"
+    assert panel.progress.format() == "Sampling until converged: 200 / ~300"  # ~: the gate's projection
     assert (panel.progress.value(), panel.progress.maximum()) == (200, 300)
     panel.show_progress(GATE_PHASE, 250, 250, 0.0)
-    assert panel.progress.format() == "Sampling until converged: 250 draws per chain"
+    assert panel.progress.format() == "Sampling until converged: 250 draws"
     assert "Sampling until converged" in panel.log_text()
     panel.show_progress("sampling", 10, 700, 1.0)  # a fixed run: a fixed total
     assert panel.progress.format() == "Sampling: 10 / 700"
