@@ -45,7 +45,7 @@ def main(argv=None) -> None:
     sim = _simulate().simulate_per_benchmark(n_tasks=a.tasks, n_models=a.models, n_scaffolds=3,
                                              n_pairs=2 * a.models, trials_per_cell=3, seed=1)
     corpus = build_corpus(sim.table, file=None, format="simulated", name="bench")
-    settings = SamplerSettings(draws=a.draws, warmup=a.draws, chains=2, seed=0)
+    settings = SamplerSettings(stop="fixed", draws=a.draws, warmup=a.draws, chains=2, seed=0)
     with tempfile.TemporaryDirectory() as ref_dir, tempfile.TemporaryDirectory() as cache:
         t = time.perf_counter()
         fit_corpus(corpus, "per-benchmark", settings, cache_dir=ref_dir)

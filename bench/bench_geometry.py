@@ -112,7 +112,7 @@ def main(argv=None) -> None:
     design_name = a.preset or design_name
     captured: dict = {}
     CH.WARMUP_HOOK = lambda **kw: captured.update(kw)  # noqa: E731
-    settings = M.SamplerSettings(chains=a.chains, warmup=a.warmup, draws=10, keep_random_effects=False,
+    settings = M.SamplerSettings(stop="fixed", chains=a.chains, warmup=a.warmup, draws=10, keep_random_effects=False,
                                  nested_centring=not a.flat)
     t0 = time.perf_counter()
     try:

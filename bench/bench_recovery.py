@@ -161,7 +161,8 @@ def main(argv=None) -> int:
     ap.add_argument("--datasets", type=int, default=20)
     ap.add_argument("--draws", type=int, help="draws per chain (default: the app's; with --stop gate the minimum, "
                     "default 200)")
-    ap.add_argument("--stop", choices=["fixed", "gate"], default="fixed", help="run length rule (SamplerSettings.stop)")
+    ap.add_argument("--stop", choices=["fixed", "gate"], default=M.SamplerSettings().stop,
+                    help="run length rule (SamplerSettings.stop; default the app's, gate)")
     ap.add_argument("--max-draws", type=int, help="with --stop gate: ceiling of draws per chain (default 4000)")
     ap.add_argument("--warmup", type=int, default=M.SamplerSettings().warmup)
     ap.add_argument("--chains", type=int, default=4)

@@ -62,7 +62,7 @@ def main(argv=None) -> None:
     ap.add_argument("--cache", type=Path, help="fit cache folder (default: a temporary one)")
     ap.add_argument("--out", type=Path, help="also keep the (date-invariant) sheet here")
     a = ap.parse_args(argv)
-    settings = SamplerSettings(draws=a.draws, warmup=a.warmup, chains=a.chains, seed=0)
+    settings = SamplerSettings(stop="fixed", draws=a.draws, warmup=a.warmup, chains=a.chains, seed=0)
     with tempfile.TemporaryDirectory() as tmp:
         cache = a.cache or Path(tmp) / "cache"
         out = Path(tmp) / "sheet.pdf"

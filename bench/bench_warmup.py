@@ -9,7 +9,11 @@ both stopped by the gate (``stop="gate"``), with their warmup iterations, draws 
 min bulk ESS and ESS per second of sampling.
 
 Corpora: ``tb2`` (Terminal-Bench 2.0, per-benchmark) and ``small-pooled`` (bench_recovery's pooled
-shape, seed 1000), ``per-benchmark-sim`` (bench_recovery's per-benchmark shape, seed 1000).
+shape, seed 1000), ``per-benchmark-sim`` (bench_recovery's per-benchmark shape, seed 1000),
+``pooled`` (the HAL-scale pooled simulation of bench/simulate.py, seed 0, as bench_sampler's).
+
+CPU seconds (all threads of this process, ``time.process_time``) are printed beside the walls: on a
+shared box they are the figure to compare.
 
 Usage::
 
@@ -38,6 +42,10 @@ def load(name: str):
         from bench_sampler import load_tb2
 
         return load_tb2(), "per-benchmark"
+    if name == "pooled":
+        from simulate import simulate_pooled
+
+        return simulate_pooled(seed=0).table, "pooled"
     from bench_recovery import simulate
 
     shape = "pooled" if name == "small-pooled" else "per-benchmark"
@@ -47,12 +55,12 @@ def load(name: str):
 
 def one(table, spec, **kw):
     s = M.SamplerSettings(seed=0, **kw)
-    t0 = time.perf_counter()
+    t0, cpu0 = time.perf_counter(), time.process_time()
     post = M.fit(table, spec, s)
-    wall = time.perf_counter() - t0
+    wall, cpu = time.perf_counter() - t0, time.process_time() - cpu0
     dg = post.diagnostics
     warm_it = int(post.sample_stats["warmup_num_steps"].shape[1]) if "warmup_num_steps" in post.sample_stats else 0
-    return {"settings": {k: v for k, v in kw.items()}, "wall": wall, "timings": {k: round(v, 1) for k, v in post.timings.items()},
+    return {"settings": {k: v for k, v in kw.items()}, "wall": wall, "cpu": cpu, "timings": {k: round(v, 1) for k, v in post.timings.items()},
             "warmup_iterations": warm_it, "draws_per_chain": int(post.mu.shape[1]),
             "min_ess_bulk": dg.min_ess_bulk, "min_ess_tail": dg.min_ess_tail, "max_r_hat": dg.max_r_hat,
             "divergences": dg.divergences, "converged": dg.converged,

@@ -404,6 +404,7 @@ def cmd_fit(args: argparse.Namespace) -> int:
         print(f"slice: {out['slice']['slice']}" + (f" ({kept[0]} of {kept[1]} tasks)" if kept else ""))
     if result.terms is not None and result.terms.note:
         print(f"note: {result.terms.note}")
+    print(_run_length_line(result.posterior))
     print(f"{out['n_cells']:,} binomial cells, {out['n_trials']:,} trials; {out['device']}; "
           f"{out['wall_seconds']:.1f} s{' (from cache)' if result.from_cache else ''}")
     print(f"{'term':<28}{'sigma^2 median':>15}{'95% interval':>24}")
@@ -418,6 +419,15 @@ def cmd_fit(args: argparse.Namespace) -> int:
         print(f"  problem: {p}")
     print(f"cache: {out['cache']['path']}")
     return _fit_exit(out, args)
+
+
+def _run_length_line(post) -> str:
+    """``ddr fit``'s line on the run length: the gate's note (where it stopped and why), or the fixed length."""
+    for note in post.notes:
+        if str(note).startswith("run length by the gate"):
+            return str(note)
+    draws = next(iter(post.sigma.values())).shape[1] if post.sigma else post.settings.draws
+    return f"run length fixed: {draws} draws per chain"
 
 
 def _fit_exit(out: dict, args: argparse.Namespace) -> int:
@@ -695,13 +705,21 @@ def cmd_formats(args: argparse.Namespace) -> int:
 
 def _add_stopping_arguments(p: argparse.ArgumentParser) -> None:
     """``--stop``, ``--max-draws``, ``--max-seconds``: the run length rule (core.model.stopping)."""
-    p.add_argument("--stop", choices=["fixed", "gate"],
-                   help="run length after warmup: fixed (default: --draws per chain) or gate (sample until every "
-                        "component passes the convergence gate: R-hat <= 1.01, bulk and tail ESS >= 440, no "
-                        "divergence; looked at every 50 draws, at least --draws)")
+    p.add_argument("--stop", choices=["gate", "fixed"],
+                   help="run length after warmup: gate (default: sample until every component passes the "
+                        "convergence gate: R-hat <= 1.01, bulk and tail ESS >= 440, no divergence; looked at every "
+                        "50 draws, at least --draws) or fixed (exactly --draws per chain)")
     p.add_argument("--max-draws", type=int, help="with --stop gate: ceiling of draws per chain (default 4000)")
     p.add_argument("--max-seconds", type=float, help="with --stop gate: ceiling of the sampling time in seconds "
                         "(default none)")
+
+
+def _draws_help(what: str = "") -> str:
+    """``--draws``'s help: what it means depends on the run-length rule (``--stop``)."""
+    from .model.posterior import DEFAULT_DRAWS, DEFAULT_MIN_DRAWS_GATE
+
+    return (f"post-warmup draws per chain{' ' + what if what else ''}: with --stop gate (default) the minimum "
+            f"(default {DEFAULT_MIN_DRAWS_GATE}), with --stop fixed exactly that many (default {DEFAULT_DRAWS})")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -758,7 +776,8 @@ def build_parser() -> argparse.ArgumentParser:
     _add_preset_argument(p, "model preset to fit a corpus with (default per-benchmark)")
     p.add_argument("--format", help="force the corpus format")
     _add_mapping_arguments(p, benchmark=True)
-    p.add_argument("--draws", type=int, help=f"post-warmup draws per chain when fitting (default {dflt.draws})")
+    p.add_argument("--draws", type=int, help=_draws_help("when fitting"))
+    _add_stopping_arguments(p)
     p.add_argument("--warmup", type=int, help=f"warmup iterations per chain when fitting (default {dflt.warmup})")
     p.add_argument("--chains", type=int, help=f"chains when fitting (default {dflt.chains})")
     p.add_argument("--seed", type=int, default=0, help="seed when fitting")
@@ -780,8 +799,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_corpus_arguments(p)
     p.add_argument("--formula", help="random-intercept formula, e.g. \"y ~ (1|task) + (1|model) + (1|task:model)\"")
     _add_preset_argument(p, "a model preset")
-    p.add_argument("--draws", type=int, help=f"post-warmup draws per chain (default {dflt.draws}); with --stop gate "
-                   f"the minimum (default {SamplerSettings(stop='gate').draws})")
+    p.add_argument("--draws", type=int, help=_draws_help())
     _add_stopping_arguments(p)
     p.add_argument("--warmup", type=int, default=dflt.warmup, help=f"warmup iterations per chain (default {dflt.warmup})")
     p.add_argument("--chains", type=int, default=dflt.chains, help=f"chains (default {dflt.chains})")
@@ -812,7 +830,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--token-prices", type=Path, metavar="FILE",
                    help="USD per million input/output tokens per model (CSV model,input,output or JSON); "
                    "prices per trial come from the corpus's token counts")
-    p.add_argument("--draws", type=int, default=dflt.draws, help=f"post-warmup draws per chain (default {dflt.draws})")
+    p.add_argument("--draws", type=int, help=_draws_help())
+    _add_stopping_arguments(p)
     p.add_argument("--warmup", type=int, default=dflt.warmup, help=f"warmup iterations per chain (default {dflt.warmup})")
     p.add_argument("--chains", type=int, default=dflt.chains, help=f"chains (default {dflt.chains})")
     p.add_argument("--seed", type=int, default=0)
@@ -856,8 +875,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="transfer: model -> family map (CSV model,family or TOML; default: each model its own family)")
     p.add_argument("--family-score", default="best", choices=["best", "mean"],
                    help="transfer: a family's score on a benchmark, its best model or the mean of its models")
-    p.add_argument("--draws", type=int, default=dflt.draws,
-                   help=f"post-warmup draws per chain (default {dflt.draws}; held-out splits: at most 250)")
+    p.add_argument("--draws", type=int, help=_draws_help("of the parent fit") + "; held-out splits: at most 250")
+    _add_stopping_arguments(p)
     p.add_argument("--warmup", type=int, default=dflt.warmup,
                    help=f"warmup iterations per chain (default {dflt.warmup}; splits: at most 250)")
     p.add_argument("--chains", type=int, default=dflt.chains,

@@ -148,7 +148,9 @@ def posterior_from_entry(entry: CacheEntry):
                     sigma=HalfStudentT(p["sigma"]["df"], p["sigma"]["scale"]),
                     sigma_by_term={k: HalfStudentT(v["df"], v["scale"]) for k, v in p["sigma_by_term"].items()})
     spec = parse_formula(spec_d["formula"], priors, name=spec_d.get("name"))
-    settings = SamplerSettings(**meta["settings"])
+    # a fixed-length fit is stored without the gate's fields (_settings_dict), so a file without "stop"
+    # is a fixed run: read it as one, not as the (now default) gate rule
+    settings = SamplerSettings(**{"stop": "fixed", **meta["settings"]})
     a = entry.arrays
     names = list(entry.coords.get("term", []))
     stacked = a.get("posterior/sigma")

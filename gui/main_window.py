@@ -604,7 +604,9 @@ class MainWindow(QMainWindow):
         mp.append_log(f"Fitting {spec.formula}")
         mp.append_log(f"  corpus {self.corpus.name}: {self.corpus.n_records:,} records, "
                       f"{self.corpus.n_trials:,} trials")
-        mp.append_log(f"  {settings.chains} chains x ({settings.warmup} warmup + {settings.draws} draws), "
+        draws = (f"{settings.draws} draws" if settings.stop == "fixed" else
+                 f"at least {settings.draws}, at most {settings.max_draws} draws: until converged")
+        mp.append_log(f"  {settings.chains} chains x ({settings.warmup} warmup + {draws}), "
                       f"seed {settings.seed}, device {settings.device}")
         mp.append_log("  looking for a cached fit first")
         self.statusBar().showMessage("Fitting ...")

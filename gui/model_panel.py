@@ -33,6 +33,7 @@ from PySide6.QtWidgets import (
 from ..core.model import quadrature
 from ..core.model.formula import PRESET_FORMULAS, HalfStudentT, StudentT
 from ..core.model.posterior import SamplerSettings
+from ..core.model.stopping import GATE_PHASE
 from ..core.session import AnalysisState, SessionError
 
 #: Model choices: the presets of core.model.formula, then a free formula.
@@ -44,7 +45,7 @@ PRESET_LABELS = {
 }
 #: Phases the sampler reports, with the words the progress bar shows.
 PHASES = {"compile": "Compiling the model", "warmup": "Warmup", "sampling": "Sampling",
-          "sampling (until converged)": "Sampling until converged", "diagnostics": "Diagnostics"}
+          GATE_PHASE: "Sampling until converged", "diagnostics": "Diagnostics"}
 
 
 def fmt_eta(seconds) -> str:
@@ -88,8 +89,10 @@ class ModelPanel(QWidget):
         Object of measurement; preset (or "formula") and the formula typed.
     sigma_df, sigma_scale, intercept_scale
         Priors: half-Student-t(df, 0, scale) of every sigma, Student-t(3, 0, scale) of mu.
-    draws_spin, warmup_spin, chains_spin, seed_spin, accept_spin, device_box, marginal_box
-        Sampler settings (:class:`~ddr_explorer.core.model.sampler.SamplerSettings`);
+    stop_box, draws_spin, warmup_spin, chains_spin, seed_spin, accept_spin, device_box, marginal_box
+        Sampler settings (:class:`~ddr_explorer.core.model.sampler.SamplerSettings`); ``stop_box``
+        is the run length rule (``stop``: "gate", until converged, with ``draws`` the minimum, or
+        "fixed", exactly ``draws``);
         ``marginal_box`` is its ``marginalise`` ("auto": a weak, many-level cell term is
         integrated out by checked quadrature, :mod:`~ddr_explorer.core.model.quadrature`;
         "off": every level is sampled).
@@ -143,6 +146,14 @@ class ModelPanel(QWidget):
         self.draws_spin, self.warmup_spin = ispin(1, 100_000, 100), ispin(0, 100_000, 100)
         self.chains_spin, self.seed_spin = ispin(1, 64), ispin(0, 2**31 - 1)
         self.accept_spin = dspin(0.5, 0.99, 0.01)
+        self.stop_box = QComboBox()
+        for label, value in (("Until converged (convergence gate)", "gate"), ("Fixed number of draws", "fixed")):
+            self.stop_box.addItem(label, value)
+        self.stop_box.setToolTip(
+            "Until converged: after warmup, sample until every variance component passes the convergence gate\n"
+            "(R-hat <= 1.01, bulk and tail ESS >= 440, no divergence), looked at every 50 draws per chain,\n"
+            "at least 'Draws per chain' and at most 4,000. Fixed: exactly 'Draws per chain'.")
+        self.draws_label = QLabel("Draws per chain")
         self.device_box = QComboBox()
         for label, value in (("Automatic (GPU when JAX sees one)", "auto"), ("CPU", "cpu"), ("GPU", "gpu")):
             self.device_box.addItem(label, value)
@@ -189,7 +200,8 @@ class ModelPanel(QWidget):
         f2.addRow("intercept \u03bc: Student-t(3, 0, scale)", self.intercept_scale)
         smp = QGroupBox("Sampler (NUTS)")
         f3 = QFormLayout(smp)
-        f3.addRow("Draws per chain", self.draws_spin)
+        f3.addRow("Run length", self.stop_box)
+        f3.addRow(self.draws_label, self.draws_spin)
         f3.addRow("Warmup per chain", self.warmup_spin)
         f3.addRow("Chains", self.chains_spin)
         f3.addRow("Seed", self.seed_spin)
@@ -244,6 +256,7 @@ class ModelPanel(QWidget):
                   self.warmup_spin, self.chains_spin, self.seed_spin):
             w.valueChanged.connect(self._on_edited)
         self.device_box.currentIndexChanged.connect(self._on_edited)
+        self.stop_box.currentIndexChanged.connect(self._on_edited)
         self.marginal_box.currentIndexChanged.connect(self._on_edited)
         self.fit_button.clicked.connect(self.fit_requested)
         self.cancel_button.clicked.connect(self.cancel_requested)
@@ -320,6 +333,8 @@ class ModelPanel(QWidget):
             self.sigma_scale.setValue(pri.sigma.scale)
             self.intercept_scale.setValue(pri.intercept.scale)
             s = st.sampler_settings()
+            self.stop_box.setCurrentIndex(max(0, self.stop_box.findData(s.stop)))
+            self.draws_label.setText("Draws per chain (at least)" if s.stop == "gate" else "Draws per chain")
             self.draws_spin.setValue(s.draws)
             self.warmup_spin.setValue(s.warmup)
             self.chains_spin.setValue(s.chains)
@@ -342,9 +357,21 @@ class ModelPanel(QWidget):
                 model = PRESET_FORMULAS[model]
         else:
             model = choice
-        defaults = SamplerSettings()
+        stop = self.stop_box.currentData()
+        defaults = SamplerSettings(stop=stop)  # the default draws depend on the rule (minimum 200, fixed 700)
         sampler = dict(self.state.sampler)
-        for key, value in (("draws", self.draws_spin.value()), ("warmup", self.warmup_spin.value()),
+        if stop != self.state.sampler_settings().stop:
+            # another rule: its own default draws, not the other rule's number; a fixed run has no ceilings
+            for key in ("draws",) + (("max_draws", "max_seconds") if stop == "fixed" else ()):
+                sampler.pop(key, None)
+            draws = defaults.draws
+        else:
+            draws = self.draws_spin.value()
+        if stop == SamplerSettings().stop:
+            sampler.pop("stop", None)
+        else:
+            sampler["stop"] = stop
+        for key, value in (("draws", draws), ("warmup", self.warmup_spin.value()),
                            ("chains", self.chains_spin.value()), ("seed", self.seed_spin.value()),
                            ("target_accept", round(self.accept_spin.value(), 4)),
                            ("device", self.device_box.currentData()),
@@ -377,7 +404,7 @@ class ModelPanel(QWidget):
         self.fit_button.setEnabled(not running)
         self.cancel_button.setEnabled(running)
         for w in (self.object_box, self.model_box, self.formula_edit, self.sigma_df, self.sigma_scale,
-                  self.intercept_scale, self.draws_spin, self.warmup_spin, self.chains_spin, self.seed_spin,
+                  self.intercept_scale, self.stop_box, self.draws_spin, self.warmup_spin, self.chains_spin, self.seed_spin,
                   self.accept_spin, self.device_box, self.marginal_box):
             w.setEnabled(not running and (w is not self.formula_edit or self.model_box.currentData() == FORMULA))
         if running:
@@ -398,7 +425,11 @@ class ModelPanel(QWidget):
         else:
             self.progress.setRange(0, max(1, int(total)))
             self.progress.setValue(int(i))
-            self.progress.setFormat(f"{words}: {int(i)} / {int(total)}")
+            if phase == GATE_PHASE:  # the total is the gate's projection of the run length, not a fixed number
+                self.progress.setFormat(f"{words}: {int(i)} draws" if i >= total else
+                                        f"{words}: {int(i)} / ~{int(total)}")
+            else:
+                self.progress.setFormat(f"{words}: {int(i)} / {int(total)}")
         self.eta_label.setText(fmt_eta(eta))
 
     def finish(self, text: str) -> None:

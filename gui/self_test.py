@@ -56,8 +56,9 @@ TB2_SIGMA = {"task": 3.0, "model": 1.74, "scaffold": 0.37, "task:model": 1.39, "
 #: that ignores the data or mixes up terms misses by far more.
 REL_TOL, ABS_TOL = 0.25, 0.15
 
-#: The tiny fit: enough draws to estimate the means, few enough to run in seconds.
-TINY = {"chains": 2, "warmup": 40, "draws": 40, "seed": 0, "chunk_size": 20}
+#: The tiny fit: enough draws to estimate the means, few enough to run in seconds; a fixed length
+#: (the default run length, by the gate, would sample on until converged).
+TINY = {"chains": 2, "warmup": 40, "draws": 40, "seed": 0, "chunk_size": 20, "stop": "fixed"}
 
 
 class SelfTestFailure(RuntimeError):

@@ -14,7 +14,7 @@ from ddr_explorer.core.analyses.external_ranking import ExternalRankingError, re
 
 
 import ddr_batch_fakes as bf  # noqa: E402 - registered by tests/conftest.py
-FAST = ["--draws", "40", "--warmup", "10", "--chains", "2"]
+FAST = ["--stop", "fixed", "--draws", "40", "--warmup", "10", "--chains", "2"]
 
 
 
@@ -159,7 +159,7 @@ def test_studies_feed_the_sheet_with_the_same_numbers_as_the_json(fake_sampler, 
 
     corpus = bf.corpus_of(table)
     studies = run_analysis_studies(corpus, ["difficulty", "heldout", "loo", "lobo"], "per-benchmark",
-                                   SamplerSettings(draws=40, warmup=10, chains=2), cache_dir=tmp_path, n_splits=2)
+                                   SamplerSettings(stop="fixed", draws=40, warmup=10, chains=2), cache_dir=tmp_path, n_splits=2)
     sheet = sheet_analyses(studies)
     assert set(sheet) == {"difficulty", "held_out", "loo"} and set(sheet) <= set(ANALYSIS_KEYS)
     assert isinstance(sheet["difficulty"], DifficultyProfile) and isinstance(sheet["loo"], LooSummary)

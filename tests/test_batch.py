@@ -14,7 +14,7 @@ from ddr_explorer.core.model import FitCancelled, SamplerSettings
 
 import ddr_batch_fakes as bf  # noqa: E402 - registered by tests/conftest.py
 
-SETTINGS = SamplerSettings(draws=40, warmup=10, chains=2, seed=1)
+SETTINGS = SamplerSettings(stop="fixed", draws=40, warmup=10, chains=2, seed=1)
 
 
 

@@ -17,7 +17,7 @@ from ddr_explorer.core.report.inputs import DifficultyProfile, task_difficulty
 
 
 import ddr_batch_fakes as bf  # noqa: E402 - registered by tests/conftest.py
-SETTINGS = SamplerSettings(draws=40, warmup=10, chains=2, seed=1)
+SETTINGS = SamplerSettings(stop="fixed", draws=40, warmup=10, chains=2, seed=1)
 
 
 
@@ -80,7 +80,7 @@ def test_a_single_task_is_a_clear_error(corpus):
 
 
 # -- the real sampler: only easy tasks separate the models ------------------------------------
-REAL = SamplerSettings(draws=150, warmup=150, chains=2, seed=3, chunk_size=150, collapsed="off", scale_steps=0)
+REAL = SamplerSettings(stop="fixed", draws=150, warmup=150, chains=2, seed=3, chunk_size=150, collapsed="off", scale_steps=0)
 
 
 def _easy_separates_corpus():

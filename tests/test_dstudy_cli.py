@@ -99,7 +99,7 @@ def test_budget_shows_tasks_per_benchmark(fake_sampler, capsys, tmp_path):
     from ddr_explorer.core.fitting import components_from_posterior  # noqa: F401 - same draws as the CLI
 
     path = _priced_pooled_corpus(tmp_path)
-    argv = ["dstudy", str(path), "--preset", "pooled", "--cache", str(tmp_path / "c"), "--draws", "40", "--warmup",
+    argv = ["dstudy", str(path), "--preset", "pooled", "--cache", str(tmp_path / "c"), "--stop", "fixed", "--draws", "40", "--warmup",
             "10", "--chains", "2", "--budget", "20"]
     out = dstudy(capsys, *argv[1:])
     a = out["allocation"]

@@ -20,8 +20,8 @@ from ddr_explorer.core.corpus.io import load_corpus
 from ddr_explorer.core.corpus.validate import build_corpus
 from ddr_explorer.core.model.posterior import SamplerSettings
 
-FAST = ["--draws", "40", "--warmup", "20", "--chains", "2"]
-SETTINGS = SamplerSettings(draws=40, warmup=20, chains=2, seed=0)  # what FAST gives on the command line
+FAST = ["--stop", "fixed", "--draws", "40", "--warmup", "20", "--chains", "2"]
+SETTINGS = SamplerSettings(stop="fixed", draws=40, warmup=20, chains=2, seed=0)  # what FAST gives on the command line
 ROOT = __import__("pathlib").Path(__file__).resolve().parents[1]
 
 
@@ -91,8 +91,8 @@ def test_study_recovers_the_sign_of_the_rank_correlation(sim_csv, tmp_path):
     """The one real-sampler run of this file: the two per-category G-studies (the four-facet fit is the ddr
     preset, fitted in the CLI test below with the stand-in sampler)."""
     p = sim_csv[1]
-    st = failure_mode_study(load_corpus(sim_csv[0]), SamplerSettings(draws=60, warmup=40, chains=2, seed=0), tmp_path,
-                            n_splits=5, four_facet=False, rerun_unconverged=False)  # a short run: no rerun
+    st = failure_mode_study(load_corpus(sim_csv[0]), SamplerSettings(stop="fixed", draws=60, warmup=40, chains=2, seed=0),
+                            tmp_path, n_splits=5, four_facet=False, rerun_unconverged=False)  # a short run: no rerun
     assert st.categories == sorted(p.categories) and st.n_fits == 2 and st.four_facet == {}
     tax = st.taxonomy()
     assert isinstance(tax, FailureTaxonomy)

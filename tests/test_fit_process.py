@@ -13,7 +13,7 @@ from ddr_explorer.core.model.sampler import FitCancelled, SamplerSettings
 
 
 import ddr_batch_fakes as bf  # noqa: E402 - registered by tests/conftest.py
-TINY = SamplerSettings(draws=15, warmup=15, chains=2, chunk_size=5, seed=3)
+TINY = SamplerSettings(stop="fixed", draws=15, warmup=15, chains=2, chunk_size=5, seed=3)
 
 
 @pytest.fixture(scope="module")

@@ -17,7 +17,7 @@ from ddr_explorer.core.fitting import (components_from_posterior, fit_corpus,
 from ddr_explorer.core.model import SamplerSettings
 
 ROOT = Path(__file__).resolve().parents[1]
-SETTINGS = SamplerSettings(draws=60, warmup=60, chains=2, seed=2, chunk_size=30)
+SETTINGS = SamplerSettings(stop="fixed", draws=60, warmup=60, chains=2, seed=2, chunk_size=30)
 
 
 @pytest.fixture(scope="module")
@@ -47,11 +47,14 @@ def test_second_fit_is_a_cache_hit_with_identical_draws(corpus, first):
     np.testing.assert_array_equal(b.posterior.random_effects["model"], a.posterior.random_effects["model"])
     assert b.posterior.diagnostics.max_r_hat == pytest.approx(a.posterior.diagnostics.max_r_hat)
     assert "task:model" not in b.posterior.random_effects  # task-level effects are not cached
+    # a fixed-length fit is stored without the gate's fields; it reads back as fixed, not as the default gate
+    assert b.posterior.settings == SETTINGS and b.posterior.settings.stop == "fixed"
+    assert SamplerSettings().stop == "gate"
 
 
 def test_other_settings_are_another_key(corpus, first):
     cache, a = first
-    other = fit_corpus(corpus, "per-benchmark", SamplerSettings(draws=60, warmup=60, chains=2, seed=3,
+    other = fit_corpus(corpus, "per-benchmark", SamplerSettings(stop="fixed", draws=60, warmup=60, chains=2, seed=3,
                                                                 chunk_size=30), cache_dir=cache)
     assert other.key != a.key and not other.from_cache
 

@@ -128,7 +128,7 @@ def test_cli_fit_and_dstudy_on_a_slice(fake_sampler, tmp_path, capsys):
     path = tmp_path / "c.csv"
     pd.DataFrame(rows, columns=["benchmark", "task", "model", "scaffold", "successes", "trials", "task_group"]
                  ).to_csv(path, index=False)
-    fast = ["--draws", "40", "--warmup", "10", "--chains", "2", "--cache", str(tmp_path / "cache")]
+    fast = ["--stop", "fixed", "--draws", "40", "--warmup", "10", "--chains", "2", "--cache", str(tmp_path / "cache")]
 
     def fit(*extra):
         code = main(["fit", str(path), "--preset", "pooled", "--json", "--quiet", "--allow-unconverged", *fast,

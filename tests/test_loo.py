@@ -17,7 +17,7 @@ from ddr_explorer.core.report.inputs import LooSummary
 
 
 import ddr_batch_fakes as bf  # noqa: E402 - registered by tests/conftest.py
-SETTINGS = SamplerSettings(draws=40, warmup=10, chains=2, seed=1)
+SETTINGS = SamplerSettings(stop="fixed", draws=40, warmup=10, chains=2, seed=1)
 
 
 def _pareto_columns(shapes, draws=4000, seed=0):
@@ -106,11 +106,11 @@ def test_cached_fit_without_task_effects_is_sampled_again(fake_sampler, corpus, 
     direct = loo_study(corpus, posterior=first.posterior, cache_dir=tmp_path, use_cache=False)
     np.testing.assert_allclose(res.pareto_k, direct.pareto_k)
     with pytest.raises(FitCancelled):
-        loo_study(corpus, spec="per-benchmark", settings=SamplerSettings(draws=41, warmup=10, chains=2),
+        loo_study(corpus, spec="per-benchmark", settings=SamplerSettings(stop="fixed", draws=41, warmup=10, chains=2),
                   cache_dir=tmp_path, cancel=lambda: True)
 
 
-REAL = SamplerSettings(draws=150, warmup=150, chains=2, seed=4, chunk_size=150, collapsed="off", scale_steps=0)
+REAL = SamplerSettings(stop="fixed", draws=150, warmup=150, chains=2, seed=4, chunk_size=150, collapsed="off", scale_steps=0)
 
 
 @pytest.mark.slow

@@ -68,7 +68,7 @@ def test_dstudy_prices_from_tokens(monkeypatch, capsys, token_corpus, tmp_path):
     path, pfile, want, t = token_corpus
     bench = str(t["benchmark"].iloc[0])
     code = main(["dstudy", str(path), "--token-prices", str(pfile), "--cache", str(tmp_path / "c"), "--json",
-                 "--draws", "20", "--warmup", "10", "--chains", "2", "--budget", "100"])
+                 "--stop", "fixed", "--draws", "20", "--warmup", "10", "--chains", "2", "--budget", "100"])
     out = capsys.readouterr()
     assert code == 0, out.err
     d = json.loads(out.out)
@@ -88,7 +88,7 @@ def test_report_prices_from_tokens(monkeypatch, capsys, token_corpus, tmp_path):
     path, pfile, want, _ = token_corpus
     pdf = tmp_path / "sheet.pdf"
     code = main(["report", str(path), "-o", str(pdf), "--token-prices", str(pfile), "--cache", str(tmp_path / "c"),
-                 "--draws", "20", "--warmup", "10", "--chains", "2", "--quiet", "--analyses", "none"])
+                 "--stop", "fixed", "--draws", "20", "--warmup", "10", "--chains", "2", "--quiet", "--analyses", "none"])
     assert code == 0, capsys.readouterr().err
     text = "\n".join(p.extract_text() for p in PdfReader(pdf).pages)
     assert "No cost data" not in text

@@ -20,8 +20,8 @@ import ddr_batch_fakes as bf  # noqa: E402 - registered by tests/conftest.py
 
 distributed = pytest.importorskip("distributed")
 
-SETTINGS = SamplerSettings(draws=40, warmup=10, chains=2, seed=1)
-REAL = SamplerSettings(draws=60, warmup=60, chains=2, seed=7, chunk_size=60, collapsed="off", scale_steps=0,
+SETTINGS = SamplerSettings(stop="fixed", draws=40, warmup=10, chains=2, seed=1)
+REAL = SamplerSettings(stop="fixed", draws=60, warmup=60, chains=2, seed=7, chunk_size=60, collapsed="off", scale_steps=0,
                        device="cpu")
 
 

@@ -18,8 +18,8 @@ from ddr_explorer.core.model import SamplerSettings
 
 import ddr_batch_fakes as bf  # noqa: E402 - registered by tests/conftest.py
 
-FAST = ["--draws", "40", "--warmup", "10", "--chains", "2"]
-SETTINGS = SamplerSettings(draws=40, warmup=10, chains=2, seed=0)
+FAST = ["--stop", "fixed", "--draws", "40", "--warmup", "10", "--chains", "2"]
+SETTINGS = SamplerSettings(stop="fixed", draws=40, warmup=10, chains=2, seed=0)
 
 
 @pytest.fixture(scope="module")

@@ -19,7 +19,7 @@ from ddr_explorer.core.model import FitCancelled, SamplerSettings
 
 import ddr_batch_fakes as bf  # noqa: E402 - registered by tests/conftest.py
 
-SETTINGS = SamplerSettings(draws=40, warmup=10, chains=2, seed=1)
+SETTINGS = SamplerSettings(stop="fixed", draws=40, warmup=10, chains=2, seed=1)
 
 
 @pytest.fixture(scope="module")
@@ -141,8 +141,8 @@ def test_progress_covers_the_whole_batch_and_cancel_stops_it(fake_sampler, corpu
 
 
 def test_estimate_scales_the_parent_time_by_data_share_and_sampler_work():
-    parent = SamplerSettings(draws=700, warmup=300, chains=4)
-    split = SamplerSettings(draws=250, warmup=250, chains=2)
+    parent = SamplerSettings(stop="fixed", draws=700, warmup=300, chains=4)
+    split = SamplerSettings(stop="fixed", draws=250, warmup=250, chains=2)
     # 100 s parent; a 70% part at 2 x 500 / (4 x 1000) of the work: 100 * 0.7 * 0.25 = 17.5 s
     assert estimate_seconds(100.0, parent, [(0.7, split)], speedup=1.0) == pytest.approx(17.5)
     # a tiny part costs at least 20% of the parent's time per unit of work (compile, adaptation)

@@ -24,7 +24,7 @@ import ddr_batch_fakes as bf  # noqa: E402 - registered by tests/conftest.py
 
 pytestmark = pytest.mark.slow
 
-REAL = SamplerSettings(draws=120, warmup=120, chains=2, seed=3, chunk_size=120, collapsed="off", scale_steps=0,
+REAL = SamplerSettings(stop="fixed", draws=120, warmup=120, chains=2, seed=3, chunk_size=120, collapsed="off", scale_steps=0,
                        device="cpu")
 
 

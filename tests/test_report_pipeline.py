@@ -41,7 +41,7 @@ def pdf_pages(path: Path) -> list[str]:
 
 ROOT = Path(__file__).resolve().parents[1]
 DEMO = ROOT / "resources" / "demo" / "terminal-bench-2.csv"
-SETTINGS = SamplerSettings(draws=60, warmup=60, chains=2, seed=4, chunk_size=30)
+SETTINGS = SamplerSettings(stop="fixed", draws=60, warmup=60, chains=2, seed=4, chunk_size=30)
 
 
 def _simulate_module():
@@ -189,7 +189,7 @@ def test_analysis_runners_are_the_analyses_of_core():
 # ---------------------------------------------------------------------------
 
 # the sheet alone (--analyses none): the default analyses' refits are tested in tests/test_refit_defaults.py
-DEMO_FIT = ["--draws", "40", "--warmup", "40", "--chains", "2", "--seed", "1", "--analyses", "none"]
+DEMO_FIT = ["--stop", "fixed", "--draws", "40", "--warmup", "40", "--chains", "2", "--seed", "1", "--analyses", "none"]
 
 
 @pytest.fixture(scope="module")

@@ -31,7 +31,7 @@ from ddr_explorer.core.session import AnalysisState  # noqa: E402
 EDITED = {"sigma": {"df": 3.0, "scale": 1.0}, "intercept": {"df": 3.0, "loc": 0.0, "scale": 5.0}}
 DEFAULT_SIGMA, DEFAULT_MU = "half-Student-t(3, 0, 2.5)", "Student-t(3, 0, 2.5)"
 EDITED_SIGMA, EDITED_MU = "half-Student-t(3, 0, 1)", "Student-t(3, 0, 5)"
-SETTINGS = SamplerSettings(chains=2, warmup=30, draws=40, seed=3)
+SETTINGS = SamplerSettings(stop="fixed", chains=2, warmup=30, draws=40, seed=3)
 
 
 def tiny_table(seed: int = 0) -> pd.DataFrame:
@@ -122,7 +122,7 @@ def test_priors_text_and_defaults():
 def test_a_real_fit_with_edited_priors_prints_them(tmp_path):
     """NUTS for real (few draws, so it need not converge): the sheet prints the priors the sampler used."""
     corpus = bf.corpus_of(tiny_table(), name="tiny")
-    fit = fit_corpus(corpus, edited_spec(), SamplerSettings(chains=1, warmup=20, draws=20, seed=1),
+    fit = fit_corpus(corpus, edited_spec(), SamplerSettings(stop="fixed", chains=1, warmup=20, draws=20, seed=1),
                      cache_dir=tmp_path / "cache")
     assert fit.posterior.spec.priors.to_dict()["sigma"]["scale"] == 1.0
     res = write_ddr_sheet(fit.cache_path, tmp_path / "sheet.pdf", corpus=corpus, cache_dir=tmp_path / "cache",

@@ -86,7 +86,7 @@ def test_cli_json_runs_capability_and_transfer(fake_sampler, capsys, tmp_path, f
     ext.write_text("model,score\n" + "".join(f"m{k},{k}\n" for k in range(6)) + "ghost,9\n")
     code = main(["analyses", str(path), "--which", "capability,transfer", "--irt", "1pl", "--families", str(fam_csv),
                  "--external-ranking", str(ext),
-                 "--draws", "30", "--warmup", "20", "--chains", "2", "--cache", str(tmp_path / "c"), "--json",
+                 "--stop", "fixed", "--draws", "30", "--warmup", "20", "--chains", "2", "--cache", str(tmp_path / "c"), "--json",
                  "--quiet"])
     out = capsys.readouterr()
     assert code == 0, out.err

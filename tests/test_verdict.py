@@ -17,7 +17,7 @@ from ddr_explorer.core.cache import read_fit_file
 from ddr_explorer.core.cli import EXIT_UNCONVERGED, main
 from ddr_explorer.core.files import demo_corpus_path
 
-TINY = ["--draws", "20", "--warmup", "20", "--chains", "2", "--seed", "5"]
+TINY = ["--stop", "fixed", "--draws", "20", "--warmup", "20", "--chains", "2", "--seed", "5"]
 
 
 @pytest.fixture(scope="module")

@@ -25,8 +25,8 @@ from ddr_explorer.core.fitting import fit_corpus, fit_key
 from ddr_explorer.core.model.formula import HalfStudentT, Priors, parse_formula, preset
 from ddr_explorer.core.model.posterior import SamplerSettings
 
-FAST = ["--draws", "20", "--warmup", "10", "--chains", "2"]
-SETTINGS = SamplerSettings(draws=20, warmup=10, chains=2)
+FAST = ["--stop", "fixed", "--draws", "20", "--warmup", "10", "--chains", "2"]
+SETTINGS = SamplerSettings(stop="fixed", draws=20, warmup=10, chains=2)
 SUPPORTED = "y ~ 1 + (1|task) + (1|model) + (1|task:model)"
 DROPPED = ["scaffold", "task:scaffold", "model:scaffold"]
 
@@ -187,7 +187,7 @@ def test_child_process_fit_reopens_the_supported_spec(tmp_path):
     from ddr_explorer.core.fit_process import fit_corpus_in_process
 
     corpus = bf.corpus_of(one_scaffold_per_model())
-    tiny = SamplerSettings(draws=10, warmup=10, chains=1, chunk_size=5, seed=1)
+    tiny = SamplerSettings(stop="fixed", draws=10, warmup=10, chains=1, chunk_size=5, seed=1)
     res = fit_corpus_in_process(corpus, "per-benchmark", tiny, cache_dir=tmp_path)
     assert res.posterior.spec.formula == SUPPORTED and sorted(res.posterior.sigma) == ["model", "task", "task:model"]
     assert [d.term for d in res.terms.dropped] == DROPPED

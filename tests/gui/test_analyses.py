@@ -65,7 +65,7 @@ def test_analyses_run_in_the_background_and_cancel(qtbot, tmp_path):
     assert not w.start_analyses() and "Open a corpus" in w.model_panel.message.text()
     with qtbot.waitSignal(w.corpus_loaded, timeout=60_000):
         w.open_corpus(demo_corpus_path())
-    w.state.update(sampler={"draws": 10, "warmup": 10, "chains": 1})
+    w.state.update(sampler={"stop": "fixed", "draws": 10, "warmup": 10, "chains": 1})
     with qtbot.waitSignal(w.analyses_failed, timeout=600_000) as blocker:
         assert w.start_analyses(which=("difficulty",), n_strata=2)
         assert not w.start_fit()  # one long job at a time
@@ -101,8 +101,8 @@ def test_sheet_export_runs_the_default_analyses_first_under_the_budget(qtbot, tm
     w.cache_dir = tmp_path / "cache"
     with qtbot.waitSignal(w.corpus_loaded, timeout=60_000):
         w.open_corpus(path)
-    w.state.update(sampler={"draws": 40, "warmup": 10, "chains": 2})
-    w.fit_result = fit_corpus(w.corpus, "per-benchmark", SamplerSettings(draws=40, warmup=10, chains=2),
+    w.state.update(sampler={"stop": "fixed", "draws": 40, "warmup": 10, "chains": 2})
+    w.fit_result = fit_corpus(w.corpus, "per-benchmark", SamplerSettings(stop="fixed", draws=40, warmup=10, chains=2),
                               cache_dir=w.cache_dir)
     over = AnalysesPlan(SHEET_DEFAULT, {"difficulty": 4, "heldout": 4, "loo": 0}, {"difficulty": 2000.0}, 2)
     monkeypatch.setattr(MainWindow, "sheet_analyses_plan", lambda self: over)

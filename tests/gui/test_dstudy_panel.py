@@ -367,3 +367,16 @@ def test_redraw_is_fast_enough(components, make_panel):
     core_ms, draw_ms = np.median(np.array(panel.timings[-10:]), axis=0)
     assert core_ms + draw_ms < 100, (core_ms, draw_ms)
     assert math.isfinite(core_ms)
+
+
+@pytest.mark.parametrize("per_chain", [250, 1350])
+def test_a_fit_stopped_by_the_gate_draws_core_numbers_at_its_length(make_panel, per_chain):
+    """The run length of the default sampler is set by the gate (issue 21): 4 chains x a multiple of 50
+    draws, not 4 x 700.  The panel shows core's numbers for whatever number of draws the fit has."""
+    rng = np.random.default_rng(per_chain)
+    n = 4 * per_chain
+    comps = VarianceComponents.from_mapping({t: (v * np.exp(rng.normal(0, 0.25, n))) ** 2
+                                             for t, v in PER_BENCHMARK_SD.items()}, source="gate-stopped fit")
+    panel = make_panel(comps, FITS["per-benchmark"][1])
+    assert panel.model.components.n_draws == n
+    assert_panel_shows(panel, core_view(comps, panel))

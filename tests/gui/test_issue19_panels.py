@@ -22,7 +22,7 @@ from ddr_explorer.gui.issue19_panels import FailureModesPanel, FrontierPanel, Sl
 from ddr_explorer.gui.main_window import TABS, MainWindow  # noqa: E402
 
 DEMO = Path(__file__).parents[2] / "resources" / "demo" / "failure-modes-SIMULATED.csv"
-FAST = SamplerSettings(draws=20, warmup=10, chains=1)
+FAST = SamplerSettings(stop="fixed", draws=20, warmup=10, chains=1)
 
 ROWS = [("A", "a1", "m1", 1, 2, "2024-02-10", "prog", 10.0), ("A", "a2", "m1", 0, 2, "2024-02-10", "prog", 90.0),
         ("B", "b1", "m1", 1, 4, "2024-02-10", "gui", 300.0), ("A", "a1", "m2", 2, 2, "2024-05-01", "prog", 10.0),

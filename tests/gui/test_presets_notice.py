@@ -36,7 +36,7 @@ def test_model_tab_offers_the_supported_formula(qtbot, fake_sampler, monkeypatch
     w.cache_dir = tmp_path / "cache"
     with qtbot.waitSignal(w.corpus_loaded, timeout=60_000):
         w.open_corpus(_confounded(tmp_path / "confounded.csv"))
-    w.state.update(model="per-benchmark", sampler={"draws": 20, "warmup": 10, "chains": 2})
+    w.state.update(model="per-benchmark", sampler={"stop": "fixed", "draws": 20, "warmup": 10, "chains": 2})
     mp = w.model_panel
     assert mp.terms_notice.isHidden() and mp.use_supported_button.isHidden()
     assert w.start_fit()

@@ -83,7 +83,7 @@ def test_preview_after_open_then_the_posterior_replaces_it(window, qtbot, fake_s
     assert panel.readout_labels["coefficient"].text().endswith("(point estimate)")
     assert w.preview_task is None
 
-    w.state.update(sampler={"draws": 20, "warmup": 10, "chains": 2})
+    w.state.update(sampler={"stop": "fixed", "draws": 20, "warmup": 10, "chains": 2})
     assert w.start_fit()
     assert "posterior running" in w.dstudy_panel.preview_banner.text()
     qtbot.waitUntil(lambda: not w.fitting, timeout=120_000)
@@ -134,7 +134,7 @@ def test_a_fit_stops_the_laplace_stage_and_its_posterior_replaces_the_preview(wi
     """The posterior goes first: a fit started when the rough preview arrives keeps Laplace from starting."""
     w = window
     shown = []
-    w.state.update(sampler={"draws": 20, "warmup": 10, "chains": 2})
+    w.state.update(sampler={"stop": "fixed", "draws": 20, "warmup": 10, "chains": 2})
 
     def on_preview(p):
         shown.append(p.method)

@@ -209,7 +209,7 @@ def test_integrating_out_leaves_the_posterior_unchanged(weak_fits):
 def test_a_fit_whose_quadrature_fails_the_check_samples_every_level_and_says_why(monkeypatch):
     monkeypatch.setattr(Qd, "LOGLIK_TOLERANCE", 1e-9)
     # 1,600 levels: above the collapsed block's 1,200 runs, so task:model is a candidate
-    post = fit(_weak_corpus(n_tasks=400, seed=4), FORMULA, SamplerSettings(draws=20, warmup=20, chains=2,
+    post = fit(_weak_corpus(n_tasks=400, seed=4), FORMULA, SamplerSettings(stop="fixed", draws=20, warmup=20, chains=2,
                                                                            chunk_size=20))
     assert post.integrated == [] and "task:model" in post.random_effects
     assert any("not accurate enough" in n for n in post.notes)

@@ -25,7 +25,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 TRUTH = {"task": 1.5, "model": 1.0, "scaffold": 0.6, "task:model": 0.9, "task:scaffold": 0.7,
          "model:scaffold": 0.4}
-SETTINGS = SamplerSettings(draws=150, warmup=150, chains=2, seed=4, chunk_size=150, keep_random_effects=False)
+SETTINGS = SamplerSettings(stop="fixed", draws=150, warmup=150, chains=2, seed=4, chunk_size=150, keep_random_effects=False)
 N_DATASETS = 3
 
 

@@ -24,7 +24,7 @@ from ddr_explorer.core.model.refit import (RefitRequest, _to_coordinates, batch_
 ROOT = Path(__file__).resolve().parents[2]
 TRUTH = {"task": 1.5, "model": 1.0, "scaffold": 0.5, "task:model": 0.8, "task:scaffold": 0.6,
          "model:scaffold": 0.4}
-SETTINGS = SamplerSettings(draws=200, warmup=150, chains=2, seed=3, chunk_size=50)
+SETTINGS = SamplerSettings(stop="fixed", draws=200, warmup=150, chains=2, seed=3, chunk_size=50)
 DROPPED = ["t000", "t001", "t002"]
 
 

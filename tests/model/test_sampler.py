@@ -30,7 +30,7 @@ def _simulate_module():
 
 TRUTH = {"task": 1.5, "model": 1.0, "scaffold": 0.5, "task:model": 0.8, "task:scaffold": 0.6,
          "model:scaffold": 0.4}
-SETTINGS = SamplerSettings(draws=150, warmup=150, chains=2, seed=11, chunk_size=50)
+SETTINGS = SamplerSettings(stop="fixed", draws=150, warmup=150, chains=2, seed=11, chunk_size=50)
 
 
 @pytest.fixture(scope="module")
@@ -133,7 +133,7 @@ def test_cancel_before_anything_runs(corpus):
 
 
 def test_short_run_is_flagged_unconverged(corpus):
-    post = fit(corpus, "per-benchmark", SamplerSettings(draws=20, warmup=20, chains=2, seed=3, chunk_size=20))
+    post = fit(corpus, "per-benchmark", SamplerSettings(stop="fixed", draws=20, warmup=20, chains=2, seed=3, chunk_size=20))
     dg = post.diagnostics
     assert not dg.converged
     assert not post.converged
@@ -268,7 +268,7 @@ def test_fits_in_a_row_do_not_accumulate_compiled_code():
     for i in range(3):
         data = sim.simulate_per_benchmark(n_tasks=8 + i, n_models=4, n_scaffolds=3, n_pairs=6, trials_per_cell=2,
                                           seed=i).table
-        fit(data, "per-benchmark", SamplerSettings(draws=10, warmup=10, chains=2, chunk_size=10))
+        fit(data, "per-benchmark", SamplerSettings(stop="fixed", draws=10, warmup=10, chains=2, chunk_size=10))
         counts.append(maps())
     assert counts[2] - counts[0] < 300, counts
 
@@ -281,7 +281,7 @@ def test_the_sampler_module_still_offers_what_it_held_before_the_split():
     assert sampler.Posterior is posterior.Posterior is M.Posterior
     assert sampler.SamplerSettings is posterior.SamplerSettings is M.SamplerSettings
     assert sampler.FitCancelled is posterior.FitCancelled is M.FitCancelled
-    assert sampler.DEFAULT_DRAWS == posterior.DEFAULT_DRAWS == SamplerSettings().draws == 700
+    assert sampler.DEFAULT_DRAWS == posterior.DEFAULT_DRAWS == SamplerSettings(stop="fixed").draws == 700
     assert sampler.collapsed_steps_for is parameterisation.collapsed_steps_for
     assert sampler._single_threaded_blas is devices._single_threaded_blas
     assert sampler.fit is M.fit

@@ -96,18 +96,19 @@ def test_projected_draws_scale_with_the_ess_shortfall():
 
 # -- the settings --------------------------------------------------------------------------
 def test_settings_defaults_depend_on_the_rule():
-    fixed = SamplerSettings()
+    fixed = SamplerSettings(stop="fixed")
     assert (fixed.stop, fixed.draws, fixed.max_draws, fixed.max_seconds) == ("fixed", 700, None, None)
-    gate = SamplerSettings(stop="gate")
-    assert (gate.draws, gate.max_draws, gate.max_seconds, gate.check_every) == (200, 4000, None, 50)
+    gate = SamplerSettings()  # the gate is the default rule (issue 21)
+    assert (gate.stop, gate.draws, gate.max_draws, gate.max_seconds, gate.check_every) == ("gate", 200, 4000, None, 50)
+    assert gate == SamplerSettings(stop="gate")
     assert SamplerSettings(stop="gate", draws=5000).max_draws == 5000
 
 
 @pytest.mark.parametrize("kw, match", [
     (dict(stop="until"), "stop must be 'fixed'"),
     (dict(stop="gate", draws=300, max_draws=200), r"max_draws \(200\) is below the minimum draws \(300\)"),
-    (dict(max_draws=1000), "ceilings of stop='gate'"),
-    (dict(max_seconds=60.0), "ceilings of stop='gate'"),
+    (dict(stop="fixed", max_draws=1000), "ceilings of stop='gate'"),
+    (dict(stop="fixed", max_seconds=60.0), "ceilings of stop='gate'"),
     (dict(stop="gate", max_seconds=0.0), "max_seconds must be positive"),
     (dict(stop="gate", check_every=0), "check_every must be at least 1"),
 ])
@@ -126,13 +127,14 @@ def test_the_rule_and_its_ceilings_are_in_the_cache_key(tmp_path):
     corpus = SimpleNamespace(content_hash="0" * 64)
     spec = as_spec("per-benchmark")
     keys = {fit_key(corpus, spec, s) for s in (
-        SamplerSettings(), SamplerSettings(stop="gate"), SamplerSettings(stop="gate", max_draws=2000),
+        SamplerSettings(stop="fixed"), SamplerSettings(stop="gate"), SamplerSettings(stop="gate", max_draws=2000),
         SamplerSettings(stop="gate", max_seconds=120.0), SamplerSettings(stop="gate", check_every=100),
         SamplerSettings(stop="gate", draws=300), SamplerSettings(adaptive_warmup=True))}
     assert len(keys) == 7
     assert "adaptive_warmup" not in _settings_dict(SamplerSettings())
     # a fixed-length fit keeps the key it had before the rule existed; a gate fit's settings round-trip
-    assert "stop" not in _settings_dict(SamplerSettings())
+    assert "stop" not in _settings_dict(SamplerSettings(stop="fixed"))
+    assert _settings_dict(SamplerSettings())["stop"] == "gate"
     d = _settings_dict(SamplerSettings(stop="gate", max_seconds=90.0))
     assert d["stop"] == "gate" and d["max_draws"] == 4000 and d["max_seconds"] == 90.0
     assert SamplerSettings(**d) == SamplerSettings(stop="gate", max_seconds=90.0)
@@ -149,7 +151,15 @@ def test_the_cli_passes_the_rule_and_refuses_bad_ceilings():
     assert (s.stop, s.draws, s.max_draws, s.max_seconds) == ("gate", 200, 1500, 60.0)
     args = build_parser().parse_args(["fit", "x.csv", "--preset", "per-benchmark"])
     assert settings_from_args(args) == SamplerSettings()  # the app's defaults: the same cache key
-    args = build_parser().parse_args(["fit", "x.csv", "--preset", "per-benchmark", "--max-draws", "900"])
+    assert s == settings_from_args(build_parser().parse_args(["fit", "x.csv", "--preset", "per-benchmark",
+                                                              "--max-draws", "1500", "--max-seconds", "60"]))
+    args = build_parser().parse_args(["fit", "x.csv", "--preset", "per-benchmark", "--stop", "fixed"])
+    assert (settings_from_args(args).stop, settings_from_args(args).draws) == ("fixed", 700)
+    for cmd in (["report", "x.csv", "-o", "x.pdf"], ["analyses", "x.csv"], ["dstudy", "x.csv"]):
+        args = build_parser().parse_args(cmd + ["--stop", "fixed", "--draws", "300"])
+        assert settings_from_args(args) == SamplerSettings(stop="fixed", draws=300), cmd
+    args = build_parser().parse_args(["fit", "x.csv", "--preset", "per-benchmark", "--stop", "fixed",
+                                      "--max-draws", "900"])
     with pytest.raises(ValueError, match="ceilings of stop='gate'"):
         settings_from_args(args)
 
@@ -221,3 +231,34 @@ def test_a_hard_fit_runs_on_to_the_ceiling_and_says_so(tmp_path):
                                                        max_seconds=1e-6))
     assert post.mu.shape == (2, 20)
     assert any("reached the time ceiling at 20 draws per chain" in str(x) for x in post.notes)
+
+
+def test_ddr_fit_by_default_stops_by_the_gate_and_says_so(tmp_path, capsys):
+    """``ddr fit`` without --stop runs by the gate (the default since issue 21): its JSON carries the rule
+    and the ceiling in ``settings`` and the stop note, the text names where it stopped, the cache key
+    differs from the fixed rule's, and a cache hit reads the rule back."""
+    import json
+
+    from ddr_explorer.core.cli import main
+
+    table = _simulate_module().simulate_per_benchmark(n_tasks=6, n_models=3, n_scaffolds=2, n_pairs=3,
+                                                      trials_per_cell=1, seed=4).table
+    path = tmp_path / "tiny.csv"
+    table.to_csv(path, index=False)
+    base = ["fit", str(path), "--preset", "per-benchmark", "--cache", str(tmp_path / "c"), "--quiet",
+            "--draws", "20", "--max-draws", "60", "--warmup", "30", "--chains", "2", "--allow-unconverged"]
+    assert main(base + ["--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert (out["settings"]["stop"], out["settings"]["draws"], out["settings"]["max_draws"]) == ("gate", 20, 60)
+    assert any(n.startswith("run length by the gate (at least 20, at most 60 draws per chain") for n in out["notes"])
+    assert main(base) == 0  # the same fit again, from the cache: the text says how its length was set
+    text = capsys.readouterr().out
+    assert "run length by the gate (at least 20, at most 60 draws per chain" in text
+    fixed = ["fit", str(path), "--preset", "per-benchmark", "--cache", str(tmp_path / "c"), "--quiet", "--stop",
+             "fixed", "--draws", "20", "--warmup", "30", "--chains", "2", "--allow-unconverged", "--json"]
+    assert main(fixed) == 0
+    out_fixed = json.loads(capsys.readouterr().out)
+    assert out_fixed["cache"]["key"] != out["cache"]["key"] and not out_fixed["cache"]["hit"]
+    assert out_fixed["settings"]["stop"] == "fixed" and out_fixed["settings"]["max_draws"] is None
+    assert main(fixed[:-1]) == 0
+    assert "run length fixed: 20 draws per chain" in capsys.readouterr().out

@@ -70,7 +70,7 @@ def test_a_well_started_fit_skips_the_slow_windows_it_does_not_need(monkeypatch)
                                                     seed=2)
     log = []
     monkeypatch.setattr(chains, "WINDOW_LOG", log)
-    s = SamplerSettings(warmup=200, draws=50, chains=4, seed=1, chunk_size=50, adaptive_warmup=True)
+    s = SamplerSettings(stop="fixed", warmup=200, draws=50, chains=4, seed=1, chunk_size=50, adaptive_warmup=True)
     post = fit(sim.table, "successes ~ (1|task) + (1|model)", s)
     assert [e["iteration"] for e in log][:1] == [99]
     first = log[0]
