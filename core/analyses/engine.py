@@ -323,11 +323,17 @@ class RefitEngine:
     def refit_whole(self, settings=None, *, progress: ProgressCallback | None = None,
                     cancel: CancelCallback | None = None):
         """The parent's own cells refitted, every random effect kept, in memory (not cached: the cache
-        keeps no task-level effects); what PSIS-LOO needs when only a cached parent is at hand."""
+        keeps no task-level effects); what PSIS-LOO needs when only a cached parent is at hand.  With a
+        scheduler it runs on the cluster (:func:`.cluster.posterior_on_cluster`) and comes back in memory."""
         from ..model.refit import RefitRequest, fit_refits
 
         d = self.design
         req = RefitRequest("whole corpus (all effects)", d.successes.copy(), d.trials.copy())
+        if self.scheduler is not None:  # on the cluster like the other refits (same seed: the same draws)
+            from .cluster import posterior_on_cluster
+
+            return posterior_on_cluster(self.scheduler, d, self.fitted_spec, req, settings or self.settings,
+                                        parent=self.parent_posterior(), progress=progress, cancel=cancel)
         return fit_refits(d, self.fitted_spec, [req], settings or self.settings, parent=self.parent_posterior(),
                           progress=progress, cancel=cancel)[0]
 
