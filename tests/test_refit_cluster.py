@@ -143,3 +143,103 @@ def test_real_sampler_refits_on_two_worker_processes_equal_the_in_process_ones(c
             np.testing.assert_array_equal(a.posterior.sigma[t], b.posterior.sigma[t])
         np.testing.assert_array_equal(a.posterior.mu, b.posterior.mu)
     assert FitCache(tmp_path / "b").load(there.results[0].key)[0] is not None
+
+
+class _SlowStandIn(distributed.WorkerPlugin):
+    """A worker plugin: the moment stand-in of the refits on every worker, new ones included (a
+    killed worker's nanny starts a fresh process), each batch first leaving a marker file named by
+    its worker's PID and then taking ``seconds`` (so that a test can kill the worker mid-batch)."""
+
+    name = "ddr-slow-stand-in"
+
+    def __init__(self, marker_dir: str, seconds: float):
+        self.marker_dir, self.seconds = marker_dir, seconds
+
+    def setup(self, worker=None):
+        import os
+        import sys
+        import time
+        from pathlib import Path
+
+        import ddr_explorer.core.model.refit as refit
+
+        _install_stand_in()
+        cold = sys.modules["ddr_batch_fakes"].cold_fit_refits
+        marker_dir, seconds = self.marker_dir, self.seconds
+
+        def slow(design, spec, requests, settings=None, **kw):
+            for r in requests:
+                Path(marker_dir, f"{os.getpid()}_{r.label}_{time.time_ns()}").write_text("")
+            time.sleep(seconds)
+            return cold(design, spec, requests, settings, **kw)
+
+        refit.fit_refits = slow
+
+    def teardown(self, worker=None):
+        _remove_stand_in()
+
+
+def test_a_lost_workers_refits_are_resubmitted(fake_sampler, cluster, corpus, tmp_path):
+    """A worker process killed (SIGKILL) in the middle of a batch: every refit still arrives, equal to the
+    in-process one (the scheduler reschedules the lost worker's future; the engine sees nothing)."""
+    import os
+    import signal
+
+    lc, client = cluster
+    models = corpus.table["model"].astype(str)
+    jobs = [FitJob(m, sub_corpus(corpus, (models != m).to_numpy(), m)) for m in ("m00", "m01", "m02", "m03")]
+    here = RefitEngine(corpus, "per-benchmark", SETTINGS, cache_dir=tmp_path / "local", rerun_unconverged=False).run(jobs)
+    markers = tmp_path / "markers"
+    markers.mkdir()
+    killed: list[int] = []
+
+    def kill_one_mid_batch():
+        # polled by the engine while it waits on the futures: kill the first worker seen at work, once
+        if not killed:
+            started = sorted(markers.iterdir())
+            if started:
+                pid = int(started[0].name.split("_")[0])
+                os.kill(pid, signal.SIGKILL)
+                killed.append(pid)
+        return False
+
+    client.register_plugin(_SlowStandIn(str(markers), 3.0))
+    try:
+        there = RefitEngine(corpus, "per-benchmark", SETTINGS, cache_dir=tmp_path / "cluster",
+                            scheduler=lc.scheduler_address, batch_size=1,
+                            rerun_unconverged=False).run(jobs, cancel=kill_one_mid_batch)
+    finally:
+        client.unregister_worker_plugin(_SlowStandIn.name)
+        client.wait_for_workers(2, timeout=60)
+    assert killed, "no worker was seen at work"
+    # the killed worker's refit started again in another worker process
+    starts = [m.name.split("_") for m in markers.iterdir()]
+    lost = {label for pid, label, _ in starts if int(pid) == killed[0]}
+    again = {label for pid, label, _ in starts if int(pid) != killed[0]}
+    assert lost and lost <= again, (lost, again)
+    assert [r is not None for r in there.results] == [True] * len(jobs) and not there.errors
+    for a, b in zip(here.results, there.results):
+        assert a.key == b.key
+        for t in a.posterior.sigma:
+            np.testing.assert_array_equal(a.posterior.sigma[t], b.posterior.sigma[t])
+        np.testing.assert_array_equal(a.posterior.mu, b.posterior.mu)
+
+
+def test_loo_refit_of_the_whole_corpus_runs_on_the_cluster(fake_sampler, cluster, corpus, tmp_path):
+    """PSIS-LOO's refit (every effect kept, not cached) goes to the cluster with the others, and equals the
+    in-process one."""
+    lc, client = cluster
+    here = RefitEngine(corpus, "per-benchmark", SETTINGS, cache_dir=tmp_path).refit_whole()
+    client.run(_install_stand_in)
+    try:
+        seen = []
+        there = RefitEngine(corpus, "per-benchmark", SETTINGS, cache_dir=tmp_path,
+                            scheduler=lc.scheduler_address).refit_whole(progress=lambda *a: seen.append(a[0]))
+    finally:
+        client.run(_remove_stand_in)
+    assert "refit on the cluster" in seen
+    assert set(there.random_effects) == set(here.random_effects)
+    for t in here.sigma:
+        np.testing.assert_array_equal(here.sigma[t], there.sigma[t])
+    for t in here.random_effects:
+        np.testing.assert_array_equal(here.random_effects[t], there.random_effects[t])

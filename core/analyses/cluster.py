@@ -15,6 +15,10 @@ worker (Dask reschedules the tasks of a lost worker), and ``retries`` resubmits 
 worker raised anything but a ``ValueError`` (a part that cannot be fitted is a result, not an
 accident: its message comes back in place of the entry).  Cancel cancels every future of the batch.
 
+PSIS-LOO's refit of the whole corpus (every random effect kept, which the cache does not store) goes
+to the cluster too when a scheduler is named (:func:`posterior_on_cluster`): one future whose result
+is the posterior itself, carried back by Dask, not through the cache.
+
 ``distributed`` is an optional extra (``pip install ddr-explorer[cluster]``); without a scheduler
 nothing here is imported.
 """
@@ -25,7 +29,7 @@ import math
 import time
 from typing import Sequence
 
-__all__ = ["refit_batch", "refit_on_cluster", "client_for", "RETRIES"]
+__all__ = ["refit_batch", "refit_on_cluster", "client_for", "RETRIES", "refit_whole_task", "posterior_on_cluster"]
 
 #: Times a future is resubmitted after its worker failed (a lost worker's tasks are rescheduled anyway).
 RETRIES = 3
@@ -143,6 +147,43 @@ def refit_on_cluster(address: str, design, spec, requests, settings, *, parent=N
                     per = (time.perf_counter() - t0) / done
                     progress("refits on the cluster", done, n, per * (n - done))
         return out
+    finally:
+        if own:
+            client.close()
+
+
+def refit_whole_task(design, spec, request, settings, parent):
+    """On a worker: one refit with every random effect kept (PSIS-LOO's refit of the whole corpus,
+    :meth:`~.engine.RefitEngine.refit_whole`), returned as the posterior itself: the fit cache keeps no
+    task-level effects, so this refit is not stored; Dask carries it back to the client."""
+    import ddr_explorer.core.model  # noqa: F401 - before jax: the worker's chains run in parallel
+
+    from ..model.refit import fit_refits
+
+    return fit_refits(design, spec, [request], settings, parent=parent)[0]
+
+
+def posterior_on_cluster(address: str, design, spec, request, settings, *, parent=None, progress=None, cancel=None,
+                         client=None):
+    """:func:`refit_whole_task` on the cluster at ``address`` (resubmitted after a lost worker like the other
+    refits, ``retries`` = :data:`RETRIES`); ``cancel()`` polled while waiting cancels the future."""
+    from ..model.posterior import FitCancelled
+
+    own = client is None
+    client = client or client_for(address)
+    try:
+        fut = client.submit(refit_whole_task, design, spec, request, settings, parent, retries=RETRIES, pure=False)
+        if progress is not None:
+            progress("refit on the cluster", 0, 1, None)
+        while not fut.done():
+            if cancel is not None and cancel():
+                client.cancel([fut])
+                raise FitCancelled("refit cancelled by the user (its future cancelled)")
+            time.sleep(0.2)
+        post = fut.result()
+        if progress is not None:
+            progress("refit on the cluster", 1, 1, 0.0)
+        return post
     finally:
         if own:
             client.close()

@@ -192,7 +192,8 @@ def sheet_runners(which, *, n_splits: int = 50, n_strata: int = 4, scheduler: st
         return study.result
 
     def loo(ctx):
-        return run_loo(ctx.corpus, ctx.posterior, ctx.spec, ctx.settings, ctx.cache_dir, prog(ctx, "loo"), ctx.cancel)
+        return run_loo(ctx.corpus, ctx.posterior, ctx.spec, ctx.settings, ctx.cache_dir, prog(ctx, "loo"), ctx.cancel,
+                       scheduler=scheduler)
 
     table = {"difficulty": difficulty, "heldout": heldout, "loo": loo}
     out = {}

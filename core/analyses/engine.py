@@ -27,8 +27,9 @@ Where refits run.  Locally by default, in this process; with a Dask scheduler ad
 (``scheduler=``, ``DDR_SCHEDULER``) the pending refits go to the cluster in batches
 (:mod:`.cluster`).  Either way the results are the same for the same seeds.
 
-Seeds.  The contract takes one sampler settings for a whole call, so every refit of one batch
-uses the batch's seed: different parts then share random numbers but never data.
+Seeds.  Each refit's random numbers come from (the settings' seed, the request's counts)
+(:func:`~ddr_explorer.core.model.refit.request_seed`), not from its place in a batch: a refit gives
+the same draws alone, in any batch, in process or on any Dask worker.
 """
 
 from __future__ import annotations
@@ -84,9 +85,12 @@ def refit_key(parent_key: str, request, settings) -> str:
 
 
 def rerun_settings(settings):
-    """Settings of the one rerun of an unconverged refit: :data:`RERUN_DRAWS_FACTOR` x draws and warmup."""
+    """Settings of the one rerun of an unconverged refit: :data:`RERUN_DRAWS_FACTOR` x draws and warmup
+    (and x the ceiling of a run length set by the gate)."""
+    extra = ({"max_draws": settings.max_draws * RERUN_DRAWS_FACTOR}
+             if getattr(settings, "stop", "fixed") == "gate" and settings.max_draws else {})
     return dataclasses.replace(settings, draws=settings.draws * RERUN_DRAWS_FACTOR,
-                               warmup=settings.warmup * RERUN_DRAWS_FACTOR)
+                               warmup=settings.warmup * RERUN_DRAWS_FACTOR, **extra)
 
 
 def estimate_seconds(parent_wall_seconds: float, parent_settings, refits: Sequence[tuple[float, Any]],
@@ -319,11 +323,17 @@ class RefitEngine:
     def refit_whole(self, settings=None, *, progress: ProgressCallback | None = None,
                     cancel: CancelCallback | None = None):
         """The parent's own cells refitted, every random effect kept, in memory (not cached: the cache
-        keeps no task-level effects); what PSIS-LOO needs when only a cached parent is at hand."""
+        keeps no task-level effects); what PSIS-LOO needs when only a cached parent is at hand.  With a
+        scheduler it runs on the cluster (:func:`.cluster.posterior_on_cluster`) and comes back in memory."""
         from ..model.refit import RefitRequest, fit_refits
 
         d = self.design
         req = RefitRequest("whole corpus (all effects)", d.successes.copy(), d.trials.copy())
+        if self.scheduler is not None:  # on the cluster like the other refits (same seed: the same draws)
+            from .cluster import posterior_on_cluster
+
+            return posterior_on_cluster(self.scheduler, d, self.fitted_spec, req, settings or self.settings,
+                                        parent=self.parent_posterior(), progress=progress, cancel=cancel)
         return fit_refits(d, self.fitted_spec, [req], settings or self.settings, parent=self.parent_posterior(),
                           progress=progress, cancel=cancel)[0]
 

@@ -286,7 +286,7 @@ def _store(path: Path, res: LooResult) -> None:
 
 def loo_study(corpus, posterior=None, spec="per-benchmark", settings=None, cache_dir: str | Path | None = None,
               progress: ProgressCallback | None = None, cancel: CancelCallback | None = None, *,
-              use_cache: bool = True) -> LooResult:
+              use_cache: bool = True, scheduler: str | None = None) -> LooResult:
     """PSIS-LOO of the fit of ``corpus`` (module note: what is reused, what is refitted).
 
     Parameters
@@ -302,6 +302,9 @@ def loo_study(corpus, posterior=None, spec="per-benchmark", settings=None, cache
         As for :func:`~.fitting.fit_corpus`.
     use_cache
         False: neither read nor store the LOO result.
+    scheduler
+        A Dask scheduler address: the refit (when one is needed) runs there (:class:`~.engine.RefitEngine`;
+        ``$DDR_SCHEDULER`` when None).
     """
     from ..fitting import fit_corpus, fit_key
     from ..model.formula import as_spec
@@ -334,7 +337,8 @@ def loo_study(corpus, posterior=None, spec="per-benchmark", settings=None, cache
             # a refit of the parent on its own cells (the refit engine's contract; warm where it is)
             from .engine import RefitEngine
 
-            engine = RefitEngine(corpus, spec, result.posterior.settings, cache_dir=cache_dir, parent=result)
+            engine = RefitEngine(corpus, spec, result.posterior.settings, cache_dir=cache_dir, parent=result,
+                                 scheduler=scheduler)
             posterior = engine.refit_whole(settings, progress=progress, cancel=cancel)
     if progress is not None:
         progress("PSIS-LOO", 0, 1, None)
@@ -349,6 +353,7 @@ def loo_study(corpus, posterior=None, spec="per-benchmark", settings=None, cache
 
 
 def run_loo(corpus, posterior=None, spec="per-benchmark", settings=None, cache_dir: str | Path | None = None,
-            progress: ProgressCallback | None = None, cancel: CancelCallback | None = None) -> LooSummary:
+            progress: ProgressCallback | None = None, cancel: CancelCallback | None = None, *,
+            scheduler: str | None = None) -> LooSummary:
     """The DDR sheet's runner: :func:`loo_study` summarised as Pareto-k counts and elpd."""
-    return loo_study(corpus, posterior, spec, settings, cache_dir, progress, cancel).summary
+    return loo_study(corpus, posterior, spec, settings, cache_dir, progress, cancel, scheduler=scheduler).summary

@@ -118,7 +118,7 @@ def run_analysis_studies(corpus, which, spec, settings, *, cache_dir: str | Path
             out[name] = held_out_study(corpus, spec, settings, cache_dir, prog, cancel, n_splits=n_splits,
                                        **engine_kw)
         elif name == "loo":
-            out[name] = loo_study(corpus, posterior, spec, settings, cache_dir, prog, cancel)
+            out[name] = loo_study(corpus, posterior, spec, settings, cache_dir, prog, cancel, scheduler=scheduler)
         elif name in ("failure-modes", "frontier"):  # issue 19: their own fits / none (not the given spec)
             out[name] = _issue19_study(name, corpus, settings, cache_dir, prog, cancel, n_splits, undated)
         elif name in EXTRA_NAMES:

@@ -29,7 +29,11 @@ How (seed 000 Eq. 2 / Eq. 6, SPEC section 2; items of :mod:`.parameterisation`):
    one compile.  The host chains of nested centring (item 11) are the parent's (a choice of
    coordinates, exact whatever it is).  Exception: a term integrated out by quadrature
    (item 10, pooled corpora) has a trial layout that depends on the counts, so such refits
-   compile one by one (still warm-started).
+   compile one by one (still warm-started).  A warm refit therefore integrates a term out only
+   where its parent did: on Terminal-Bench 2.0 (parent: nothing integrated) every 30% held-out
+   part would otherwise have chosen to integrate task:model and compiled on its own, 50
+   compiles of about 11 s each on an idle 2-core machine for one sheet; sampling those levels
+   instead is exact and shares the parent's one compile.
 2. **Warm start** (``parent`` given): each chain starts at a different draw of the parent,
    mapped into the refit's own coordinates; the initial inverse mass matrix is the covariance
    of up to :data:`MASS_DRAWS` parent draws in those coordinates (dense over the global block,
@@ -62,7 +66,7 @@ from .formula import as_spec
 from .posterior import CancelCallback, FitCancelled, Posterior, ProgressCallback, SamplerSettings
 
 __all__ = ["GPU_MAX_BATCH", "MASS_DRAWS", "WARM_WARMUP", "RefitRequest", "batch_layout", "fit_refits",
-           "masked_design", "request_cells"]
+           "masked_design", "request_cells", "request_seed"]
 
 #: Warmup iterations of a warm-started refit (the cold default is 300).  Measured with
 #: bench/bench_warm_refits.py on 10 Terminal-Bench 2.0 hold-out splits (docs/sampler-measurements.md):
@@ -106,6 +110,23 @@ class RefitRequest:
             raise ValueError(f"refit {self.label!r}: successes must lie in 0..trials and trials must be >= 0.")
         if not (n > 0).any():
             raise ValueError(f"refit {self.label!r} keeps no cell of the parent; nothing to fit.")
+
+
+def request_seed(seed: int, request: RefitRequest) -> int:
+    """The seed of one refit: derived from the settings' ``seed`` and the request's identity (its counts).
+
+    A refit's random numbers (its chains' starts among the parent's draws, their PRNG keys) come
+    from this seed alone, not from its place in a batch, so a refit gives the same draws alone,
+    in any batch and on any Dask worker (:func:`fit_refits`).  Two requests with the same counts
+    are the same refit (and share a cache key).
+    """
+    import hashlib
+
+    h = hashlib.sha256()
+    h.update(np.int64(seed).tobytes())
+    h.update(np.ascontiguousarray(np.asarray(request.successes, np.int64)).tobytes())
+    h.update(np.ascontiguousarray(np.asarray(request.trials, np.int64)).tobytes())
+    return int.from_bytes(h.digest()[:4], "little") & 0x7FFFFFFF
 
 
 def request_cells(design: DesignMatrix, request: RefitRequest):
@@ -163,6 +184,7 @@ class _Prepared:
     u_in0: np.ndarray
     ls_in0: np.ndarray
     seconds: float
+    seed: int
 
 
 def _scale_slopes(lay, rough) -> np.ndarray:
@@ -235,18 +257,23 @@ def _gibbs_for(gibbs, terms: list[int]):
                                nuts_pos=[terms.index(k) if k in terms else None for k in gibbs.group.terms])
 
 
-def _prepare(design, spec, request, settings, structure, parent, index: int, warm: bool) -> _Prepared:
-    """Masked design, rough fit and layout on the refit's counts, and its chains' starts (items 1-2)."""
+def _prepare(design, spec, request, settings, structure, parent, warm: bool) -> _Prepared:
+    """Masked design, rough fit and layout on the refit's counts, and its chains' starts (items 1-2);
+    every random number from the request's own seed (:func:`request_seed`)."""
     from .geometry import rough_fit
     from .parameterisation import _initial_gibbs, _initial_point, _make_layout, _Marginal
     from .quadrature import choose_marginal_term
 
     t = time.perf_counter()
     C = settings.chains
+    seed = request_seed(settings.seed, request)
     dm = masked_design(design, request)
     rough = rough_fit(dm)
     marg = None
-    if settings.marginalise == "auto":
+    # a warm refit keeps its parent's choice: a parent that integrated nothing out has refits that
+    # sample every level too (exact either way), so that they all share its one compile
+    follow_parent = parent is not None and not getattr(parent, "integrated", None)
+    if settings.marginalise == "auto" and not follow_parent:
         mt, _ = choose_marginal_term(dm, rough, structure["marg_candidates"])
         if mt is not None:
             p = spec.priors.for_term(design.term_names[mt.term])
@@ -257,12 +284,12 @@ def _prepare(design, spec, request, settings, structure, parent, index: int, war
                        chains=chains)
     consts = {"y": dm.successes.astype(float), "n": dm.trials.astype(float), "c0": lay.c0, "c1": lay.c1,
               "pi": lay.pi, "pi_norm": lay.pi_norm, "sref2": lay.sref ** 2, "gam": _scale_slopes(lay, rough)}
-    z0, var = _initial_point(lay, rough, C, settings.seed, marg=marg)
+    z0, var = _initial_point(lay, rough, C, seed, marg=marg)
     imm_g = np.diag(var["g"]) if settings.dense_globals else var["g"]
     imm_x = var["x"]
     step0 = float((z0["x"].shape[1] + z0["g"].shape[1]) ** -0.25)
     if warm:
-        rng = np.random.default_rng([settings.seed, 40503, index])
+        rng = np.random.default_rng([seed, 40503])
         g, x = _parent_draws(parent, design, lay, rough, marg, rng, C)
         z0 = {"g": g, "x": x}
         gm, xm = _parent_draws(parent, design, lay, rough, marg, rng, MASS_DRAWS)
@@ -279,12 +306,12 @@ def _prepare(design, spec, request, settings, structure, parent, index: int, war
             step0 = float(np.median(steps))
     gibbs = structure["gibbs"]
     if gibbs is not None:
-        u_in0, ls_in0, _ = _initial_gibbs(gibbs, rough, C, settings.seed)
+        u_in0, ls_in0, _ = _initial_gibbs(gibbs, rough, C, seed)
     else:
         u_in0, ls_in0 = np.zeros((C, 0)), np.zeros((C, 0))
     return _Prepared(request=request, design=dm, rough=rough, lay=lay, marg=marg, consts=consts, z0=z0,
                      imm_g=imm_g, imm_x=imm_x, step0=np.full(C, step0), u_in0=u_in0, ls_in0=ls_in0,
-                     seconds=time.perf_counter() - t)
+                     seconds=time.perf_counter() - t, seed=seed)
 
 
 def _structure(design: DesignMatrix, spec, settings: SamplerSettings) -> dict:
@@ -316,8 +343,16 @@ def _structure(design: DesignMatrix, spec, settings: SamplerSettings) -> dict:
                                          collapsed_steps_for(group.n_runs, design.n_cells, L, marg))}
 
 
-def _stack(preps: list[_Prepared], per_batch: int, C: int, seed: int):
-    """The batch inputs of ``preps`` (padded to ``per_batch`` refits with copies of the last)."""
+def _gate_names(prep: _Prepared, gibbs) -> list[str]:
+    """The term of each sigma column the gate checks (NUTS terms, Gibbs inner terms, the integrated term)."""
+    tn = prep.design.term_names
+    return ([tn[k] for k in prep.lay.terms] + ([tn[k] for k in gibbs.inner] if gibbs is not None else [])
+            + ([tn[prep.marg.term.term]] if prep.marg is not None else []))
+
+
+def _stack(preps: list[_Prepared], per_batch: int, C: int):
+    """The batch inputs of ``preps`` (padded to ``per_batch`` refits with copies of the last); each
+    refit's chains get PRNG keys from its own seed (:func:`request_seed`)."""
     import jax
 
     from .refit_chains import BatchInputs
@@ -325,14 +360,14 @@ def _stack(preps: list[_Prepared], per_batch: int, C: int, seed: int):
     pad = preps + [preps[-1]] * (per_batch - len(preps))
     rep = lambda a: np.repeat(np.asarray(a)[None], C, axis=0)  # noqa: E731
     data = {k: np.concatenate([rep(p.consts[k]) for p in pad]) for k in pad[0].consts}
-    keys = np.asarray(jax.random.split(jax.random.PRNGKey(seed), C))
+    keys = [np.asarray(jax.random.split(jax.random.PRNGKey(p.seed), C)) for p in pad]
     return BatchInputs(data=data, z0={k: np.concatenate([p.z0[k] for p in pad]) for k in ("g", "x")},
                        imm_g=np.concatenate([rep(p.imm_g) for p in pad]),
                        imm_x=np.concatenate([rep(p.imm_x) for p in pad]),
                        step0=np.concatenate([p.step0 for p in pad]),
                        u_in0=np.concatenate([p.u_in0 for p in pad]),
                        ls_in0=np.concatenate([p.ls_in0 for p in pad]),
-                       keys=np.concatenate([keys] * len(pad)), group=C)
+                       keys=np.concatenate(keys), group=C)
 
 
 def _posterior(parent_design: DesignMatrix, spec, prep: _Prepared, settings: SamplerSettings, warm_stats,
@@ -425,7 +460,7 @@ def fit_refits(design: DesignMatrix, spec, requests: Sequence[RefitRequest], set
     for i, r in enumerate(requests):
         if cancel is not None and cancel():
             raise FitCancelled(f"refits cancelled by the user (preparing {i} of {n}).")
-        preps.append(_prepare(design, spec, r, settings, structure, parent, i, warm))
+        preps.append(_prepare(design, spec, r, settings, structure, parent, warm))
     # refits that share a compile: all, except those with a term integrated out (its trial
     # layout follows the counts), which run one by one
     groups: list[list[int]] = [[i for i, p in enumerate(preps) if p.marg is None]]
@@ -439,6 +474,7 @@ def fit_refits(design: DesignMatrix, spec, requests: Sequence[RefitRequest], set
     n_batches = sum(-(-len(g) // batch_layout(len(g), C, kind, len(devices))[0]) for g in groups)
     iters_total = n_batches * (W + settings.draws)
     iters_done = 0
+    batches_done = 0
     done = 0
     t_run = time.perf_counter()
     ctx = jax.enable_x64(True) if settings.float64 else contextlib.nullcontext()
@@ -457,7 +493,7 @@ def fit_refits(design: DesignMatrix, spec, requests: Sequence[RefitRequest], set
                                      adapt_mass=WARM_ADAPT_MASS or not warm)
                 for b0 in range(0, len(g), per_batch):
                     idx = g[b0:b0 + per_batch]
-                    inp = _stack([preps[i] for i in idx], per_batch, C, settings.seed)
+                    inp = _stack([preps[i] for i in idx], per_batch, C)
                     t_b = time.perf_counter()
                     c_before = runner.compile_seconds
 
@@ -467,20 +503,31 @@ def fit_refits(design: DesignMatrix, spec, requests: Sequence[RefitRequest], set
                             now = _base + it
                             progress("refits", done, n, el / max(now, 1) * (iters_total - now))
 
-                    warm_st, samp = runner.run(inp, settings.draws, cancel=cancel, on_chunk=on_chunk)
-                    iters_done += W + settings.draws
+                    warm_st, samp = runner.run(inp, settings.draws, cancel=cancel, on_chunk=on_chunk,
+                                               gate_names=_gate_names(p0, gibbs), n_real=len(idx))
+                    ran = settings.draws if runner.stops is None else max(d for d, _, _ in runner.stops)
+                    iters_done += W + ran
+                    batches_done += 1
+                    # a run length set by the gate: the batches left at this pace
+                    iters_total = max(iters_total, iters_done + (n_batches - batches_done) * iters_done / batches_done)
                     wall_b = time.perf_counter() - t_b
                     compile_b = runner.compile_seconds - c_before
                     device = (f"cpu x{runner.D}" if kind == "cpu" else f"{kind}: {devices[0].device_kind}")
                     for j, i in enumerate(idx):
                         sl = slice(j * C, (j + 1) * C)
                         ws = None if warm_st is None else {k: v[sl] for k, v in warm_st.items()}
-                        sp = {k: v[sl] for k, v in samp.items()}
+                        keep = ran if runner.stops is None else runner.stops[j][0]
+                        sp = {k: v[sl, :keep] for k, v in samp.items()}
                         share = (wall_b - compile_b) / len(idx)
                         timings = {"design": preps[i].seconds, "compile": runner.compile_seconds,
                                    "sampling": share}
                         notes = [f"refit ({how}; batch of {len(idx)} refit(s), {runner.compiles} compile(s) "
                                  f"for {len(g)} refit(s))"]
+                        if runner.stops is not None:
+                            from .stopping import stop_note
+
+                            d_j, chk_j, why_j = runner.stops[j]
+                            notes.append(stop_note(chk_j, why_j, d_j, settings))
                         out[i] = _posterior(design, spec, preps[i], run_settings, ws, sp, gibbs, device, timings,
                                             preps[i].seconds + share, notes)
                     done += len(idx)

@@ -94,6 +94,7 @@ class BatchRunner:
         self.devs = devices[:D]
         self.compiles = 0
         self.compile_seconds = 0.0
+        self.stops = None
         W = settings.warmup
         self.W = W
         S = settings.chunk_size
@@ -261,11 +262,16 @@ class BatchRunner:
         a = jnp.asarray(a, dtype) if dtype is not None else jnp.asarray(a)
         return a.reshape(self.D, self.per, *a.shape[1:])
 
-    def run(self, inp: BatchInputs, draws: int, cancel: CancelCallback | None = None, on_chunk=None):
+    def run(self, inp: BatchInputs, draws: int, cancel: CancelCallback | None = None, on_chunk=None,
+            gate_names=None, n_real: int | None = None):
         """Warm up and sample one batch; returns (warmup stats, draws) with leading axis ``B``.
 
         ``on_chunk(iterations_done_in_this_batch)`` is called after every chunk; ``cancel`` is
-        polled before each chunk.
+        polled before each chunk.  With ``settings.stop == "gate"`` the sampling phase runs until
+        every refit of the batch (the first ``n_real`` groups; the others are padding) passes the
+        gate or diverged, or until ``settings.max_draws`` (:meth:`_until_converged`); then
+        :attr:`stops` holds each refit's (draws per chain, check, why), and the draws returned are
+        the batch's longest run: the caller keeps each refit's own first ``draws``.
         """
         import jax
         import jax.numpy as jnp
@@ -315,13 +321,76 @@ class BatchRunner:
                     on_chunk(done_total)
             return jax.tree.map(lambda *a: np.concatenate(a, axis=2).reshape(B, total, *a[0].shape[3:]), *out)
 
+        def _set_state(st, ax, m):
+            nonlocal state, aux, done_total
+            state, aux = st, ax
+            done_total += m
+
         sched = build_adaptation_schedule(W) if W > 0 else []
         stops = [w.end for w in sched[1:-1]]
         warm = phase(W, False, stops) if W > 0 else None
         if self.settings.pool_adaptation and G > 1 and W > 0:
             state = self._pool_step_size(state)
-        samp = phase(draws, True)
+        if self.settings.stop == "gate":
+            samp = self._until_converged(phase_state=(lambda: (state, aux), _set_state), data=data, cancel=cancel,
+                                         on_chunk=on_chunk, names=gate_names,
+                                         n_real=n_real or B // G, offset=lambda: done_total)
+        else:
+            self.stops = None
+            samp = phase(draws, True)
         return warm, samp
+
+    def _until_converged(self, phase_state, data, cancel, on_chunk, names, n_real: int, offset):
+        """The sampling phase under ``stop="gate"`` (:mod:`.stopping`), per refit of the batch.
+
+        Every ``check_every`` draws per chain from ``settings.draws`` on, each refit's chains are
+        looked at on their own (:func:`.stopping.check_gate` on every variance component: R-hat,
+        bulk and tail ESS with the margin, divergences).  A refit is done at its first look that
+        passes or sees a divergence; its run length is that look, whatever its batch-mates do
+        (their later draws are cut off by the caller), so a refit's draws do not depend on the
+        batch it ran in.  The batch stops when every refit is done or at ``settings.max_draws``.
+        """
+        import jax
+        import jax.numpy as jnp
+
+        from .stopping import check_gate, next_check
+
+        get, put = phase_state
+        s = self.settings
+        B, G, S = self.B, self.G, self.S
+        out, done, look = [], 0, s.draws
+        stops: list = [None] * n_real
+        last = [None] * n_real
+        while True:
+            if cancel is not None and cancel():
+                raise FitCancelled(f"refits cancelled by the user during sampling ({done} draws per chain).")
+            m = min(S, look - done)
+            state, aux = get()
+            state, aux, buf = self._chunk(state, aux, data, jnp.asarray(m, jnp.int32))
+            put(state, aux, m)
+            buf = jax.device_get(buf)
+            out.append(jax.tree.map(lambda a: np.asarray(a)[:, :, :m], buf))
+            done += m
+            if on_chunk is not None:
+                on_chunk(offset())
+            if done != look:
+                continue
+            sig = np.concatenate([np.concatenate([o["nuts_sigma"], o["gibbs_ls"], o["marg_sigma"]], axis=-1)
+                                  .reshape(B, o["mu"].shape[2], -1) for o in out], axis=1)
+            div = np.concatenate([np.asarray(o["diverging"]).reshape(B, -1) for o in out], axis=1)
+            for r in range(n_real):
+                if stops[r] is not None:
+                    continue
+                sl = slice(r * G, (r + 1) * G)
+                chk = check_gate(sig[sl], int(div[sl].sum()), names)
+                last[r] = chk
+                if chk.passed or chk.divergences:
+                    stops[r] = (done, chk, "passed" if chk.passed else "diverged")
+            if all(x is not None for x in stops) or done >= s.max_draws:
+                break
+            look = next_check(done, s.check_every, s.max_draws)
+        self.stops = [x if x is not None else (done, last[r], "max_draws") for r, x in enumerate(stops)]
+        return jax.tree.map(lambda *a: np.concatenate(a, axis=2).reshape(B, done, *a[0].shape[3:]), *out)
 
     # cross-chain adaptation within each refit's chains (as chains._run_chains, per group)
     def _grouped(self, a):

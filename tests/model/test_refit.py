@@ -19,12 +19,15 @@ import pytest
 import ddr_explorer.core.model as M  # noqa: F401  (before jax: parallel CPU chains)
 from ddr_explorer.core.model import FitCancelled, SamplerSettings, build_design, fit
 from ddr_explorer.core.model.refit import (RefitRequest, _to_coordinates, batch_layout, fit_refits, masked_design,
-                                           request_cells)
+                                           request_cells, request_seed)
 
 ROOT = Path(__file__).resolve().parents[2]
 TRUTH = {"task": 1.5, "model": 1.0, "scaffold": 0.5, "task:model": 0.8, "task:scaffold": 0.6,
          "model:scaffold": 0.4}
 SETTINGS = SamplerSettings(stop="fixed", draws=200, warmup=150, chains=2, seed=3, chunk_size=50)
+#: Run length by the gate (at least 100 draws per chain, a look every 50, at most 600).
+GATE = SamplerSettings(draws=100, warmup=150, chains=2, seed=3, chunk_size=50, stop="gate", check_every=50,
+                       max_draws=600)
 DROPPED = ["t000", "t001", "t002"]
 
 
@@ -198,3 +201,61 @@ def test_collapsed_block_positions_follow_a_refit_that_integrates_a_term():
     assert moved.top_pos == 4 and moved.nuts_pos == [4, 1, 2]
     assert block.top_pos == 5  # the shared structure is left alone
     assert _gibbs_for(None, [0, 1]) is None
+
+
+@pytest.fixture(scope="module")
+def gate_batch(design, requests, parent):
+    """Both requests in one batch, the run length of each set by the gate."""
+    return fit_refits(design, "per-benchmark", requests, GATE, parent=parent, warmup=50)
+
+
+@pytest.fixture(scope="module")
+def gate_alone(design, requests, parent):
+    """The second request alone (first in its batch, padded with a copy of itself)."""
+    return fit_refits(design, "per-benchmark", [requests[1]], GATE, parent=parent, warmup=50)[0]
+
+
+def test_request_seed_depends_on_the_seed_and_the_counts_only(requests):
+    a, b = requests
+    assert request_seed(3, a) == request_seed(3, RefitRequest("another label", a.successes.copy(), a.trials.copy()))
+    assert request_seed(3, a) != request_seed(3, b)
+    assert request_seed(3, a) != request_seed(4, a)
+    assert 0 <= request_seed(3, a) < 2 ** 31
+
+
+def test_a_refit_gives_the_same_draws_alone_and_in_a_batch(gate_batch, gate_alone):
+    """Its seed comes from its counts, not its place, and its run length from its own chains' gate
+    (the batch may run on for its batch-mate): bitwise the same draws, the same length."""
+    b = gate_batch[1]
+    assert b.mu.shape == gate_alone.mu.shape
+    np.testing.assert_array_equal(b.mu, gate_alone.mu)
+    for t in b.sigma:
+        np.testing.assert_array_equal(b.sigma[t], gate_alone.sigma[t])
+    np.testing.assert_array_equal(b.sample_stats["step_size"], gate_alone.sample_stats["step_size"])
+
+
+def test_gate_stopping_stops_each_refit_at_its_own_look(gate_batch):
+    from ddr_explorer.core.model.stopping import check_gate
+
+    for p in gate_batch:
+        n = p.mu.shape[1]
+        note = next(x for x in p.notes if x.startswith("run length by the gate"))
+        assert f"at {n} draws per chain" in note, note
+        assert GATE.draws <= n <= GATE.max_draws and (n - GATE.draws) % GATE.check_every == 0
+        sig = np.stack([p.sigma[t] for t in p.sigma], axis=-1)
+        div = int(np.sum(p.sample_stats["diverging"]))
+        if "every component passed" in note:
+            assert check_gate(sig, div).passed  # the draws kept are the ones that passed
+            if n > GATE.draws:  # and the look before did not pass: it stopped at the first look
+                assert not check_gate(sig[:, :n - GATE.check_every], div).passed
+        assert p.settings.stop == "gate"
+
+
+def test_gate_stopped_warm_refit_agrees_with_the_cold_fit(gate_batch, cold):
+    w, c = gate_batch[0], cold
+    for name in TRUTH:
+        a, b = w.sigma[name].ravel(), c.sigma[name].ravel()
+        ess_a = float(w.diagnostics.table.loc[name, "ess_bulk"])
+        ess_b = float(c.diagnostics.table.loc[name, "ess_bulk"])
+        mcse = np.sqrt(a.var() / ess_a + b.var() / ess_b)
+        assert abs(a.mean() - b.mean()) <= 4 * mcse, (name, a.mean(), b.mean(), mcse)
