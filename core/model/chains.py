@@ -134,15 +134,22 @@ def _run_chains(design, spec, lay, gibbs, rough, settings: SamplerSettings, devi
     def _s(aux):
         return offset(aux["u"]) if gibbs is not None else jnp.zeros((), dtype)
 
-    def _init_one(z, key, aux):
+    def _init_one(z, chain, aux, key0):
+        key = jax.random.split(key0, C)[chain]
         # no heuristic step-size search: numpyro's would capture the potential of the first
         # offset s; the initial step is the usual d^(-1/4) scaling for a preconditioned target
         return init_kernel(z, num_warmup=W, step_size=step0, inverse_mass_matrix=imm, dense_mass=dense,
                            target_accept_prob=settings.target_accept, max_tree_depth=settings.max_tree_depth,
                            find_heuristic_step_size=False, rng_key=key, model_args=(_s(aux),))
 
+    # the chains' keys are split inside the compiled initialisation, from the seed's key built on the
+    # host (threefry's PRNGKey(s) is [0, s] for 0 <= s < 2^31): three eager compiles fewer, same keys
+    if 0 <= settings.seed < 2 ** 31 and jax.config.jax_default_prng_impl == "threefry2x32":
+        key0 = np.array([0, settings.seed], dtype=np.uint32)
+    else:
+        key0 = np.asarray(jax.random.PRNGKey(settings.seed))
+    chain_ids = np.arange(C, dtype=np.int32).reshape(D, per)
     # numpy inputs: pmap splits a host array over the devices without compiling a slice per input
-    keys = np.asarray(jax.random.split(jax.random.PRNGKey(settings.seed), C)).reshape(D, per, -1)
     shard = lambda a: np.asarray(a, np.dtype(dtype)).reshape(D, per, *np.shape(a)[1:])  # noqa: E731
     z0 = {k: shard(v) for k, v in init_z.items()}
     aux = {k: shard(v) for k, v in aux0.items()}
@@ -289,8 +296,8 @@ def _run_chains(design, spec, lay, gibbs, rough, settings: SamplerSettings, devi
     t0 = time.perf_counter()
     if progress:
         progress("compile", 0, 1, None)
-    init_p = jax.pmap(_per_device(_init_one, (0, 0, 0), per), devices=devs)
-    state = init_p(z0, keys, aux)
+    init_p = jax.pmap(_per_device(_init_one, (0, 0, 0, None), per), in_axes=(0, 0, 0, None), devices=devs)
+    state = init_p(z0, chain_ids, aux, key0)
     jax.block_until_ready(state)
     timings["compile_init"] = time.perf_counter() - t0
     n_arg = np.int32(S)
