@@ -132,9 +132,9 @@ def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--corpus", default="pooled", choices=["pooled", "tb2", "fixture"])
     ap.add_argument("--estimators", default=None,
-                    help="comma-separated: reml,laplace,reml-grad,reml-cobyqa (default: reml,laplace; reml only for the "
-                    "pooled corpus, whose Laplace fit takes minutes; reml-grad / reml-cobyqa: REML by L-BFGS-B / "
-                    "the derivative-free search beside the default Newton iteration, same run)")
+                    help="comma-separated: reml,laplace,reml-grad,reml-cobyqa (default: reml,laplace; reml only "
+                    "for the pooled corpus, whose Laplace fit takes minutes; reml-grad / reml-cobyqa: REML by "
+                    "L-BFGS-B / the derivative-free search beside the default Newton iteration, same run)")
     ap.add_argument("--reference", metavar="COMMIT", default=None,
                     help="also run REML (and Laplace, when chosen) of core/estimators as it was at COMMIT (read with "
                     "git show) on the same design in the same run, and print the ratios")
@@ -220,7 +220,8 @@ def load_reference(commit: str):
         src = subprocess.run(["git", "show", f"{commit}:core/estimators/{name}.py"], cwd=root, capture_output=True,
                              text=True, check=True).stdout
         if name == "__init__":  # only what REML and Laplace need
-            src = "from .design import EstimationCancelled, MixedDesign\nfrom .laplace import laplace\nfrom .reml import reml\n"
+            src = ("from .design import EstimationCancelled, MixedDesign\n"
+                   "from .laplace import laplace\nfrom .reml import reml\n")
         (tmp / f"{name}.py").write_text(src)
     pkg_name = "ddr_explorer.core._estimators_reference"
     spec = importlib.util.spec_from_file_location(pkg_name, tmp / "__init__.py", submodule_search_locations=[str(tmp)])

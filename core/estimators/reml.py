@@ -305,7 +305,8 @@ class RemlProblem:
         # the term with most levels has a diagonal block in Z'Z: eliminated in closed form, so only the
         # Schur complement of the other terms is factored (half the time on the HAL-scale pooled model)
         largest = int(np.argmax(design.n_levels))
-        self.system = EliminatedSystem(self.zt_w @ z, np.flatnonzero(design.term_of_column == largest))
+        self.g = (self.zt_w @ z).tocsr()  # Z'WZ, also for the gradient's Z'Py and Z'V^{-1}X
+        self.system = EliminatedSystem(self.g, np.flatnonzero(design.term_of_column == largest))
         self.largest = largest
         self.zty = np.asarray(z.T @ design.s).ravel()
         self.ztx = np.asarray(z.T @ w).ravel()  # X = intercept column
@@ -315,7 +316,6 @@ class RemlProblem:
         self.n = float(w.sum())
         self.p = 1
         self.term_of = design.term_of_column
-        self.g = (self.zt_w @ z).tocsr()  # Z'WZ, for the gradient's Z'Py and Z'V^{-1}X
         offsets = np.concatenate([[0], np.cumsum(design.n_levels)[:-1]])
         self.cell_cols = (design.codes + offsets[:, None]).T  # (cells, K): column of each term per cell
         if blocks:
