@@ -123,9 +123,9 @@ def test_cli_json_failure_modes_and_frontier(fake_sampler, tmp_path, capsys):
     assert len(fake_sampler) == 10  # every fit and rerun from the cache
     assert fm["categories"] == json.loads(json.dumps(direct["categories"]))
     assert fm["holdout"]["trace_mae"] == pytest.approx(direct["holdout"]["trace_mae"])
-    # the file's own counts (traces with a failed check of the category, of 1,280): 587, 270, 441, 291
-    assert [c["activation_rate"] for c in fm["categories"]] == pytest.approx([587 / 1280, 270 / 1280, 441 / 1280,
-                                                                             291 / 1280])
+    # the file's own counts (traces with a failed check of the category, of 1,600): 866, 394, 619, 488
+    assert [c["activation_rate"] for c in fm["categories"]] == pytest.approx([866 / 1600, 394 / 1600, 619 / 1600,
+                                                                             488 / 1600])
     assert "no release_date column" in d["frontier"]["stopped"]
     code = main(["analyses", str(demo), "--which", "failure-modes", "--splits", "5", "--cache", str(tmp_path),
                  "--quiet", *FAST])

@@ -19,12 +19,15 @@ built so that where agents differ (large ``sd_at_e``) failures are rare (high ``
 rank correlation of per-category agent x task variance and activation rate is -1.
 
 The demo's size (:data:`DEMO`) is chosen so that every fit of the analysis passes the convergence
-gate at the default sampler settings: 4 models x 2 scaffolds (8 agents), 2 benchmarks x 20 tasks,
-3 steps, 4 traces per agent-task cell (seed 003's tau^2-bench runs 4 trials per task; MAST has
-7 systems).  The first demo (3 models x 2 scaffolds, 10 tasks per benchmark, 1 trace per cell, and
+gate: 5 models x 2 scaffolds (10 agents), 2 benchmarks x 20 tasks, 3 steps, 4 traces per
+agent-task cell (seed 003's tau^2-bench runs 4 trials per task; MAST has 7 systems), and a task
+sd of 1.0.  The first demo (3 models x 2 scaffolds, 10 tasks per benchmark, 1 trace per cell, and
 no agent x step or task x step variance) never converged: with one trace, each agent-task cell of
 a category holds 3 binary checks, and the per-category sigma^2_a:t (bulk ESS 170, R-hat 1.02) and
-the zero-variance task:step term (bulk ESS 280) mixed too slowly.
+the zero-variance task:step term (bulk ESS 280) mixed too slowly.  With 8 agents and a task sd of
+0.7, the task means of the category with the largest agent x task variance were so noisy
+(task:agent variance / 8 agents about equal to the task variance) that its sigma[task] reached a
+bulk ESS of 301 of 5,600 draws: more draws did not help, a better identified task effect does.
 """
 
 from __future__ import annotations
@@ -47,7 +50,7 @@ class FailureSim:
     sd_at_e: tuple[float, ...] = (1.6, 1.1, 0.7, 0.3)  # per-category agent x task sd: largest in the first
     mu: float = 0.3
     sd_agent: float = 0.4
-    sd_task: float = 0.7
+    sd_task: float = 1.0
     sd_step: float = 0.2
     sd_at: float = 0.5
     sd_ae: float = 0.3
@@ -55,7 +58,7 @@ class FailureSim:
     sd_se: float = 0.15
     sd_as: float = 0.3  # agent x step
     sd_ts: float = 0.4  # task x step
-    n_models: int = 4
+    n_models: int = 5
     n_scaffolds: int = 2
     n_benchmarks: int = 2
     n_tasks: int = 20  # per benchmark
