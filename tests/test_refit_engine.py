@@ -155,9 +155,12 @@ def _parent_like(ess_min=1400.0):
 def test_expected_draws_from_the_parents_ess_per_draw():
     parent = _parent_like()  # 1,400 / 2,800 = 0.5 ESS per draw
     gate = SamplerSettings(draws=200, warmup=50, chains=2, stop="gate", check_every=50, max_draws=1000)
-    # 440 / (0.5 x 2 chains) = 440 draws per chain: the first look at or after it, 200 + 5 x 50
-    assert expected_draws(parent, gate) == 450
-    assert expected_draws(parent, dataclasses.replace(gate, chains=4)) == 250  # 220: the look at 250
+    # refits as efficient as the parent: 440 / (0.5 x 2 chains) = 440 draws per chain: the first look at or
+    # after it, 200 + 5 x 50
+    assert expected_draws(parent, gate, ess_ratio=1.0) == 450
+    assert expected_draws(parent, dataclasses.replace(gate, chains=4), ess_ratio=1.0) == 250  # 220: the look at 250
+    # half as efficient: 880 draws per chain, the look at 900
+    assert expected_draws(parent, gate, ess_ratio=0.5) == 900
     assert expected_draws(_parent_like(100.0), gate) == 1000  # 4,400 needed: the ceiling
     assert expected_draws(parent, SamplerSettings(draws=250, warmup=250, chains=4)) == 250  # fixed length
 
@@ -168,8 +171,9 @@ def test_refit_seconds_from_the_parents_pace():
     parent = _parent_like()
     fixed = SamplerSettings(draws=250, warmup=250, chains=4)
     # 4 chains x (warm warmup + 250) chain-iterations at 0.025 s, plus 3 s of set-up and diagnostics
-    assert refit_seconds(parent, fixed) == pytest.approx(4 * (WARM_WARMUP + 250) * 0.025 + 3.0)
-    assert refit_seconds(parent, fixed, warm=False) == pytest.approx(4 * (250 + 250) * 0.025 + 3.0)
+    assert refit_seconds(parent, fixed, speedup=1.0) == pytest.approx(4 * (WARM_WARMUP + 250) * 0.025 + 3.0)
+    assert refit_seconds(parent, fixed, warm=False, speedup=1.0) == pytest.approx(4 * (250 + 250) * 0.025 + 3.0)
+    assert refit_seconds(parent, fixed) == pytest.approx(eng.REFIT_SPEEDUP * (4 * (WARM_WARMUP + 250) * 0.025 + 3.0))
     assert refit_seconds(parent, fixed, speedup=0.5) == pytest.approx(0.5 * (4 * (WARM_WARMUP + 250) * 0.025 + 3.0))
 
 

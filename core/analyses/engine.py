@@ -48,7 +48,7 @@ import pandas as pd
 from .refits import BatchResult, CancelCallback, FitJob, ProgressCallback, check_cancel
 
 __all__ = ["RefitEngine", "refit_key", "RERUN_DRAWS_FACTOR", "SCHEDULER_ENV", "scheduler_address",
-           "REFIT_SPEEDUP", "refit_seconds", "expected_draws", "compile_seconds"]
+           "REFIT_SPEEDUP", "REFIT_ESS_RATIO", "refit_seconds", "expected_draws", "compile_seconds"]
 
 #: An unconverged refit is rerun once with this many times its draws (and as many warmup iterations).
 RERUN_DRAWS_FACTOR = 2
@@ -56,9 +56,15 @@ RERUN_DRAWS_FACTOR = 2
 SCHEDULER_ENV = "DDR_SCHEDULER"
 #: Whether engines rerun unconverged refits by default (:attr:`RefitEngine.rerun_unconverged` None).
 GATE_RERUN = True
-#: Measured wall time of one refit relative to :func:`refit_seconds`' prediction from the parent fit's own
-#: pace (bench/bench_refit_cost.py, same run); 1.0 until measured otherwise.
-REFIT_SPEEDUP = 1.0
+#: A refit's cost per chain-iteration relative to its parent's (same cells, masked; a short warmup; no
+#: diagnostics of the warmup).  Measured with bench/bench_refit_cost.py on TB2 hold-out refits (4 chains,
+#: run length by the gate) against their parent in the same process: 16.9 ms against 23 ms of CPU per
+#: chain-iteration, 0.73.
+REFIT_SPEEDUP = 0.73
+#: A refit's bulk ESS per draw relative to its parent's (smallest over the variance components): the
+#: same TB2 run, about 0.35 against the parent's 0.65 (a 30% held-out part's posterior is wider and
+#: its 50-iteration warmup shorter), 0.54.  It sets how long :func:`expected_draws` expects the gate to run.
+REFIT_ESS_RATIO = 0.54
 
 
 def scheduler_address(given: str | None = None) -> str | None:
@@ -92,11 +98,12 @@ def rerun_settings(settings):
                                warmup=settings.warmup * RERUN_DRAWS_FACTOR, **extra)
 
 
-def expected_draws(parent_posterior, settings) -> int:
+def expected_draws(parent_posterior, settings, ess_ratio: float | None = None) -> int:
     """Draws per chain a refit at ``settings`` will run: ``settings.draws`` with a fixed length; under
     ``stop="gate"`` the first look where the parent's ESS per draw gives every variance component the
     stopping rule's bulk ESS (:data:`~ddr_explorer.core.model.stopping.STOP_ESS_MARGIN` x 400) over
-    ``settings.chains`` chains, between ``settings.draws`` and ``settings.max_draws``."""
+    ``settings.chains`` chains, between ``settings.draws`` and ``settings.max_draws``; the parent's ESS per
+    draw is scaled by ``ess_ratio`` (:data:`REFIT_ESS_RATIO` when None)."""
     import math
 
     from ..gate import MIN_ESS_BULK
@@ -112,6 +119,7 @@ def expected_draws(parent_posterior, settings) -> int:
         ess = float(diag.table.drop(index="mu", errors="ignore")["ess_bulk"].min())
         if np.isfinite(ess) and ess > 0:
             eff = ess / n_draws
+    eff *= REFIT_ESS_RATIO if ess_ratio is None else ess_ratio
     need = STOP_ESS_MARGIN * MIN_ESS_BULK / (eff * settings.chains)
     looks = max(0, math.ceil((need - settings.draws) / settings.check_every))
     return int(min(settings.draws + looks * settings.check_every, settings.max_draws or ps.draws))
