@@ -188,7 +188,8 @@ def test_a_lost_workers_refits_are_resubmitted(fake_sampler, cluster, corpus, tm
     lc, client = cluster
     models = corpus.table["model"].astype(str)
     jobs = [FitJob(m, sub_corpus(corpus, (models != m).to_numpy(), m)) for m in ("m00", "m01", "m02", "m03")]
-    here = RefitEngine(corpus, "per-benchmark", SETTINGS, cache_dir=tmp_path / "local", rerun_unconverged=False).run(jobs)
+    here = RefitEngine(corpus, "per-benchmark", SETTINGS, cache_dir=tmp_path / "local",
+                       rerun_unconverged=False).run(jobs)
     markers = tmp_path / "markers"
     markers.mkdir()
     killed: list[int] = []

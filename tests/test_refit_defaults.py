@@ -35,20 +35,37 @@ def corpus_csv(table, tmp_path):
     return p
 
 
-def test_the_estimate_is_the_parent_time_scaled_per_refit(fake_sampler, table, tmp_path):
+def test_the_estimate_is_the_parent_pace_per_refit_plus_one_compile_per_analysis(fake_sampler, table, tmp_path):
+    from ddr_explorer.core.analyses.engine import REFIT_SPEEDUP, expected_draws, refit_seconds
+    from ddr_explorer.core.analyses.heldout import split_settings
+
     corpus = bf.corpus_of(table)
     post = fit_corpus(corpus, "per-benchmark", SETTINGS, cache_dir=tmp_path).posterior
-    post = dataclasses.replace(post, wall_seconds=100.0)
-    plan = plan_sheet_analyses(corpus, post, n_splits=10)
-    # split settings = the parent's here (already under 2 x (250 + 250)): work ratio 1, no speed-up measured yet
+
+    def paced(run_seconds):  # the parent's warmup + sampling took run_seconds; compile 10 s
+        return dataclasses.replace(post, timings={"warmup": 0.0, "sampling": run_seconds, "compile": 10.0})
+
+    plan = plan_sheet_analyses(corpus, paced(100.0), n_splits=10)
     assert plan.n_refits == {"difficulty": 4, "heldout": 20, "loo": 0}  # the fit kept every effect: no LOO refit
-    assert plan.seconds["difficulty"] == pytest.approx(4 * 100 * 0.25)
-    assert plan.seconds["heldout"] == pytest.approx(10 * 100 * (0.7 + 0.3))
-    assert not plan.runs_by_default  # 1,100 s > 15 min
-    assert plan_sheet_analyses(corpus, dataclasses.replace(post, wall_seconds=50.0), n_splits=10).runs_by_default
-    slow = plan_sheet_analyses(corpus, dataclasses.replace(post, wall_seconds=1000.0), n_splits=10)
+    assert plan.seconds["difficulty"] == pytest.approx(10.0 + 4 * refit_seconds(paced(100.0), SETTINGS))
+    split = split_settings(SETTINGS)
+    assert plan.seconds["heldout"] == pytest.approx(10.0 + 20 * refit_seconds(paced(100.0), split))
+    assert plan.seconds["loo"] == 0.0
+    # the parent's 2 x (10 + 40) in 100 s: 1 s per chain-iteration; a difficulty refit 2 x (10 + 40) = 100 s;
+    # a split refit runs as long as the gate will need at the parent's ESS per draw (engine.expected_draws)
+    # (times the measured cost of a refit's chain-iteration relative to its parent's, REFIT_SPEEDUP)
+    k = REFIT_SPEEDUP
+    assert refit_seconds(paced(100.0), SETTINGS) == pytest.approx(100.0 * k)
+    n = expected_draws(post, split)
+    assert split.stop == "gate" and split.draws <= n <= split.max_draws
+    assert refit_seconds(paced(100.0), split) == pytest.approx(2 * (10 + n) * k)
+    assert not plan.runs_by_default
+    fast = plan_sheet_analyses(corpus, paced(1.0), n_splits=10)  # 0.01 s per chain-iteration
+    assert fast.total_seconds == pytest.approx(20.0 + (4 * 1.0 + 20 * 0.02 * (10 + n)) * k)
+    assert fast.runs_by_default
+    slow = plan_sheet_analyses(corpus, paced(1000.0), n_splits=10)
     assert not slow.runs_by_default and slow.flag == "--analyses difficulty,heldout,loo --splits 10"
-    assert "24 refits, estimated 3.1 h" in slow.describe()
+    assert "24 refits, estimated" in slow.describe()
 
 
 def test_ddr_report_runs_the_sheet_analyses_by_default_and_prints_the_estimate_first(fake_sampler, capsys,

@@ -12,7 +12,7 @@ import pytest
 
 import ddr_explorer.core.model  # noqa: F401 - before jax: parallel CPU chains
 from ddr_explorer.core.analyses import engine as eng
-from ddr_explorer.core.analyses.engine import RefitEngine, estimate_seconds, refit_key, rerun_settings
+from ddr_explorer.core.analyses.engine import RefitEngine, expected_draws, refit_key, refit_seconds, rerun_settings
 from ddr_explorer.core.analyses.heldout import split_cells
 from ddr_explorer.core.analyses.refits import FitJob, sub_corpus
 from ddr_explorer.core.model import FitCancelled, SamplerSettings
@@ -140,13 +140,41 @@ def test_progress_covers_the_whole_batch_and_cancel_stops_it(fake_sampler, corpu
         RefitEngine(corpus, "per-benchmark", SETTINGS, cache_dir=tmp_path / "other").run(jobs, cancel=lambda: True)
 
 
-def test_estimate_scales_the_parent_time_by_data_share_and_sampler_work():
-    parent = SamplerSettings(stop="fixed", draws=700, warmup=300, chains=4)
-    split = SamplerSettings(stop="fixed", draws=250, warmup=250, chains=2)
-    # 100 s parent; a 70% part at 2 x 500 / (4 x 1000) of the work: 100 * 0.7 * 0.25 = 17.5 s
-    assert estimate_seconds(100.0, parent, [(0.7, split)], speedup=1.0) == pytest.approx(17.5)
-    # a tiny part costs at least 20% of the parent's time per unit of work (compile, adaptation)
-    assert estimate_seconds(100.0, parent, [(0.01, parent)], speedup=0.5) == pytest.approx(10.0)
+def _parent_like(ess_min=1400.0):
+    """A parent posterior's pace: 4 x (300 + 700) in 30 s of warmup and 70 s of sampling (0.025 s per
+    chain-iteration), 3 s of set-up and diagnostics, smallest sigma bulk ESS ``ess_min`` of 2,800 draws."""
+    import types
+
+    table = pd.DataFrame({"ess_bulk": [ess_min, 2000.0, 2800.0]}, index=pd.Index(["task", "model", "mu"], name="term"))
+    return types.SimpleNamespace(settings=SamplerSettings(stop="fixed", draws=700, warmup=300, chains=4), mu=np.zeros((4, 700)),
+                                 timings={"warmup": 30.0, "sampling": 70.0, "compile": 9.0, "design": 1.0,
+                                          "rough_fit": 1.0, "diagnostics": 1.0},
+                                 diagnostics=types.SimpleNamespace(table=table), wall_seconds=112.0)
+
+
+def test_expected_draws_from_the_parents_ess_per_draw():
+    parent = _parent_like()  # 1,400 / 2,800 = 0.5 ESS per draw
+    gate = SamplerSettings(draws=200, warmup=50, chains=2, stop="gate", check_every=50, max_draws=1000)
+    # refits as efficient as the parent: 440 / (0.5 x 2 chains) = 440 draws per chain: the first look at or
+    # after it, 200 + 5 x 50
+    assert expected_draws(parent, gate, ess_ratio=1.0) == 450
+    assert expected_draws(parent, dataclasses.replace(gate, chains=4), ess_ratio=1.0) == 250  # 220: the look at 250
+    # half as efficient: 880 draws per chain, the look at 900
+    assert expected_draws(parent, gate, ess_ratio=0.5) == 900
+    assert expected_draws(_parent_like(100.0), gate) == 1000  # 4,400 needed: the ceiling
+    assert expected_draws(parent, SamplerSettings(stop="fixed", draws=250, warmup=250, chains=4)) == 250  # fixed length
+
+
+def test_refit_seconds_from_the_parents_pace():
+    from ddr_explorer.core.model.refit import WARM_WARMUP
+
+    parent = _parent_like()
+    fixed = SamplerSettings(stop="fixed", draws=250, warmup=250, chains=4)
+    # 4 chains x (warm warmup + 250) chain-iterations at 0.025 s, plus 3 s of set-up and diagnostics
+    assert refit_seconds(parent, fixed, speedup=1.0) == pytest.approx(4 * (WARM_WARMUP + 250) * 0.025 + 3.0)
+    assert refit_seconds(parent, fixed, warm=False, speedup=1.0) == pytest.approx(4 * (250 + 250) * 0.025 + 3.0)
+    assert refit_seconds(parent, fixed) == pytest.approx(eng.REFIT_SPEEDUP * (4 * (WARM_WARMUP + 250) * 0.025 + 3.0))
+    assert refit_seconds(parent, fixed, speedup=0.5) == pytest.approx(0.5 * (4 * (WARM_WARMUP + 250) * 0.025 + 3.0))
 
 
 def test_scheduler_address_from_the_environment(monkeypatch):

@@ -4,10 +4,12 @@
 PSIS-LOO by default when the refit engine's estimate for this corpus on this machine is under
 :data:`AUTO_BUDGET_SECONDS` (15 minutes).  The estimate (:func:`plan_sheet_analyses`) is built from
 the parent fit's own wall time (what this corpus costs here), the refits each analysis needs (4
-strata of about a quarter of the trials each; 2 parts per split of 70% and 30% of every cell's
-trials at the split settings; one refit of the whole corpus for PSIS-LOO unless its result or a
-posterior with every effect is at hand), the engine's measured per-refit speed-up
-(:data:`~.engine.REFIT_SPEEDUP`) and the gate's expected reruns (none assumed).  Above the budget the
+strata; 2 parts per split at the split settings; one refit of the whole corpus for PSIS-LOO unless
+its result or a posterior with every effect is at hand) and each refit's cost predicted from the
+parent's own pace (:func:`~.engine.refit_seconds`: its seconds per chain-iteration, the refit's
+chain-iterations with the run length the gate will need given the parent's ESS per draw, its
+set-up; one compile per analysis), times the measured :data:`~.engine.REFIT_SPEEDUP`; the gate's
+reruns are not assumed (a run length set by the gate rarely needs one).  Above the budget the
 CLI names the flag that runs them (``--analyses difficulty,heldout,loo``) and the app offers the run
 with its estimate.
 
@@ -89,33 +91,33 @@ def plan_sheet_analyses(corpus, posterior, *, which=SHEET_DEFAULT, n_splits: int
     corpus
         The corpus.
     posterior
-        The main fit's posterior: its ``wall_seconds`` and ``settings`` scale every refit.
+        The main fit's posterior: its timings, diagnostics and ``settings`` scale every refit.
     which, n_splits, n_strata
         The analyses, hold-out splits and difficulty strata.
     cache_dir
         Where a stored PSIS-LOO result would be (then LOO costs nothing).
     """
-    from .engine import REFIT_SPEEDUP, estimate_seconds
+    from .engine import compile_seconds, refit_seconds
 
-    wall = float(getattr(posterior, "wall_seconds", 0.0) or 0.0)
     ps = posterior.settings
     plan = AnalysesPlan(tuple(which), n_splits=n_splits)
     for name in which:
         if name == "difficulty":
-            refits = [(1.0 / n_strata, ps)] * n_strata
+            refits = [ps] * n_strata
         elif name == "heldout":
-            s = split_settings(ps)
-            refits = [(0.7, s), (0.3, s)] * n_splits
+            refits = [split_settings(ps)] * (2 * n_splits)
         elif name == "loo":
-            refits = [] if _loo_ready(corpus, posterior, cache_dir) else [(1.0, ps)]
+            refits = [] if _loo_ready(corpus, posterior, cache_dir) else [ps]
         elif name in ("lobo", "lomo"):
             facet = "benchmark" if name == "lobo" else "model"
             k = corpus.n_levels(facet)
-            refits = [(1.0 - 1.0 / max(k, 1), ps)] * (k if k > 1 else 0)
+            refits = [ps] * (k if k > 1 else 0)
         else:
             raise ValueError(f"unknown analysis {name!r}; choose from difficulty, heldout, loo, lobo, lomo")
         plan.n_refits[name] = len(refits)
-        plan.seconds[name] = estimate_seconds(wall, ps, refits, speedup=REFIT_SPEEDUP)
+        # one compile per analysis, then each refit at the parent's own pace here (engine.refit_seconds)
+        plan.seconds[name] = ((compile_seconds(posterior) if refits else 0.0)
+                              + sum(refit_seconds(posterior, s) for s in refits))
     return plan
 
 

@@ -48,7 +48,7 @@ import pandas as pd
 from .refits import BatchResult, CancelCallback, FitJob, ProgressCallback, check_cancel
 
 __all__ = ["RefitEngine", "refit_key", "RERUN_DRAWS_FACTOR", "SCHEDULER_ENV", "scheduler_address",
-           "estimate_seconds", "REFIT_SPEEDUP"]
+           "REFIT_SPEEDUP", "REFIT_ESS_RATIO", "refit_seconds", "expected_draws", "compile_seconds"]
 
 #: An unconverged refit is rerun once with this many times its draws (and as many warmup iterations).
 RERUN_DRAWS_FACTOR = 2
@@ -56,10 +56,15 @@ RERUN_DRAWS_FACTOR = 2
 SCHEDULER_ENV = "DDR_SCHEDULER"
 #: Whether engines rerun unconverged refits by default (:attr:`RefitEngine.rerun_unconverged` None).
 GATE_RERUN = True
-#: Measured wall time of one refit through :func:`~ddr_explorer.core.model.refit.fit_refits` relative to a
-#: cold fit of the same part, per unit of sampler work (bench/bench_refits.py).  1.0 is the cold contract;
-#: a warm, batched implementation lowers it.
-REFIT_SPEEDUP = 1.0
+#: A refit's cost per chain-iteration relative to its parent's (same cells, masked; a short warmup; no
+#: diagnostics of the warmup).  Measured with bench/bench_refit_cost.py on TB2 hold-out refits (4 chains,
+#: run length by the gate) against their parent in the same process: 16.9 ms against 23 ms of CPU per
+#: chain-iteration, 0.73.
+REFIT_SPEEDUP = 0.73
+#: A refit's bulk ESS per draw relative to its parent's (smallest over the variance components): the
+#: same TB2 run, about 0.35 against the parent's 0.65 (a 30% held-out part's posterior is wider and
+#: its 50-iteration warmup shorter), 0.54.  It sets how long :func:`expected_draws` expects the gate to run.
+REFIT_ESS_RATIO = 0.54
 
 
 def scheduler_address(given: str | None = None) -> str | None:
@@ -93,32 +98,61 @@ def rerun_settings(settings):
                                warmup=settings.warmup * RERUN_DRAWS_FACTOR, **extra)
 
 
-def estimate_seconds(parent_wall_seconds: float, parent_settings, refits: Sequence[tuple[float, Any]],
-                     speedup: float = REFIT_SPEEDUP) -> float:
-    """Wall-time estimate of a batch of refits from the parent fit's own wall time.
+def expected_draws(parent_posterior, settings, ess_ratio: float | None = None) -> int:
+    """Draws per chain a refit at ``settings`` will run: ``settings.draws`` with a fixed length; under
+    ``stop="gate"`` the first look where the parent's ESS per draw gives every variance component the
+    stopping rule's bulk ESS (:data:`~ddr_explorer.core.model.stopping.STOP_ESS_MARGIN` x 400) over
+    ``settings.chains`` chains, between ``settings.draws`` and ``settings.max_draws``; the parent's ESS per
+    draw is scaled by ``ess_ratio`` (:data:`REFIT_ESS_RATIO` when None)."""
+    import math
 
-    A refit's cost is taken as the parent's, scaled by its share of the parent's trials (a part of
-    the data is a smaller likelihood) and by its sampler work (chains x (warmup + draws)) over the
-    parent's, times the engine's measured speed-up (:data:`REFIT_SPEEDUP`).  The floor of 20% of the
-    parent's time per refit stands for what does not shrink with the data (compilation, adaptation).
+    from ..gate import MIN_ESS_BULK
+    from ..model.stopping import STOP_ESS_MARGIN
 
-    Parameters
-    ----------
-    parent_wall_seconds
-        The parent fit's wall time (its posterior's ``wall_seconds``).
-    parent_settings
-        The parent fit's sampler settings.
-    refits
-        ``(share of the parent's trials, sampler settings)`` per refit.
+    if getattr(settings, "stop", "fixed") != "gate":
+        return int(settings.draws)
+    ps = parent_posterior.settings
+    eff = 0.25  # ESS per draw when the parent's diagnostics are not at hand
+    diag = getattr(parent_posterior, "diagnostics", None)
+    if diag is not None and getattr(diag, "table", None) is not None and len(diag.table) > 1:
+        n_draws = max(int(np.asarray(parent_posterior.mu).size), 1)
+        ess = float(diag.table.drop(index="mu", errors="ignore")["ess_bulk"].min())
+        if np.isfinite(ess) and ess > 0:
+            eff = ess / n_draws
+    eff *= REFIT_ESS_RATIO if ess_ratio is None else ess_ratio
+    need = STOP_ESS_MARGIN * MIN_ESS_BULK / (eff * settings.chains)
+    looks = max(0, math.ceil((need - settings.draws) / settings.check_every))
+    return int(min(settings.draws + looks * settings.check_every, settings.max_draws or ps.draws))
+
+
+def refit_seconds(parent_posterior, settings, *, warm: bool = True, speedup: float | None = None) -> float:
+    """Wall seconds of one refit of ``parent_posterior``'s cells at ``settings`` on this machine (no compile).
+
+    From the parent fit's own pace here: its warmup and sampling seconds per chain-iteration (a refit
+    keeps every cell, masked, so an iteration costs about what the parent's did, on the same devices),
+    times the refit's chain-iterations (``chains`` x (warmup + :func:`expected_draws`); a warm refit's
+    warmup is :data:`~ddr_explorer.core.model.refit.WARM_WARMUP`), plus what a refit repeats of the
+    parent's set-up and assembly (design, rough fit, diagnostics), times the measured :data:`REFIT_SPEEDUP`.
     """
-    def work(s):
-        return s.chains * (s.warmup + s.draws)
+    from ..model.refit import WARM_WARMUP
 
-    base = max(float(parent_wall_seconds), 0.0)
-    total = 0.0
-    for share, s in refits:
-        total += base * max(0.2, float(share)) * work(s) / max(work(parent_settings), 1)
-    return total * speedup
+    ps = parent_posterior.settings
+    t = getattr(parent_posterior, "timings", None) or {}
+    rounds = max(ps.warmup + int(np.asarray(parent_posterior.mu).shape[-1]), 1)
+    run = float(t.get("warmup", 0.0)) + float(t.get("sampling", 0.0))
+    if not run > 0:  # an old cache entry without its phases: the wall time less a compile's share
+        run = 0.8 * float(getattr(parent_posterior, "wall_seconds", 0.0) or 0.0)
+    per_chain_iteration = run / rounds / max(ps.chains, 1)
+    W = min(settings.warmup, WARM_WARMUP) if warm else settings.warmup
+    iters = settings.chains * (W + expected_draws(parent_posterior, settings))
+    overhead = sum(float(t.get(k, 0.0)) for k in ("design", "rough_fit", "diagnostics"))
+    return (iters * per_chain_iteration + overhead) * (REFIT_SPEEDUP if speedup is None else speedup)
+
+
+def compile_seconds(parent_posterior) -> float:
+    """The one compile of a batch of refits: the parent's own compile time here."""
+    t = getattr(parent_posterior, "timings", None) or {}
+    return float(t.get("compile", 0.0))
 
 
 @dataclass

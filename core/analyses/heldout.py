@@ -28,15 +28,15 @@ the mean gap (:class:`~.report.inputs.HeldOutReliability`).
 
 Cost: two fits per split.  The splits' sampler settings are a parameter;
 by default (:func:`split_settings`) they are the main settings cut to 4
-chains of 250 warmup + 250 draws: a split needs a posterior median, not
-tail quantiles, but every refit must also pass the convergence gate (bulk
-ESS >= 400), which 2 chains of 250 draws almost never reached on TB2 (the
-refit engine reran nearly every split with twice the draws).
+chains whose run length the convergence gate sets (at least 100 draws per
+chain, a look every 50, at most 1,000): every refit must pass the gate
+(bulk ESS >= 400), which a fixed 4 x 250 missed on TB2 for most splits (the
+refit engine then reran them with twice the draws).
 Every fit goes through the refit engine (:class:`~.engine.RefitEngine`): a
 split's two parts are new counts on the whole corpus's cells (each cell's
 trials divided between them), refitted together under the whole corpus's model
-and cached: a rerun samples nothing.  All splits share the split settings'
-seed (the refit contract takes one settings per batch); their data differ.
+and cached: a rerun samples nothing.  Each refit's seed derives from the
+split settings' seed and its own counts (:func:`~ddr_explorer.core.model.refit.request_seed`).
 """
 
 from __future__ import annotations
@@ -123,14 +123,22 @@ __all__ = ["CELL", "HeldOutStudy", "split_cells", "split_settings", "held_out_st
 CELL: tuple[str, ...] = ("benchmark", "task", "model", "scaffold")
 
 
-def split_settings(settings=None, draws: int = 250, warmup: int = 250, chains: int = 4):
-    """The sampler settings of the split fits: ``settings`` with at most ``chains`` x (``warmup`` + ``draws``)."""
+def split_settings(settings=None, draws: int = 100, warmup: int = 250, chains: int = 4, max_draws: int = 1000,
+                   check_every: int = 50):
+    """The sampler settings of the split fits: ``settings`` with at most ``chains`` chains of ``warmup``
+    warmup iterations (a warm refit runs :data:`~ddr_explorer.core.model.refit.WARM_WARMUP`), each run as
+    long as the convergence gate asks (``stop="gate"``, :mod:`~ddr_explorer.core.model.stopping`): at least
+    ``draws`` per chain, a look every ``check_every``, at most ``max_draws``."""
     from ..model.posterior import SamplerSettings
 
     s = settings or SamplerSettings()
-    # a fixed length: at most draws per split even when the full fit's length was set by the gate
-    return dataclasses.replace(s, draws=min(s.draws, draws), warmup=min(s.warmup, warmup),
-                               chains=min(s.chains, chains), stop="fixed", max_draws=None, max_seconds=None)
+    draws = min(s.draws, draws)
+    # run length by the gate: a fixed 4 x 250 left 6 of 6 TB2 split refits under bulk ESS 400 (each then
+    # rerun at twice the draws); the gate stopped them at 250-450 draws per chain, all passing
+    # (bench/bench_refit_cost.py, docs/sampler-measurements.md)
+    return dataclasses.replace(s, draws=draws, warmup=min(s.warmup, warmup), chains=min(s.chains, chains),
+                               stop="gate", max_draws=max(draws, max_draws), check_every=check_every,
+                               max_seconds=None)
 
 
 def split_cells(table: pd.DataFrame, rng: np.random.Generator,

@@ -72,8 +72,9 @@ __all__ = ["GPU_MAX_BATCH", "MASS_DRAWS", "WARM_WARMUP", "RefitRequest", "batch_
 #: bench/bench_warm_refits.py on 10 Terminal-Bench 2.0 hold-out splits (docs/sampler-measurements.md):
 #: 25 left the step size about 10x too large (numpyro's final buffer is 2 iterations: 4,497
 #: divergences); 50 and 100 agreed with cold refits (max |z| 2.20 and 2.48 over 60 posterior
-#: means, 97% and 95% below 2) without divergences; 100 keeps a margin.
-WARM_WARMUP = 100
+#: means, 97% and 95% below 2) without divergences.  50: with the run length set by the gate, 6 of 6
+#: TB2 split refits passed it without divergences after 50 (bench/bench_refit_cost.py).
+WARM_WARMUP = 50
 #: Whether a warm-started refit re-estimates its mass matrix during its short warmup (numpyro's
 #: windows) or keeps the one estimated from the parent's draws and adapts its step size only.
 WARM_ADAPT_MASS = True

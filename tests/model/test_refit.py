@@ -170,7 +170,9 @@ def test_progress_counts_refits(events):
 
 
 def test_cancel_is_polled_between_chunks(warm, polls, design, requests):
-    chunks = -(-SETTINGS.draws // SETTINGS.chunk_size) + -(-100 // SETTINGS.chunk_size)  # sampling + warmup
+    from ddr_explorer.core.model.refit import WARM_WARMUP
+
+    chunks = -(-SETTINGS.draws // SETTINGS.chunk_size) + -(-WARM_WARMUP // SETTINGS.chunk_size)  # sampling + warmup
     assert len(polls) >= len(requests) + chunks  # once per request prepared, then once per chunk
 
 
