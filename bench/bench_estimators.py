@@ -18,11 +18,13 @@ wall times were ~5x CPU times).  ``pooled`` REML, ``--reference 10533b9`` in the
 2.8 s CPU, 11 criterion evaluations (projected Newton with the average-information matrix, block
 elimination of the Schur complement), against 397 s wall, 61.3 s CPU and 453 evaluations for the
 derivative-free search of commit 10533b9: 28.7x wall, 22x CPU, criterion equal to 1e-6, components
-within 6.4e-5 relative.  lme4's lmer had not finished after 900 s wall (5.8 min CPU) in an earlier run.
-``pooled`` Laplace: several hundred derivative-free evaluations at 0.55 s CPU each (0.79 s before the
-elimination was used in PIRLS), so minutes: run it deliberately.  ``tb2`` REML about 1 s CPU (3 s
-before), Laplace about 30 s.  ``--estimators reml-cobyqa`` and ``reml-grad`` run the derivative-free
-search and L-BFGS-B beside the default in the same run.
+within 6.4e-5 relative.  lme4's lmer gave no answer within the 300 s cap of that run (nor within 900 s,
+5.8 min CPU, in an earlier one).  ``pooled`` Laplace: 986 derivative-free evaluations, 475 s CPU and
+2,305 s wall (load ~28), converged; 0.55 s CPU per evaluation against 0.79 s before the elimination was
+used in PIRLS (same process); the start commit's code, run beside it, had not finished after 2,700 s
+wall: run it deliberately.  ``tb2`` REML about 1 s CPU (3 s before), Laplace about 30 s.
+``--estimators reml-cobyqa`` and ``reml-grad`` run the derivative-free search and L-BFGS-B beside the
+default in the same run.
 
 Usage::
 
