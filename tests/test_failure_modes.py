@@ -37,7 +37,11 @@ def test_activation_rates_are_recovered():
     draws = activation_draws(prof, 4000, seed=1)[:, order]
     lo, hi = np.quantile(draws, [0.005, 0.995], axis=0)
     assert np.all((lo <= expected) & (expected <= hi)), (lo, expected, hi)
-    np.testing.assert_allclose(observed, true_activation_rates(p, n_mc=200), atol=0.08)
+    # near the population rates: within 4 sd of a design's spread (its random effects) and of the Bernoulli noise
+    pop, sd = true_activation_rates(p, n_mc=200, return_sd=True)
+    noise = np.sqrt(sd ** 2 + pop * (1 - pop) / len(prof))
+    assert np.all(np.abs(observed - pop) < 4 * noise), (observed, pop, noise)
+    assert np.all(sd < 0.06)  # and that spread is a few hundredths: the check can fail
     assert np.all(np.diff(observed) > 0)  # the generator's order: failures rarest where agents differ most
 
 

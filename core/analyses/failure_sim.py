@@ -123,13 +123,18 @@ def true_interaction_variance(p: FailureSim = DEMO) -> np.ndarray:
     return p.sd_at ** 2 + np.asarray(p.sd_at_e) ** 2
 
 
-def true_activation_rates(p: FailureSim = DEMO, n_mc: int = 400, seed: int = 7) -> np.ndarray:
+def true_activation_rates(p: FailureSim = DEMO, n_mc: int = 400, seed: int = 7, *, return_sd: bool = False):
     """``(K,)`` the population activation rate of each category (P(any step fails) over traces), by Monte Carlo
-    over the random effects of ``n_mc`` fresh designs of the same size."""
+    over the random effects of ``n_mc`` fresh designs of the same size.
+
+    With ``return_sd``, also the ``(K,)`` standard deviation over those designs of a design's own expected rate:
+    how far one realised design's rates stray from the population's through its random effects alone.
+    """
     rng = np.random.default_rng(seed)
     A, T = p.n_models * p.n_scaffolds, p.n_benchmarks * p.n_tasks
-    acc = np.zeros(len(p.categories))
-    for _ in range(n_mc):
+    rates = np.empty((n_mc, len(p.categories)))
+    for i in range(n_mc):
         prob_pass = 1.0 / (1.0 + np.exp(-_logits(p, rng, A, T)))
-        acc += (1.0 - prob_pass.prod(axis=2)).mean(axis=(0, 1))
-    return acc / n_mc
+        rates[i] = (1.0 - prob_pass.prod(axis=2)).mean(axis=(0, 1))
+    mean = rates.mean(axis=0)
+    return (mean, rates.std(axis=0, ddof=1)) if return_sd else mean

@@ -31,8 +31,10 @@ _BASE_FACETS = ("benchmark", "task", "model", "scaffold", "agent")
 
 
 def _extra_facets(table, facets) -> list[str]:
-    """The fit's facets beyond benchmark, task, model and scaffold that are columns of the table, in order."""
-    return [f for f in dict.fromkeys(facets or ()) if f not in _BASE_FACETS and f in table.columns]
+    """The fit's facets beyond benchmark, task, model and scaffold that are columns of the table, in the table's
+    column order (the fit's facets may come as a set: the order must not depend on string hashing)."""
+    wanted = set(facets or ())
+    return [str(f) for f in table.columns if f in wanted and f not in _BASE_FACETS]
 
 
 def observed_sizes(corpus, facets=()) -> dict[str, float]:

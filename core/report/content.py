@@ -258,7 +258,7 @@ def _object_words(obj: frozenset[str]) -> tuple[str, str, str]:
 def _design_words(d: DStudyDesign, inputs: ReportInputs) -> str:
     s = inputs.corpus_summary
     parts = [f"{fmt_n(d.effective_n_tasks)} tasks per benchmark"]
-    if "scaffold" not in d.object_facets:
+    if "scaffold" not in d.object_facets and "agent" not in d.object_facets:  # an agent includes its scaffold
         parts.append(f"{fmt_n(d.n_scaffolds)} scaffold{'s' if d.n_scaffolds != 1 else ''} per model")
     parts.append(f"{fmt_n(d.effective_n_benchmarks)} benchmark{'s' if d.effective_n_benchmarks != 1 else ''}")
     parts.append(f"{fmt_n(d.n_replicates)} trial{'s' if d.n_replicates != 1 else ''} per cell")
@@ -758,6 +758,9 @@ def _decision_holdout(ct: SheetContent) -> Decision:
     q = "Which hold-out protocol should we demand from the vendor?"
     sym = E_RHO2 if ct.estimand == "Erho2" else PHI
     n_models = inp.corpus_summary.get("n_models")
+    noun = "models"
+    if ct.inputs.observed_design.object_facets == {"agent"}:  # seed 003's model compares agents
+        n_models, noun = inp.corpus_summary.get("n_agents") or n_models, "agents"
     loo_text = ""
     if loo is not None:
         loo_text = (f" PSIS-LOO Pareto k: {fmt_n(loo.good)} good, {fmt_n(loo.bad)} bad, "
@@ -778,7 +781,7 @@ def _decision_holdout(ct: SheetContent) -> Decision:
     text = (f"<b>Not run here</b> (it needs about 50 refits). Demand from the vendor: {sym} re-estimated on held-out "
             f"cells over {GEQ} 50 random 70/30 splits stratified by (agent, task) cell, reported next to the "
             f"training-cell projection with the Pearson r across splits. "
-            + (f"With {n_models} models, expect the projection to be optimistic (seed 003: r = \u22120.90 and a "
+            + (f"With {n_models} {noun}, expect the projection to be optimistic (seed 003: r = \u22120.90 and a "
                "0.30 shortfall with 3 agents)." if n_models and n_models < 20 else
                "Seed 003 found the projection optimistic (r = \u22120.90) with few agents; more models help but do "
                "not remove the check."))
