@@ -51,7 +51,7 @@ __all__ = [
 #: Value of the ``format`` key of a saved analysis.
 FILE_FORMAT = "ddr-explorer-analysis"
 #: Version of the file layout this code writes (and the newest it reads).
-FILE_VERSION = 1
+FILE_VERSION = 2  # 2: the sampler's run length is the gate's unless ``sampler`` says stop="fixed"
 #: Key of :attr:`AnalysisState.prices` for one price that every benchmark shares.
 ALL_BENCHMARKS = "(all benchmarks)"
 #: The design sizes a D-study varies, in slider order.
@@ -353,6 +353,10 @@ class AnalysisState:
         if unknown:
             raise SessionError(f"{where}: unknown field(s) {', '.join(map(repr, unknown))}; remove them "
                                f"(fields are {', '.join(sorted(allowed))})")
+        sampler = data.get("sampler")
+        if version < 2 and isinstance(sampler, Mapping) and "draws" in sampler and "stop" not in sampler:
+            # a version-1 file was saved when every run had a fixed length: its draws meant exactly that many
+            data["sampler"] = {**sampler, "stop": "fixed"}
         kw = {}
         for name, value in data.items():
             value = _normalise(name, value)

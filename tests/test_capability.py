@@ -96,3 +96,12 @@ def test_unconverged_fit_is_labelled():
     m = d["models"]["1pl"]
     assert not m["convergence"]["converged"] and m["label"].startswith("UNCONVERGED")
     assert d["gstudy"] is None and d["n_fits"] == 1 and d["n_converged"] == 0
+
+
+def test_irt_length_follows_a_fixed_run_and_keeps_its_own_under_the_gate():
+    """The runner passes the user's fixed length to the IRT fits, but not the gate's first look (200 draws)."""
+    from ddr_explorer.core.analyses.runner import _irt_length
+    from ddr_explorer.core.model.posterior import SamplerSettings
+
+    assert _irt_length(SamplerSettings(stop="fixed", draws=700, warmup=300)) == {"warmup": 300, "draws": 700}
+    assert _irt_length(SamplerSettings()) == {}  # the gate: capability_study's 500 + 1,000

@@ -182,3 +182,17 @@ def test_core_session_imports_no_qt():
             "bad = [m for m in sys.modules if m.split('.')[0] in ('PySide6', 'pyqtgraph', 'shiboken6')]; "
             "assert not bad, bad")
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_a_version_1_file_keeps_its_fixed_run_length(tmp_path):
+    """Version 1 was written when every run had a fixed length: its ``draws`` meant exactly that many, so it
+    reopens as stop="fixed" (same fit, same cache key); a file of this version says which rule it chose."""
+    old = {"format": FILE_FORMAT, "version": 1, "sampler": {"draws": 800, "seed": 3}}
+    s = AnalysisState.from_dict(old)
+    assert s.sampler == {"draws": 800, "seed": 3, "stop": "fixed"}
+    assert s.sampler_settings().stop == "fixed" and s.sampler_settings().draws == 800
+    # no length chosen: the current default rule (the gate)
+    assert AnalysisState.from_dict({"format": FILE_FORMAT, "version": 1, "sampler": {"seed": 3}}).sampler_settings().stop == "gate"
+    # the current version keeps what it says
+    now = AnalysisState.from_dict({"format": FILE_FORMAT, "version": FILE_VERSION, "sampler": {"draws": 300}})
+    assert now.sampler_settings().stop == "gate" and now.sampler_settings().draws == 300

@@ -151,6 +151,17 @@ def _issue19_study(name, corpus, settings, cache_dir, progress, cancel, n_splits
         return {"stopped": str(exc), "models_without_release_date": exc.models}
 
 
+def _irt_length(settings) -> dict:
+    """The IRT fits' warmup and draws: the user's fixed length, else the capability study's own defaults.
+
+    Under the gate (the sampler's default run length) ``settings.draws`` is only the G-study's first look
+    (200 per chain); the IRT models sample one fixed block, so they keep their own 500 + 1,000.
+    """
+    if getattr(settings, "stop", "fixed") == "fixed":
+        return {"warmup": settings.warmup, "draws": settings.draws}
+    return {}
+
+
 def _run_extra(name, corpus, spec, settings, cache_dir, posterior, prog, cancel, opts):
     """The capability scale (IRT) or the transfer study, with the G-study fits through the cache."""
     from ..model.posterior import SamplerSettings
@@ -164,8 +175,8 @@ def _run_extra(name, corpus, spec, settings, cache_dir, posterior, prog, cancel,
             return fit_corpus(corpus, spec, settings, cache_dir=cache_dir, progress=prog, cancel=cancel).posterior
 
         return capability_study(corpus, posterior=posterior, gstudy=None if opts.pop("no_gstudy", False) else gstudy,
-                                chains=settings.chains, warmup=settings.warmup, draws=settings.draws,
-                                seed=settings.seed, progress=prog, cancel=cancel, **opts)
+                                chains=settings.chains, seed=settings.seed, progress=prog, cancel=cancel,
+                                **_irt_length(settings), **opts)
     from ..model.formula import as_spec
     from .transfer import transfer_study
 
