@@ -170,7 +170,7 @@ def test_settings_validate_marginalise():
         SamplerSettings(marginalise="laplace")
 
 
-SHORT = dict(draws=300, warmup=200, chains=2, seed=3, chunk_size=100)
+SHORT = dict(stop="fixed", draws=300, warmup=200, chains=2, seed=3, chunk_size=100)
 
 
 @pytest.fixture(scope="module")

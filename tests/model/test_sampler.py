@@ -305,7 +305,7 @@ def test_a_fit_compiles_its_two_samplers_and_little_else():
                                       seed=4).table
     monitoring.register_event_duration_secs_listener(on_duration)
     try:
-        post = fit(data, "per-benchmark", SamplerSettings(draws=10, warmup=10, chains=2, chunk_size=10))
+        post = fit(data, "per-benchmark", SamplerSettings(stop="fixed", draws=10, warmup=10, chains=2, chunk_size=10))
     finally:
         monitoring.unregister_event_duration_listener(on_duration)
     assert post.sigma["task"].shape == (2, 10)
