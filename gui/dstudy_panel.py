@@ -60,12 +60,15 @@ from ..core.dstudy import (BudgetSearch, CostFrontier, DStudyDesign, DStudyModel
 from ..core.dstudy.grids import (SLIDER_TOP, TASK_CURVE_POINTS, TASK_SLIDER_POSITIONS,  # noqa: F401 - re-exported
                                  curve_grid, frontier_grids, slider_values)
 from ..core.formatting import estimand_symbol, fmt_coef, fmt_design, fmt_n, fmt_var
-from ..core.reliability import DETECTION_ERHO2, object_facets
+from ..core.reliability import DETECTION_ERHO2, object_facets, objects_for_terms
 from ..core.session import ALL_BENCHMARKS, SIZE_FIELDS, AnalysisState, SessionError
 from . import plots
 from .plots import (COLORS, Band, Curve, Marker, Throttle, VLine, data_item, fmt_count, fmt_interval, fmt_usd,
                     line, new_plot)
 from .workers import BackgroundTask, wait_for_tasks
+
+#: Object of measurement -> its entry in the Object box.
+_OBJECT_LABELS = {"model": "Model", "system": "Model-scaffold system", "agent": "Agent (model-scaffold pair)"}
 
 #: Slider field -> (label, facet of the D-study rule, axis label of its curve).
 FIELDS: dict[str, tuple[str, str, str]] = {
@@ -342,9 +345,9 @@ class DStudyPanel(QWidget):
         self.claim_box.currentIndexChanged.connect(self._on_claim_changed)
         fl.addRow("Claim", self.claim_box)
         self.object_box = QComboBox()
-        self.object_box.addItem("Model", "model")
-        if "scaffold" in self.components.facets:
-            self.object_box.addItem("Model-scaffold system", "system")
+        # exactly the objects the fit supports (core.reliability): agents for the ddr preset, else models/systems
+        for obj in objects_for_terms(self.components.terms):
+            self.object_box.addItem(_OBJECT_LABELS[obj], obj)
         self.object_box.currentIndexChanged.connect(self._on_object_changed)
         fl.addRow("Object", self.object_box)
         self.target_spin = QDoubleSpinBox()

@@ -95,7 +95,7 @@ def _fit_job(corpus, spec, settings, cache_dir, use_cache):
         post = result.posterior
         components = components_from_posterior(post)
         ranks = {}
-        for obj in ("model", "system"):
+        for obj in ("model", "system", "agent"):  # agent: the ddr preset's object (seed 003 Eq. 1)
             try:
                 ranks[obj] = theta_from_posterior(post, obj)
             except (ValueError, KeyError):  # no model (or model:scaffold) effects kept: no ranks of that kind
@@ -689,6 +689,10 @@ class MainWindow(QMainWindow):
         self.fit_outputs = out
         self.fit_result = result = out["result"]
         post = result.posterior
+        try:  # the object and design follow the fitted model (agents for the ddr preset; core.session)
+            self.state.follow_fit(out["components"], self.corpus)
+        except SessionError as exc:
+            self.statusBar().showMessage(f"The fit's design is unknown: {exc}")
         obj = self.state.object_of_measurement
         ranks = out["ranks"].get(obj) or out["ranks"].get("model")
         theta, names = ranks if ranks is not None else (None, None)

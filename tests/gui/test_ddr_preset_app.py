@@ -1,0 +1,88 @@
+"""The app with the ``ddr`` preset (seed 003 Eq. 1): the object of measurement is the agent (issue 19).
+
+A ddr fit has an agent facet and no model term; the app used to keep "model" as the object and failed
+("no variance component for the object 'model'").  The fit runs in the window's worker thread (not the
+child process) so that the moment stand-in sampler of tests/batch_fakes.py replaces NUTS; the demo corpus
+is resources/demo/failure-modes-SIMULATED.csv (its step and error_category facets).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+pytest.importorskip("PySide6")
+pytest.importorskip("pyqtgraph")
+pytestmark = pytest.mark.gui
+
+import numpy as np  # noqa: E402
+
+import ddr_explorer.gui.main_window as main_window  # noqa: E402
+from ddr_explorer.core.corpus.io import load_corpus  # noqa: E402
+from ddr_explorer.core.corpus.importers._common import resources_dir  # noqa: E402
+from ddr_explorer.core.dstudy import DStudyModel, observed_design  # noqa: E402
+from ddr_explorer.core.fitting import components_from_posterior, theta_from_posterior  # noqa: E402
+from ddr_explorer.core.reliability import generalizability  # noqa: E402
+from ddr_explorer.gui.main_window import MainWindow  # noqa: E402
+
+SAMPLER = {"stop": "fixed", "draws": 20, "warmup": 10, "chains": 2}
+
+
+def _fit(qtbot, w, path, model):
+    with qtbot.waitSignal(w.corpus_loaded, timeout=60_000):
+        w.open_corpus(path)
+    w.state.update(model=model, sampler=SAMPLER)
+    assert w.start_fit()
+    qtbot.waitUntil(lambda: not w.fitting, timeout=120_000)
+    assert w.fit_result is not None, w.model_panel.log_text()
+
+
+def test_ddr_fit_shows_the_agent_dstudy_of_core(qtbot, fake_sampler, monkeypatch, tmp_path):
+    monkeypatch.setattr(main_window, "FIT_IN_CHILD_PROCESS", False)
+    path = resources_dir() / "demo" / "failure-modes-SIMULATED.csv"
+    w = MainWindow()
+    qtbot.addWidget(w)
+    w.resize(1300, 850)
+    w.cache_dir = tmp_path / "cache"
+    _fit(qtbot, w, path, "ddr")
+    assert len(fake_sampler) == 1
+    post = w.fit_result.posterior
+    comp = components_from_posterior(post)
+    assert "agent" in comp.facets and "model" not in comp.facets
+    # the state follows the fit: agents, and the design the fit's facets see (core.dstudy.observed_design)
+    corpus = load_corpus(path)
+    want = observed_design(corpus, object_of_measurement="agent", claim="relative", facets=comp.facets)
+    assert w.state.object_of_measurement == "agent"
+    assert w.state.extra_facets == {"step": 3.0, "error_category": 4.0} == dict(want.extra_facets)
+    panel = w.dstudy_panel
+    box = panel.object_box
+    assert [box.itemData(i) for i in range(box.count())] == ["agent"] and box.currentData() == "agent"
+    # D-study numbers: core's, for the agent object at the observed design
+    d = panel.view.design
+    assert d.object_of_measurement == "agent" and d.sizes() == want.sizes()
+    core_view = DStudyModel(comp).view(want, panel.grids, w.state.effective_target, overs=panel.curve_fields)
+    assert panel.view.readouts.coefficient.median == pytest.approx(core_view.readouts.coefficient.median, rel=1e-12)
+    per_draw = generalizability(comp, "agent", want.sizes(), "relative")
+    assert panel.view.readouts.coefficient.median == pytest.approx(float(np.median(per_draw)), rel=1e-9)
+    for f, curve in core_view.curves.items():
+        np.testing.assert_allclose(panel.view.curves[f].median, curve.median, rtol=1e-12)
+    assert not panel.message.text()
+    # Ranks of the agents (model / scaffold pairs), core's
+    theta, names = theta_from_posterior(post, "agent")
+    assert w.ranks_panel is not None and w.ranks_panel.ranks.models == names and len(names) == 10
+    # the Model tab's object box shows the agent too (it would set "model" back otherwise)
+    assert w.model_panel.object_box.currentData() == "agent"
+    shot = w.grab()
+    w.tabs.setCurrentIndex(main_window.TABS.index("D-study"))
+    qtbot.wait(200)
+    shot = w.grab()
+    out = tmp_path / "ddr-dstudy.png"
+    shot.save(str(out))
+    assert out.stat().st_size > 0
+
+    # a pooled fit afterwards measures models again, on the corpus's plain design
+    _fit(qtbot, w, path, "pooled")
+    assert w.state.object_of_measurement == "model" and w.state.extra_facets == {}
+    box = w.dstudy_panel.object_box
+    assert [box.itemData(i) for i in range(box.count())] == ["model", "system"]
+    plain = observed_design(corpus)
+    assert w.dstudy_panel.view.design.sizes() == plain.sizes()
