@@ -427,7 +427,8 @@ class MainWindow(QMainWindow):
         self.load_failed.emit(message)
 
     # -- the posterior's panels --------------------------------------------------------------
-    def show_posterior(self, components, theta=None, model_names=None, observed_design=None) -> None:
+    def show_posterior(self, components, theta=None, model_names=None, observed_design=None,
+                       ranked: str | None = None) -> None:
         """Fill the Variance components, D-study and Ranks tabs from a posterior.
 
         Parameters
@@ -445,6 +446,9 @@ class MainWindow(QMainWindow):
             marked on the D-study curves.  Default: the state's observed design
             (from the loaded corpus), else its current design.  When given, the
             state's design, models, prices, object and claim are set from it.
+        ranked
+            What the columns of ``theta`` are (``"model"``, ``"system"``, ``"agent"``); default: the
+            state's object.
         """
         from ..core.dstudy import DStudyModel
         from ..core.ranks import rank_analysis
@@ -470,7 +474,8 @@ class MainWindow(QMainWindow):
         self.dstudy_panel = DStudyPanel(DStudyModel(c), observed_design, self.state, ranks)
         self._slots["D-study"].replace(self.dstudy_panel)
         if ranks is not None:
-            self.ranks_panel = RanksPanel(ranks)
+            from ..core.formatting import object_noun
+            self.ranks_panel = RanksPanel(ranks, noun=object_noun(ranked or self.state.object_of_measurement))
             self._slots["Ranks"].replace(self.ranks_panel)
         else:
             self.ranks_panel = None
@@ -694,9 +699,10 @@ class MainWindow(QMainWindow):
         except SessionError as exc:
             self.statusBar().showMessage(f"The fit's design is unknown: {exc}")
         obj = self.state.object_of_measurement
-        ranks = out["ranks"].get(obj) or out["ranks"].get("model")
+        ranked = obj if out["ranks"].get(obj) is not None else "model"
+        ranks = out["ranks"].get(ranked)
         theta, names = ranks if ranks is not None else (None, None)
-        self.show_posterior(out["components"], theta, names)
+        self.show_posterior(out["components"], theta, names, ranked=ranked)
         diag = post.diagnostics
         self._show_diagnostics()
         if diag.converged:

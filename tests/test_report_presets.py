@@ -93,6 +93,33 @@ def test_report_is_written_for_every_preset(fake_sampler, small_csv, tmp_path, p
                         chains=2), cache_dir=tmp_path / "cache", analyses={}, object_of_measurement="model")
 
 
+def _pdf_text(path) -> str:
+    import re
+
+    pypdf = pytest.importorskip("pypdf")
+    return " ".join(re.sub(r"\s+", " ", p.extract_text() or "") for p in pypdf.PdfReader(str(path)).pages)
+
+
+@pytest.mark.parametrize("preset", ["pooled", "ddr"])
+def test_sheet_words_follow_the_object(fake_sampler, small_csv, tmp_path, preset):
+    """The ranks page (and the few-objects notice) count what is ranked: 4 agents of the ddr fit, 2 models else."""
+    from ddr_explorer.core.ddr_sheet import write_ddr_sheet
+
+    out = tmp_path / f"{preset}.pdf"
+    res = write_ddr_sheet(load_corpus(small_csv), out, preset=preset, analyses={}, cache_dir=tmp_path / "cache",
+                          settings=SamplerSettings(draws=40, warmup=20, chains=2))
+    text = _pdf_text(out)
+    noun, n = ("agent", SMALL.n_models * SMALL.n_scaffolds) if preset == "ddr" else ("model", SMALL.n_models)
+    other = "model" if preset == "ddr" else "agent"
+    assert f"the mean over other {noun}s of P(" in text and f"; {n} {noun}s, 80 posterior draws" in text
+    assert f"P(row {noun} ranks above column {noun})" in text and f"The most dominant {noun}," in text
+    assert f"{noun}s with a certain rank" in text and f"{other}s with a certain rank" not in text
+    assert f"Few {noun}s. Only {n} {noun}s: the {noun} variance rests on {n} values" in text
+    assert f"mean over other {other}s" not in text and f"Few {other}s" not in text
+    # the agreement with the observed success compares like with like: one observed mean per ranked object
+    assert set(res.inputs.model_accuracy) == set(res.inputs.model_names) and len(res.inputs.model_names) == n
+
+
 class _no_error:
     def __enter__(self):
         return self

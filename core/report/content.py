@@ -470,10 +470,12 @@ def _notices(ct: SheetContent) -> list[Notice]:
         out.append(Notice("caution", "No cost data.",
                           "The corpus has no cost column and no prices were given: the cost frontier, "
                           "reliability per dollar and the cost-aware ranking are missing (decision 3)."))
-    n_models = s.get("n_models") or 0
+    n_models, noun = s.get("n_models") or 0, "model"
+    if inp.observed_design.object_facets == {"agent"}:  # seed 003's model: the object's variance is the agents'
+        n_models, noun = s.get("n_agents") or n_models, "agent"
     if 0 < n_models < FEW_MODELS:
-        out.append(Notice("caution", "Few models.",
-                          f"Only {n_models} models: the model variance rests on {n_models} values, its interval is "
+        out.append(Notice("caution", f"Few {noun}s.",
+                          f"Only {n_models} {noun}s: the {noun} variance rests on {n_models} values, its interval is "
                           "wide, and training-cell reliability tends to overstate what a replication finds "
                           "(seed 003 sec. 5.4)."))
     if inp.observed_design.claim == "absolute":  # seed 000 G.5: scores are less reliable than rankings

@@ -69,20 +69,24 @@ def test_ddr_fit_shows_the_agent_dstudy_of_core(qtbot, fake_sampler, monkeypatch
     # Ranks of the agents (model / scaffold pairs), core's
     theta, names = theta_from_posterior(post, "agent")
     assert w.ranks_panel is not None and w.ranks_panel.ranks.models == names and len(names) == 10
+    assert w.ranks_panel.caption.text().startswith("10 agents, ordered by global dominance")
+    assert w.ranks_panel.table.horizontalHeaderItem(1).text() == "agent"
     # the Model tab's object box shows the agent too (it would set "model" back otherwise)
     assert w.model_panel.object_box.currentData() == "agent"
-    shot = w.grab()
-    w.tabs.setCurrentIndex(main_window.TABS.index("D-study"))
-    qtbot.wait(200)
-    shot = w.grab()
-    out = tmp_path / "ddr-dstudy.png"
-    shot.save(str(out))
-    assert out.stat().st_size > 0
+    # the capability-gap ratio of the Variance components tab is the agents' (seed 003)
+    assert w.components_panel.gap_ratio is not None
+    for tab in ("Variance components", "Ranks", "D-study"):  # every tab draws (screenshots to look at)
+        w.tabs.setCurrentIndex(main_window.TABS.index(tab))
+        qtbot.wait(200)
+        out = tmp_path / f"ddr-{tab.replace(' ', '-').lower()}.png"
+        w.grab().save(str(out))
+        assert out.stat().st_size > 0
 
     # a pooled fit afterwards measures models again, on the corpus's plain design
     _fit(qtbot, w, path, "pooled")
     assert w.state.object_of_measurement == "model" and w.state.extra_facets == {}
     box = w.dstudy_panel.object_box
     assert [box.itemData(i) for i in range(box.count())] == ["model", "system"]
+    assert w.ranks_panel.caption.text().startswith("5 models,")
     plain = observed_design(corpus)
     assert w.dstudy_panel.view.design.sizes() == plain.sizes()
