@@ -909,7 +909,10 @@ class MainWindow(QMainWindow):
         if ready is None:
             return False
         spec = ready[0]
+        from ..core.reliability import objects_for_terms
         corpus, obj = self.corpus, self.state.object_of_measurement
+        if obj not in objects_for_terms(spec.term_names):  # e.g. the ddr preset before its fit: its own object
+            obj = None
         post = None if self.fit_result is None else self.fit_result.posterior
         if post is not None and post.spec.formula != spec.formula:
             mp.append_log(f"The current fit is of {post.spec.formula}, not {spec.formula}: no Bayes column")

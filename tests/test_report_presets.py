@@ -140,3 +140,24 @@ def test_ddr_preset_report_with_the_real_sampler(small_csv, tmp_path, capsys):
     err = capsys.readouterr().err
     assert code == 0, err
     assert out.read_bytes()[:5] == b"%PDF-"
+
+
+def test_methods_object_defaults_to_the_models_own(small_csv, capsys):
+    """``ddr methods --preset ddr`` measures agents without ``--object`` (it defaulted to model and failed), at the
+    design the fit's facets see; Erho2 of the REML column checked by hand from its components (seed 003 Eq. 1)."""
+    import json
+
+    from ddr_explorer.core.cli import main
+
+    code = main(["methods", str(small_csv), "--preset", "ddr", "--no-bayes", "--quiet", "--json"])
+    out = capsys.readouterr()
+    assert code == 0, out.err
+    d = json.loads(out.out)
+    assert d["object_of_measurement"] == "agent"
+    assert d["sizes"] == {"task": 8.0, "scaffold": 2.0, "benchmark": 1.0, "replicate": 2.0, "step": 2.0,
+                          "error_category": 4.0}
+    v = d["components"]["REML"]
+    err = v["task:agent"] / 8 + v["agent:step"] / 2 + v["agent:error_category"] / 4 + v["residual"] / (8 * 2 * 4 * 2)
+    assert d["coefficients"]["REML"]["Erho2"] == pytest.approx(v["agent"] / (v["agent"] + err), rel=1e-9)
+    assert main(["methods", str(small_csv), "--preset", "ddr", "--no-bayes", "--quiet", "--object", "model"]) == 2
+    assert "measures agents" in capsys.readouterr().err
