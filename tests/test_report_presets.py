@@ -116,6 +116,10 @@ def test_sheet_words_follow_the_object(fake_sampler, small_csv, tmp_path, preset
     assert f"{noun}s with a certain rank" in text and f"{other}s with a certain rank" not in text
     assert f"Few {noun}s. Only {n} {noun}s: the {noun} variance rests on {n} values" in text
     assert f"mean over other {other}s" not in text and f"Few {other}s" not in text
+    # seed 003's model has no benchmark facet: its 8 tasks are one facet over both benchmarks
+    words = "Observed design: 8 tasks \u00d7 2 trials per cell" if preset == "ddr" else \
+        "Observed design: 4 tasks per benchmark \u00d7 2 scaffolds per model \u00d7 2 benchmarks"
+    assert words in text
     # the agreement with the observed success compares like with like: one observed mean per ranked object
     assert set(res.inputs.model_accuracy) == set(res.inputs.model_names) and len(res.inputs.model_names) == n
 

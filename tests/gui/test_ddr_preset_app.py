@@ -66,6 +66,8 @@ def test_ddr_fit_shows_the_agent_dstudy_of_core(qtbot, fake_sampler, monkeypatch
     for f, curve in core_view.curves.items():
         np.testing.assert_allclose(panel.view.curves[f].median, curve.median, rtol=1e-12)
     assert not panel.message.text()
+    # no benchmark facet: the task facet holds every benchmark's tasks, and the words say so
+    assert panel.words["n_tasks"][0] == "Tasks" and any(k.endswith(" vs tasks") for k in panel.plots())
     # Ranks of the agents (model / scaffold pairs), core's
     theta, names = theta_from_posterior(post, "agent")
     assert w.ranks_panel is not None and w.ranks_panel.ranks.models == names and len(names) == 10
