@@ -92,3 +92,34 @@ def test_ddr_fit_shows_the_agent_dstudy_of_core(qtbot, fake_sampler, monkeypatch
     assert w.ranks_panel.caption.text().startswith("5 models,")
     plain = observed_design(corpus)
     assert w.dstudy_panel.view.design.sizes() == plain.sizes()
+
+
+def test_ddr_preview_draws_the_agent_dstudy(qtbot, fake_sampler, monkeypatch, tmp_path):
+    """The D-study preview (point estimates, before any fit) of the ddr preset measures agents too."""
+    import dataclasses
+
+    from ddr_explorer.core.analyses.failure_sim import DEMO, simulate_failure_table
+
+    small = dataclasses.replace(DEMO, n_models=2, n_scaffolds=2, n_benchmarks=2, n_tasks=4, n_steps=2, n_trials=2)
+    path = tmp_path / "small-failure-SIMULATED.csv"
+    simulate_failure_table(small, seed=5).to_csv(path, index=False)
+    w = MainWindow()
+    qtbot.addWidget(w)
+    w.resize(1300, 850)
+    w.cache_dir = tmp_path / "cache"
+    w.tabs.setCurrentIndex(main_window.TABS.index("D-study"))  # the preview is drawn when its tab is on screen
+    shown = []
+    w.preview_shown.connect(shown.append)
+    with qtbot.waitSignal(w.corpus_loaded, timeout=60_000):
+        w.open_corpus(path)
+    w.state.update(model="ddr")
+    qtbot.waitUntil(lambda: any("agent" in p.components.facets for p in shown), timeout=120_000)
+    qtbot.waitUntil(lambda: w.dstudy_panel is not None and "agent" in w.dstudy_panel.components.facets,
+                    timeout=10_000)
+    panel = w.dstudy_panel
+    assert w.state.object_of_measurement == "agent" and panel.object_box.currentData() == "agent"
+    assert w.state.extra_facets == {"step": 2.0, "error_category": 4.0}
+    want = observed_design(load_corpus(path), object_of_measurement="agent", facets=panel.components.facets)
+    assert panel.view.design.sizes() == want.sizes() and not panel.message.text()
+    assert panel.view.readouts.coefficient.median == pytest.approx(
+        float(np.median(generalizability(panel.components, "agent", want.sizes(), "relative"))), rel=1e-9)
