@@ -84,6 +84,15 @@ def test_ddr_fit_shows_the_agent_dstudy_of_core(qtbot, fake_sampler, monkeypatch
         w.grab().save(str(out))
         assert out.stat().st_size > 0
 
+    # the DDR sheet from the app reports the agents at the state's design (steps and categories included)
+    sheet = tmp_path / "ddr.pdf"
+    with qtbot.waitSignal(w.sheet_written, timeout=300_000):
+        assert w.export_ddr_sheet(sheet, date_invariant=True, analyses="skip")
+    pypdf = pytest.importorskip("pypdf")
+    text = " ".join(" ".join((p.extract_text() or "").split()) for p in pypdf.PdfReader(str(sheet)).pages)
+    assert "Object of measurement: agent." in text and "; 10 agents, 40 posterior draws" in text
+    assert "Observed design: 40 tasks \u00d7 4 trials per cell \u00d7 3 steps \u00d7 4 error categories" in text
+
     # a pooled fit afterwards measures models again, on the corpus's plain design
     _fit(qtbot, w, path, "pooled")
     assert w.state.object_of_measurement == "model" and w.state.extra_facets == {}
