@@ -50,8 +50,9 @@ __all__ = [
 
 #: Value of the ``format`` key of a saved analysis.
 FILE_FORMAT = "ddr-explorer-analysis"
-#: Version of the file layout this code writes (and the newest it reads).
-FILE_VERSION = 1
+#: Version of the file layout this code writes (and the newest it reads).  2: ``extra_facets`` and the
+#: ``"agent"`` object (the ddr preset, seed 003 Eq. 1); version 1 files read as before (no extra facets).
+FILE_VERSION = 2
 #: Key of :attr:`AnalysisState.prices` for one price that every benchmark shares.
 ALL_BENCHMARKS = "(all benchmarks)"
 #: The design sizes a D-study varies, in slider order.

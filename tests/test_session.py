@@ -223,3 +223,10 @@ def test_follow_fit_takes_the_object_and_design_of_the_fit():
     assert s.object_of_measurement == "system"
     s.follow_fit(_components(("task", "model", "task:model")))  # no scaffold facet: no systems
     assert s.object_of_measurement == "model"
+
+
+def test_version_1_files_read_without_extra_facets():
+    """Files written before the agent object (version 1) have no ``extra_facets``: they read as a plain design."""
+    s = AnalysisState.from_dict({"format": FILE_FORMAT, "version": 1, "n_tasks": 30, "object_of_measurement": "system"})
+    assert FILE_VERSION == 2 and s.extra_facets == {} and s.design().extra_facets == {}
+    assert s.to_dict()["version"] == 2 and s.object_of_measurement == "system"
