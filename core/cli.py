@@ -667,6 +667,8 @@ def cmd_methods(args: argparse.Namespace) -> int:
         default = "pooled" if corpus.n_levels("benchmark") > 1 else "per-benchmark"
         spec = as_spec(args.formula or args.preset or default)
         spec.validate(corpus.table.columns)
+        from .reliability import object_for_terms
+        args.object = object_for_terms(spec.term_names, args.object)  # the model's own: agent for ddr
         posterior = None
         if not args.no_bayes:  # the Bayesian column only from a fit already in the cache: never fit here
             from .cache import FitCache
@@ -896,7 +898,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--formula", help="a random-intercept formula")
     p.add_argument("--preset", choices=["per-benchmark", "pooled", "ddr"],
                    help="a named model (default: pooled for several benchmarks, else per-benchmark)")
-    p.add_argument("--object", default="model", choices=["model", "system"], help="object of measurement for Erho2/Phi")
+    p.add_argument("--object", choices=["model", "system", "agent"],
+                   help="object of measurement for Erho2/Phi (default: the model's own: agent for the ddr preset, "
+                        "else model)")
     p.add_argument("--no-bayes", action="store_true", help="leave out both Bayesian columns (the cached GLMM fit "
                    "and the observed-scale LMM, which samples)")
     p.add_argument("--cache", type=Path, help="cache folder where `ddr fit` stored the Bayesian fit")

@@ -20,7 +20,7 @@ __all__ = [
     "E_RHO2", "PHI", "SIGMA2", "GEQ", "LEQ", "TIMES", "NDASH", "MAX_R_HAT", "MIN_ESS_BULK",
     "fmt_coef", "fmt_interval", "fmt_estimate", "fmt_var", "fmt_pct", "fmt_n", "fmt_usd", "fmt_sig3", "fmt_prob",
     "fmt_duration",
-    "fmt_r", "estimand_symbol", "fmt_design", "convergence_verdict",
+    "fmt_r", "estimand_symbol", "fmt_design", "convergence_verdict", "object_noun",
 ]
 
 #: Symbols.
@@ -31,6 +31,25 @@ GEQ = "\u2265"
 LEQ = "\u2264"
 TIMES = "\u00d7"
 NDASH = "\u2013"
+
+
+#: Object of measurement -> the noun for its levels (SPEC sec. 4; seed 003's agent is one model-scaffold pair).
+_OBJECT_NOUNS = {"model": "model", "system": "system", "model:scaffold": "system", "agent_system": "agent",
+                 "agent": "agent"}
+
+
+def object_noun(obj) -> str:
+    """The noun for what is ranked and measured: ``"model"``, ``"system"`` or ``"agent"``.
+
+    Parameters
+    ----------
+    obj
+        An object of measurement (``"model"``, ``"system"``, ``"agent"``, or facet names as a string
+        ``"model:scaffold"`` or an iterable); other facet names are joined with hyphens.
+    """
+    if not isinstance(obj, str):
+        obj = ":".join(sorted(obj))
+    return _OBJECT_NOUNS.get(obj, obj.replace(":", "-"))
 
 
 

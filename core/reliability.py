@@ -80,6 +80,7 @@ __all__ = [
     "canonical_term",
     "object_facets",
     "object_for_terms",
+    "objects_for_terms",
     "design_weights",
     "universe_variance",
     "error_variance",
@@ -223,6 +224,24 @@ def object_for_terms(terms: Iterable[str], requested: str | None = None) -> str:
     if requested is None:
         return "model"
     return "system" if requested == AGENT else requested
+
+
+def objects_for_terms(terms: Iterable[str]) -> tuple[str, ...]:
+    """The objects of measurement a fit supports, in the order the app offers them.
+
+    An agent fit (seed 003 Eq. 1) measures agents only (it has no model term: :func:`object_for_terms`);
+    any other fit measures models, and model-scaffold systems (seed 000 Eq. 4) when it has a scaffold
+    facet.
+
+    Returns
+    -------
+    tuple of str
+        ``("agent",)``, ``("model",)`` or ``("model", "system")``.
+    """
+    facets = {f for t in terms for f in split_term(t)}
+    if AGENT in facets:
+        return (AGENT,)
+    return ("model", "system") if "scaffold" in facets else ("model",)
 
 
 def _object_name(obj: frozenset[str]) -> str:

@@ -50,14 +50,19 @@ __all__ = [
 
 #: Value of the ``format`` key of a saved analysis.
 FILE_FORMAT = "ddr-explorer-analysis"
-#: Version of the file layout this code writes (and the newest it reads).
-FILE_VERSION = 2  # 2: the sampler's run length is the gate's unless ``sampler`` says stop="fixed"
+#: Version of the file layout this code writes (and the newest it reads).  2: ``extra_facets``, the
+#: ``"agent"`` object (the ddr preset, seed 003 Eq. 1) and the gate as the default run length; version 1
+#: files read as before (no extra facets; ``sampler`` draws keep their fixed length).
+FILE_VERSION = 2
 #: Key of :attr:`AnalysisState.prices` for one price that every benchmark shares.
 ALL_BENCHMARKS = "(all benchmarks)"
 #: The design sizes a D-study varies, in slider order.
 SIZE_FIELDS: tuple[str, ...] = ("n_tasks", "n_scaffolds", "n_benchmarks", "n_replicates")
 
-_OBJECTS = ("model", "system")
+_OBJECTS = ("model", "system", "agent")
+#: Facets of each object -> its name (seed 003's agent is one model-scaffold pair, a facet of its own).
+_OBJECT_OF_FACETS = {frozenset({"model"}): "model", frozenset({"model", "scaffold"}): "system",
+                     frozenset({"agent"}): "agent"}
 #: ``load_corpus`` options an analysis keeps (AnalysisState.corpus_options).
 CORPUS_OPTIONS: tuple[str, ...] = ("columns", "benchmark", "scaffold", "aliases", "scoring", "gamma", "encoding",
                                    "slice", "task_metadata", "release_dates")  # issue 19: slice and joined files
@@ -116,7 +121,8 @@ class AnalysisState:
         Settings of the sampler that differ from its defaults
         (``{"draws": 1000, "seed": 3}``; keys are ``SamplerSettings`` fields).
     object_of_measurement
-        ``"model"`` or ``"system"`` (model-scaffold pair).
+        ``"model"``, ``"system"`` (model-scaffold pair) or ``"agent"`` (the ``ddr`` preset's object,
+        seed 003 Eq. 1); a fit sets it to one it supports (:meth:`follow_fit`).
     claim
         ``"relative"`` (ranking; Erho2) or ``"absolute"`` (threshold decisions; Phi).
     n_tasks, n_scaffolds, n_benchmarks, n_replicates
@@ -138,6 +144,10 @@ class AnalysisState:
         Priors that differ from the defaults (SPEC sec. 2; seed 000 App. C.1.3):
         ``{"sigma": {"df": 3, "scale": 2.5}, "intercept": {"df": 3, "loc": 0, "scale": 2.5}}``;
         either key may be missing (``{}``: Student-t(3, 0, 2.5) and half-Student-t(3, 0, 2.5)).
+    extra_facets
+        Levels of the fit's facets beyond benchmark, task, model and scaffold (seed 003 Eq. 1's
+        ``step`` and ``error_category``): the corpus's own (no slider moves them); ``{}`` for the
+        other presets.
     """
 
     corpus_path: str | None = None
@@ -157,6 +167,7 @@ class AnalysisState:
     budget: float | None = None
     observed: dict[str, float] | None = None
     priors: dict[str, dict[str, float]] = field(default_factory=dict)
+    extra_facets: dict[str, float] = field(default_factory=dict)
     events: StateEvents = field(default_factory=StateEvents, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -224,7 +235,8 @@ class AnalysisState:
         ``overrides`` replace DStudyDesign fields (e.g. ``n_tasks=200``).
         """
         kw = dict(self.sizes, price_per_trial=dict(self.prices) if self.prices else 0.0,
-                  n_models=int(self.n_models), object_of_measurement=self.object_of_measurement, claim=self.claim)
+                  n_models=int(self.n_models), object_of_measurement=self.object_of_measurement, claim=self.claim,
+                  extra_facets=dict(self.extra_facets))
         kw.update(overrides)
         return DStudyDesign(**kw)
 
@@ -304,14 +316,55 @@ class AnalysisState:
         prices = ({str(k): float(v) for k, v in p.items()} if isinstance(p, Mapping)
                   else ({ALL_BENCHMARKS: float(p)} if float(p) > 0 else {}))
         o = observed.object_facets
-        if o not in ({"model"}, {"model", "scaffold"}):
-            raise SessionError(f"the analysis follows models or model-scaffold systems; the design's object is "
-                               f"{':'.join(sorted(o))!r}")
+        if o not in _OBJECT_OF_FACETS:
+            raise SessionError(f"the analysis follows models, model-scaffold systems or agents; the design's object "
+                               f"is {':'.join(sorted(o))!r}")
         kw = dict(sizes, n_models=int(observed.n_models), prices=prices,
-                  object_of_measurement="model" if o == {"model"} else "system", claim=observed.claim,
-                  observed=dict(sizes))
+                  object_of_measurement=_OBJECT_OF_FACETS[o], claim=observed.claim,
+                  observed=dict(sizes), extra_facets={str(k): float(v) for k, v in observed.extra_facets.items()})
         kw.update(fields)
         return cls(**kw)
+
+    def follow_fit(self, components, corpus=None) -> frozenset[str]:
+        """Make the object and the observed design those of a fit (SPEC sec. 4; seed 003 sec. 3).
+
+        The object follows the fitted model (:func:`~.reliability.object_for_terms`): agents for a fit
+        with an agent facet (the ``ddr`` preset, seed 003 Eq. 1), else the state's object when the fit
+        supports it (:func:`~.reliability.objects_for_terms`), else models.  With ``corpus``, the
+        observed design is the one the fit's facets see (:func:`~.dstudy.observed_design` with
+        ``facets=``: seed 003's steps and error categories, all tasks as one facet); when it differs
+        from the state's, it becomes the observed and the current design (the sizes mean other things).
+
+        Parameters
+        ----------
+        components
+            The fit's :class:`~.reliability.VarianceComponents` (its terms and facets are used).
+        corpus
+            The corpus that was fitted, or None (the object only).
+
+        Returns
+        -------
+        frozenset of str
+            The fields that changed (see :meth:`update`).
+        """
+        from .reliability import object_for_terms, objects_for_terms
+
+        terms = tuple(components.terms)
+        current = self.object_of_measurement
+        obj = object_for_terms(terms, current if current in objects_for_terms(terms) else None)
+        changes: dict[str, Any] = {"object_of_measurement": obj}
+        if corpus is not None:
+            try:
+                d = observed_design(corpus, object_of_measurement=obj, claim=self.claim,
+                                    facets=getattr(components, "facets", ()))
+            except ObservedDesignError as exc:
+                raise SessionError(str(exc)) from None
+            sizes = {"n_tasks": d.effective_n_tasks, "n_scaffolds": float(d.n_scaffolds),
+                     "n_benchmarks": d.effective_n_benchmarks, "n_replicates": float(d.n_replicates)}
+            extra = {str(k): float(v) for k, v in d.extra_facets.items()}
+            if sizes != self.observed or extra != self.extra_facets:
+                changes.update(sizes, observed=dict(sizes), extra_facets=extra)
+        return self.update(**changes)
 
     # -- JSON ------------------------------------------------------------------------------
     def to_dict(self, include_header: bool = True) -> dict:
@@ -324,6 +377,7 @@ class AnalysisState:
             out[k] = float(out[k])
         out["n_models"] = int(out["n_models"])
         out["priors"] = {k: {kk: float(vv) for kk, vv in v.items()} for k, v in self.priors.items()}
+        out["extra_facets"] = {str(k): float(v) for k, v in self.extra_facets.items()}
         if include_header:
             out = {"format": FILE_FORMAT, "version": FILE_VERSION, **out}
         return out
@@ -412,7 +466,7 @@ def _normalise(name: str, value):
         return int(value)
     if name == "prices" and isinstance(value, Mapping):
         return {str(k): (float(v) if _is_number(v) else v) for k, v in value.items()}
-    if name == "observed" and isinstance(value, Mapping):
+    if name in ("observed", "extra_facets") and isinstance(value, Mapping):
         return {str(k): (float(v) if _is_number(v) else v) for k, v in value.items()}
     if name in ("sampler", "corpus_options") and isinstance(value, Mapping):
         return dict(value)
@@ -501,6 +555,15 @@ def _check_field(name: str, value, where: str) -> None:
                 cls(**v)
             except (TypeError, ValueError) as exc:
                 fail(f"gives an invalid {k} prior: {exc}")
+    elif name == "extra_facets":
+        if not isinstance(value, Mapping):
+            fail(f"should be an object {{facet: levels}}, got {type(value).__name__}")
+        for k, v in value.items():
+            if k in ("benchmark", "task", "model", "scaffold", "agent"):
+                fail(f"names {k!r}, which is a design size of its own; extra facets are the fit's others "
+                     "(e.g. step, error_category)")
+            if not (_is_number(v) and math.isfinite(v) and v >= 1):
+                fail(f"gives {k} = {shown(v)}; levels are numbers >= 1")
     elif name == "observed":
         if value is None:
             return

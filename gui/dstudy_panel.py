@@ -60,12 +60,15 @@ from ..core.dstudy import (BudgetSearch, CostFrontier, DStudyDesign, DStudyModel
 from ..core.dstudy.grids import (SLIDER_TOP, TASK_CURVE_POINTS, TASK_SLIDER_POSITIONS,  # noqa: F401 - re-exported
                                  curve_grid, frontier_grids, slider_values)
 from ..core.formatting import estimand_symbol, fmt_coef, fmt_design, fmt_n, fmt_var
-from ..core.reliability import DETECTION_ERHO2, object_facets
+from ..core.reliability import DETECTION_ERHO2, object_facets, objects_for_terms
 from ..core.session import ALL_BENCHMARKS, SIZE_FIELDS, AnalysisState, SessionError
 from . import plots
 from .plots import (COLORS, Band, Curve, Marker, Throttle, VLine, data_item, fmt_count, fmt_interval, fmt_usd,
                     line, new_plot)
 from .workers import BackgroundTask, wait_for_tasks
+
+#: Object of measurement -> its entry in the Object box.
+_OBJECT_LABELS = {"model": "Model", "system": "Model-scaffold system", "agent": "Agent (model-scaffold pair)"}
 
 #: Slider field -> (label, facet of the D-study rule, axis label of its curve).
 FIELDS: dict[str, tuple[str, str, str]] = {
@@ -247,6 +250,10 @@ class DStudyPanel(QWidget):
         self._allocation_task: BackgroundTask | None = None
 
         facets = self.components.facets
+        # the words of each size: seed 003's model (ddr preset) has no benchmark facet, one task facet over all
+        self.words = dict(FIELDS)
+        if "benchmark" not in facets and "agent" in facets:
+            self.words["n_tasks"] = ("Tasks", "task", "tasks")
         self.fields = [f for f in SIZE_FIELDS
                        if f == "n_replicates" or FIELDS[f][1] in facets]
         obs_sizes = self._observed_sizes()
@@ -301,7 +308,7 @@ class DStudyPanel(QWidget):
         self.slider_labels: dict[str, QLabel] = {}
         for f in self.fields:
             head = QHBoxLayout()
-            name = QLabel(FIELDS[f][0])
+            name = QLabel(self.words[f][0])
             value = QLabel("")
             value.setAlignment(Qt.AlignRight | Qt.AlignVCenter)
             value.setMinimumWidth(60)
@@ -310,7 +317,7 @@ class DStudyPanel(QWidget):
             s = QSlider(Qt.Horizontal)
             s.setObjectName(f"slider_{f}")
             s.setRange(0, len(self.slider_values[f]) - 1)
-            s.setToolTip(f"{FIELDS[f][0]}: {self.slider_values[f][0]:g} to {self.slider_values[f][-1]:g}"
+            s.setToolTip(f"{self.words[f][0]}: {self.slider_values[f][0]:g} to {self.slider_values[f][-1]:g}"
                          + (" (log scale)" if f == "n_tasks" else ""))
             s.valueChanged.connect(lambda pos, f=f: self._on_slider_moved(f, pos))
             form.addLayout(head)
@@ -342,9 +349,9 @@ class DStudyPanel(QWidget):
         self.claim_box.currentIndexChanged.connect(self._on_claim_changed)
         fl.addRow("Claim", self.claim_box)
         self.object_box = QComboBox()
-        self.object_box.addItem("Model", "model")
-        if "scaffold" in self.components.facets:
-            self.object_box.addItem("Model-scaffold system", "system")
+        # exactly the objects the fit supports (core.reliability): agents for the ddr preset, else models/systems
+        for obj in objects_for_terms(self.components.terms):
+            self.object_box.addItem(_OBJECT_LABELS[obj], obj)
         self.object_box.currentIndexChanged.connect(self._on_object_changed)
         fl.addRow("Object", self.object_box)
         self.target_spin = QDoubleSpinBox()
@@ -429,7 +436,7 @@ class DStudyPanel(QWidget):
         hl = QHBoxLayout(curves_row)
         hl.setContentsMargins(0, 0, 0, 0)
         for f in self.curve_fields:
-            w = new_plot(f"{self._estimand_html()} vs {FIELDS[f][2]}", FIELDS[f][2], self._estimand_html(),
+            w = new_plot(f"{self._estimand_html()} vs {self.words[f][2]}", self.words[f][2], self._estimand_html(),
                          log_x=(f == "n_tasks"), grid=False)
             w.setObjectName(f"plot_{f}")
             hl.addWidget(w)
@@ -526,7 +533,7 @@ class DStudyPanel(QWidget):
     # -- exports ---------------------------------------------------------------------------
     def plots(self) -> dict[str, pg.PlotWidget]:
         """Name -> plot widget (for exports)."""
-        out = {f"{self._estimand_plain()} vs {FIELDS[f][2]}": w for f, w in self.curve_plots.items()}
+        out = {f"{self._estimand_plain()} vs {self.words[f][2]}": w for f, w in self.curve_plots.items()}
         out["Cost frontier"] = self.frontier_plot
         out["Rank dominance"] = self.dominance_plot
         return out
@@ -684,7 +691,7 @@ class DStudyPanel(QWidget):
         est = self._estimand_html()
         for f, w in self.curve_plots.items():
             p = w.getPlotItem()
-            plots.set_title(w, f"{est} vs {FIELDS[f][2]}")
+            plots.set_title(w, f"{est} vs {self.words[f][2]}")
             p.setLabel("left", est)
         self.frontier_plot.getPlotItem().setLabel("left", est)
 

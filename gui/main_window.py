@@ -95,7 +95,7 @@ def _fit_job(corpus, spec, settings, cache_dir, use_cache):
         post = result.posterior
         components = components_from_posterior(post)
         ranks = {}
-        for obj in ("model", "system"):
+        for obj in ("model", "system", "agent"):  # agent: the ddr preset's object (seed 003 Eq. 1)
             try:
                 ranks[obj] = theta_from_posterior(post, obj)
             except (ValueError, KeyError):  # no model (or model:scaffold) effects kept: no ranks of that kind
@@ -427,7 +427,8 @@ class MainWindow(QMainWindow):
         self.load_failed.emit(message)
 
     # -- the posterior's panels --------------------------------------------------------------
-    def show_posterior(self, components, theta=None, model_names=None, observed_design=None) -> None:
+    def show_posterior(self, components, theta=None, model_names=None, observed_design=None,
+                       ranked: str | None = None) -> None:
         """Fill the Variance components, D-study and Ranks tabs from a posterior.
 
         Parameters
@@ -445,6 +446,9 @@ class MainWindow(QMainWindow):
             marked on the D-study curves.  Default: the state's observed design
             (from the loaded corpus), else its current design.  When given, the
             state's design, models, prices, object and claim are set from it.
+        ranked
+            What the columns of ``theta`` are (``"model"``, ``"system"``, ``"agent"``); default: the
+            state's object.
         """
         from ..core.dstudy import DStudyModel
         from ..core.ranks import rank_analysis
@@ -470,7 +474,8 @@ class MainWindow(QMainWindow):
         self.dstudy_panel = DStudyPanel(DStudyModel(c), observed_design, self.state, ranks)
         self._slots["D-study"].replace(self.dstudy_panel)
         if ranks is not None:
-            self.ranks_panel = RanksPanel(ranks)
+            from ..core.formatting import object_noun
+            self.ranks_panel = RanksPanel(ranks, noun=object_noun(ranked or self.state.object_of_measurement))
             self._slots["Ranks"].replace(self.ranks_panel)
         else:
             self.ranks_panel = None
@@ -689,10 +694,15 @@ class MainWindow(QMainWindow):
         self.fit_outputs = out
         self.fit_result = result = out["result"]
         post = result.posterior
+        try:  # the object and design follow the fitted model (agents for the ddr preset; core.session)
+            self.state.follow_fit(out["components"], self.corpus)
+        except SessionError as exc:
+            self.statusBar().showMessage(f"The fit's design is unknown: {exc}")
         obj = self.state.object_of_measurement
-        ranks = out["ranks"].get(obj) or out["ranks"].get("model")
+        ranked = obj if out["ranks"].get(obj) is not None else "model"
+        ranks = out["ranks"].get(ranked)
         theta, names = ranks if ranks is not None else (None, None)
-        self.show_posterior(out["components"], theta, names)
+        self.show_posterior(out["components"], theta, names, ranked=ranked)
         diag = post.diagnostics
         self._show_diagnostics()
         if diag.converged:
@@ -899,7 +909,10 @@ class MainWindow(QMainWindow):
         if ready is None:
             return False
         spec = ready[0]
+        from ..core.reliability import objects_for_terms
         corpus, obj = self.corpus, self.state.object_of_measurement
+        if obj not in objects_for_terms(spec.term_names):  # e.g. the ddr preset before its fit: its own object
+            obj = None
         post = None if self.fit_result is None else self.fit_result.posterior
         if post is not None and post.spec.formula != spec.formula:
             mp.append_log(f"The current fit is of {post.spec.formula}, not {spec.formula}: no Bayes column")

@@ -117,6 +117,7 @@ class ModelPanel(QWidget):
         self.object_box = QComboBox()
         self.object_box.addItem("Model (ranked across scaffolds)", "model")
         self.object_box.addItem("System (model-scaffold pair)", "system")
+        self.object_box.addItem("Agent (ddr preset: one model-scaffold pair)", "agent")
         self.model_box = QComboBox()
         for name in PRESET_FORMULAS:
             self.model_box.addItem(PRESET_LABELS.get(name, name), name)

@@ -169,8 +169,14 @@ class PreviewController(QObject):
         from ..core.dstudy import DStudyModel
         from .dstudy_panel import DStudyPanel
 
+        from ..core.session import SessionError
+
         w = self.w
         self.pending = False
+        try:  # the object and design follow the previewed model, as after a fit (agents for the ddr preset)
+            w.state.follow_fit(self.preview.components, w.corpus)
+        except SessionError as exc:
+            w.statusBar().showMessage(f"The preview's design is unknown: {exc}")
         observed = w.state.observed_design() or w.state.design()
         w.dstudy_panel = DStudyPanel(DStudyModel(self.preview.components), observed, w.state, None)
         w._slots["D-study"].replace(w.dstudy_panel)

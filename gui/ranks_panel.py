@@ -37,6 +37,9 @@ class RanksPanel(QWidget):
     ----------
     ranks
         :class:`~ddr_explorer.core.ranks.RankAnalysis` (from ``rank_analysis(theta, model_names)``).
+    noun
+        What is ranked: ``"model"``, ``"system"`` or ``"agent"`` (the ddr preset's object;
+        :func:`~ddr_explorer.core.formatting.object_noun`).
 
     Attributes
     ----------
@@ -45,7 +48,7 @@ class RanksPanel(QWidget):
         ``dominance_image`` the heatmap (``ranks.ordered_dominance``).
     """
 
-    def __init__(self, ranks: RankAnalysis, parent: QWidget | None = None):
+    def __init__(self, ranks: RankAnalysis, parent: QWidget | None = None, noun: str = "model"):
         super().__init__(parent)
         self.ranks = ranks
         r = ranks
@@ -60,7 +63,7 @@ class RanksPanel(QWidget):
 
         self.table = QTableWidget(m, len(COLUMNS))
         self.table.setObjectName("ranks_table")
-        self.table.setHorizontalHeaderLabels(COLUMNS)
+        self.table.setHorizontalHeaderLabels([noun if c == "model" else c for c in COLUMNS])
         self.table.verticalHeader().hide()
         self.table.setEditTriggers(QAbstractItemView.NoEditTriggers)
         self.table.setTextElideMode(Qt.ElideMiddle)
@@ -101,7 +104,7 @@ class RanksPanel(QWidget):
                                              number_rows=True, number_cols=True)
 
         self.caption = QLabel(
-            f"{m} models, ordered by global dominance (mean over the others of P(\u03b8<sub>m</sub> > "
+            f"{m} {noun}s, ordered by global dominance (mean over the others of P(\u03b8<sub>m</sub> > "
             f"\u03b8<sub>m'</sub>); seed 000 Figs. 13-14). Rank 1 is the best; intervals are equal-tailed 95%. "
             f"Columns of the heatmap follow the numbered rows."
             + (f"<br><b>Ranked within {len(r.parts)} parts of a disconnected design</b>: ranks count within each "

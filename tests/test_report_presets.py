@@ -77,7 +77,7 @@ def test_report_is_written_for_every_preset(fake_sampler, small_csv, tmp_path, p
     if preset == "per-benchmark":  # seed 000 Eq. 2 is a model of one benchmark
         corpus = _one_benchmark(corpus)
     out = tmp_path / f"{preset}.pdf"
-    res = write_ddr_sheet(corpus, out, preset=preset, settings=SamplerSettings(draws=40, warmup=20, chains=2),
+    res = write_ddr_sheet(corpus, out, preset=preset, settings=SamplerSettings(stop="fixed", draws=40, warmup=20, chains=2),
                           cache_dir=tmp_path / "cache", analyses={})
     assert out.is_file() and out.read_bytes()[:5] == b"%PDF-" and len(fake_sampler) == 1
     d = res.inputs.observed_design
@@ -89,8 +89,39 @@ def test_report_is_written_for_every_preset(fake_sampler, small_csv, tmp_path, p
         assert d.object_of_measurement == "model" and d.extra_facets == {}
         assert res.inputs.theta is not None and res.inputs.theta.shape[1] == SMALL.n_models
     with pytest.raises(ValueError, match="measures agents") if preset == "ddr" else _no_error():
-        write_ddr_sheet(corpus, tmp_path / "m.pdf", preset=preset, settings=SamplerSettings(draws=40, warmup=20,
+        write_ddr_sheet(corpus, tmp_path / "m.pdf", preset=preset, settings=SamplerSettings(stop="fixed", draws=40, warmup=20,
                         chains=2), cache_dir=tmp_path / "cache", analyses={}, object_of_measurement="model")
+
+
+def _pdf_text(path) -> str:
+    import re
+
+    pypdf = pytest.importorskip("pypdf")
+    return " ".join(re.sub(r"\s+", " ", p.extract_text() or "") for p in pypdf.PdfReader(str(path)).pages)
+
+
+@pytest.mark.parametrize("preset", ["pooled", "ddr"])
+def test_sheet_words_follow_the_object(fake_sampler, small_csv, tmp_path, preset):
+    """The ranks page (and the few-objects notice) count what is ranked: 4 agents of the ddr fit, 2 models else."""
+    from ddr_explorer.core.ddr_sheet import write_ddr_sheet
+
+    out = tmp_path / f"{preset}.pdf"
+    res = write_ddr_sheet(load_corpus(small_csv), out, preset=preset, analyses={}, cache_dir=tmp_path / "cache",
+                          settings=SamplerSettings(stop="fixed", draws=40, warmup=20, chains=2))
+    text = _pdf_text(out)
+    noun, n = ("agent", SMALL.n_models * SMALL.n_scaffolds) if preset == "ddr" else ("model", SMALL.n_models)
+    other = "model" if preset == "ddr" else "agent"
+    assert f"the mean over other {noun}s of P(" in text and f"; {n} {noun}s, 80 posterior draws" in text
+    assert f"P(row {noun} ranks above column {noun})" in text and f"The most dominant {noun}," in text
+    assert f"{noun}s with a certain rank" in text and f"{other}s with a certain rank" not in text
+    assert f"Few {noun}s. Only {n} {noun}s: the {noun} variance rests on {n} values" in text
+    assert f"mean over other {other}s" not in text and f"Few {other}s" not in text
+    # seed 003's model has no benchmark facet: its 8 tasks are one facet over both benchmarks
+    words = "Observed design: 8 tasks \u00d7 2 trials per cell" if preset == "ddr" else \
+        "Observed design: 4 tasks per benchmark \u00d7 2 scaffolds per model \u00d7 2 benchmarks"
+    assert words in text
+    # the agreement with the observed success compares like with like: one observed mean per ranked object
+    assert set(res.inputs.model_accuracy) == set(res.inputs.model_names) and len(res.inputs.model_names) == n
 
 
 class _no_error:
@@ -113,3 +144,24 @@ def test_ddr_preset_report_with_the_real_sampler(small_csv, tmp_path, capsys):
     err = capsys.readouterr().err
     assert code == 0, err
     assert out.read_bytes()[:5] == b"%PDF-"
+
+
+def test_methods_object_defaults_to_the_models_own(small_csv, capsys):
+    """``ddr methods --preset ddr`` measures agents without ``--object`` (it defaulted to model and failed), at the
+    design the fit's facets see; Erho2 of the REML column checked by hand from its components (seed 003 Eq. 1)."""
+    import json
+
+    from ddr_explorer.core.cli import main
+
+    code = main(["methods", str(small_csv), "--preset", "ddr", "--no-bayes", "--quiet", "--json"])
+    out = capsys.readouterr()
+    assert code == 0, out.err
+    d = json.loads(out.out)
+    assert d["object_of_measurement"] == "agent"
+    assert d["sizes"] == {"task": 8.0, "scaffold": 2.0, "benchmark": 1.0, "replicate": 2.0, "step": 2.0,
+                          "error_category": 4.0}
+    v = d["components"]["REML"]
+    err = v["task:agent"] / 8 + v["agent:step"] / 2 + v["agent:error_category"] / 4 + v["residual"] / (8 * 2 * 4 * 2)
+    assert d["coefficients"]["REML"]["Erho2"] == pytest.approx(v["agent"] / (v["agent"] + err), rel=1e-9)
+    assert main(["methods", str(small_csv), "--preset", "ddr", "--no-bayes", "--quiet", "--object", "model"]) == 2
+    assert "measures agents" in capsys.readouterr().err

@@ -42,10 +42,12 @@ def test_defaults_are_valid_and_session_is_an_alias():
     ("n_scaffolds", float("nan"), "'n_scaffolds' should be a number >= 1"),
     ("n_models", 2.5, "'n_models' should be a whole number"),
     ("claim", "ranking", "'claim' should be 'relative'"),
-    ("object_of_measurement", "agent", "'object_of_measurement' should be one of model, system"),
+    ("object_of_measurement", "task", "'object_of_measurement' should be one of model, system, agent"),
     ("target", 1.2, r"interval \(0, 1\)"),
     ("budget", -5, "positive number of USD"),
     ("prices", {"b": -1}, "benchmark 'b' the price -1"),
+    ("extra_facets", {"task": 3}, "names .task., which is a design size of its own"),
+    ("extra_facets", {"step": 0}, "gives step = 0.0; levels are numbers >= 1"),
     ("model", "y ~ (1|", "'model' is not a valid model"),
     ("sampler", {"draws": 0}, "'sampler' is invalid"),
     ("sampler", {"n_draws": 10}, "unknown setting"),
@@ -196,3 +198,49 @@ def test_a_version_1_file_keeps_its_fixed_run_length(tmp_path):
     # the current version keeps what it says
     now = AnalysisState.from_dict({"format": FILE_FORMAT, "version": FILE_VERSION, "sampler": {"draws": 300}})
     assert now.sampler_settings().stop == "gate" and now.sampler_settings().draws == 300
+
+
+def _components(terms, value=0.5):
+    from ddr_explorer.core.reliability import VarianceComponents
+
+    return VarianceComponents({t: np.full(3, value) for t in terms}, np.full(3, np.pi ** 2 / 3))
+
+
+def test_follow_fit_takes_the_object_and_design_of_the_fit():
+    """Seed 003 Eq. 1 (ddr preset) measures agents over steps and error categories; the other presets models."""
+    rows = [{"benchmark": b, "task": f"{b}{t}", "model": m, "scaffold": a, "step": s, "error_category": e,
+             "successes": 1, "trials": 2}
+            for b in ("A", "B") for t in range(3) for m, a in (("m1", "s1"), ("m1", "s2"), ("m2", "s1"))
+            for s in (1, 2) for e in ("x", "y", "z")]
+    table = pd.DataFrame(rows)
+    s = AnalysisState.from_corpus(table)
+    # the plain design: 3 tasks per benchmark, 2 benchmarks, every step and category a replicate (2 x 2 x 3)
+    assert s.object_of_measurement == "model" and s.observed == {"n_tasks": 3.0, "n_scaffolds": 1.5,
+                                                                "n_benchmarks": 2.0, "n_replicates": 12.0}
+    ddr = ("agent", "task", "step", "error_category", "task:agent", "agent:step", "agent:error_category")
+    assert s.follow_fit(_components(ddr), table) >= {"object_of_measurement", "observed", "extra_facets"}
+    # all 6 tasks are one facet, no benchmark facet; a replicate is one trace's check (2 trials)
+    assert s.object_of_measurement == "agent" and s.extra_facets == {"step": 2.0, "error_category": 3.0}
+    assert s.observed == s.sizes == {"n_tasks": 6.0, "n_scaffolds": 1.5, "n_benchmarks": 1.0, "n_replicates": 2.0}
+    d = s.design()
+    assert d.object_of_measurement == "agent" and d.sizes() == {"task": 6.0, "scaffold": 1.5, "benchmark": 1.0,
+                                                               "replicate": 2.0, "step": 2.0, "error_category": 3.0}
+    assert AnalysisState.from_design(d).object_of_measurement == "agent"
+    assert AnalysisState.from_dict(s.to_dict()).design() == d  # saved and read back
+    assert s.follow_fit(_components(ddr), table) == frozenset()  # the same fit again changes nothing
+    # a fit with a model term: models again (agent is not its object), on the plain design
+    plain = ("benchmark", "task", "model", "scaffold", "task:model", "model:scaffold")
+    s.follow_fit(_components(plain), table)
+    assert s.object_of_measurement == "model" and s.extra_facets == {} and s.observed["n_replicates"] == 12.0
+    s.update(object_of_measurement="system")
+    s.follow_fit(_components(plain))  # a system is a model fit's object: kept
+    assert s.object_of_measurement == "system"
+    s.follow_fit(_components(("task", "model", "task:model")))  # no scaffold facet: no systems
+    assert s.object_of_measurement == "model"
+
+
+def test_version_1_files_read_without_extra_facets():
+    """Files written before the agent object (version 1) have no ``extra_facets``: they read as a plain design."""
+    s = AnalysisState.from_dict({"format": FILE_FORMAT, "version": 1, "n_tasks": 30, "object_of_measurement": "system"})
+    assert FILE_VERSION == 2 and s.extra_facets == {} and s.design().extra_facets == {}
+    assert s.to_dict()["version"] == 2 and s.object_of_measurement == "system"

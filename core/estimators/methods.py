@@ -153,7 +153,7 @@ def _shares(components: dict[str, float]) -> dict[str, float]:
     return {k: max(v, 0.0) / total for k, v in components.items()}
 
 
-def methods_table(data, spec: ModelSpec | str, *, posterior=None, object_of_measurement: str = "model",
+def methods_table(data, spec: ModelSpec | str, *, posterior=None, object_of_measurement: str | None = None,
                   estimators=("Henderson", "REML", "Bayes LMM", "Laplace", "DISCO", "Bayes GLMM"), progress=None,
                   cancel=None, lmm_settings=None) -> MethodsTable:
     """Variance shares per facet from each estimator (seed 000 Tables 20-21).
@@ -169,7 +169,8 @@ def methods_table(data, spec: ModelSpec | str, *, posterior=None, object_of_meas
         A fitted Bayesian GLMM of the same corpus and formula (optional): its posterior mean
         shares fill the "Bayes GLMM" column.
     object_of_measurement
-        ``"model"`` or ``"system"`` for Erho2 / Phi.
+        ``"model"``, ``"system"`` or ``"agent"`` for Erho2 / Phi; None: the model's own
+        (:func:`~..reliability.object_for_terms`: agent for the ddr preset, seed 003 Eq. 1, else model).
     estimators
         Which columns to compute.
     progress, cancel
@@ -179,13 +180,16 @@ def methods_table(data, spec: ModelSpec | str, *, posterior=None, object_of_meas
         the gate passes or 8,000 draws per chain).
     """
     from ..dstudy import observed_design
+    from ..reliability import object_for_terms, split_term
 
     spec = as_spec(spec)
+    object_of_measurement = object_for_terms(spec.term_names, object_of_measurement)
     table = getattr(data, "table", data)
     design = MixedDesign.from_spec(data, spec)
     terms = [*spec.term_names, "residual"]
+    facets = {f for t in spec.term_names for f in split_term(t)}  # seed 003's steps and categories are sized too
     try:
-        sizes = observed_design(table, object_of_measurement=object_of_measurement).sizes()
+        sizes = observed_design(table, object_of_measurement=object_of_measurement, facets=facets).sizes()
     except Exception:  # a table without the four facets: Erho2 at one level of each facet
         sizes = {}
     out = MethodsTable(formula=spec.formula, terms=terms, shares={}, components={}, coefficients={}, scales={},

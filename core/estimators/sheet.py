@@ -19,7 +19,8 @@ def _spec_of(corpus, spec):
     return as_spec("pooled" if corpus.n_levels("benchmark") > 1 else "per-benchmark")
 
 
-def run_methods(corpus, posterior=None, spec=None, progress=None, cancel=None, object_of_measurement: str = "model"):
+def run_methods(corpus, posterior=None, spec=None, progress=None, cancel=None,
+                object_of_measurement: str | None = None):
     """:func:`.methods.methods_table` of the sheet's corpus and fit (its posterior fills the Bayes GLMM column)."""
     from .methods import methods_table
 
@@ -35,5 +36,8 @@ def run_score_reliability(corpus, spec=None, progress=None, cancel=None, object_
 
     spec = _spec_of(corpus, spec)
     fit = bayes_lmm(MixedDesign.from_spec(corpus, spec), spec.priors, progress=progress, cancel=cancel)
-    sizes = observed_design(corpus, object_of_measurement=object_of_measurement).sizes()
+    from ..reliability import split_term
+
+    facets = {f for t in spec.term_names for f in split_term(t)}  # seed 003's steps and categories are sized too
+    sizes = observed_design(corpus, object_of_measurement=object_of_measurement, facets=facets).sizes()
     return score_reliability(fit, object_of_measurement, sizes)

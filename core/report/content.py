@@ -257,10 +257,13 @@ def _object_words(obj: frozenset[str]) -> tuple[str, str, str]:
 
 def _design_words(d: DStudyDesign, inputs: ReportInputs) -> str:
     s = inputs.corpus_summary
-    parts = [f"{fmt_n(d.effective_n_tasks)} tasks per benchmark"]
+    # a fit without a benchmark facet (seed 003's model) pools the benchmarks' tasks into one facet
+    pooled_tasks = "benchmark" not in inputs.components.facets and (s.get("n_benchmarks") or 1) > 1
+    parts = [f"{fmt_n(d.effective_n_tasks)} tasks" + ("" if pooled_tasks else " per benchmark")]
     if "scaffold" not in d.object_facets and "agent" not in d.object_facets:  # an agent includes its scaffold
         parts.append(f"{fmt_n(d.n_scaffolds)} scaffold{'s' if d.n_scaffolds != 1 else ''} per model")
-    parts.append(f"{fmt_n(d.effective_n_benchmarks)} benchmark{'s' if d.effective_n_benchmarks != 1 else ''}")
+    if not pooled_tasks:
+        parts.append(f"{fmt_n(d.effective_n_benchmarks)} benchmark{'s' if d.effective_n_benchmarks != 1 else ''}")
     parts.append(f"{fmt_n(d.n_replicates)} trial{'s' if d.n_replicates != 1 else ''} per cell")
     parts += [f"{fmt_n(n)} {_plural(_FACET_WORD.get(f, f), n)}" for f, n in d.extra_facets.items()]
     return f" {TIMES} ".join(parts) + (f" (medians of the corpus; {fmt_n(s.get('n_models'))} models, "
@@ -470,10 +473,12 @@ def _notices(ct: SheetContent) -> list[Notice]:
         out.append(Notice("caution", "No cost data.",
                           "The corpus has no cost column and no prices were given: the cost frontier, "
                           "reliability per dollar and the cost-aware ranking are missing (decision 3)."))
-    n_models = s.get("n_models") or 0
+    n_models, noun = s.get("n_models") or 0, "model"
+    if inp.observed_design.object_facets == {"agent"}:  # seed 003's model: the object's variance is the agents'
+        n_models, noun = s.get("n_agents") or n_models, "agent"
     if 0 < n_models < FEW_MODELS:
-        out.append(Notice("caution", "Few models.",
-                          f"Only {n_models} models: the model variance rests on {n_models} values, its interval is "
+        out.append(Notice("caution", f"Few {noun}s.",
+                          f"Only {n_models} {noun}s: the {noun} variance rests on {n_models} values, its interval is "
                           "wide, and training-cell reliability tends to overstate what a replication finds "
                           "(seed 003 sec. 5.4)."))
     if inp.observed_design.claim == "absolute":  # seed 000 G.5: scores are less reliable than rankings

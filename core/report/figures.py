@@ -609,13 +609,15 @@ def held_out_figure(held, width: float = 220, height: float = 170, *, estimand: 
 # Ranks
 # ---------------------------------------------------------------------------
 
-def rank_dominance_figure(ranks, width: float = 523, *, max_models: int = 60, label_width: float = 110) -> Drawing:
+def rank_dominance_figure(ranks, width: float = 523, *, max_models: int = 60, label_width: float = 110,
+                          noun: str = "model") -> Drawing:
     """Rank-dominance heatmap and rank intervals, rows ordered by global dominance (seed 000 Figs. 13-14).
 
     Left: ``P(row model > column model | y)`` (columns numbered like the
     rows); right: each model's posterior median rank and 95% rank interval;
     far right: global dominance.  Beyond ``max_models`` the most dominant are
-    shown (the caption says so).
+    shown (the caption says so).  ``noun`` names what is ranked (``"agent"`` for the ddr preset;
+    :func:`~..formatting.object_noun`).
     """
     order = list(ranks.order)[:max_models]
     n = len(order)
@@ -653,7 +655,7 @@ def rank_dominance_figure(ranks, width: float = 523, *, max_models: int = 60, la
     for j in range(0, n, step):
         d.add(String(x_heat + (j + 0.5) * cell, y_top + 2, str(j + 1), fontName=st.FONT, fontSize=min(font, 5.5),
                      fillColor=st.MUTED, textAnchor="middle"))
-    d.add(String(x_heat, height - 7, "P(row model ranks above column model)", fontName=st.FONT_BOLD,
+    d.add(String(x_heat, height - 7, f"P(row {noun} ranks above column {noun})", fontName=st.FONT_BOLD,
                  fontSize=6.4, fillColor=st.INK))
     # colour bar
     cb_y, cb_w = 10.0, min(heat_w, 150.0)
@@ -664,7 +666,7 @@ def rank_dominance_figure(ranks, width: float = 523, *, max_models: int = 60, la
         d.add(String(x_heat + v * cb_w, cb_y - 7, f"{v:g}", fontName=st.FONT, fontSize=5.6, fillColor=st.MUTED,
                      textAnchor="middle"))
     # say what the colours mean next to the bar, so the heatmap reads without its title
-    d.add(String(x_heat + cb_w + 6, cb_y + 1, "P(row model ranks above column model): orange = row better",
+    d.add(String(x_heat + cb_w + 6, cb_y + 1, f"P(row {noun} ranks above column {noun}): orange = row better",
                  fontName=st.FONT, fontSize=5.6, fillColor=st.MUTED))
     # rank intervals
     x_int = x_heat + heat_w + gap

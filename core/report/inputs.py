@@ -126,7 +126,8 @@ class ReportInputs:
         Mean success and mean cost per trial per agent, with the accuracy and
         accuracy-per-dollar ranks (:func:`~ddr_explorer.core.dstudy.accuracy_per_dollar`).
     model_accuracy
-        Observed mean success per model (to compare with the latent ranking).
+        Observed mean success per model (to compare with the latent ranking); per agent
+        (``"model / scaffold"``) when the object is the agent (the ddr preset, seed 003 Eq. 1).
     difficulty
         Task difficulty strata from the corpus (:func:`task_difficulty`).
     analyses
@@ -387,8 +388,13 @@ def report_inputs_from(corpus, components=None, theta=None, *, model_names: Sequ
         design = observed_design(corpus, object_of_measurement=obj, claim=claim, prices=price_map,
                                  facets=c.facets)
     accuracy = accuracy_per_dollar(table, ("model", "scaffold"))
-    g = table.groupby("model", observed=True, sort=True)[["successes", "trials"]].sum()
-    model_acc = {str(m): float(s / n) for m, s, n in zip(g.index, g["successes"], g["trials"]) if n > 0}
+    if obj == "agent":  # the ranks are of agents (model / scaffold pairs, theta_from_posterior's names)
+        g = table.groupby(["model", "scaffold"], observed=True, sort=True)[["successes", "trials"]].sum()
+        keys = [f"{m} / {a}" for m, a in g.index]
+    else:
+        g = table.groupby("model", observed=True, sort=True)[["successes", "trials"]].sum()
+        keys = [str(m) for m in g.index]
+    model_acc = {k: float(s / n) for k, s, n in zip(keys, g["successes"], g["trials"]) if n > 0}
     return ReportInputs(
         corpus_name=corpus.name, corpus_hash=corpus.content_hash, corpus_summary=summary, components=c,
         observed_design=design, target=target, budget=budget, prices=price_map, price_source=source,

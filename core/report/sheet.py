@@ -44,7 +44,7 @@ from reportlab.platypus import (BaseDocTemplate, CondPageBreak, Frame, KeepInFra
                                 PageTemplate, Paragraph, Spacer, Table)
 
 from ..files import write_bytes_atomic
-from ..formatting import convergence_verdict, run_length_text
+from ..formatting import convergence_verdict, object_noun, run_length_text
 from . import figures as fig
 from . import styles as st
 from .content import (E_RHO2, GEQ, PHI, SIGMA2, TIMES, SheetContent, escape, fmt_coef, fmt_interval, fmt_n,
@@ -687,30 +687,31 @@ def _ranks_page(ct: SheetContent) -> list:
     ra = ct.ranks
     m = len(ra.models)
     shown = min(m, 60)
-    story.append(_p(f"Rows and columns ordered by global dominance (the mean over other models of P(\u03b8<sub>m</sub> "
-                    f"&gt; \u03b8<sub>m'</sub>)); {fmt_n(ra.ranks.probabilities.shape[0])} models, "
+    noun = object_noun(ct.design.object_of_measurement)  # what is ranked: models, systems or agents (ddr preset)
+    story.append(_p(f"Rows and columns ordered by global dominance (the mean over other {noun}s of P(\u03b8<sub>m</sub> "
+                    f"&gt; \u03b8<sub>m'</sub>)); {fmt_n(ra.ranks.probabilities.shape[0])} {noun}s, "
                     f"{fmt_n(inp.theta.shape[0])} posterior draws (seed 000 Figs. 13\u201314)."
-                    + (f" The {shown} most dominant of {m} models are shown." if shown < m else ""), "body_after"))
+                    + (f" The {shown} most dominant of {m} {noun}s are shown." if shown < m else ""), "body_after"))
     if ra.parts is not None:
         story.append(_p(f"<b>Ranked within {len(ra.parts)} parts of a disconnected design.</b> Models are numbered "
                         "and ordered part by part; a dominance between two parts is not identified and is left "
                         "blank. " + " ".join(escape(r) for r in ra.part_reasons), "note"))
-    story.append(fig.rank_dominance_figure(ra, st.FRAME_WIDTH))
+    story.append(fig.rank_dominance_figure(ra, st.FRAME_WIDTH, noun=noun))
     top = ra.order[0]
     lo, hi = ra.ranks.interval95[top]
-    txt = (f"The most dominant model{' of part 1' if ra.parts is not None else ''}, {escape(_name(ra.models[top], 50))}, has a 95% rank interval "
+    txt = (f"The most dominant {noun}{' of part 1' if ra.parts is not None else ''}, {escape(_name(ra.models[top], 50))}, has a 95% rank interval "
            f"{fmt_n(lo)}\u2013{fmt_n(hi)}. ")
     txt += (f"Median width of the 95% rank intervals: {fmt_n(ct.rank_width_median)} places; "
-            f"{_count(ct.n_certain_ranks, 'model')} with a certain rank.")
+            f"{_count(ct.n_certain_ranks, noun)} with a certain rank.")
     if ct.agreement is not None:
         a = ct.agreement
-        txt += (f" Agreement of the latent ranking with the observed mean success per model (seed 000 Table 10): "
+        txt += (f" Agreement of the latent ranking with the observed mean success per {noun} (seed 000 Table 10): "
                 f"Kendall \u03c4 = {fmt_r(a.kendall_tau)}, Spearman \u03c1 = {fmt_r(a.spearman_rho)} "
                 f"(per draw: \u03c4 median {fmt_r(a.kendall_draws.median)}, 95% "
                 f"{fmt_r(a.kendall_draws.hdi95[0])}\u2013{fmt_r(a.kendall_draws.hdi95[1])}).")
     for k, a in ct.part_agreements:
-        txt += (f" Part {k + 1}: agreement with the observed mean success per model, Kendall \u03c4 = "
-                f"{fmt_r(a.kendall_tau)}, Spearman \u03c1 = {fmt_r(a.spearman_rho)} ({a.n_models} models).")
+        txt += (f" Part {k + 1}: agreement with the observed mean success per {noun}, Kendall \u03c4 = "
+                f"{fmt_r(a.kendall_tau)}, Spearman \u03c1 = {fmt_r(a.spearman_rho)} ({_count(a.n_models, noun)}).")
     story.append(_p(txt, "caption"))
     return story
 
