@@ -59,8 +59,9 @@ def moment_sigma_model(table: pd.DataFrame) -> float:
 def moment_fit(data, spec="per-benchmark", settings=None, progress=None, cancel=None):
     """Stand-in for :func:`ddr_explorer.core.model.sampler.fit` (module note)."""
     from ddr_explorer.core.model.design_matrix import build_design
+    from ddr_explorer.core.model.diagnostics import diagnose
     from ddr_explorer.core.model.formula import as_spec
-    from ddr_explorer.core.model.sampler import FitCancelled, SamplerSettings
+    from ddr_explorer.core.model.sampler import FitCancelled, Posterior, SamplerSettings
 
     settings = settings or SamplerSettings()
     spec = as_spec(spec)
@@ -70,21 +71,6 @@ def moment_fit(data, spec="per-benchmark", settings=None, progress=None, cancel=
     CALLS.append(getattr(data, "name", "table"))
     design = build_design(data, spec)
     c, s = settings.chains, settings.draws
-    while True:  # under the gate (the default run length) as the sampler does: longer until the draws pass it
-        post = _moment_draws(table, design, spec, settings, c, s)
-        if settings.stop != "gate" or post.diagnostics.converged or s >= settings.max_draws:
-            break
-        s = min(s + settings.check_every, settings.max_draws)
-    if progress is not None:
-        progress("sampling", 1, 1, 0.0)
-    return post
-
-
-def _moment_draws(table, design, spec, settings, c, s):
-    """The stand-in's draws: (c, s) per quantity, with known means (module note)."""
-    from ddr_explorer.core.model.diagnostics import diagnose
-    from ddr_explorer.core.model.sampler import Posterior
-
     rng = np.random.default_rng(settings.seed)
     logits = model_logits(table)
     sigma, effects = {}, {}
@@ -106,6 +92,8 @@ def _moment_draws(table, design, spec, settings, c, s):
                      settings=settings, device="moment stand-in", wall_seconds=0.0, timings={}, sample_stats=stats,
                      n_cells=design.n_cells, n_trials=design.n_trials, notes=[])
     post.diagnostics = diagnose(post)
+    if progress is not None:
+        progress("sampling", 1, 1, 0.0)
     return post
 
 
