@@ -27,9 +27,7 @@ import os
 import subprocess
 import sys
 import tempfile
-import time
 
-import numpy as np
 
 CHILD = r"""
 import json, sys, time
@@ -83,14 +81,7 @@ print("RESULT " + json.dumps({"fit": fit_counts, "dstudy_compiles": counts["comp
 """
 
 
-def reference_ms(repeats: int = 15) -> float:
-    x = np.random.default_rng(0).normal(size=(4000, 100))
-    out = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        np.sort(x, axis=0)
-        out.append((time.perf_counter() - t0) * 1e3)
-    return float(np.median(out))
+from _reference import reference_ms  # noqa: E402 - bench/ is on sys.path when a bench runs
 
 
 def run_case(jax_cache: str, warmup: int, draws: int) -> dict:

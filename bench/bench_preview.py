@@ -34,20 +34,12 @@ from pathlib import Path  # noqa: E402
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-import numpy as np  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 BRIDGE = ROOT.parent / "shared" / "corpora" / "bridge" / "all_a_pyirt.jsonl"
 
 
-def reference_ms(rng=np.random.default_rng(0), repeats: int = 15) -> float:
-    x = rng.normal(size=(4000, 100))
-    out = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        np.sort(x, axis=0)
-        out.append((time.perf_counter() - t0) * 1e3)
-    return float(np.median(out))
+from _reference import reference_ms  # noqa: E402 - bench/ is on sys.path when a bench runs
 
 
 def measure(app, path: Path, *, wait_laplace: bool, timeout_s: float = 900.0, window=None) -> dict:

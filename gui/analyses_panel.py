@@ -23,8 +23,7 @@ from . import plots
 from .components_panel import numeric_item, text_item
 
 
-def _num(x) -> float:
-    return float("nan") if x is None else float(x)
+_num = plots.float_or_nan
 
 
 class AnalysesPanel(QWidget):

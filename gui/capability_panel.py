@@ -29,8 +29,7 @@ MISFIT_COLOR = plots.COLORS["target"]
 MAX_NAMES = 36
 
 
-def _num(x) -> float:
-    return float("nan") if x is None else float(x)
+_num = plots.float_or_nan
 
 
 class CapabilityPanel(QWidget):

@@ -29,8 +29,7 @@ __all__ = ["FailureModesPanel", "FrontierPanel", "SliceDialog"]
 _PENS = ("#0072B2", "#D55E00", "#009E73", "#E69F00", "#CC79A7", "#56B4E9", "#5c5c5c")
 
 
-def _num(x) -> float:
-    return float("nan") if x is None else float(x)
+_num = plots.float_or_nan
 
 
 def _finish(tables) -> None:

@@ -192,6 +192,11 @@ COLORS = {
 MAX_LABEL_CHARS = 24
 
 
+def float_or_nan(x) -> float:
+    """A JSON number as a float, ``None`` (a missing value) as NaN, which pyqtgraph leaves undrawn."""
+    return float("nan") if x is None else float(x)
+
+
 def elide(text: str, max_chars: int = MAX_LABEL_CHARS) -> str:
     """``text`` cut to ``max_chars`` characters with an ellipsis in the middle (keeps prefixes and versions)."""
     text = str(text)
