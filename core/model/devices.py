@@ -54,6 +54,7 @@ def _enable_compilation_cache() -> str | None:
         return None
     jax.config.update("jax_compilation_cache_dir", path)
     jax.config.update("jax_persistent_cache_min_compile_time_secs", 1.0)
+    _quiet_cache_eviction_race()
     try:  # JAX bounds the folder only with filelock installed (about 1 MB per compiled shape)
         import filelock  # noqa: F401
     except ImportError:
@@ -61,6 +62,22 @@ def _enable_compilation_cache() -> str | None:
     else:
         jax.config.update("jax_compilation_cache_max_size", COMPILATION_CACHE_BYTES)
     return path
+
+
+def _quiet_cache_eviction_race() -> None:
+    """Silence JAX's warning when another process evicted a cache entry while this one wrote it.
+
+    Two fits in two processes (the app and a ``ddr`` run, or a Dask worker and the app) share the
+    folder; when one evicts least-recently-used entries while the other writes, the writer's
+    ``-atime`` file can vanish under it and JAX warns "Error writing persistent compilation cache
+    entry ... FileNotFoundError".  Nothing is lost but that one entry (the next fit of the shape
+    compiles and writes it again), so the warning only alarms users.  Every other cache-write
+    error still shows.
+    """
+    import warnings
+
+    warnings.filterwarnings("ignore", message=r"Error writing persistent compilation cache entry .*FileNotFoundError",
+                            category=UserWarning)
 
 
 # -- data onto the device ------------------------------------------------------------------
