@@ -333,7 +333,9 @@ class AnalysisState:
         supports it (:func:`~.reliability.objects_for_terms`), else models.  With ``corpus``, the
         observed design is the one the fit's facets see (:func:`~.dstudy.observed_design` with
         ``facets=``: seed 003's steps and error categories, all tasks as one facet); when it differs
-        from the state's, it becomes the observed and the current design (the sizes mean other things).
+        from the state's, it becomes the observed and the current design (the sizes mean other things),
+        and when the object turns to or from agents, ``n_models`` becomes the corpus's count of agents or
+        models (what "compared" counts, :func:`~.dstudy.observed_design`).
 
         Parameters
         ----------
@@ -364,6 +366,9 @@ class AnalysisState:
             extra = {str(k): float(v) for k, v in d.extra_facets.items()}
             if sizes != self.observed or extra != self.extra_facets:
                 changes.update(sizes, observed=dict(sizes), extra_facets=extra)
+            if (obj == "agent") != (current == "agent"):
+                # agents compared, or models compared (observed_design): the count means another thing
+                changes["n_models"] = int(d.n_models)
         return self.update(**changes)
 
     # -- JSON ------------------------------------------------------------------------------

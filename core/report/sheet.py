@@ -44,7 +44,7 @@ from reportlab.platypus import (BaseDocTemplate, CondPageBreak, Frame, KeepInFra
                                 PageTemplate, Paragraph, Spacer, Table)
 
 from ..files import write_bytes_atomic
-from ..formatting import convergence_verdict, object_noun, run_length_text
+from ..formatting import convergence_verdict, facet_words, object_noun, run_length_text
 from . import figures as fig
 from . import styles as st
 from .content import (E_RHO2, GEQ, PHI, SIGMA2, TIMES, SheetContent, escape, fmt_coef, fmt_interval, fmt_n,
@@ -300,7 +300,8 @@ def _page_one(ct: SheetContent) -> list:
     req = ct.summary["min_n"].get("n_tasks", {}).get("median")
     price = d.mean_price()
     per_task = (d.trial_count() / d.effective_n_tasks) * price if price > 0 else None
-    drawing = fig.dstudy_figure(curve, right_w, 206, required=req, cost_per_unit=per_task)
+    drawing = fig.dstudy_figure(curve, right_w, 206, required=req, cost_per_unit=per_task,
+                                xlabel=_words(ct).axis(curve.over))
     left = [Paragraph("Where the variance is (logit scale)", ss["h3"]), _components_table(ct, left_w),
             Spacer(1, 3), _p(ct.gap_text, "small")]
     right = [Paragraph(f"Budget frontier: {_sym(ct)} against tasks", ss["h3"]), drawing,
@@ -354,7 +355,7 @@ def _dstudy_pages(ct: SheetContent) -> list:
         m = ct.summary["min_n"].get(over)
         req = m["median"] if m else None
         drawings.append(fig.dstudy_figure(curve, half, 178, required=req, legend=True,
-                                          title=f"{_sym(ct)} against {word}"))
+                                          title=f"{_sym(ct)} against {word}", xlabel=_words(ct).axis(curve.over)))
     if ct.breadth is not None:
         drawings.append(fig.breadth_figure(ct.breadth, half, 178, observed_benchmarks=d.effective_n_benchmarks,
                                            target=inp.target, title=f"{_sym(ct)} at a fixed budget of "
@@ -397,10 +398,9 @@ def _dstudy_pages(ct: SheetContent) -> list:
     rows = [[_p("Facet varied (others at the observed design)", "cell_head"), _p("observed", "cell_head_right"),
              _p("median needed", "cell_head_right"), _p("95% interval", "cell_head_right"),
              _p("P(reachable)", "cell_head_right")]]
-    words = {"n_tasks": "tasks per benchmark", "n_scaffolds": "scaffolds per model", "n_benchmarks": "benchmarks",
-             "n_replicates": "trials per cell"}
+    words = _words(ct)  # the app's words (core.formatting.facet_words)
     for over, m in ct.summary["min_n"].items():
-        rows.append([_p(words.get(over, over), "cell"), _p(fmt_n(m["observed"]), "cell_right"),
+        rows.append([_p(words.axis(over), "cell"), _p(fmt_n(m["observed"]), "cell_right"),
                      _p(fmt_n(m["median"]), "cell_right"),
                      _p(f"{fmt_n(m['lower95'])}\u2013{fmt_n(m['upper95'])}", "cell_right"),
                      _p(fmt_prob(m["p_reachable"]), "cell_right")])
@@ -530,6 +530,11 @@ def _cost_page(ct: SheetContent) -> list:
     return story
 
 
+def _words(ct: SheetContent):
+    """The words of the design's sizes and object, the app's and ``ddr``'s (:func:`~..formatting.facet_words`)."""
+    return ct.words or facet_words(ct.design.object_of_measurement, ct.inputs.components.facets)
+
+
 def _allocation_table(ct: SheetContent) -> list:
     """The budget's tasks per benchmark (:attr:`SheetContent.allocation`), or the sentence saying why not."""
     a = ct.allocation
@@ -545,7 +550,7 @@ def _allocation_table(ct: SheetContent) -> list:
                      _p(fmt_n(a["equal"].get(b, 0)), "cell_right")])
     t = Table(rows, colWidths=[st.FRAME_WIDTH - 280, 70, 70, 70, 70])
     t.setStyle(st.data_table_style(len(rows)))
-    return [CondPageBreak(60 + 14 * len(rows)), Paragraph(f"Tasks per benchmark within {fmt_usd(a['budget'])}", ss["h2"]),
+    return [CondPageBreak(60 + 14 * len(rows)), Paragraph(f"{_words(ct).allocation} within {fmt_usd(a['budget'])}", ss["h2"]),
             t, _p(ct.allocation_text, "caption")]
 
 
