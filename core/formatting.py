@@ -22,6 +22,7 @@ __all__ = [
     "fmt_coef", "fmt_interval", "fmt_estimate", "fmt_var", "fmt_pct", "fmt_n", "fmt_usd", "fmt_sig3", "fmt_prob",
     "fmt_duration",
     "fmt_r", "estimand_symbol", "fmt_design", "convergence_verdict", "object_noun", "FacetWords", "facet_words",
+    "plural",
 ]
 
 #: Symbols.

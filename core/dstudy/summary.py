@@ -122,7 +122,7 @@ def format_dstudy(s: dict) -> str:
     lines = [head, f"D-study for {s['object']} ({'ranking' if s['estimand'] == 'Erho2' else 'absolute decisions'}); "
              f"components from {s['source']}",
              f"design: {' x '.join(sizes)}; {fmt_n(d['n_models'])} {w.compared.lower()}; "
-             f"{fmt_n(d['trials'])} trials, {cost}", "",
+             f"{fmt_n(d['trials'])} {w.noun('n_replicates', d['trials'])}, {cost}", "",
              f"{'estimand':<34}{'median':>9}{'95% interval':>22}"]
     for name, e in s["estimands"].items():
         lines.append(f"{name:<34}{fmt_coef(e['median']):>9}   [{fmt_coef(e['lower95'])}, {fmt_coef(e['upper95'])}]")

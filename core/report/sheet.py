@@ -44,7 +44,7 @@ from reportlab.platypus import (BaseDocTemplate, CondPageBreak, Frame, KeepInFra
                                 PageTemplate, Paragraph, Spacer, Table)
 
 from ..files import write_bytes_atomic
-from ..formatting import convergence_verdict, facet_words, object_noun, run_length_text
+from ..formatting import convergence_verdict, facet_words, object_noun, plural, run_length_text
 from . import figures as fig
 from . import styles as st
 from .content import (E_RHO2, GEQ, PHI, SIGMA2, TIMES, SheetContent, escape, fmt_coef, fmt_interval, fmt_n,
@@ -440,6 +440,16 @@ def _agent_table(ct: SheetContent, with_cost: bool, top: int = 15) -> Table:
     return t
 
 
+def _trials_text(ct: SheetContent) -> str:
+    """``64 traces (4 agents × 8 tasks × 2 traces per agent-task pair)``: the design's trial count in its words."""
+    d, w = ct.design, _words(ct)
+    parts = [f"{fmt_n(d.n_models)} {w.objects if w.object == 'agent' else plural('model', d.n_models)}"]
+    if w.object != "agent":  # an agent is one model-scaffold pair
+        parts.append(w.count("n_scaffolds", d.n_scaffolds))
+    parts += [f"{fmt_n(d.total_tasks)} {plural('task', d.total_tasks)}", w.count("n_replicates", d.n_replicates)]
+    return f"{fmt_n(d.trial_count())} {w.noun('n_replicates', d.trial_count())} ({f' {TIMES} '.join(parts)})"
+
+
 def _cost_page(ct: SheetContent) -> list:
     ss = st.stylesheet()
     inp = ct.inputs
@@ -451,9 +461,7 @@ def _cost_page(ct: SheetContent) -> list:
                         "cost frontier, reliability per dollar (RPD) and the accuracy-per-dollar ranking cannot be "
                         "computed. What would be needed: a <i>cost</i> column (USD per row), or token counts with a "
                         "price table per model, or a price per trial for each benchmark. The design's size in "
-                        f"trials is known: the observed design ran {fmt_n(d.trial_count())} trials "
-                        f"({fmt_n(d.n_models)} models {TIMES} {fmt_n(d.n_scaffolds)} scaffolds {TIMES} "
-                        f"{fmt_n(d.total_tasks)} tasks {TIMES} {fmt_n(d.n_replicates)} trials).", "note"))
+                        f"trials is known: the observed design ran {_trials_text(ct)}.", "note"))
         if inp.accuracy is not None:
             story += [Paragraph(f"Observed accuracy, top {min(15, n_agents)} of {n_agents} agents", ss["h2"]),
                       _agent_table(ct, False),
@@ -487,11 +495,11 @@ def _cost_page(ct: SheetContent) -> list:
     if b.get("detect") is not None:
         k = b["detect"]
         rows.append([_p("leaves the detection band (SNR &gt; 2)", "cell"), _p(fmt_usd(f.cost[k]), "cell_right"),
-                     _p(_design_text(f, k), "cell"), _p(fmt_coef(f.median[k]), "cell_right")])
+                     _p(_design_text(f, k, _words(ct)), "cell"), _p(fmt_coef(f.median[k]), "cell_right")])
     if b.get("target") is not None:
         k = b["target"]
         rows.append([_p(f"meets the target (P(target met) {GEQ} {f.prob:.2f})", "cell"), _p(fmt_usd(f.cost[k]), "cell_right"),
-                     _p(_design_text(f, k), "cell"), _p(fmt_coef(f.median[k]), "cell_right")])
+                     _p(_design_text(f, k, _words(ct)), "cell"), _p(fmt_coef(f.median[k]), "cell_right")])
     rows.append([_p("observed design", "cell"), _p(fmt_usd(d.cost()), "cell_right"),
                  _p(f"{_count(d.effective_n_tasks, 'task')} {TIMES} {_count(d.n_scaffolds, 'scaffold')} {TIMES} "
                     f"{_count(d.effective_n_benchmarks, 'benchmark')} ({fmt_n(d.trial_count())} trials)", "cell"),
@@ -499,7 +507,7 @@ def _cost_page(ct: SheetContent) -> list:
     if inp.budget is not None and b.get("budget") is not None:
         k = b["budget"]
         rows.append([_p(f"best within budget {fmt_usd(inp.budget)}", "cell"), _p(fmt_usd(f.cost[k]), "cell_right"),
-                     _p(_design_text(f, k), "cell"), _p(fmt_coef(f.median[k]), "cell_right")])
+                     _p(_design_text(f, k, _words(ct)), "cell"), _p(fmt_coef(f.median[k]), "cell_right")])
     t = Table(rows, colWidths=[170, 60, st.FRAME_WIDTH - 290, 60])
     t.setStyle(st.data_table_style(len(rows)))
     story += [Paragraph("Cost bands", ss["h2"]), t]
@@ -554,9 +562,11 @@ def _allocation_table(ct: SheetContent) -> list:
             t, _p(ct.allocation_text, "caption")]
 
 
-def _design_text(f, k: int) -> str:
-    return (f"{_count(f.n_tasks[k], 'task')} {TIMES} {_count(f.n_scaffolds[k], 'scaffold')} {TIMES} "
-            f"{_count(f.n_benchmarks[k], 'benchmark')} ({fmt_n(f.trials[k])} trials)")
+def _design_text(f, k: int, words) -> str:
+    """A design of the cost frontier: the sizes the fit varies, in its words (``formatting.fmt_design``'s)."""
+    sizes = {"n_tasks": f.n_tasks[k], "n_scaffolds": f.n_scaffolds[k], "n_benchmarks": f.n_benchmarks[k]}
+    return (f" {TIMES} ".join(_count(sizes[s], words.noun(s, 1)) for s in words.sizes)
+            + f" ({fmt_n(f.trials[k])} {words.noun('n_replicates', f.trials[k])})")
 
 
 def _difficulty_page(ct: SheetContent) -> list:
