@@ -759,11 +759,12 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("dstudy", help="decision study: reliability of a design, sizes needed for a target")
     p.add_argument("path", nargs="?", type=Path, help="corpus or cached fit (.h5); or use --components")
     p.add_argument("--components", type=Path, help="variance components from elsewhere (JSON or CSV; see README)")
-    p.add_argument("--n-tasks", type=float, help="tasks per benchmark (default: the corpus's, or 50)")
+    p.add_argument("--n-tasks", type=float, help="tasks per benchmark; all tasks for a fit without a benchmark facet "
+                   "(per-benchmark, ddr) (default: the corpus's, or 50)")
     p.add_argument("--n-scaffolds", type=float, help="scaffolds per model")
     p.add_argument("--n-benchmarks", type=float, help="benchmarks")
-    p.add_argument("--replicates", type=float, help="trials per task-model-scaffold cell")
-    p.add_argument("--n-models", type=int, help="models compared (enters the cost)")
+    p.add_argument("--replicates", type=float, help="trials per task-model-scaffold cell (ddr: traces per agent-task pair)")
+    p.add_argument("--n-models", type=int, help="models compared; agents for --object agent (enters the cost)")
     p.add_argument("--object", choices=["model", "system", "agent"],
                    help="object of measurement: model, model-scaffold system, or agent (default: the model's own: "
                         "agent for the ddr preset, else model)")

@@ -344,6 +344,7 @@ class DStudyPanel(QWidget):
             name = QLabel(text)
             rl.addRow(name, lab)
             self.readout_labels[key], self.readout_names[key] = lab, name
+        self.readout_names["trials"].setText(self.facet_words.noun("n_replicates").capitalize())  # traces of agents
         col.addWidget(box)
         box = QGroupBox("Decision")
         fl = QFormLayout(box)
@@ -792,7 +793,7 @@ class DStudyPanel(QWidget):
             k = self.search.best_in_budget
             lab["budget"].setText(self.search.why_no_budget_design if k is None
                                   else fmt_design(self.search.design_at(k), self.search.frontier.estimand,
-                                                         self.facet_words))
+                                                  self.facet_words))
         else:
             self._set_budget_line(None)
             lab["budget"].setText("enter prices and a budget" if not by_cost or budget is None else "computing\u2026")
