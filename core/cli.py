@@ -48,8 +48,9 @@ def _add_mapping_arguments(p: argparse.ArgumentParser, benchmark: bool = False) 
     p.add_argument("--slice", action="append", metavar="COLUMN=VALUE",
                    help="keep only the tasks whose COLUMN is VALUE (A|B: any of them; LO..HI: a numeric range, "
                    "ends included), e.g. task_group=enterprise or human_minutes=60..480; repeat to combine")
-    p.add_argument("--task-metadata", type=Path, metavar="FILE",
-                   help="per-task columns to join (CSV/JSONL with task or task_id), e.g. human minutes")
+    p.add_argument("--task-metadata", type=Path, metavar="FILE", action="append",
+                   help="per-task columns to join (CSV/JSONL with task or task_id, or METR run rows such as BRIDGE's "
+                   "cybench_normalized_results.jsonl), e.g. human minutes; repeat to merge several files by task id")
     p.add_argument("--release-dates", type=Path, metavar="FILE",
                    help="model release dates to join (CSV model,release_date; JSON {model: date}; or BRIDGE's "
                    "model_run_mapping.json)")

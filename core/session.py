@@ -495,6 +495,8 @@ def _check_field(name: str, value, where: str) -> None:
         if unknown:
             fail(f"has unknown option(s) {', '.join(map(repr, unknown))}; options are {', '.join(CORPUS_OPTIONS)}")
         for k, v in value.items():
+            if k == "task_metadata" and isinstance(v, list) and v and all(isinstance(x, str) for x in v):
+                continue  # several task-metadata files, merged by task id
             if not (isinstance(v, str) or _is_number(v)):
                 fail(f"option {k!r} should be a string or a number, got {v!r}")
     elif name == "model":
