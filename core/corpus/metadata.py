@@ -21,6 +21,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from ..errors import shown
 from . import schema
 from .issues import CorpusError, error, warning
 
@@ -82,8 +83,8 @@ def _metr_task_table(path: Path) -> pd.DataFrame:
             vals = g[f].drop_duplicates()
             if len(vals) > 1:
                 raise CorpusError([error(
-                    "metadata-conflict", f"task {task!r} has {f} {vals.iloc[0]!r} on line {int(g['_line'].iloc[0])} and "
-                    f"{vals.iloc[1]!r} on line {int(g.loc[vals.index[1], '_line'])}; a task field is the same on every "
+                    "metadata-conflict", f"task {task!r} has {f} {shown(vals.iloc[0])} on line {int(g['_line'].iloc[0])} "
+                    f"and {shown(vals.iloc[1])} on line {int(g.loc[vals.index[1], '_line'])}; a task field is the same on every "
                     "run", "correct the runs of this task", file=path, row=int(g.loc[vals.index[1], "_line"]),
                     column=f)])
     if not fields:
@@ -182,7 +183,7 @@ def merge_task_metadata(paths, tables: list[pd.DataFrame] | None = None) -> tupl
                                                 else "")
                     raise CorpusError([error(
                         "metadata-conflict", f"{origin[c]} and {path} disagree on {c} of {where}: "
-                        f"{a.iloc[i]!r} against {b.iloc[i]!r}", f"correct one of the two files, or give only one "
+                        f"{shown(a.iloc[i])} against {shown(b.iloc[i])}", f"correct one of the two files, or give only one "
                         f"of them for {c}", file=path, column=c)])
         merged = merged.merge(t, on=keys, how="outer", suffixes=("", " (later file)"))
         for c in cols:
