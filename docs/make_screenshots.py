@@ -26,6 +26,28 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 SIZE = (1280, 820)
 
 
+def _shoot_dialogs(ComponentsEntryDialog, shoot) -> None:  # noqa: N803 - the class, imported after QApplication
+    """The typed-components dialog with seed 000's model terms, and with seed 003's agent terms (issue 19: the
+    objects and sizes follow the typed terms)."""
+    dialog = ComponentsEntryDialog(rows={"task": 3.0, "model": 1.74, "scaffold": 0.37, "task:model": 1.39,
+                                         "task:scaffold": 1.11, "model:scaffold": 0.46}, scale="sd")
+    dialog.resize(560, 680)
+    dialog.show()
+    shoot(dialog, "components-entry.png")
+    dialog.close()
+    agents = ComponentsEntryDialog()
+    agents.preset_box.setCurrentIndex(agents.preset_box.findData("Agent terms (seed 003 Eq. 1)"))
+    for field, n in (("n_tasks", 40), ("n_replicates", 4)):  # the SIMULATED failure demo's design
+        agents.size_spins[field].setValue(n)
+    for facet, n in (("step", 3), ("error_category", 4)):
+        agents.facet_spins[facet].setValue(n)
+    agents.models_spin.setValue(10)
+    agents.resize(560, 760)
+    agents.show()
+    shoot(agents, "components-entry-agents.png")
+    agents.close()
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", type=Path, default=Path(__file__).resolve().parent)
@@ -36,6 +58,8 @@ def main(argv=None) -> int:
     ap.add_argument("--analyses", default="loo", help="analyses for the Analyses tab, e.g. difficulty,heldout,loo "
                     "(difficulty and heldout refit the model many times)")
     ap.add_argument("--splits", type=int, default=3, help="held-out splits")
+    ap.add_argument("--dialogs-only", action="store_true",
+                    help="only the typed-components dialog shots (no fit): components-entry*.png")
     args = ap.parse_args(argv)
     out: Path = args.out
     out.mkdir(parents=True, exist_ok=True)
@@ -69,6 +93,9 @@ def main(argv=None) -> int:
         print(f"wrote {path}")
         return path
 
+    if args.dialogs_only:
+        _shoot_dialogs(ComponentsEntryDialog, shoot)
+        return 0
     window = MainWindow()
     window.resize(*SIZE)
     window.show()
@@ -102,11 +129,7 @@ def main(argv=None) -> int:
         window.tabs.setCurrentIndex(TABS.index(tab))
         shoot(window, f"main-window-{tab.lower().replace(' ', '-')}.png")
 
-    dialog = ComponentsEntryDialog(rows={"task": 3.0, "model": 1.74, "scaffold": 0.37, "task:model": 1.39,
-                                         "task:scaffold": 1.11, "model:scaffold": 0.46}, scale="sd")
-    dialog.resize(560, 680)
-    dialog.show()
-    shoot(dialog, "components-entry.png")
+    _shoot_dialogs(ComponentsEntryDialog, shoot)
 
     # Tear the widgets down while the application exists: leaving it to interpreter exit can crash PySide6.
     from ddr_explorer.gui.dstudy_panel import wait_for_background_jobs

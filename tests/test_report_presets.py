@@ -181,3 +181,23 @@ def test_methods_object_defaults_to_the_models_own(small_csv, capsys):
     assert d["coefficients"]["REML"]["Erho2"] == pytest.approx(v["agent"] / (v["agent"] + err), rel=1e-9)
     assert main(["methods", str(small_csv), "--preset", "ddr", "--no-bayes", "--quiet", "--object", "model"]) == 2
     assert "measures agents" in capsys.readouterr().err
+
+
+def test_report_runs_the_failure_analysis_by_name(fake_sampler, small_csv, tmp_path, capsys):
+    """``ddr report --analyses failures`` (README): decision 5 computed on the sheet.  The refit engine's default
+    plan had taken over ``--analyses`` and refused every name but difficulty, heldout and loo."""
+    from ddr_explorer.core.cli import main
+
+    out = tmp_path / "failures.pdf"
+    fast = ["--stop", "fixed", "--draws", "40", "--warmup", "20", "--chains", "2", "--cache", str(tmp_path / "cache"),
+            "--quiet", "--date-invariant"]
+    code = main(["report", str(small_csv), "--preset", "ddr", "--analyses", "failures", "--splits", "5", "-o", str(out),
+                 *fast])
+    assert code == 0, capsys.readouterr().err
+    text = _pdf_text(out)
+    assert "How should we read a failure taxonomy?" in text and "not computed" not in text.split("failure taxonomy?")[1][:60]
+    assert "per-category" in text or "activation" in text
+    # an unknown name is still named, with the analyses there are
+    assert main(["report", str(small_csv), "--analyses", "loo,bogus", "-o", str(tmp_path / "x.pdf"), *fast]) == 2
+    err = capsys.readouterr().err
+    assert "unknown analysis 'bogus'" in err and "failures" in err
