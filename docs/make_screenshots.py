@@ -58,6 +58,8 @@ def main(argv=None) -> int:
     ap.add_argument("--analyses", default="loo", help="analyses for the Analyses tab, e.g. difficulty,heldout,loo "
                     "(difficulty and heldout refit the model many times)")
     ap.add_argument("--splits", type=int, default=3, help="held-out splits")
+    ap.add_argument("--tabs", help="only these tabs, comma-separated (e.g. D-study); default every tab (the issue-19 "
+                    "tabs are shot with their own data by make_issue19_screenshots.py and make_capability_shots.py)")
     ap.add_argument("--dialogs-only", action="store_true",
                     help="only the typed-components dialog shots (no fit): components-entry*.png")
     args = ap.parse_args(argv)
@@ -108,28 +110,33 @@ def main(argv=None) -> int:
     mp.draws_spin.setValue(args.draws)
     mp.warmup_spin.setValue(args.warmup)
     mp.chains_spin.setValue(args.chains)
+    tabs = [t.strip() for t in args.tabs.split(",")] if args.tabs else list(TABS)
     window.tabs.setCurrentIndex(TABS.index("Corpus"))
-    shoot(window, "main-window-corpus.png")
+    if "Corpus" in tabs:
+        shoot(window, "main-window-corpus.png")
 
     window.start_fit()
     # A shot while it runs (when the fit is not cached yet): once warmup has begun.
     pump(until=lambda: not window.fitting or "Warmup" in mp.log_text())
-    if window.fitting:
+    if window.fitting and not args.tabs:
         pump(1.0)
         shoot(window, "main-window-fitting.png")
     pump(until=lambda: not window.fitting)
     if window.fit_result is None:
         print("the fit failed:\n" + mp.log_text())
         return 1
-    window.start_analyses(which=tuple(a.strip() for a in args.analyses.split(",") if a.strip()),
-                          n_splits=args.splits)
-    pump(until=lambda: not window.analyses_task.running)
+    which = tuple(a.strip() for a in args.analyses.split(",") if a.strip() and a.strip() != "none")
+    if which:
+        window.start_analyses(which=which, n_splits=args.splits)
+        pump(until=lambda: not window.analyses_task.running)
     window.dstudy_panel.wait_for_frontier(120_000)
-    for tab in TABS:
+    window.dstudy_panel.wait_for_allocation(120_000)
+    for tab in tabs:
         window.tabs.setCurrentIndex(TABS.index(tab))
         shoot(window, f"main-window-{tab.lower().replace(' ', '-')}.png")
 
-    _shoot_dialogs(ComponentsEntryDialog, shoot)
+    if not args.tabs:
+        _shoot_dialogs(ComponentsEntryDialog, shoot)
 
     # Tear the widgets down while the application exists: leaving it to interpreter exit can crash PySide6.
     from ddr_explorer.gui.dstudy_panel import wait_for_background_jobs
