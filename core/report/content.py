@@ -548,8 +548,8 @@ def _allocation(c, d: DStudyDesign, budget: float, words: FacetWords) -> tuple[d
         text += (f", against {fmt_coef(med['equal'])} for the same count in every benchmark "
                  f"({fmt_usd(alloc['costs']['equal'])})")
     text += (f". Task variance: the error one task adds ({escape(alloc['variance_source'])}). A task costs "
-             f"{fmt_n(alloc['trials_per_task'])} trials ({words.objects} {TIMES} {words.axis('n_scaffolds')} {TIMES} "
-             f"{words.axis('n_replicates')}).")
+             f"{fmt_n(alloc['trials_per_task'])} trials (models {TIMES} {words.axis('n_scaffolds')} {TIMES} "
+             f"{words.axis('n_replicates')}).")  # an allocation needs a pooled fit: models are compared
     return alloc, text
 
 
