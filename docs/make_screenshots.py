@@ -35,6 +35,7 @@ def _shoot_dialogs(ComponentsEntryDialog, shoot) -> None:  # noqa: N803 - the cl
     dialog.show()
     shoot(dialog, "components-entry.png")
     dialog.close()
+    dialog.deleteLater()
     agents = ComponentsEntryDialog()
     agents.preset_box.setCurrentIndex(agents.preset_box.findData("Agent terms (seed 003 Eq. 1)"))
     for field, n in (("n_tasks", 40), ("n_replicates", 4)):  # the SIMULATED failure demo's design
@@ -46,6 +47,7 @@ def _shoot_dialogs(ComponentsEntryDialog, shoot) -> None:  # noqa: N803 - the cl
     agents.show()
     shoot(agents, "components-entry-agents.png")
     agents.close()
+    agents.deleteLater()
 
 
 def main(argv=None) -> int:
@@ -143,9 +145,8 @@ def main(argv=None) -> int:
 
     wait_for_tasks(120)
     wait_for_background_jobs(120)
-    for w in (window, dialog):
-        w.close()
-        w.deleteLater()
+    window.close()  # the dialogs close in _shoot_dialogs
+    window.deleteLater()
     pump(0.2)
     return 0
 
