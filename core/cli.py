@@ -48,8 +48,9 @@ def _add_mapping_arguments(p: argparse.ArgumentParser, benchmark: bool = False) 
     p.add_argument("--slice", action="append", metavar="COLUMN=VALUE",
                    help="keep only the tasks whose COLUMN is VALUE (A|B: any of them; LO..HI: a numeric range, "
                    "ends included), e.g. task_group=enterprise or human_minutes=60..480; repeat to combine")
-    p.add_argument("--task-metadata", type=Path, metavar="FILE",
-                   help="per-task columns to join (CSV/JSONL with task or task_id), e.g. human minutes")
+    p.add_argument("--task-metadata", type=Path, metavar="FILE", action="append",
+                   help="per-task columns to join (CSV/JSONL with task or task_id, or METR run rows such as BRIDGE's "
+                   "cybench_normalized_results.jsonl), e.g. human minutes; repeat to merge several files by task id")
     p.add_argument("--release-dates", type=Path, metavar="FILE",
                    help="model release dates to join (CSV model,release_date; JSON {model: date}; or BRIDGE's "
                    "model_run_mapping.json)")
@@ -542,11 +543,13 @@ def _report_analyses(args: argparse.Namespace):
     if text == "none":
         return {}, None
     names = [n.strip() for n in text.split(",") if n.strip()] or list(SHEET_DEFAULT)
-    unknown = [n for n in names if n not in ("difficulty", "heldout", "held_out", "held-out", "loo")]
-    if unknown:
-        raise ValueError(f"--analyses: unknown analysis {unknown[0]!r}; use difficulty, heldout, loo (comma-separated) "
-                         "or none")
-    names = ["heldout" if n in ("held_out", "held-out") else n for n in names]
+    # the refit engine's analyses; the others (methods, scores, failures, frontier, capability, transfer) run by
+    # their own sheet runners (ddr_sheet.analysis_runner, which names every analysis when one is unknown)
+    refits = ("difficulty", "heldout", "held_out", "held-out", "loo")
+    others = {n: _sheet_runner(n) for n in names if n not in refits}
+    names = ["heldout" if n in ("held_out", "held-out") else n for n in names if n in refits]
+    if others and not names:
+        return others, None
 
     def choose(corpus, posterior, progress=None):
         plan = plan_sheet_analyses(corpus, posterior, which=names, n_splits=args.splits, cache_dir=args.cache)
@@ -554,12 +557,23 @@ def _report_analyses(args: argparse.Namespace):
         if args.analyses or plan.runs_by_default:
             print(f"ddr: {plan.describe()}{where}; running them"
                   + ("" if args.analyses else " (--analyses none skips them)"), file=sys.stderr)
-            return sheet_runners(names, n_splits=args.splits, scheduler=scheduler, plan=plan, progress=progress)
+            return {**sheet_runners(names, n_splits=args.splits, scheduler=scheduler, plan=plan, progress=progress),
+                    **others}
         print(f"ddr: {plan.describe()}: over the 15 min default budget, so the sheet says \"not run\" for them; "
               f"run them with `{plan.flag}`", file=sys.stderr)
         return {}
 
     return None, choose
+
+
+def _sheet_runner(name: str):
+    """The sheet runner of a ``--analyses`` name outside the refit engine's (``ddr_sheet.analysis_runner``)."""
+    from .ddr_sheet import analysis_runner
+
+    try:
+        return analysis_runner(name)
+    except ValueError as exc:
+        raise ValueError(f"--analyses: {exc}") from None
 
 
 def cmd_analyses(args: argparse.Namespace) -> int:
@@ -759,11 +773,12 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("dstudy", help="decision study: reliability of a design, sizes needed for a target")
     p.add_argument("path", nargs="?", type=Path, help="corpus or cached fit (.h5); or use --components")
     p.add_argument("--components", type=Path, help="variance components from elsewhere (JSON or CSV; see README)")
-    p.add_argument("--n-tasks", type=float, help="tasks per benchmark (default: the corpus's, or 50)")
+    p.add_argument("--n-tasks", type=float, help="tasks per benchmark; all tasks for a fit without a benchmark facet "
+                   "(per-benchmark, ddr) (default: the corpus's, or 50)")
     p.add_argument("--n-scaffolds", type=float, help="scaffolds per model")
     p.add_argument("--n-benchmarks", type=float, help="benchmarks")
-    p.add_argument("--replicates", type=float, help="trials per task-model-scaffold cell")
-    p.add_argument("--n-models", type=int, help="models compared (enters the cost)")
+    p.add_argument("--replicates", type=float, help="trials per task-model-scaffold cell (ddr: traces per agent-task pair)")
+    p.add_argument("--n-models", type=int, help="models compared; agents for --object agent (enters the cost)")
     p.add_argument("--object", choices=["model", "system", "agent"],
                    help="object of measurement: model, model-scaffold system, or agent (default: the model's own: "
                         "agent for the ddr preset, else model)")

@@ -9,7 +9,8 @@ symbols, no markup); the sheet escapes it for reportlab where needed.
 from __future__ import annotations
 
 import math
-from typing import Mapping
+from dataclasses import dataclass, field
+from typing import Iterable, Mapping
 
 import numpy as np
 
@@ -20,7 +21,8 @@ __all__ = [
     "E_RHO2", "PHI", "SIGMA2", "GEQ", "LEQ", "TIMES", "NDASH", "MAX_R_HAT", "MIN_ESS_BULK",
     "fmt_coef", "fmt_interval", "fmt_estimate", "fmt_var", "fmt_pct", "fmt_n", "fmt_usd", "fmt_sig3", "fmt_prob",
     "fmt_duration",
-    "fmt_r", "estimand_symbol", "fmt_design", "convergence_verdict", "object_noun",
+    "fmt_r", "estimand_symbol", "fmt_design", "convergence_verdict", "object_noun", "FacetWords", "facet_words",
+    "plural",
 ]
 
 #: Symbols.
@@ -51,6 +53,132 @@ def object_noun(obj) -> str:
         obj = ":".join(sorted(obj))
     return _OBJECT_NOUNS.get(obj, obj.replace(":", "-"))
 
+
+
+
+# ---------------------------------------------------------------------------
+# The words of a design's sizes
+# ---------------------------------------------------------------------------
+
+#: D-study size field -> facet of the D-study rule (core.dstudy.sizes), and back.
+_SIZE_FACET = {"n_tasks": "task", "n_scaffolds": "scaffold", "n_benchmarks": "benchmark", "n_replicates": "replicate"}
+_FACET_SIZE = {v: k for k, v in _SIZE_FACET.items()}
+#: Facet -> its noun (singular); facets not listed read as their name with underscores as spaces.
+_FACET_NOUN = {"benchmark": "benchmark", "task": "task", "model": "model", "scaffold": "scaffold", "agent": "agent",
+               "step": "step", "error_category": "error category", "judge": "judge"}
+#: Seed 003's trace-level facets: with one of them in an agent fit a replicate is one trace.
+_TRACE_FACETS = frozenset({"step", "error_category"})
+
+
+def plural(word: str, n=2) -> str:
+    """``category`` -> ``categories``, ``task`` -> ``tasks``; the word itself when ``n == 1``."""
+    if n is not None and float(n) == 1:
+        return word
+    return word[:-1] + "ies" if word.endswith("y") and word[-2:-1] not in "aeiou" else word + "s"
+
+
+@dataclass(frozen=True)
+class FacetWords:
+    """The words of a fit's design sizes and of its object (:func:`facet_words`).
+
+    Attributes
+    ----------
+    object, objects
+        The object's noun, singular and plural (``"agent"``, ``"agents"``).
+    units
+        Size field (``n_tasks``, ``n_scaffolds``, ``n_benchmarks``, ``n_replicates`` or an extra facet's
+        name) -> (singular noun, plural noun, qualifier), e.g. ``("task", "tasks", " per benchmark")``.
+    sizes
+        The size fields among tasks, scaffolds and benchmarks that the fit's design varies: tasks, and
+        scaffolds or benchmarks where the fit has the facet and the object does not hold it.
+    """
+
+    object: str
+    objects: str
+    units: Mapping[str, tuple[str, str, str]] = field(default_factory=dict)
+    sizes: tuple[str, ...] = ("n_tasks", "n_scaffolds", "n_benchmarks")
+
+    def _unit(self, size: str) -> tuple[str, str, str]:
+        size = _FACET_SIZE.get(size, size)  # a facet name ("task") reads as its field ("n_tasks")
+        if size in self.units:
+            return self.units[size]
+        noun = _FACET_NOUN.get(size, size.replace("_", " "))
+        return noun, plural(noun), ""
+
+    def axis(self, size: str) -> str:
+        """Lower-case words of a size, for an axis or a sentence: ``tasks per benchmark``."""
+        _, many, qual = self._unit(size)
+        return many + qual
+
+    def label(self, size: str) -> str:
+        """The same, capitalised, for a slider or a table row: ``Tasks per benchmark``."""
+        text = self.axis(size)
+        return text[:1].upper() + text[1:]
+
+    def count(self, size: str, n) -> str:
+        """``40 tasks per benchmark``, ``1 scaffold per model``, ``3 error categories``."""
+        one, many, qual = self._unit(size)
+        return f"{fmt_n(n)} {one if n is not None and float(n) == 1 else many}{qual}"
+
+    def noun(self, size: str, n=2) -> str:
+        """The bare noun of a size (``task``/``tasks``), without its qualifier."""
+        one, many, _ = self._unit(size)
+        return one if n is not None and float(n) == 1 else many
+
+    @property
+    def compared(self) -> str:
+        """The label of the design's ``n_models`` (it enters the cost only): ``Agents compared``."""
+        return f"{self.objects[:1].upper()}{self.objects[1:]} compared" if self.object == "agent" else "Models compared"
+
+    @property
+    def allocation(self) -> str:
+        """The head of the budget's allocation of tasks (seed 000 sec. 5.4): ``Tasks per benchmark`` for a
+        fit with a benchmark facet, else ``Tasks across benchmarks`` (the allocation needs a pooled fit)."""
+        return "Tasks per benchmark" if self.units.get("n_tasks", ("", "", ""))[2] else "Tasks across benchmarks"
+
+
+def facet_words(obj, facets: Iterable[str] = ()) -> FacetWords:
+    """The words of a fit's design sizes and object, the same in the app, ``ddr`` and the DDR sheet.
+
+    The words follow the fit (SPEC sec. 4): what a D-study size counts depends on the model's facets.
+
+    * **Tasks.** With a ``benchmark`` facet (seed 000 Eq. 6, pooled) a design has ``n_tasks`` tasks in
+      each of ``n_benchmarks`` benchmarks: "tasks per benchmark".  Without one (seed 000 Eq. 2 of one
+      benchmark; seed 003 Eq. 1) the task facet holds every task of the corpus
+      (:func:`~.dstudy.observed.observed_sizes`): "tasks".
+    * **Scaffolds** are counted per model ("scaffolds per model", seed 000 Eq. 2).
+    * **Replicates** divide the residual: trials per (task, model, scaffold) cell; in an agent fit with
+      seed 003's step or error-category facet a replicate is one trace of an agent on a task, checked at
+      every step and category: "traces per agent-task pair".
+    * **Objects**: models, model-scaffold systems (seed 000 Eq. 4) or agents (seed 003 sec. 3), as
+      :func:`object_noun`; extra facets by their names ("error categories").
+
+    Parameters
+    ----------
+    obj
+        The object of measurement (``"model"``, ``"system"``, ``"agent"`` or facet names), e.g.
+        :func:`~.reliability.object_for_terms` of the fit's terms.
+    facets
+        The fit's facets (``VarianceComponents.facets``); a term name counts as its facets.
+
+    Returns
+    -------
+    FacetWords
+    """
+    fs = {f for t in facets for f in str(t).split(":")}
+    one = object_noun(obj)
+    many = "systems" if one == "system" else plural(one)
+    units = {"n_tasks": ("task", "tasks", " per benchmark" if "benchmark" in fs else ""),
+             "n_scaffolds": ("scaffold", "scaffolds", " per model"),
+             "n_benchmarks": ("benchmark", "benchmarks", "")}
+    if one == "agent" and fs & _TRACE_FACETS:
+        units["n_replicates"] = ("trace", "traces", " per agent-task pair")
+    else:
+        units["n_replicates"] = ("trial", "trials", " per cell")
+    held = {"model", "scaffold"} if one == "system" else {one}
+    sizes = ("n_tasks",) + tuple(k for k, f in (("n_scaffolds", "scaffold"), ("n_benchmarks", "benchmark"))
+                                 if (f in fs or not fs) and f not in held)
+    return FacetWords(one, many, units, sizes)
 
 
 def _finite(x) -> bool:
@@ -161,17 +289,21 @@ def estimand_symbol(estimand: str) -> str:
     return {"Erho2": E_RHO2, "Phi": PHI}.get(estimand, estimand)
 
 
-def fmt_design(d: Mapping, estimand: str | None = None) -> str:
+def fmt_design(d: Mapping, estimand: str | None = None, words: "FacetWords | None" = None) -> str:
     """A design of a frontier (:meth:`~.dstudy.BudgetSearch.design_at`) in one line.
 
     ``40 tasks × 1 scaffold × 3 benchmarks: Eρ² 0.861, $1,234`` (or ``…, 12,000 trials`` without
-    prices, when ``d["cost"]`` is None).
+    prices, when ``d["cost"]`` is None).  With a fit's ``words`` (:func:`facet_words`), only the sizes its
+    design varies, in its words (a ddr fit: ``40 tasks: …``).
     """
     def count(n, word):
         return f"{fmt_n(n)} {word}{'' if float(n) == 1 else 's'}"
 
-    sizes = f" {TIMES} ".join(count(d[k], w) for k, w in (("n_tasks", "task"), ("n_scaffolds", "scaffold"),
-                                                          ("n_benchmarks", "benchmark")))
+    if words is not None:
+        sizes = f" {TIMES} ".join(count(d[k], words.noun(k, 1)) for k in words.sizes)
+    else:
+        sizes = f" {TIMES} ".join(count(d[k], w) for k, w in (("n_tasks", "task"), ("n_scaffolds", "scaffold"),
+                                                              ("n_benchmarks", "benchmark")))
     money = fmt_usd(d["cost"]) if d.get("cost") is not None else f"{fmt_n(d['trials'])} trials"
     coef = f"{estimand_symbol(estimand)} {fmt_coef(d['median'])}, " if estimand else ""
     return f"{sizes}: {coef}{money}"

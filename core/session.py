@@ -333,7 +333,9 @@ class AnalysisState:
         supports it (:func:`~.reliability.objects_for_terms`), else models.  With ``corpus``, the
         observed design is the one the fit's facets see (:func:`~.dstudy.observed_design` with
         ``facets=``: seed 003's steps and error categories, all tasks as one facet); when it differs
-        from the state's, it becomes the observed and the current design (the sizes mean other things).
+        from the state's, it becomes the observed and the current design (the sizes mean other things),
+        and when the object turns to or from agents, ``n_models`` becomes the corpus's count of agents or
+        models (what "compared" counts, :func:`~.dstudy.observed_design`).
 
         Parameters
         ----------
@@ -364,6 +366,9 @@ class AnalysisState:
             extra = {str(k): float(v) for k, v in d.extra_facets.items()}
             if sizes != self.observed or extra != self.extra_facets:
                 changes.update(sizes, observed=dict(sizes), extra_facets=extra)
+            if (obj == "agent") != (current == "agent"):
+                # agents compared, or models compared (observed_design): the count means another thing
+                changes["n_models"] = int(d.n_models)
         return self.update(**changes)
 
     # -- JSON ------------------------------------------------------------------------------
@@ -490,6 +495,8 @@ def _check_field(name: str, value, where: str) -> None:
         if unknown:
             fail(f"has unknown option(s) {', '.join(map(repr, unknown))}; options are {', '.join(CORPUS_OPTIONS)}")
         for k, v in value.items():
+            if k == "task_metadata" and isinstance(v, list) and v and all(isinstance(x, str) for x in v):
+                continue  # several task-metadata files, merged by task id
             if not (isinstance(v, str) or _is_number(v)):
                 fail(f"option {k!r} should be a string or a number, got {v!r}")
     elif name == "model":

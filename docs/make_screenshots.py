@@ -26,6 +26,30 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 SIZE = (1280, 820)
 
 
+def _shoot_dialogs(ComponentsEntryDialog, shoot) -> None:  # noqa: N803 - the class, imported after QApplication
+    """The typed-components dialog with seed 000's model terms, and with seed 003's agent terms (issue 19: the
+    objects and sizes follow the typed terms)."""
+    dialog = ComponentsEntryDialog(rows={"task": 3.0, "model": 1.74, "scaffold": 0.37, "task:model": 1.39,
+                                         "task:scaffold": 1.11, "model:scaffold": 0.46}, scale="sd")
+    dialog.resize(560, 680)
+    dialog.show()
+    shoot(dialog, "components-entry.png")
+    dialog.close()
+    dialog.deleteLater()
+    agents = ComponentsEntryDialog()
+    agents.preset_box.setCurrentIndex(agents.preset_box.findData("Agent terms (seed 003 Eq. 1)"))
+    for field, n in (("n_tasks", 40), ("n_replicates", 4)):  # the SIMULATED failure demo's design
+        agents.size_spins[field].setValue(n)
+    for facet, n in (("step", 3), ("error_category", 4)):
+        agents.facet_spins[facet].setValue(n)
+    agents.models_spin.setValue(10)
+    agents.resize(560, 760)
+    agents.show()
+    shoot(agents, "components-entry-agents.png")
+    agents.close()
+    agents.deleteLater()
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", type=Path, default=Path(__file__).resolve().parent)
@@ -36,6 +60,10 @@ def main(argv=None) -> int:
     ap.add_argument("--analyses", default="loo", help="analyses for the Analyses tab, e.g. difficulty,heldout,loo "
                     "(difficulty and heldout refit the model many times)")
     ap.add_argument("--splits", type=int, default=3, help="held-out splits")
+    ap.add_argument("--tabs", help="only these tabs, comma-separated (e.g. D-study); default every tab (the issue-19 "
+                    "tabs are shot with their own data by make_issue19_screenshots.py and make_capability_shots.py)")
+    ap.add_argument("--dialogs-only", action="store_true",
+                    help="only the typed-components dialog shots (no fit): components-entry*.png")
     args = ap.parse_args(argv)
     out: Path = args.out
     out.mkdir(parents=True, exist_ok=True)
@@ -69,6 +97,9 @@ def main(argv=None) -> int:
         print(f"wrote {path}")
         return path
 
+    if args.dialogs_only:
+        _shoot_dialogs(ComponentsEntryDialog, shoot)
+        return 0
     window = MainWindow()
     window.resize(*SIZE)
     window.show()
@@ -81,41 +112,41 @@ def main(argv=None) -> int:
     mp.draws_spin.setValue(args.draws)
     mp.warmup_spin.setValue(args.warmup)
     mp.chains_spin.setValue(args.chains)
+    tabs = [t.strip() for t in args.tabs.split(",")] if args.tabs else list(TABS)
     window.tabs.setCurrentIndex(TABS.index("Corpus"))
-    shoot(window, "main-window-corpus.png")
+    if "Corpus" in tabs:
+        shoot(window, "main-window-corpus.png")
 
     window.start_fit()
     # A shot while it runs (when the fit is not cached yet): once warmup has begun.
     pump(until=lambda: not window.fitting or "Warmup" in mp.log_text())
-    if window.fitting:
+    if window.fitting and not args.tabs:
         pump(1.0)
         shoot(window, "main-window-fitting.png")
     pump(until=lambda: not window.fitting)
     if window.fit_result is None:
         print("the fit failed:\n" + mp.log_text())
         return 1
-    window.start_analyses(which=tuple(a.strip() for a in args.analyses.split(",") if a.strip()),
-                          n_splits=args.splits)
-    pump(until=lambda: not window.analyses_task.running)
+    which = tuple(a.strip() for a in args.analyses.split(",") if a.strip() and a.strip() != "none")
+    if which:
+        window.start_analyses(which=which, n_splits=args.splits)
+        pump(until=lambda: not window.analyses_task.running)
     window.dstudy_panel.wait_for_frontier(120_000)
-    for tab in TABS:
+    window.dstudy_panel.wait_for_allocation(120_000)
+    for tab in tabs:
         window.tabs.setCurrentIndex(TABS.index(tab))
         shoot(window, f"main-window-{tab.lower().replace(' ', '-')}.png")
 
-    dialog = ComponentsEntryDialog(rows={"task": 3.0, "model": 1.74, "scaffold": 0.37, "task:model": 1.39,
-                                         "task:scaffold": 1.11, "model:scaffold": 0.46}, scale="sd")
-    dialog.resize(560, 680)
-    dialog.show()
-    shoot(dialog, "components-entry.png")
+    if not args.tabs:
+        _shoot_dialogs(ComponentsEntryDialog, shoot)
 
     # Tear the widgets down while the application exists: leaving it to interpreter exit can crash PySide6.
     from ddr_explorer.gui.dstudy_panel import wait_for_background_jobs
 
     wait_for_tasks(120)
     wait_for_background_jobs(120)
-    for w in (window, dialog):
-        w.close()
-        w.deleteLater()
+    window.close()  # the dialogs close in _shoot_dialogs
+    window.deleteLater()
     pump(0.2)
     return 0
 

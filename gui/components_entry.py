@@ -38,7 +38,17 @@ from PySide6.QtWidgets import (
 )
 
 from ..core.dstudy import DStudyDesign
-from ..core.reliability import VarianceComponents
+from ..core.formatting import facet_words
+from ..core.reliability import VarianceComponents, objects_for_terms, split_term
+
+#: Object of measurement -> its entry in the Object box (the D-study panel's words).
+OBJECT_LABELS = {"model": "Model", "system": "Model-scaffold system", "agent": "Agent (model-scaffold pair)"}
+
+#: The D-study sizes every design has, in the order of the "Design to study" box, with their defaults.
+_BASE_SIZES = (("n_tasks", 50.0), ("n_scaffolds", 1.0), ("n_benchmarks", 1.0), ("n_replicates", 1.0))
+#: Facets sized by a base field; any other facet of the typed terms gets a size of its own (seed 003's
+#: step and error_category: ``DStudyDesign.extra_facets``).  The object facets (model, agent) are not sized.
+_SIZED_ELSEWHERE = {"task", "scaffold", "benchmark", "model", "agent", "replicate"}
 
 #: Example tables: name -> (scale, {term: value}, design sizes).
 PRESETS: dict[str, tuple[str, dict[str, float | None], dict[str, float]]] = {
@@ -54,6 +64,12 @@ PRESETS: dict[str, tuple[str, dict[str, float | None], dict[str, float]]] = {
                "benchmark:scaffold": .69, "model:scaffold": .36, "benchmark:task:model": .88,
                "benchmark:task:scaffold": 1.03, "benchmark:model:scaffold": .55},
         {"n_tasks": 50, "n_scaffolds": 1, "n_benchmarks": 9}),
+    # Seed 003 Eq. 1 (the ddr preset): agent, task, step, error category and their two-way interactions.  The
+    # seed reports only sigma2_a and sigma2_a:t (Table 1, as % of total variance), not the whole set: blank.
+    "Agent terms (seed 003 Eq. 1)": (
+        "variance", dict.fromkeys(["agent", "task", "step", "error_category", "task:agent", "agent:step",
+                                   "agent:error_category", "task:step", "task:error_category",
+                                   "error_category:step"]), {}),
 }
 
 
@@ -117,15 +133,13 @@ class ComponentsEntryDialog(QDialog):
 
         box = QGroupBox("Design to study")
         form = QFormLayout(box)
+        self.design_form = form
+        # the rows follow the typed terms (_update_design_rows): their facets, object and words
         self.size_spins: dict[str, QDoubleSpinBox] = {}
-        for field, label, value in (("n_tasks", "Tasks per benchmark", 50), ("n_scaffolds", "Scaffolds per model", 1),
-                                    ("n_benchmarks", "Benchmarks", 1), ("n_replicates", "Replicates", 1)):
-            s = QDoubleSpinBox()
-            s.setRange(1, 1e6)
-            s.setDecimals(1)
-            s.setValue(value)
-            form.addRow(label, s)
-            self.size_spins[field] = s
+        for field, value in _BASE_SIZES:
+            form.addRow(field, self._size_spin(field, value))
+        #: Sizes of further facets of the typed terms (seed 003's steps and error categories).
+        self.facet_spins: dict[str, QDoubleSpinBox] = {}
         self.models_spin = QSpinBox()
         self.models_spin.setRange(1, 100000)
         self.models_spin.setValue(2)
@@ -136,8 +150,8 @@ class ComponentsEntryDialog(QDialog):
         self.price_spin.setPrefix("$")
         form.addRow("Price per trial", self.price_spin)
         self.object_box = QComboBox()
-        self.object_box.addItem("Model", "model")
-        self.object_box.addItem("Model-scaffold system", "system")
+        self.object_box.setObjectName("object_box")
+        self.object_box.currentIndexChanged.connect(lambda _i: self._update_words())
         form.addRow("Object", self.object_box)
         self.claim_box = QComboBox()
         self.claim_box.addItem("Ranking (E\u03c1\u00b2)", "relative")
@@ -168,6 +182,9 @@ class ComponentsEntryDialog(QDialog):
             self.add_row(term, value)
         if not rows:
             self.add_row("", None)
+        self.table.itemChanged.connect(lambda item: self._update_design_rows() if item.column() == 0 else None)
+        self.table.model().rowsRemoved.connect(lambda *_: self._update_design_rows())
+        self._update_design_rows()
 
     # -- rows ------------------------------------------------------------------------------
     def add_row(self, term: str, value: float | None) -> int:
@@ -183,8 +200,13 @@ class ComponentsEntryDialog(QDialog):
     def set_rows(self, rows: dict[str, float | None], scale: str | None = None) -> None:
         """Replace the table with ``rows`` (term -> value or None) and optionally set the scale."""
         self.table.setRowCount(0)
-        for term, value in rows.items():
-            self.add_row(term, value)
+        self.table.blockSignals(True)
+        try:
+            for term, value in rows.items():
+                self.add_row(term, value)
+        finally:
+            self.table.blockSignals(False)
+        self._update_design_rows()
         if scale is not None:
             (self.sd_button if scale == "sd" else self.var_button).setChecked(True)
 
@@ -201,6 +223,11 @@ class ComponentsEntryDialog(QDialog):
         for field, value in sizes.items():
             self.size_spins[field].setValue(value)
         self.preset_box.setCurrentIndex(0)
+        if any(v is None for v in rows.values()):
+            self.message.setStyleSheet("color: #333333;")
+            self.message.setText(f"{name}: the terms only; type each value"
+                                 + (" (seed 003 reports only σ² of agent and task:agent, as % of the total, "
+                                    "in its Table 1)." if "agent" in rows else "."))
 
     def _on_load_file(self) -> None:
         from ..core.components_io import ComponentsFileError, read_components
@@ -220,6 +247,78 @@ class ComponentsEntryDialog(QDialog):
         note = f"Read {Path(path).name}" + (f" ({c.n_draws:,} draws shown by their medians)." if c.n_draws > 1 else ".")
         self.message.setStyleSheet("color: #333333;")
         self.message.setText(note)
+
+    # -- the design box follows the typed terms ---------------------------------------------
+    def _size_spin(self, field: str, value: float) -> QDoubleSpinBox:
+        s = QDoubleSpinBox()
+        s.setObjectName(f"size_{field}")
+        s.setRange(1, 1e6)
+        s.setDecimals(1)
+        s.setValue(value)
+        self.size_spins[field] = s
+        return s
+
+    def typed_terms(self) -> list[str]:
+        """The terms typed so far (blank rows skipped; values not checked)."""
+        out = []
+        for r in range(self.table.rowCount()):
+            item = self.table.item(r, 0)
+            term = item.text().strip() if item else ""
+            if term:
+                out.append(term)
+        return out
+
+    def _typed_facets(self) -> set[str]:
+        out: set[str] = set()
+        for t in self.typed_terms():
+            try:
+                out.update(split_term(t))
+            except ValueError:  # a half-typed term: components() names it on OK
+                continue
+        return out
+
+    def _update_design_rows(self) -> None:
+        """Offer the objects the typed terms support (core.reliability.objects_for_terms) and the sizes their
+        facets have, in the app's words (core.formatting.facet_words); a blank table offers the model ones."""
+        facets = self._typed_facets()
+        objects = objects_for_terms(facets) if facets else ("model", "system")
+        box = self.object_box
+        if [box.itemData(i) for i in range(box.count())] != list(objects):
+            current = box.currentData()
+            box.blockSignals(True)
+            box.clear()
+            for obj in objects:
+                box.addItem(OBJECT_LABELS[obj], obj)
+            box.setCurrentIndex(max(0, box.findData(current)))
+            box.blockSignals(False)
+        typed_order = [f for t in self.typed_terms() for f in t.split(":")]
+        for f in sorted(facets - _SIZED_ELSEWHERE - set(self.facet_spins), key=typed_order.index):
+            spin = QDoubleSpinBox()
+            spin.setObjectName(f"size_{f}")
+            spin.setRange(1, 1e6)
+            spin.setDecimals(1)
+            spin.setValue(1.0)
+            self.design_form.insertRow(self.design_form.rowCount() - 4, f, spin)  # above models, price, object, claim
+            self.facet_spins[f] = spin
+        self._update_words()
+
+    def _update_words(self) -> None:
+        facets = self._typed_facets()
+        obj = self.object_box.currentData() or "model"
+        self.words = facet_words(obj, facets)
+        form = self.design_form
+        shown = {"n_tasks": True, "n_replicates": True,
+                 # an agent is a model-scaffold pair: no scaffold size; a blank table shows every size
+                 "n_scaffolds": not facets or ("scaffold" in facets and obj != "agent"),
+                 "n_benchmarks": not facets or "benchmark" in facets}
+        for field, spin in self.size_spins.items():
+            form.setRowVisible(spin, shown[field])
+            form.labelForField(spin).setText(self.words.label(field) if field != "n_replicates" else
+                                             f"Replicates ({self.words.axis(field)})")
+        for f, spin in self.facet_spins.items():
+            form.setRowVisible(spin, f in facets)
+            form.labelForField(spin).setText(self.words.label(f))
+        form.labelForField(self.models_spin).setText(self.words.compared)
 
     # -- results ---------------------------------------------------------------------------
     @property
@@ -267,9 +366,16 @@ class ComponentsEntryDialog(QDialog):
 
     def design(self) -> DStudyDesign:
         """The design typed in the "Design to study" box."""
+        facets = self._typed_facets()
         sizes = {f: float(s.value()) for f, s in self.size_spins.items()}
+        if facets and "scaffold" not in facets:  # no scaffold term (an agent fit): each agent or model runs once
+            sizes["n_scaffolds"] = 1.0
+        if facets and "benchmark" not in facets:
+            sizes["n_benchmarks"] = 1.0
+        extra = {f: float(s.value()) for f, s in self.facet_spins.items() if f in facets}
         return DStudyDesign(**sizes, n_models=int(self.models_spin.value()), price_per_trial=float(self.price_spin.value()),
-                      object_of_measurement=self.object_box.currentData(), claim=self.claim_box.currentData())
+                            object_of_measurement=self.object_box.currentData(), claim=self.claim_box.currentData(),
+                            extra_facets=extra)
 
     def accept(self) -> None:
         try:

@@ -59,7 +59,7 @@ from ..core.dstudy import (BudgetSearch, CostFrontier, DStudyDesign, DStudyModel
                            budget_search)
 from ..core.dstudy.grids import (SLIDER_TOP, TASK_CURVE_POINTS, TASK_SLIDER_POSITIONS,  # noqa: F401 - re-exported
                                  curve_grid, frontier_grids, slider_values)
-from ..core.formatting import estimand_symbol, fmt_coef, fmt_design, fmt_n, fmt_var
+from ..core.formatting import estimand_symbol, facet_words, fmt_coef, fmt_design, fmt_n, fmt_var
 from ..core.reliability import DETECTION_ERHO2, object_facets, objects_for_terms
 from ..core.session import ALL_BENCHMARKS, SIZE_FIELDS, AnalysisState, SessionError
 from . import plots
@@ -70,7 +70,8 @@ from .workers import BackgroundTask, wait_for_tasks
 #: Object of measurement -> its entry in the Object box.
 _OBJECT_LABELS = {"model": "Model", "system": "Model-scaffold system", "agent": "Agent (model-scaffold pair)"}
 
-#: Slider field -> (label, facet of the D-study rule, axis label of its curve).
+#: Slider field -> (label, facet of the D-study rule, axis label of its curve) of a pooled model fit; a panel's own
+#: words (``DStudyPanel.words``) follow its fit (core.formatting.facet_words).
 FIELDS: dict[str, tuple[str, str, str]] = {
     "n_tasks": ("Tasks per benchmark", "task", "tasks per benchmark"),
     "n_scaffolds": ("Scaffolds per model", "scaffold", "scaffolds per model"),
@@ -250,10 +251,13 @@ class DStudyPanel(QWidget):
         self._allocation_task: BackgroundTask | None = None
 
         facets = self.components.facets
-        # the words of each size: seed 003's model (ddr preset) has no benchmark facet, one task facet over all
-        self.words = dict(FIELDS)
-        if "benchmark" not in facets and "agent" in facets:
-            self.words["n_tasks"] = ("Tasks", "task", "tasks")
+        # the words of each size, the CLI's and the sheet's (core.formatting.facet_words): a fit without a
+        # benchmark facet (seed 003's model, ddr preset) has one task facet over all tasks; an agent fit compares
+        # agents and its replicates are traces
+        self.facet_words = facet_words(self.state.object_of_measurement, facets)
+        self.words = {f: (self.facet_words.label(f) if f != "n_replicates" else
+                          f"Replicates ({self.facet_words.axis(f)})", facet, self.facet_words.axis(f))
+                      for f, (_, facet, _) in FIELDS.items()}
         self.fields = [f for f in SIZE_FIELDS
                        if f == "n_replicates" or FIELDS[f][1] in facets]
         obs_sizes = self._observed_sizes()
@@ -340,6 +344,7 @@ class DStudyPanel(QWidget):
             name = QLabel(text)
             rl.addRow(name, lab)
             self.readout_labels[key], self.readout_names[key] = lab, name
+        self.readout_names["trials"].setText(self.facet_words.noun("n_replicates").capitalize())  # traces of agents
         col.addWidget(box)
         box = QGroupBox("Decision")
         fl = QFormLayout(box)
@@ -370,9 +375,10 @@ class DStudyPanel(QWidget):
         fl.addRow("Budget", self.budget_spin)
         self.models_spin = QSpinBox()
         self.models_spin.setRange(1, 100000)
-        self.models_spin.setToolTip("Models compared: every one runs the design (enters the cost only)")
+        compared = self.facet_words.compared
+        self.models_spin.setToolTip(f"{compared}: every one runs the design (enters the cost only)")
         self.models_spin.valueChanged.connect(self._on_models_changed)
-        fl.addRow("Models compared", self.models_spin)
+        fl.addRow(compared, self.models_spin)
         col.addWidget(box)
 
         box = QGroupBox("Price per trial (USD)")
@@ -390,7 +396,8 @@ class DStudyPanel(QWidget):
         bl.addWidget(self.price_table)
         col.addWidget(box)
 
-        box = QGroupBox("Tasks per benchmark within the budget")
+        box = QGroupBox(f"{self.facet_words.allocation} within the budget")
+        box.setObjectName("allocation_box")
         al = QVBoxLayout(box)
         self.allocation_label = QLabel("")
         self.allocation_label.setObjectName("allocation_label")
@@ -785,7 +792,8 @@ class DStudyPanel(QWidget):
             self._set_budget_line(budget)
             k = self.search.best_in_budget
             lab["budget"].setText(self.search.why_no_budget_design if k is None
-                                  else fmt_design(self.search.design_at(k), self.search.frontier.estimand))
+                                  else fmt_design(self.search.design_at(k), self.search.frontier.estimand,
+                                                  self.facet_words))
         else:
             self._set_budget_line(None)
             lab["budget"].setText("enter prices and a budget" if not by_cost or budget is None else "computing\u2026")
@@ -835,7 +843,8 @@ class DStudyPanel(QWidget):
         self.frontier_target.setValue(fr.target)
         if search.cheapest is not None:
             self.frontier_cheapest.setData([x[search.cheapest]], [fr.median[search.cheapest]])
-            self.readout_labels["cheapest"].setText(fmt_design(search.design_at(search.cheapest), fr.estimand))
+            self.readout_labels["cheapest"].setText(fmt_design(search.design_at(search.cheapest), fr.estimand,
+                                                                    self.facet_words))
         else:
             self.frontier_cheapest.setData([], [])
             self.readout_labels["cheapest"].setText(f"no design of the grid reaches {fr.target:.2f}")

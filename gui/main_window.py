@@ -494,7 +494,7 @@ class MainWindow(QMainWindow):
         prices = fresh.prices if isinstance(p, Mapping) or float(p) > 0 else self.state.prices
         self.state.update(**{k: getattr(fresh, k) for k in SIZE_FIELDS}, observed=fresh.observed,
                           n_models=fresh.n_models, prices=prices, object_of_measurement=fresh.object_of_measurement,
-                          claim=fresh.claim)
+                          claim=fresh.claim, extra_facets=fresh.extra_facets)
 
     def _on_typed_components(self) -> None:
         from .components_entry import ComponentsEntryDialog

@@ -47,6 +47,9 @@ def test_observed_design_sizes_the_extra_facets_of_seed_003(small_csv):
     assert d.extra_facets == {"step": 2.0, "error_category": 4.0}
     # no benchmark facet in seed 003's model: its task facet holds both benchmarks' tasks
     assert d.n_replicates == SMALL.n_trials and d.n_tasks == 2 * SMALL.n_tasks and d.n_benchmarks == 1
+    # it compares agents (model-scaffold pairs), each run once: agents x tasks x traces (hand count 4 x 8 x 2)
+    assert d.n_models == SMALL.n_models * SMALL.n_scaffolds and d.n_scaffolds == 1
+    assert d.trial_count() == 4 * 8 * 2 and plain.n_models == SMALL.n_models
     # hand-computed Erho2 of one draw: s2_a / (s2_a + s2_at/nt + s2_as/ns + s2_ae/ne + pi^2/3 / (nt ns ne nr))
     import math
 
@@ -116,10 +119,22 @@ def test_sheet_words_follow_the_object(fake_sampler, small_csv, tmp_path, preset
     assert f"{noun}s with a certain rank" in text and f"{other}s with a certain rank" not in text
     assert f"Few {noun}s. Only {n} {noun}s: the {noun} variance rests on {n} values" in text
     assert f"mean over other {other}s" not in text and f"Few {other}s" not in text
-    # seed 003's model has no benchmark facet: its 8 tasks are one facet over both benchmarks
-    words = "Observed design: 8 tasks \u00d7 2 trials per cell" if preset == "ddr" else \
-        "Observed design: 4 tasks per benchmark \u00d7 2 scaffolds per model \u00d7 2 benchmarks"
+    # seed 003's model has no benchmark facet: its 8 tasks are one facet over both benchmarks, and a replicate is
+    # one trace of an agent on a task (core.formatting.facet_words: the app's words too)
+    words = "Observed design: 8 tasks \u00d7 2 traces per agent-task pair \u00d7 2 steps \u00d7 4 error categories" \
+        if preset == "ddr" else \
+        "Observed design: 4 tasks per benchmark \u00d7 2 scaffolds per model \u00d7 2 benchmarks \u00d7 16 trials per cell"
     assert words in text
+    if preset == "ddr":
+        # the smallest-design table and the trial count of the cost page: agents, tasks and traces (4 x 8 x 2)
+        assert "needed 95% interval P(reachable) tasks 8 " in text and " traces per agent-task pair 2 " in text
+        assert "the observed design ran 64 traces (4 agents \u00d7 8 tasks \u00d7 2 traces per agent-task pair)" in text
+        for wrong in ("scaffolds per model", "Models compared", "models compared", "tasks per benchmark 8",
+                      "8 tasks per benchmark", "trials per cell"):
+            assert wrong not in text, wrong
+    else:
+        assert "needed 95% interval P(reachable) tasks per benchmark 4 " in text
+        assert "scaffolds per model 2 " in text and "traces" not in text
     # the agreement with the observed success compares like with like: one observed mean per ranked object
     assert set(res.inputs.model_accuracy) == set(res.inputs.model_names) and len(res.inputs.model_names) == n
 
@@ -158,10 +173,31 @@ def test_methods_object_defaults_to_the_models_own(small_csv, capsys):
     assert code == 0, out.err
     d = json.loads(out.out)
     assert d["object_of_measurement"] == "agent"
-    assert d["sizes"] == {"task": 8.0, "scaffold": 2.0, "benchmark": 1.0, "replicate": 2.0, "step": 2.0,
+    # an agent is one model-scaffold pair: the agent design runs each agent once (scaffold size 1; no scaffold term)
+    assert d["sizes"] == {"task": 8.0, "scaffold": 1.0, "benchmark": 1.0, "replicate": 2.0, "step": 2.0,
                           "error_category": 4.0}
     v = d["components"]["REML"]
     err = v["task:agent"] / 8 + v["agent:step"] / 2 + v["agent:error_category"] / 4 + v["residual"] / (8 * 2 * 4 * 2)
     assert d["coefficients"]["REML"]["Erho2"] == pytest.approx(v["agent"] / (v["agent"] + err), rel=1e-9)
     assert main(["methods", str(small_csv), "--preset", "ddr", "--no-bayes", "--quiet", "--object", "model"]) == 2
     assert "measures agents" in capsys.readouterr().err
+
+
+def test_report_runs_the_failure_analysis_by_name(fake_sampler, small_csv, tmp_path, capsys):
+    """``ddr report --analyses failures`` (README): decision 5 computed on the sheet.  The refit engine's default
+    plan had taken over ``--analyses`` and refused every name but difficulty, heldout and loo."""
+    from ddr_explorer.core.cli import main
+
+    out = tmp_path / "failures.pdf"
+    fast = ["--stop", "fixed", "--draws", "40", "--warmup", "20", "--chains", "2", "--cache", str(tmp_path / "cache"),
+            "--quiet", "--date-invariant"]
+    code = main(["report", str(small_csv), "--preset", "ddr", "--analyses", "failures", "--splits", "5", "-o", str(out),
+                 *fast])
+    assert code == 0, capsys.readouterr().err
+    text = _pdf_text(out)
+    assert "How should we read a failure taxonomy?" in text and "not computed" not in text.split("failure taxonomy?")[1][:60]
+    assert "per-category" in text or "activation" in text
+    # an unknown name is still named, with the analyses there are
+    assert main(["report", str(small_csv), "--analyses", "loo,bogus", "-o", str(tmp_path / "x.pdf"), *fast]) == 2
+    err = capsys.readouterr().err
+    assert "unknown analysis 'bogus'" in err and "failures" in err

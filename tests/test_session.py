@@ -221,10 +221,13 @@ def test_follow_fit_takes_the_object_and_design_of_the_fit():
     assert s.follow_fit(_components(ddr), table) >= {"object_of_measurement", "observed", "extra_facets"}
     # all 6 tasks are one facet, no benchmark facet; a replicate is one trace's check (2 trials)
     assert s.object_of_measurement == "agent" and s.extra_facets == {"step": 2.0, "error_category": 3.0}
-    assert s.observed == s.sizes == {"n_tasks": 6.0, "n_scaffolds": 1.5, "n_benchmarks": 1.0, "n_replicates": 2.0}
+    # it compares the 3 agents (model-scaffold pairs), each run once (scaffold size 1): 3 x 6 tasks x 2 traces
+    assert s.observed == s.sizes == {"n_tasks": 6.0, "n_scaffolds": 1.0, "n_benchmarks": 1.0, "n_replicates": 2.0}
+    assert s.n_models == 3
     d = s.design()
-    assert d.object_of_measurement == "agent" and d.sizes() == {"task": 6.0, "scaffold": 1.5, "benchmark": 1.0,
+    assert d.object_of_measurement == "agent" and d.sizes() == {"task": 6.0, "scaffold": 1.0, "benchmark": 1.0,
                                                                "replicate": 2.0, "step": 2.0, "error_category": 3.0}
+    assert d.trial_count() == 3 * 6 * 2
     assert AnalysisState.from_design(d).object_of_measurement == "agent"
     assert AnalysisState.from_dict(s.to_dict()).design() == d  # saved and read back
     assert s.follow_fit(_components(ddr), table) == frozenset()  # the same fit again changes nothing
@@ -232,6 +235,7 @@ def test_follow_fit_takes_the_object_and_design_of_the_fit():
     plain = ("benchmark", "task", "model", "scaffold", "task:model", "model:scaffold")
     s.follow_fit(_components(plain), table)
     assert s.object_of_measurement == "model" and s.extra_facets == {} and s.observed["n_replicates"] == 12.0
+    assert s.n_models == 2  # models compared again
     s.update(object_of_measurement="system")
     s.follow_fit(_components(plain))  # a system is a model fit's object: kept
     assert s.object_of_measurement == "system"

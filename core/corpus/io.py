@@ -34,7 +34,8 @@ def load_corpus(path: str | Path, format: str | None = None, *, encoding: str | 
         dict or a :class:`~.columns.ColumnMapping`), ``benchmark`` and
         ``scaffold`` (one name for every row); see :mod:`.columns`.  A table
         read with a column mapping is taken as a canonical layout by its
-        extension.
+        extension.  ``task_metadata`` (a file or a list of files, merged by task
+        id), ``release_dates`` and ``slice``: :mod:`.metadata` and :mod:`.slicing`.
 
     Raises
     ------
@@ -73,6 +74,9 @@ def _saved_options(encoding, options: dict) -> dict:
     out = {}
     for k, v in keep.items():
         if v is None:
+            continue
+        if k == "task_metadata" and isinstance(v, (list, tuple)):  # several files, merged by task id
+            out[k] = str(v[0]) if len(v) == 1 else [str(x) for x in v]
             continue
         if isinstance(v, ColumnMapping):
             v = v.to_text()

@@ -18,12 +18,15 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
+from ..errors import shown
 from . import schema
 from .issues import CorpusError, error, warning
 
-__all__ = ["join_task_metadata", "join_release_dates", "read_release_dates"]
+__all__ = ["join_task_metadata", "merge_task_metadata", "read_task_metadata", "join_release_dates",
+           "read_release_dates"]
 
 
 def _read_table(path: Path) -> pd.DataFrame:
@@ -45,19 +48,78 @@ def _read_table(path: Path) -> pd.DataFrame:
                              ".json file", file=path)])
 
 
-def join_task_metadata(corpus, path):
-    """The corpus with the columns of a per-task file joined to its records (a new corpus).
+def _is_metr_runs(path: Path) -> bool:
+    """True for a METR-style run-rows file (BRIDGE's ``cybench_normalized_results.jsonl``): JSON lines whose
+    first record has ``task_id``, ``model`` and ``score_binarized`` (the importer's own test)."""
+    if path.suffix.lower() not in (".jsonl", ".ndjson"):
+        return False
+    from .importers.normalized import _style_of
+
+    try:
+        with path.open("rb") as f:
+            first = next((line for line in f if line.strip()), b"")
+        obj = json.loads(first)
+    except (OSError, ValueError):
+        return False
+    return isinstance(obj, dict) and _style_of(obj) == "metr"
+
+
+def _metr_task_table(path: Path) -> pd.DataFrame:
+    """The task fields of a METR run-rows file, one row per task (``METR_TASK_FIELDS``: human minutes, difficulty
+    label).  Every run of a task carries them; runs that disagree are an error naming the task and the lines."""
+    from .importers._common import read_json_lines
+    from .importers.normalized import METR_TASK_FIELDS
+
+    records, issues = read_json_lines(path)
+    if issues:
+        raise CorpusError(issues)
+    rows = pd.DataFrame([{"_line": n, "task": obj.get("task_id"), **{f: obj.get(f) for f in METR_TASK_FIELDS}}
+                         for n, obj in records])
+    rows = rows.dropna(subset=["task"])
+    fields = [f for f in METR_TASK_FIELDS if rows[f].notna().any()]
+    for f in fields:
+        seen = rows.dropna(subset=[f]).groupby("task", sort=False)
+        for task, g in seen:
+            vals = g[f].drop_duplicates()
+            if len(vals) > 1:
+                raise CorpusError([error(
+                    "metadata-conflict", f"task {task!r} has {f} {shown(vals.iloc[0])} on line {int(g['_line'].iloc[0])} "
+                    f"and {shown(vals.iloc[1])} on line {int(g.loc[vals.index[1], '_line'])}; a task field is the same on every "
+                    "run", "correct the runs of this task", file=path, row=int(g.loc[vals.index[1], "_line"]),
+                    column=f)])
+    if not fields:
+        raise CorpusError([error("bad-metadata-file", f"METR run rows without task fields ({', '.join(METR_TASK_FIELDS)})",
+                                 "give a file with human_minutes or difficulty_label per run", file=path)])
+    out = rows.sort_values("_line").groupby("task", sort=False)[fields].first().reset_index()
+    out["task"] = out["task"].astype(str)
+    return out
+
+
+def read_task_metadata(path) -> pd.DataFrame:
+    """The per-task columns of one task-metadata file.
+
+    A table (CSV, TSV, JSON lines or JSON) with a task column (``task``, ``task_id`` or another synonym of
+    the schema), optionally ``benchmark``: every other column is task metadata; a task listed twice keeps
+    its first row.  A METR-style run-rows file (BRIDGE's ``cybench_normalized_results.jsonl``: ``task_id``,
+    ``model``, ``score_binarized`` per run) gives the fields that describe the task (``human_minutes``,
+    ``difficulty_label``; :data:`~.importers.normalized.METR_TASK_FIELDS`), once per task; its per-run
+    fields (scores, costs, times) are not task metadata.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``task`` (and ``benchmark``) and the metadata columns, one row per task.
 
     Raises
     ------
     CorpusError
-        The file is unreadable or has no task column, or no task of it is in the corpus.
+        The file is missing or unreadable, has no task column, or its runs disagree on a task field.
     """
-    from .corpus import Corpus
-
     path = Path(path)
     if not path.exists():
         raise CorpusError([error("no-file", "the task metadata file does not exist.", "check the path.", file=path)])
+    if _is_metr_runs(path):
+        return _metr_task_table(path)
     meta = _read_table(path)
     syn = schema.synonym_table()
     meta = meta.rename(columns={c: syn.get(schema.normalise_name(c), c) for c in meta.columns})
@@ -67,7 +129,101 @@ def join_task_metadata(corpus, path):
     keys = ["benchmark", "task"] if "benchmark" in meta.columns else ["task"]
     meta = meta.dropna(subset=keys).drop_duplicates(subset=keys, keep="first")
     cols = [c for c in meta.columns if c not in keys and c not in schema.REQUIRED_FACETS]
+    if not cols:
+        raise CorpusError([error("bad-metadata-file", "no column besides the task ids", "add the per-task columns "
+                                 "to join (e.g. human_minutes)", file=path)])
+    out = meta[keys + cols].copy()
+    for k in keys:
+        out[k] = out[k].astype(str)
+    return out.reset_index(drop=True)
+
+
+def _same(a, b) -> bool:
+    """Two metadata values agree: equal numbers (9 and 9.0), or equal text."""
+    try:
+        fa, fb = float(a), float(b)
+    except (TypeError, ValueError):
+        return str(a) == str(b)
+    return fa == fb or abs(fa - fb) <= 1e-9 * max(abs(fa), abs(fb))
+
+
+def merge_task_metadata(paths, tables: list[pd.DataFrame] | None = None) -> tuple[pd.DataFrame, list[str]]:
+    """The task metadata of several files, merged by task id (:func:`read_task_metadata` of each).
+
+    Files are matched on ``benchmark`` and ``task`` when every file names the benchmark, else on ``task``.
+    A column in several files is filled from each in turn; two files that give a task different values of
+    one column are an error naming both files, the task, the column and both values.
+
+    ``tables``: the files' tables when already read (:func:`read_task_metadata`), in the order of ``paths``.
+
+    Returns
+    -------
+    (pandas.DataFrame, list of str)
+        The merged table (keys and columns) and its keys.
+    """
+    paths = [Path(p) for p in paths]
+    tables = list(zip(paths, tables if tables is not None else [read_task_metadata(p) for p in paths]))
+    keys = ["benchmark", "task"] if all("benchmark" in t.columns for _, t in tables) else ["task"]
+    merged, origin = None, {}  # origin: column -> the file it first came from
+    for path, t in tables:
+        t = t.drop(columns=[c for c in ("benchmark",) if c not in keys and c in t.columns])
+        cols = [c for c in t.columns if c not in keys]
+        if merged is None:
+            merged, origin = t, dict.fromkeys(cols, path)
+            continue
+        both = merged.merge(t, on=keys, how="inner", suffixes=("", " (later file)"))
+        for c in cols:
+            if c not in origin:
+                continue
+            a, b = both[c], both[c + " (later file)"]
+            for i in np.flatnonzero((a.notna() & b.notna()).to_numpy()):
+                if not _same(a.iloc[i], b.iloc[i]):
+                    task = both["task"].iloc[i]
+                    where = f"task {task!r}" + (f" of benchmark {both['benchmark'].iloc[i]!r}" if "benchmark" in keys
+                                                else "")
+                    raise CorpusError([error(
+                        "metadata-conflict", f"{origin[c]} and {path} disagree on {c} of {where}: "
+                        f"{shown(a.iloc[i])} against {shown(b.iloc[i])}", f"correct one of the two files, or give only one "
+                        f"of them for {c}", file=path, column=c)])
+        merged = merged.merge(t, on=keys, how="outer", suffixes=("", " (later file)"))
+        for c in cols:
+            if c + " (later file)" in merged.columns:  # fill what the earlier files lack; agreeing values stay
+                merged[c] = merged[c].where(merged[c].notna(), merged.pop(c + " (later file)"))
+            else:
+                origin[c] = path
+    return merged, keys
+
+
+def join_task_metadata(corpus, path):
+    """The corpus with the columns of one or several per-task files joined to its records (a new corpus).
+
+    Parameters
+    ----------
+    corpus
+        A :class:`~.corpus.Corpus`.
+    path
+        A task-metadata file, or a list of them (merged by task id: :func:`merge_task_metadata`).  Each is a
+        table with a task column or a METR run-rows file (:func:`read_task_metadata`).
+
+    Raises
+    ------
+    CorpusError
+        A file is unreadable or has no task column, no task of a file is in the corpus, or two files
+        disagree on a task's value.
+    """
+    from .corpus import Corpus
+
+    paths = [Path(p) for p in (path if isinstance(path, (list, tuple)) else [path])]
+    tables = [read_task_metadata(p) for p in paths]
     t = corpus.table
+    for p, own in zip(paths, tables):  # a file none of whose tasks is the corpus's: the wrong file (or wrong ids)
+        k = ["benchmark", "task"] if "benchmark" in own.columns else ["task"]
+        if not own[k].merge(t[k].astype(str).drop_duplicates(), on=k).shape[0]:
+            raise CorpusError([error("metadata-no-match", f"none of the {len(own):,} tasks of the file is a task of "
+                                     f"the corpus (e.g. {', '.join(map(repr, own['task'].astype(str).head(3)))})",
+                                     "check that the file's task ids are the corpus's", file=p)])
+    meta, keys = merge_task_metadata(paths, tables)
+    cols = [c for c in meta.columns if c not in keys]
     left = t[keys].astype(str)
     right = meta[keys].astype(str).assign(**{c: meta[c].to_numpy() for c in cols})
     joined = left.merge(right, on=keys, how="left", validate="many_to_one")
@@ -78,21 +234,17 @@ def join_task_metadata(corpus, path):
         else:
             table[c] = joined[c].to_numpy()
     all_tasks = t.groupby(["benchmark", "task"], observed=True).size().index
-    matched_rows = joined[cols[0]].notna().to_numpy() if cols else None
+    matched_rows = joined[cols].notna().any(axis=1).to_numpy() if cols else None
     n_matched = 0 if matched_rows is None else int(
         t.loc[matched_rows].groupby(["benchmark", "task"], observed=True).ngroups)
-    if n_matched == 0:
-        raise CorpusError([error("metadata-no-match", f"none of the {len(meta):,} tasks of the file is a task of "
-                                 f"the corpus (e.g. {', '.join(map(repr, meta['task'].astype(str).head(3)))})",
-                                 "check that the file's task ids are the corpus's", file=path)])
     prov = dict(corpus.provenance)
-    prov["task_metadata"] = {"file": str(path), "columns": cols, "tasks_matched": n_matched,
-                             "tasks": int(len(all_tasks))}
+    prov["task_metadata"] = {"file": ", ".join(map(str, paths)), "files": [str(p) for p in paths], "columns": cols,
+                             "tasks_matched": n_matched, "tasks": int(len(all_tasks))}
     warnings = list(corpus.warnings)
     if n_matched < len(all_tasks):
         warnings.append(warning("metadata-partial", f"task metadata ({', '.join(cols)}) found for {n_matched:,} of "
                                 f"{len(all_tasks):,} tasks; the others have none", "a slice by these columns keeps "
-                                "only tasks that have them", file=path))
+                                "only tasks that have them", file=", ".join(map(str, paths))))
     return Corpus(table=table, name=corpus.name, source=corpus.source, format=corpus.format, warnings=warnings,
                   provenance=prov)
 

@@ -12,6 +12,7 @@ from typing import Mapping
 
 import pandas as pd
 
+from ..reliability import AGENT, object_facets
 from .prices import prices_from_cost_column
 from .sizes import DStudyDesign
 
@@ -105,7 +106,9 @@ def observed_design(corpus, *, object_of_measurement: str = "model", claim: str 
         A corpus or its canonical table.
     object_of_measurement, claim
         ``"model"``, ``"system"`` or ``"agent"`` (:func:`~ddr_explorer.core.reliability.object_for_terms`);
-        ``"relative"`` (ranking) or ``"absolute"``.
+        ``"relative"`` (ranking) or ``"absolute"``.  For agents, ``n_models`` counts the agents
+        (model-scaffold pairs that ran) and ``n_scaffolds`` is 1, so the trial count is agents x tasks x
+        replicates.
     prices
         USD per trial (one number or ``{benchmark: price}``); default: the
         corpus's cost column (:func:`corpus_prices`), no prices without one.
@@ -114,9 +117,15 @@ def observed_design(corpus, *, object_of_measurement: str = "model", claim: str 
     """
     table = _table(corpus)
     sizes = observed_sizes(table, facets)
+    n_models = max(1, int(table["model"].nunique(dropna=True)))
+    if object_facets(object_of_measurement) == {AGENT}:
+        # an agent is one model-scaffold pair (seed 003 sec. 3): the design compares agents, each run once, so
+        # its trials are agents x tasks x replicates and "Agents compared" counts what the cost multiplies
+        n_models = max(1, int(table.groupby(["model", "scaffold"], observed=True).ngroups))
+        sizes["n_scaffolds"] = 1.0
     if prices is None:
         prices = corpus_prices(table)
     if isinstance(prices, Mapping):
         prices = {str(k): float(v) for k, v in prices.items()} or 0.0
-    return DStudyDesign(**sizes, price_per_trial=prices, n_models=max(1, int(table["model"].nunique(dropna=True))),
+    return DStudyDesign(**sizes, price_per_trial=prices, n_models=n_models,
                         object_of_measurement=object_of_measurement, claim=claim)

@@ -11,7 +11,8 @@ take their numbers from it, and :func:`format_dstudy` prints them with
 
 from __future__ import annotations
 
-from ..formatting import convergence_verdict, estimand_symbol, fmt_coef, fmt_design, fmt_n, fmt_prob, fmt_usd, fmt_var
+from ..formatting import (convergence_verdict, estimand_symbol, facet_words, fmt_coef, fmt_design, fmt_n, fmt_prob,
+                          fmt_usd, fmt_var)
 from ..reliability import as_components, estimand_table, to_jsonable
 from .allocation import allocation_for_summary
 from .curves import DStudyModel
@@ -81,6 +82,7 @@ def dstudy_summary(components, design: DStudyDesign, target: float | None = None
         "converged": None if verdict is None else bool(verdict["converged"]),
         "verdict": verdict,
         "object": table.object,
+        "facets": sorted(c.facets),  # the words of the sizes follow them (formatting.facet_words)
         "estimand": design.estimand,
         "target": target,
         "design": design.to_dict(),
@@ -111,11 +113,16 @@ def format_dstudy(s: dict) -> str:
         head = (f"fit: {convergence_verdict(v)}; EVERY NUMBER BELOW IS PROVISIONAL: "
                 + "; ".join(v.get("problems") or []))
     cost = fmt_usd(d["cost"]) if d["cost"] > 0 else "no prices"
+    # the app's and the sheet's words for the sizes (a ddr fit: tasks, traces per agent-task pair, agents)
+    facets = s.get("facets") or ("benchmark", "task", "model", "scaffold")
+    w = facet_words(d["object_of_measurement"], facets)
+    sizes = [w.count("n_tasks", d["effective_n_tasks"] if d.get("tasks_per_benchmark") else d["n_tasks"])]
+    sizes += [w.count(k, d[k]) for k in w.sizes if k != "n_tasks"]
+    sizes += [w.count("n_replicates", d["n_replicates"])] + [w.count(f, n) for f, n in d["extra_facets"].items()]
     lines = [head, f"D-study for {s['object']} ({'ranking' if s['estimand'] == 'Erho2' else 'absolute decisions'}); "
              f"components from {s['source']}",
-             f"design: {fmt_n(d['n_tasks'])} tasks x {fmt_n(d['n_scaffolds'])} scaffolds x "
-             f"{fmt_n(d['n_benchmarks'])} benchmarks x {fmt_n(d['n_replicates'])} replicates; "
-             f"{fmt_n(d['trials'])} trials, {cost}", "",
+             f"design: {' x '.join(sizes)}; {fmt_n(d['n_models'])} {w.compared.lower()}; "
+             f"{fmt_n(d['trials'])} {w.noun('n_replicates', d['trials'])}, {cost}", "",
              f"{'estimand':<34}{'median':>9}{'95% interval':>22}"]
     for name, e in s["estimands"].items():
         lines.append(f"{name:<34}{fmt_coef(e['median']):>9}   [{fmt_coef(e['lower95'])}, {fmt_coef(e['upper95'])}]")
@@ -123,29 +130,31 @@ def format_dstudy(s: dict) -> str:
     for over, m in s["min_n"].items():
         def n(x):
             return fmt_n(float("inf") if x is None else x)
-        lines.append(f"  smallest {over:<13} median {n(m['median']):>8}   95% [{n(m['lower95'])}, {n(m['upper95'])}]"
+        lines.append(f"  smallest {w.axis(over):<26} median {n(m['median']):>8}   95% [{n(m['lower95'])}, {n(m['upper95'])}]"
                      f"   P(reachable) = {fmt_prob(m['p_reachable'])}")
     if "budget" in s:
         b = s["budget"]
         money = fmt_usd(b["budget"])
         if b["cheapest_for_target"] is not None:
-            lines.append(f"cheapest design for the target: {fmt_design(b['cheapest_for_target'], s['estimand'])}")
+            lines.append(f"cheapest design for the target: {fmt_design(b['cheapest_for_target'], s['estimand'], w)}")
         else:
             lines.append(f"cheapest design for the target: no design of the grid reaches {fmt_coef(s['target'])}")
         if b["best_design"] is not None:
-            lines.append(f"best design within {money}: {fmt_design(b['best_design'], s['estimand'])}")
+            lines.append(f"best design within {money}: {fmt_design(b['best_design'], s['estimand'], w)}")
         else:
             lines.append(f"best design within {money}: {b['why_no_budget_design']}")
-        lines += format_allocation(s.get("allocation"), s["estimand"])
+        lines += format_allocation(s.get("allocation"), s["estimand"], w.allocation)
     return "\n".join(lines)
 
 
-def format_allocation(a: dict | None, estimand: str) -> list[str]:
-    """Lines of the budget's tasks per benchmark (:func:`~.allocation.allocate_budget`), or why there are none."""
+def format_allocation(a: dict | None, estimand: str, head: str = "Tasks per benchmark") -> list[str]:
+    """Lines of the budget's tasks per benchmark (:func:`~.allocation.allocate_budget`), or why there are none.
+
+    ``head``: :attr:`~..formatting.FacetWords.allocation` of the fit (its words for the allocation)."""
     if not a:
         return []
     if "why_none" in a:
-        return [f"tasks per benchmark within the budget: {a['why_none']}"]
+        return [f"{head.lower()} within the budget: {a['why_none']}"]
     sym = estimand_symbol(estimand)
     med = {k: a["summaries"][k]["median"] for k in a["summaries"]}
     out = [f"tasks per benchmark within {fmt_usd(a['budget'])} (reliability-aware allocation)",

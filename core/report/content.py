@@ -27,8 +27,8 @@ import numpy as np
 from ..dstudy import (BreadthCurve, BudgetSearch, CostFrontier, DStudyDesign, DStudyModel, DStudyView,
                       allocation_for_summary, budget_search, fixed_budget_breadth)
 from ..dstudy.summary import dstudy_summary
-from ..formatting import (E_RHO2, GEQ, LEQ, NDASH, PHI, SIGMA2, TIMES, fmt_coef, fmt_interval, fmt_n,  # noqa: F401
-                          fmt_pct, fmt_prob, fmt_r, fmt_sig3, fmt_usd, fmt_var)
+from ..formatting import (E_RHO2, GEQ, LEQ, NDASH, PHI, SIGMA2, TIMES, FacetWords, facet_words, fmt_coef,  # noqa: F401
+                          fmt_interval, fmt_n, fmt_pct, fmt_prob, fmt_r, fmt_sig3, fmt_usd, fmt_var)
 from ..rank_parts import model_parts
 from ..ranks import RankAgreement, RankAnalysis, rank_analysis, ranking_agreement
 from ..reliability import (DETECTION_ERHO2, RESIDUAL_LOGISTIC, Summary, canonical_term, capability_gap_ratio,
@@ -68,13 +68,6 @@ def _finite(x) -> bool:
 
 _FACET_WORD = {"benchmark": "benchmark", "task": "task", "model": "model", "scaffold": "scaffold",
                "agent": "agent", "step": "step", "error_category": "error category", "judge": "judge"}
-
-
-def _plural(word: str, n) -> str:
-    """``category`` -> ``categories`` unless ``n == 1``."""
-    if n == 1:
-        return word
-    return word[:-1] + "ies" if word.endswith("y") and word[-2:-1] not in "aeiou" else word + "s"
 
 
 def term_label(term: str) -> str:
@@ -203,6 +196,8 @@ class SheetContent:
     allocation: dict | None = None
     #: The sentence under the allocation table, or why there is no allocation (empty without a budget).
     allocation_text: str = ""
+    #: The words of the design's sizes and object (:func:`~..formatting.facet_words`), as the app's.
+    words: FacetWords | None = None
 
     @property
     def serious(self) -> list[Notice]:
@@ -257,15 +252,16 @@ def _object_words(obj: frozenset[str]) -> tuple[str, str, str]:
 
 def _design_words(d: DStudyDesign, inputs: ReportInputs) -> str:
     s = inputs.corpus_summary
-    # a fit without a benchmark facet (seed 003's model) pools the benchmarks' tasks into one facet
-    pooled_tasks = "benchmark" not in inputs.components.facets and (s.get("n_benchmarks") or 1) > 1
-    parts = [f"{fmt_n(d.effective_n_tasks)} tasks" + ("" if pooled_tasks else " per benchmark")]
+    facets = inputs.components.facets
+    w = facet_words(d.object_of_measurement, facets)
+    # a fit without a benchmark facet (seed 000 Eq. 2 of one benchmark, seed 003's model) has one task facet
+    parts = [w.count("n_tasks", d.effective_n_tasks)]
     if "scaffold" not in d.object_facets and "agent" not in d.object_facets:  # an agent includes its scaffold
-        parts.append(f"{fmt_n(d.n_scaffolds)} scaffold{'s' if d.n_scaffolds != 1 else ''} per model")
-    if not pooled_tasks:
-        parts.append(f"{fmt_n(d.effective_n_benchmarks)} benchmark{'s' if d.effective_n_benchmarks != 1 else ''}")
-    parts.append(f"{fmt_n(d.n_replicates)} trial{'s' if d.n_replicates != 1 else ''} per cell")
-    parts += [f"{fmt_n(n)} {_plural(_FACET_WORD.get(f, f), n)}" for f, n in d.extra_facets.items()]
+        parts.append(w.count("n_scaffolds", d.n_scaffolds))
+    if "benchmark" in facets or (s.get("n_benchmarks") or 1) <= 1:
+        parts.append(w.count("n_benchmarks", d.effective_n_benchmarks))
+    parts.append(w.count("n_replicates", d.n_replicates))
+    parts += [w.count(f, n) for f, n in d.extra_facets.items()]
     return f" {TIMES} ".join(parts) + (f" (medians of the corpus; {fmt_n(s.get('n_models'))} models, "
                                         f"{fmt_n(s.get('n_agents'))} agents, {fmt_n(s.get('n_trials'))} trials)")
 
@@ -310,20 +306,20 @@ def sheet_content(inputs: ReportInputs) -> SheetContent:
 
     sym = E_RHO2 if est == "Erho2" else PHI
     # Name only the facets the fit averages over: a facet without a variance term adds no luck.
-    drawn = [f"{fmt_n(d.effective_n_tasks)} task{'s' if d.effective_n_tasks != 1 else ''}"]
+    words = facet_words(d.object_of_measurement, c.facets)
+    drawn = [f"{fmt_n(d.effective_n_tasks)} {words.noun('n_tasks', d.effective_n_tasks)}"]
     luck = ["tasks"]
     if "scaffold" in c.facets and "scaffold" not in obj:
-        drawn.append(f"{fmt_n(d.n_scaffolds)} scaffold{'s' if d.n_scaffolds != 1 else ''} per model")
+        drawn.append(words.count("n_scaffolds", d.n_scaffolds))
         luck.append("scaffolds")
     if "benchmark" in c.facets and "benchmark" not in obj:
-        drawn.append(f"{fmt_n(d.effective_n_benchmarks)} benchmark{'s' if d.effective_n_benchmarks != 1 else ''}")
+        drawn.append(words.count("n_benchmarks", d.effective_n_benchmarks))
         luck.append("benchmarks")
     for f, n in d.extra_facets.items():  # e.g. seed 003's steps and error categories
         if f in c.facets and f not in obj:
-            word = _FACET_WORD.get(f, f)
-            drawn.append(f"{fmt_n(n)} {_plural(word, n)}")
-            luck.append(_plural(word, 2))
-    luck.append("trials")
+            drawn.append(words.count(f, n))
+            luck.append(words.noun(f))
+    luck.append(words.noun("n_replicates"))
     kind = "capability" if obj == {"model"} else "performance"
     luck_words = f"{', '.join(luck[:-1])} and {luck[-1]}"
     if d.claim == "relative":
@@ -391,11 +387,11 @@ def sheet_content(inputs: ReportInputs) -> SheetContent:
         object_label=obj_label, question=question, claim_label=claim_label, verdict_key=vkey, verdict_text=vtext,
         meaning_text=meaning, components=rows, gap=gap, gap_text=gap_text, frontier=frontier, search=search,
         breadth=breadth,
-        ranks=ranks, agreement=agreement, notices=[], decisions=[], required_90=required_90)
+        ranks=ranks, agreement=agreement, notices=[], decisions=[], required_90=required_90, words=words)
     content.part_agreements = part_agreements
     content.cost_bands = _cost_bands(content) if frontier is not None else {}
     if frontier is not None and inputs.budget is not None:
-        content.allocation, content.allocation_text = _allocation(c, d, inputs.budget)
+        content.allocation, content.allocation_text = _allocation(c, d, inputs.budget, words)
     acc = inputs.accuracy
     if acc is not None:
         content.agent_order = np.argsort(acc.rank_accuracy, kind="stable")
@@ -538,11 +534,11 @@ def _confounded_terms(inp: ReportInputs) -> list[tuple[str, list[str]]]:
 # The five decisions
 # ---------------------------------------------------------------------------
 
-def _allocation(c, d: DStudyDesign, budget: float) -> tuple[dict | None, str]:
+def _allocation(c, d: DStudyDesign, budget: float, words: FacetWords) -> tuple[dict | None, str]:
     """The budget's tasks per benchmark (the same call as ``ddr dstudy --budget``) and its sentence."""
     alloc, why = allocation_for_summary(c, d, budget)
     if alloc is None:
-        return None, f"Tasks per benchmark within {fmt_usd(budget)}: not computed ({escape(why)})."
+        return None, f"{words.allocation} within {fmt_usd(budget)}: not computed ({escape(why)})."
     sym = E_RHO2 if d.estimand == "Erho2" else PHI
     med = {k: v["median"] for k, v in alloc["summaries"].items()}
     text = (f"Reliability-aware allocation of {fmt_usd(budget)} (seed 000 sec. 5.4): the tasks per benchmark that "
@@ -552,7 +548,8 @@ def _allocation(c, d: DStudyDesign, budget: float) -> tuple[dict | None, str]:
         text += (f", against {fmt_coef(med['equal'])} for the same count in every benchmark "
                  f"({fmt_usd(alloc['costs']['equal'])})")
     text += (f". Task variance: the error one task adds ({escape(alloc['variance_source'])}). A task costs "
-             f"{fmt_n(alloc['trials_per_task'])} trials (models {TIMES} scaffolds {TIMES} trials per cell).")
+             f"{fmt_n(alloc['trials_per_task'])} trials (models {TIMES} {words.axis('n_scaffolds')} {TIMES} "
+             f"{words.axis('n_replicates')}).")  # an allocation needs a pooled fit: models are compared
     return alloc, text
 
 
@@ -598,6 +595,7 @@ def _decision_tasks(ct: SheetContent) -> Decision:
     ceiling = ct.view.readouts.ceiling
     n_obs = d.effective_n_tasks
     p_obs = ct.summary["p_target"]
+    w = ct.words or facet_words(d.object_of_measurement, ct.inputs.components.facets)
     if req is None:
         return Decision(1, "How many tasks should we sample?",
                         "The fit has no task term, so the number of tasks does not change this coefficient.",
@@ -605,10 +603,10 @@ def _decision_tasks(ct: SheetContent) -> Decision:
     med = req["median"]
     if math.isinf(med):
         alt = []
-        for over, word in (("n_scaffolds", "scaffolds per model"), ("n_benchmarks", "benchmarks")):
+        for over in ("n_scaffolds", "n_benchmarks"):
             m = ct.summary["min_n"].get(over)
             if m and math.isfinite(m["median"]):
-                alt.append(f"about {fmt_n(m['median'])} {word}")
+                alt.append(f"about {fmt_n(m['median'])} {w.axis(over)}")
         text = (f"No number of tasks reaches {sym} {GEQ} {fmt_coef(t)}: even infinitely many tasks stop at the "
                 f"task-only ceiling {fmt_coef(ceiling.median)} {fmt_interval(*ceiling.hdi95)}")
         if alt:
@@ -626,10 +624,10 @@ def _decision_tasks(ct: SheetContent) -> Decision:
         return Decision(1, "How many tasks should we sample?", text, "answered")
     held = []
     if "scaffold" in ct.inputs.components.facets and "scaffold" not in d.object_facets:
-        held.append(f"{fmt_n(d.n_scaffolds)} scaffold{'s' if d.n_scaffolds != 1 else ''} per model")
+        held.append(w.count("n_scaffolds", d.n_scaffolds))
     if d.n_replicates != 1:
-        held.append(f"{fmt_n(d.n_replicates)} trials per cell")
-    text = (f"About <b>{fmt_n(med)} tasks</b> per benchmark reach {sym} {GEQ} {fmt_coef(t)} "
+        held.append(w.count("n_replicates", d.n_replicates))
+    text = (f"About <b>{fmt_n(med)} tasks</b>{w.units['n_tasks'][2]} reach {sym} {GEQ} {fmt_coef(t)} "
             f"(posterior median; 95% interval {fmt_n(req['lower95'])}{NDASH}{fmt_n(req['upper95'])}); "
             f"{fmt_n(ct.required_90)} tasks give 90% assurance"
             + (f", with {' and '.join(held)} as observed. " if held else ". "))

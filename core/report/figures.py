@@ -22,6 +22,7 @@ import numpy as np
 from reportlab.graphics.shapes import Circle, Drawing, Group, Line, PolyLine, Polygon, Rect, String
 from reportlab.lib import colors
 
+from ..formatting import facet_words
 from . import styles as st
 
 __all__ = [
@@ -283,8 +284,8 @@ def _note(d: Drawing, plot: Plot, text: str):
 # D-study curves
 # ---------------------------------------------------------------------------
 
-_OVER_LABEL = {"task": "tasks per benchmark", "scaffold": "scaffolds per model", "benchmark": "benchmarks",
-               "replicate": "trials per cell"}
+#: The axis words of a pooled model fit (seed 000 Eq. 6), for a curve drawn without its fit's words.
+_POOLED_WORDS = facet_words("model", ("benchmark", "task", "model", "scaffold"))
 
 
 def _symbol(estimand: str) -> str:
@@ -292,7 +293,8 @@ def _symbol(estimand: str) -> str:
 
 
 def dstudy_figure(curve, width: float = 260, height: float = 190, *, required: float | None = None,
-                  legend: bool = True, title: str | None = None, cost_per_unit: float | None = None) -> Drawing:
+                  legend: bool = True, title: str | None = None, cost_per_unit: float | None = None,
+                  xlabel: str | None = None) -> Drawing:
     """The D-study budget frontier: a coefficient against one facet's size.
 
     Draws the 95% and 68% bands and the median (seed 000 Fig. 3), the
@@ -315,6 +317,9 @@ def dstudy_figure(curve, width: float = 260, height: float = 190, *, required: f
     cost_per_unit
         USD per unit of the facet (e.g. per task of the design); adds a cost
         axis along the top.
+    xlabel
+        The facet's words (:meth:`~..formatting.FacetWords.axis`: "tasks" for a fit without a
+        benchmark facet); default: the pooled design's words.
     """
     d = Drawing(width, height)
     top = (11 if legend else 3) + (11 if title else 0) + (13 if cost_per_unit else 0)
@@ -327,7 +332,7 @@ def dstudy_figure(curve, width: float = 260, height: float = 190, *, required: f
     p.band(grid, curve.hdi68[:, 0], curve.hdi68[:, 1], st.BAND68)
     xt = None if xlog else _count_ticks(grid.min(), grid.max())
     p.axes(xticks=xt, yticks=np.linspace(0, 1, 6),
-           xlabel=_OVER_LABEL.get(curve.over, curve.over) + (" (log scale)" if xlog else ""),
+           xlabel=(xlabel or _POOLED_WORDS.axis(curve.over)) + (" (log scale)" if xlog else ""),
            ylabel=_symbol(curve.estimand), yfmt=lambda v: f"{v:.1f}")
     # Labels go where the observed design is not: its marker and interval sit on the curve.
     obs_right = float(p.px(np.clip(curve.observed_x, grid.min(), grid.max()))) > p.x0 + p.w * 0.55

@@ -44,7 +44,7 @@ from reportlab.platypus import (BaseDocTemplate, CondPageBreak, Frame, KeepInFra
                                 PageTemplate, Paragraph, Spacer, Table)
 
 from ..files import write_bytes_atomic
-from ..formatting import convergence_verdict, object_noun, run_length_text
+from ..formatting import convergence_verdict, facet_words, object_noun, plural, run_length_text
 from . import figures as fig
 from . import styles as st
 from .content import (E_RHO2, GEQ, PHI, SIGMA2, TIMES, SheetContent, escape, fmt_coef, fmt_interval, fmt_n,
@@ -300,7 +300,8 @@ def _page_one(ct: SheetContent) -> list:
     req = ct.summary["min_n"].get("n_tasks", {}).get("median")
     price = d.mean_price()
     per_task = (d.trial_count() / d.effective_n_tasks) * price if price > 0 else None
-    drawing = fig.dstudy_figure(curve, right_w, 206, required=req, cost_per_unit=per_task)
+    drawing = fig.dstudy_figure(curve, right_w, 206, required=req, cost_per_unit=per_task,
+                                xlabel=_words(ct).axis(curve.over))
     left = [Paragraph("Where the variance is (logit scale)", ss["h3"]), _components_table(ct, left_w),
             Spacer(1, 3), _p(ct.gap_text, "small")]
     right = [Paragraph(f"Budget frontier: {_sym(ct)} against tasks", ss["h3"]), drawing,
@@ -354,7 +355,7 @@ def _dstudy_pages(ct: SheetContent) -> list:
         m = ct.summary["min_n"].get(over)
         req = m["median"] if m else None
         drawings.append(fig.dstudy_figure(curve, half, 178, required=req, legend=True,
-                                          title=f"{_sym(ct)} against {word}"))
+                                          title=f"{_sym(ct)} against {word}", xlabel=_words(ct).axis(curve.over)))
     if ct.breadth is not None:
         drawings.append(fig.breadth_figure(ct.breadth, half, 178, observed_benchmarks=d.effective_n_benchmarks,
                                            target=inp.target, title=f"{_sym(ct)} at a fixed budget of "
@@ -397,10 +398,9 @@ def _dstudy_pages(ct: SheetContent) -> list:
     rows = [[_p("Facet varied (others at the observed design)", "cell_head"), _p("observed", "cell_head_right"),
              _p("median needed", "cell_head_right"), _p("95% interval", "cell_head_right"),
              _p("P(reachable)", "cell_head_right")]]
-    words = {"n_tasks": "tasks per benchmark", "n_scaffolds": "scaffolds per model", "n_benchmarks": "benchmarks",
-             "n_replicates": "trials per cell"}
+    words = _words(ct)  # the app's words (core.formatting.facet_words)
     for over, m in ct.summary["min_n"].items():
-        rows.append([_p(words.get(over, over), "cell"), _p(fmt_n(m["observed"]), "cell_right"),
+        rows.append([_p(words.axis(over), "cell"), _p(fmt_n(m["observed"]), "cell_right"),
                      _p(fmt_n(m["median"]), "cell_right"),
                      _p(f"{fmt_n(m['lower95'])}\u2013{fmt_n(m['upper95'])}", "cell_right"),
                      _p(fmt_prob(m["p_reachable"]), "cell_right")])
@@ -440,6 +440,16 @@ def _agent_table(ct: SheetContent, with_cost: bool, top: int = 15) -> Table:
     return t
 
 
+def _trials_text(ct: SheetContent) -> str:
+    """``64 traces (4 agents × 8 tasks × 2 traces per agent-task pair)``: the design's trial count in its words."""
+    d, w = ct.design, _words(ct)
+    parts = [f"{fmt_n(d.n_models)} {w.objects if w.object == 'agent' else plural('model', d.n_models)}"]
+    if w.object != "agent":  # an agent is one model-scaffold pair
+        parts.append(w.count("n_scaffolds", d.n_scaffolds))
+    parts += [f"{fmt_n(d.total_tasks)} {plural('task', d.total_tasks)}", w.count("n_replicates", d.n_replicates)]
+    return f"{fmt_n(d.trial_count())} {w.noun('n_replicates', d.trial_count())} ({f' {TIMES} '.join(parts)})"
+
+
 def _cost_page(ct: SheetContent) -> list:
     ss = st.stylesheet()
     inp = ct.inputs
@@ -451,9 +461,7 @@ def _cost_page(ct: SheetContent) -> list:
                         "cost frontier, reliability per dollar (RPD) and the accuracy-per-dollar ranking cannot be "
                         "computed. What would be needed: a <i>cost</i> column (USD per row), or token counts with a "
                         "price table per model, or a price per trial for each benchmark. The design's size in "
-                        f"trials is known: the observed design ran {fmt_n(d.trial_count())} trials "
-                        f"({fmt_n(d.n_models)} models {TIMES} {fmt_n(d.n_scaffolds)} scaffolds {TIMES} "
-                        f"{fmt_n(d.total_tasks)} tasks {TIMES} {fmt_n(d.n_replicates)} trials).", "note"))
+                        f"trials is known: the observed design ran {_trials_text(ct)}.", "note"))
         if inp.accuracy is not None:
             story += [Paragraph(f"Observed accuracy, top {min(15, n_agents)} of {n_agents} agents", ss["h2"]),
                       _agent_table(ct, False),
@@ -487,11 +495,11 @@ def _cost_page(ct: SheetContent) -> list:
     if b.get("detect") is not None:
         k = b["detect"]
         rows.append([_p("leaves the detection band (SNR &gt; 2)", "cell"), _p(fmt_usd(f.cost[k]), "cell_right"),
-                     _p(_design_text(f, k), "cell"), _p(fmt_coef(f.median[k]), "cell_right")])
+                     _p(_design_text(f, k, _words(ct)), "cell"), _p(fmt_coef(f.median[k]), "cell_right")])
     if b.get("target") is not None:
         k = b["target"]
         rows.append([_p(f"meets the target (P(target met) {GEQ} {f.prob:.2f})", "cell"), _p(fmt_usd(f.cost[k]), "cell_right"),
-                     _p(_design_text(f, k), "cell"), _p(fmt_coef(f.median[k]), "cell_right")])
+                     _p(_design_text(f, k, _words(ct)), "cell"), _p(fmt_coef(f.median[k]), "cell_right")])
     rows.append([_p("observed design", "cell"), _p(fmt_usd(d.cost()), "cell_right"),
                  _p(f"{_count(d.effective_n_tasks, 'task')} {TIMES} {_count(d.n_scaffolds, 'scaffold')} {TIMES} "
                     f"{_count(d.effective_n_benchmarks, 'benchmark')} ({fmt_n(d.trial_count())} trials)", "cell"),
@@ -499,7 +507,7 @@ def _cost_page(ct: SheetContent) -> list:
     if inp.budget is not None and b.get("budget") is not None:
         k = b["budget"]
         rows.append([_p(f"best within budget {fmt_usd(inp.budget)}", "cell"), _p(fmt_usd(f.cost[k]), "cell_right"),
-                     _p(_design_text(f, k), "cell"), _p(fmt_coef(f.median[k]), "cell_right")])
+                     _p(_design_text(f, k, _words(ct)), "cell"), _p(fmt_coef(f.median[k]), "cell_right")])
     t = Table(rows, colWidths=[170, 60, st.FRAME_WIDTH - 290, 60])
     t.setStyle(st.data_table_style(len(rows)))
     story += [Paragraph("Cost bands", ss["h2"]), t]
@@ -530,6 +538,11 @@ def _cost_page(ct: SheetContent) -> list:
     return story
 
 
+def _words(ct: SheetContent):
+    """The words of the design's sizes and object, the app's and ``ddr``'s (:func:`~..formatting.facet_words`)."""
+    return ct.words or facet_words(ct.design.object_of_measurement, ct.inputs.components.facets)
+
+
 def _allocation_table(ct: SheetContent) -> list:
     """The budget's tasks per benchmark (:attr:`SheetContent.allocation`), or the sentence saying why not."""
     a = ct.allocation
@@ -545,13 +558,15 @@ def _allocation_table(ct: SheetContent) -> list:
                      _p(fmt_n(a["equal"].get(b, 0)), "cell_right")])
     t = Table(rows, colWidths=[st.FRAME_WIDTH - 280, 70, 70, 70, 70])
     t.setStyle(st.data_table_style(len(rows)))
-    return [CondPageBreak(60 + 14 * len(rows)), Paragraph(f"Tasks per benchmark within {fmt_usd(a['budget'])}", ss["h2"]),
+    return [CondPageBreak(60 + 14 * len(rows)), Paragraph(f"{_words(ct).allocation} within {fmt_usd(a['budget'])}", ss["h2"]),
             t, _p(ct.allocation_text, "caption")]
 
 
-def _design_text(f, k: int) -> str:
-    return (f"{_count(f.n_tasks[k], 'task')} {TIMES} {_count(f.n_scaffolds[k], 'scaffold')} {TIMES} "
-            f"{_count(f.n_benchmarks[k], 'benchmark')} ({fmt_n(f.trials[k])} trials)")
+def _design_text(f, k: int, words) -> str:
+    """A design of the cost frontier: the sizes the fit varies, in its words (``formatting.fmt_design``'s)."""
+    sizes = {"n_tasks": f.n_tasks[k], "n_scaffolds": f.n_scaffolds[k], "n_benchmarks": f.n_benchmarks[k]}
+    return (f" {TIMES} ".join(_count(sizes[s], words.noun(s, 1)) for s in words.sizes)
+            + f" ({fmt_n(f.trials[k])} {words.noun('n_replicates', f.trials[k])})")
 
 
 def _difficulty_page(ct: SheetContent) -> list:

@@ -36,6 +36,25 @@ def _fit(qtbot, w, path, model):
     assert w.fit_result is not None, w.model_panel.log_text()
 
 
+def _assert_agent_labels(panel):
+    """The D-study panel of an agent fit shows the agent words, never the model ones."""
+    from PySide6.QtWidgets import QFormLayout, QGroupBox, QLabel
+
+    texts = [lab.text() for lab in panel.findChildren(QLabel)]
+    texts += [box.title() for box in panel.findChildren(QGroupBox)]
+    for form in panel.findChildren(QFormLayout):
+        for r in range(form.rowCount()):
+            item = form.itemAt(r, QFormLayout.LabelRole)
+            if item is not None and item.widget() is not None:
+                texts.append(item.widget().text())
+    assert "Agents compared" in texts and "Tasks" in texts
+    assert any(t.startswith("Replicates (traces per agent-task pair)") for t in texts)
+    assert "Tasks across benchmarks within the budget" in texts
+    for wrong in ("Models compared", "Tasks per benchmark", "Scaffolds per model", "Tasks per benchmark within the budget"):
+        assert wrong not in texts, wrong
+    assert panel.models_spin.toolTip().startswith("Agents compared")
+
+
 def test_ddr_fit_shows_the_agent_dstudy_of_core(qtbot, fake_sampler, monkeypatch, tmp_path):
     monkeypatch.setattr(main_window, "FIT_IN_CHILD_PROCESS", False)
     path = resources_dir() / "demo" / "failure-modes-SIMULATED.csv"
@@ -66,8 +85,12 @@ def test_ddr_fit_shows_the_agent_dstudy_of_core(qtbot, fake_sampler, monkeypatch
     for f, curve in core_view.curves.items():
         np.testing.assert_allclose(panel.view.curves[f].median, curve.median, rtol=1e-12)
     assert not panel.message.text()
-    # no benchmark facet: the task facet holds every benchmark's tasks, and the words say so
+    # no benchmark facet: the task facet holds every benchmark's tasks, and the words say so; the words of the
+    # sizes are core's (core.formatting.facet_words), the CLI's and the sheet's: agents, traces, error categories
     assert panel.words["n_tasks"][0] == "Tasks" and any(k.endswith(" vs tasks") for k in panel.plots())
+    _assert_agent_labels(panel)
+    # the design compares the corpus's 10 agents (model-scaffold pairs), each run once
+    assert w.state.n_models == 10 and panel.models_spin.value() == 10 and d.n_scaffolds == 1
     # Ranks of the agents (model / scaffold pairs), core's
     theta, names = theta_from_posterior(post, "agent")
     assert w.ranks_panel is not None and w.ranks_panel.ranks.models == names and len(names) == 10
@@ -91,7 +114,9 @@ def test_ddr_fit_shows_the_agent_dstudy_of_core(qtbot, fake_sampler, monkeypatch
     pypdf = pytest.importorskip("pypdf")
     text = " ".join(" ".join((p.extract_text() or "").split()) for p in pypdf.PdfReader(str(sheet)).pages)
     assert "Object of measurement: agent." in text and "; 10 agents, 40 posterior draws" in text
-    assert "Observed design: 40 tasks \u00d7 4 trials per cell \u00d7 3 steps \u00d7 4 error categories" in text
+    assert ("Observed design: 40 tasks \u00d7 4 traces per agent-task pair \u00d7 3 steps \u00d7 4 error categories"
+            in text)
+    assert "scaffolds per model" not in text and "Models compared" not in text
 
     # a pooled fit afterwards measures models again, on the corpus's plain design
     _fit(qtbot, w, path, "pooled")
@@ -130,5 +155,6 @@ def test_ddr_preview_draws_the_agent_dstudy(qtbot, fake_sampler, monkeypatch, tm
     assert w.state.extra_facets == {"step": 2.0, "error_category": 4.0}
     want = observed_design(load_corpus(path), object_of_measurement="agent", facets=panel.components.facets)
     assert panel.view.design.sizes() == want.sizes() and not panel.message.text()
+    _assert_agent_labels(panel)
     assert panel.view.readouts.coefficient.median == pytest.approx(
         float(np.median(generalizability(panel.components, "agent", want.sizes(), "relative"))), rel=1e-9)

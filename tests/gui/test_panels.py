@@ -235,9 +235,16 @@ def test_typed_components_errors_name_the_row(qtbot):
     dialog.accept()  # refuses to close and says why
     assert dialog.result() == 0 and "negative" in dialog.message.text()
     dialog.table.item(r, 1).setText("0.5")
-    dialog.object_box.setCurrentIndex(1)  # a system without scaffold terms
-    dialog.accept()
-    assert "scaffold terms" in dialog.message.text()
+    # the objects are those the typed terms support (core.reliability.objects_for_terms): no system without
+    # scaffold terms
+    box = dialog.object_box
+    assert [box.itemData(i) for i in range(box.count())] == ["model"]
+    dialog.add_row("model:scaffold", 0.2)
+    assert [box.itemData(i) for i in range(box.count())] == ["model", "system"]
+    box.setCurrentIndex(1)
+    assert dialog.design().object_of_measurement == "system"
+    dialog.table.removeRow(2)
+    assert [box.itemData(i) for i in range(box.count())] == ["model"] and box.currentData() == "model"
 
 
 def test_presets_and_design(qtbot):

@@ -60,6 +60,9 @@ _METR_FIELDS = {"task_id": "task", "model": "model", "run_id": "trial", "score_b
                 "score_cont": schema.SOFT_SCORE, "human_minutes": "human_minutes", "generation_cost": schema.COST,
                 "difficulty_label": "difficulty_label"}
 _SCAFFOLD_KEYS = ("scaffold", "agent_scaffold", "harness", "framework")
+#: The METR fields that describe the task, not the run: the same on every run of a task.  A METR run-rows
+#: file read as task metadata (``--task-metadata``; :func:`..metadata.read_task_metadata`) gives these.
+METR_TASK_FIELDS = ("human_minutes", "difficulty_label")
 
 
 def _style_of(obj: dict) -> str | None:
