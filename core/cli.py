@@ -546,7 +546,7 @@ def _report_analyses(args: argparse.Namespace):
     # the refit engine's analyses; the others (methods, scores, failures, frontier, capability, transfer) run by
     # their own sheet runners (ddr_sheet.analysis_runner, which names every analysis when one is unknown)
     refits = ("difficulty", "heldout", "held_out", "held-out", "loo")
-    others = {n: _sheet_runner(n) for n in names if n not in refits}
+    others = {n: _sheet_runner(n, undated=getattr(args, "undated", "stop")) for n in names if n not in refits}
     names = ["heldout" if n in ("held_out", "held-out") else n for n in names if n in refits]
     if others and not names:
         return others, None
@@ -566,12 +566,12 @@ def _report_analyses(args: argparse.Namespace):
     return None, choose
 
 
-def _sheet_runner(name: str):
+def _sheet_runner(name: str, undated: str = "stop"):
     """The sheet runner of a ``--analyses`` name outside the refit engine's (``ddr_sheet.analysis_runner``)."""
     from .ddr_sheet import analysis_runner
 
     try:
-        return analysis_runner(name)
+        return analysis_runner(name, undated=undated)
     except ValueError as exc:
         raise ValueError(f"--analyses: {exc}") from None
 
@@ -863,6 +863,8 @@ def build_parser() -> argparse.ArgumentParser:
                    "scores (observed-scale score reliability; always run with --claim absolute), failures, "
                    "frontier")
     p.add_argument("--splits", type=int, default=50, help="held-out 70/30 splits (default 50, seed 003)")
+    p.add_argument("--undated", choices=["stop", "drop"], default="stop",
+                   help="frontier: models without a release date stop it (default), or are left out and named")
     p.add_argument("--scheduler", help="a Dask scheduler (tcp://host:8786) to run the refits on "
                    "(default: $DDR_SCHEDULER, else this machine)")
     p.add_argument("--date-invariant", action="store_true", help="reproducible output: no build date")

@@ -71,10 +71,10 @@ def _failure_runner():
     return run_failure_taxonomy
 
 
-def _frontier_runner():
+def _frontier_runner(undated: str = "stop"):
     from .analyses.frontier_time import frontier_over_time
 
-    return lambda ctx: frontier_over_time(ctx.corpus, cancel=ctx.cancel)
+    return lambda ctx: frontier_over_time(ctx.corpus, cancel=ctx.cancel, undated=undated)
 
 
 def _methods_runner():
@@ -168,13 +168,17 @@ class SheetResult:
     messages: list[str] = field(default_factory=list)
 
 
-def analysis_runner(key: str) -> Callable[[AnalysisContext], Any]:
+def analysis_runner(key: str, *, undated: str = "stop") -> Callable[[AnalysisContext], Any]:
     """The runner of an optional analysis, from the batch modules of core.
 
     Parameters
     ----------
     key
         A key of :data:`~.inputs.ANALYSIS_KEYS` or a name of :data:`ANALYSIS_ALIASES`.
+    undated
+        The frontier over time only (seed 002 sec. 5.1): ``"stop"`` when a model has no release
+        date (the analysis says which), or ``"drop"`` to leave those models out and name them
+        (``frontier_time.frontier_over_time``).
 
     Raises
     ------
@@ -189,6 +193,8 @@ def analysis_runner(key: str) -> Callable[[AnalysisContext], Any]:
     if name not in _RUNNER_MODULES:
         raise ValueError(f"the {name.replace('_', ' ')} analysis has no runner in core; compute it and pass the "
                          "result in analyses= (see ddr_explorer.core.report.inputs)")
+    if name == "frontier":
+        return _adapt_runner(_frontier_runner(undated))
     return _adapt_runner(_RUNNER_MODULES[name]())
 
 

@@ -161,3 +161,18 @@ def test_a_saved_analysis_keeps_the_slice(tmp_path):
     assert state.corpus_options["slice"] == "task_group=gui"
     again = load_corpus(path, **state.corpus_options)
     assert again.content_hash == corpus.content_hash and again.provenance["slice"] == "task_group=gui"
+
+
+def test_the_sheet_runner_drops_undated_models_when_asked_and_stops_otherwise():
+    """``ddr report --analyses frontier --undated drop`` takes the same path as ``ddr analyses --undated drop``."""
+    from ddr_explorer.core.ddr_sheet import AnalysisContext, analysis_runner
+
+    ctx = AnalysisContext(corpus=tiny(dates={"m1": "2024-02-10", "m2": "2024-05-01"}), posterior=None, spec=None,
+                          settings=None, cache_dir=None, progress=None, cancel=None)
+    with pytest.raises(MissingReleaseDates):
+        analysis_runner("frontier")(ctx)
+    f = analysis_runner("frontier", undated="drop")(ctx)
+    # m3 left out: b1 stays at m1's 0.25 in every quarter (with m3 it reached 0.75 in Q4)
+    assert f.quarters == ["2024Q1", "2024Q2"]
+    np.testing.assert_allclose(f.benchmark_frontier[f.benchmarks.index("B")], [0.25, 0.25])
+    np.testing.assert_allclose(f.benchmark_frontier[f.benchmarks.index("A")], [0.25, 0.75])
