@@ -53,6 +53,41 @@ def test_settled_needs_every_block_and_the_step_size():
     assert not W.settled({"g": 0.1}, None)  # no earlier step size to compare with
 
 
+def test_expected_change_is_the_noise_of_two_covariance_estimates():
+    # hand-computed: TB2's 13 x 13 global block at iteration 149 (100 pooled draws behind the metric in
+    # use, 200 in the closing window): sqrt(14 (1/100 + 1/200)) = sqrt(0.21)
+    assert W.expected_change(13, 100, 200) == pytest.approx(0.21 ** 0.5)
+    assert W.expected_change(13, None, 100) == pytest.approx(0.14 ** 0.5)  # the start metric counts as exact
+    assert W.expected_change(500, 100, 200, dense=False) == pytest.approx(0.03 ** 0.5)  # a variance: 2/n each
+
+
+@pytest.mark.parametrize("d,dense", [(6, True), (40, False)])
+def test_expected_change_matches_simulated_estimates(d, dense):
+    """Two sample covariances of the same Gaussian from 100 and 200 draws: their RMS log eigenvalue
+    change (metric_change) averages to expected_change within 15% (the formula is the large-n limit)."""
+    rng = np.random.default_rng(3)
+    a = rng.normal(size=(d, d))
+    cov = a @ a.T / d + np.eye(d)
+    L = np.linalg.cholesky(cov)
+    got = []
+    for _ in range(200):
+        x1, x2 = rng.normal(size=(100, d)) @ L.T, rng.normal(size=(200, d)) @ L.T
+        c1, c2 = np.cov(x1.T), np.cov(x2.T)
+        got.append(W.metric_change(c1, c2) if dense else W.metric_change(np.diag(c1), np.diag(c2)))
+    assert np.mean(got) == pytest.approx(W.expected_change(d, 100, 200, dense=dense), rel=0.15)
+
+
+def test_settled_by_noise_needs_every_block_within_its_noise():
+    noise = {"g": 0.46, "x": 0.17}
+    f = W.NOISE_FACTOR
+    assert W.settled_by_noise({"g": 0.48, "x": 0.25}, noise)  # TB2 at iteration 149 (measured)
+    assert not W.settled_by_noise({"g": f * 0.46 + 0.01, "x": 0.1}, noise)
+    assert not W.settled_by_noise({"g": 0.1, "x": f * 0.17 + 0.01}, noise)
+    assert not W.settled_by_noise({"g": 0.1, "x": float("nan")}, noise)
+    assert not W.settled_by_noise({"g": 0.1, "y": 0.1}, noise)  # a block without a noise figure
+    assert not W.settled_by_noise({}, noise)
+
+
 def _simulate_module():
     spec = importlib.util.spec_from_file_location("ddr_bench_simulate", ROOT / "bench" / "simulate.py")
     mod = importlib.util.module_from_spec(spec)
@@ -74,11 +109,14 @@ def test_a_well_started_fit_skips_the_slow_windows_it_does_not_need(monkeypatch)
     post = fit(sim.table, "successes ~ (1|task) + (1|model)", s)
     assert [e["iteration"] for e in log][:1] == [99]
     first = log[0]
-    if W.settled(first["changes"], first["step_change"]):
+    if W.settled_by_noise(first["changes"], first["noise"]):
         assert post.sample_stats["warmup_num_steps"].shape[1] == 150
         assert any(str(n).startswith("warmup 150 of 200 iterations") for n in post.notes)
     else:  # not settled at 99: the full schedule (at 149 the final buffer starts next anyway)
         assert post.sample_stats["warmup_num_steps"].shape[1] == 200
         assert not any("slow-window iterations skipped" in str(n) for n in post.notes)
     assert post.mu.shape == (4, 50)
-    assert all(set(e["changes"]) == {"g", "x"} for e in log)
+    assert all(set(e["changes"]) == set(e["noise"]) == {"g", "x"} for e in log)
+    # the start metric counts as exact at the first look: the noise is the closing window's alone
+    n1 = 4 * (99 - 75)  # pooled draws of the first slow window (75-99) before its last iteration
+    assert first["noise"]["x"] == pytest.approx(W.expected_change(1, None, n1, dense=False), rel=0.05)
