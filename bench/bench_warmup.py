@@ -83,7 +83,7 @@ def main(argv=None) -> int:
         print(f"== {name} ({spec}); load average {os.getloadavg()[0]:.1f}", flush=True)
         chains.WINDOW_LOG = []
         cap = {"max_draws": a.max_draws} if a.max_draws else {}
-        full = one(table, spec, stop="gate", **cap)
+        full = one(table, spec, stop="gate", adaptive_warmup=False, **cap)
         log, chains.WINDOW_LOG = chains.WINDOW_LOG, None
         print("  full schedule (300), looks at the slow windows' ends:")
         for e in log:

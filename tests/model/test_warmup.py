@@ -120,3 +120,17 @@ def test_a_well_started_fit_skips_the_slow_windows_it_does_not_need(monkeypatch)
     # the start metric counts as exact at the first look: the noise is the closing window's alone
     n1 = 4 * (99 - 75)  # pooled draws of the first slow window (75-99) before its last iteration
     assert first["noise"]["x"] == pytest.approx(W.expected_change(1, None, n1, dense=False), rel=0.05)
+
+
+def test_the_footer_says_when_the_warmup_was_adaptive():
+    from types import SimpleNamespace
+
+    from ddr_explorer.core.report.sheet import footer_lines
+
+    st = {"stop": "fixed", "draws": 700, "chains": 4, "warmup": 300, "adaptive_warmup": True}
+    inputs = SimpleNamespace(fit_info={"settings": st, "method": "NUTS", "converged": True},
+                             corpus_summary={}, corpus_name="c", corpus_hash="ab" * 32, versions={})
+    assert "warmup at most 300 (adaptive)" in footer_lines(inputs, date=None)[1]
+    inputs.fit_info["settings"] = {**st, "adaptive_warmup": False}
+    line = footer_lines(inputs, date=None)[1]
+    assert "warmup 300" in line and "adaptive" not in line
