@@ -33,9 +33,7 @@ CASES = {
     "O1": "--xla_backend_optimization_level=1",
     "noexp": "--xla_llvm_disable_expensive_passes=true",
     "O1+noexp": "--xla_backend_optimization_level=1 --xla_llvm_disable_expensive_passes=true",
-    "nounroll": "--xla_cpu_disable_loop_unrolling=true",
     "split1": "--xla_cpu_parallel_codegen_split_count=1",
-    "nofold": "--xla_cpu_fold_all_constants=false",
 }
 
 CHILD = r"""

@@ -9,7 +9,7 @@ tail ESS >= 1.1 x 400, no divergence, at least the minimum draws).  Then the cos
 ms of ``check_gate`` on the draws so far, median of repeats) against the CPU cost of a 25-draw chunk
 of this fit, on the same box in the same run.
 
-Run:  python bench/bench_gate_looks.py [--draws 300] [--from 200] [--every 10]
+Run:  python bench/bench_gate_looks.py [--draws 300] [--from 200] [--every 10] [--adaptive-warmup on|off]
 """
 
 from __future__ import annotations
@@ -31,6 +31,8 @@ def main(argv=None) -> int:
     ap.add_argument("--draws", type=int, default=300)
     ap.add_argument("--from", dest="start", type=int, default=200)
     ap.add_argument("--every", type=int, default=10)
+    ap.add_argument("--adaptive-warmup", choices=["on", "off"], default="on" if M.SamplerSettings().adaptive_warmup
+                    else "off", help="SamplerSettings.adaptive_warmup (default the app's)")
     a = ap.parse_args(argv)
     from bench_sampler import load_tb2
 
@@ -39,13 +41,15 @@ def main(argv=None) -> int:
     def progress(name, done, total, eta):
         stamps.setdefault(name, time.process_time())
 
-    post = M.fit(load_tb2(), "per-benchmark", M.SamplerSettings(stop="fixed", draws=a.draws, seed=0),
+    post = M.fit(load_tb2(), "per-benchmark", M.SamplerSettings(stop="fixed", draws=a.draws, seed=0,
+                                                                          adaptive_warmup=a.adaptive_warmup == "on"),
                  progress=progress)
     names = list(post.sigma)
     sig = np.stack([post.sigma[n] for n in names], axis=-1)  # (chains, draws, terms)
     div = post.sample_stats["diverging"]
     cpu_sampling = stamps["diagnostics"] - stamps["sampling"]
-    print(f"TB2, 4 chains x (300 + {a.draws}), seed 0; terms {names}; sampling {cpu_sampling:.1f} CPU s, "
+    warm = int(post.sample_stats["warmup_num_steps"].shape[1])
+    print(f"TB2, 4 chains x ({warm} warmup + {a.draws}), seed 0, adaptive warmup {a.adaptive_warmup}; terms {names}; sampling {cpu_sampling:.1f} CPU s, "
           f"{1e3 * cpu_sampling / a.draws * 25:.0f} CPU ms per 25-draw chunk (4 chains)")
     for n in range(a.start, a.draws + 1, a.every):
         chk = check_gate(sig[:, :n], int(np.sum(div[:, :n])), names)
