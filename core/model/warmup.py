@@ -28,9 +28,9 @@ skipped; the step size is adapted afresh in the final buffer's 50 iterations wit
 so a change of the step size between windows, which follows the previous window's change of the
 metric, is logged but not a criterion).  At most 100 + 50 iterations are saved of 300.
 
-An earlier rule used fixed tolerances (``METRIC_TOLERANCE`` 0.35 and ``STEP_TOLERANCE`` 0.25 on the
-step size's log change, :func:`settled`): it triggered on no corpus measured, because 0.35 lies
-below the noise floor of TB2's 13 x 13 global block.  Measured per corpus shape in
+An earlier rule used fixed tolerances (a metric change below 0.35 and a step size log change below
+0.25): it triggered on no corpus measured, because 0.35 lies below the noise floor of TB2's 13 x 13
+global block.  Measured per corpus shape in
 docs/sampler-measurements.md.
 """
 
@@ -38,10 +38,6 @@ from __future__ import annotations
 
 import numpy as np
 
-#: RMS log ratio of the new to the old mass-matrix variances below which the metric has settled.
-METRIC_TOLERANCE = 0.35
-#: |log(step size ratio)| between two windows below which the step size has settled.
-STEP_TOLERANCE = 0.25
 #: A block's metric has settled when it changes by less than this many times the change expected from
 #: the noise of the two estimates alone (:func:`expected_change`).
 NOISE_FACTOR = 1.5
@@ -72,14 +68,6 @@ def metric_change(old: np.ndarray, new: np.ndarray) -> float:
         lam = np.linalg.eigvalsh(Li @ nw @ Li.T)
     lam = np.clip(lam, 1e-300, None)
     return float(np.sqrt(np.mean(np.log(lam) ** 2)))
-
-
-def settled(changes: dict[str, float], step_change: float | None) -> bool:
-    """True when every block's metric change and the step size change are within tolerance."""
-    if step_change is None or not np.isfinite(step_change):
-        return False
-    return all(np.isfinite(c) and c < METRIC_TOLERANCE for c in changes.values()) and abs(step_change) < STEP_TOLERANCE
-
 
 
 def expected_change(d: int, n_old: float | None, n_new: float, dense: bool = True) -> float:

@@ -46,13 +46,6 @@ def test_welford_metric_is_numpyros():
         np.testing.assert_allclose(got, want, rtol=1e-5)
 
 
-def test_settled_needs_every_block_and_the_step_size():
-    assert W.settled({"g": 0.1, "x": 0.2}, 0.05)
-    assert not W.settled({"g": 0.1, "x": W.METRIC_TOLERANCE + 0.01}, 0.05)
-    assert not W.settled({"g": 0.1}, W.STEP_TOLERANCE + 0.01)
-    assert not W.settled({"g": 0.1}, None)  # no earlier step size to compare with
-
-
 def test_expected_change_is_the_noise_of_two_covariance_estimates():
     # hand-computed: TB2's 13 x 13 global block at iteration 149 (100 pooled draws behind the metric in
     # use, 200 in the closing window): sqrt(14 (1/100 + 1/200)) = sqrt(0.21)
