@@ -95,9 +95,10 @@ def expected_change(d: int, n_old: float | None, n_new: float, dense: bool = Tru
     return float(np.sqrt((k + 1) * inv))
 
 
-def settled_by_noise(changes: dict[str, float], noise: dict[str, float], factor: float = NOISE_FACTOR) -> bool:
-    """True when every block's metric change is below ``factor`` times its expected noise
-    (:func:`expected_change`); the rule of ``SamplerSettings.adaptive_warmup``."""
+def settled_by_noise(changes: dict[str, float], noise: dict[str, float], factor: float | None = None) -> bool:
+    """True when every block's metric change is below ``factor`` (default ``NOISE_FACTOR``) times its
+    expected noise (:func:`expected_change`); the rule of ``SamplerSettings.adaptive_warmup``."""
+    factor = NOISE_FACTOR if factor is None else factor
     if not changes:
         return False
     return all(np.isfinite(c) and k in noise and c < factor * noise[k] for k, c in changes.items())

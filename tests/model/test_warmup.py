@@ -89,27 +89,28 @@ def _simulate_module():
     return mod
 
 
-def test_a_well_started_fit_skips_the_slow_windows_it_does_not_need(monkeypatch):
-    """Two well-informed terms, 200 warmup iterations (slow windows end at 99 and 149): the start near
-    the mode leaves the metric settled at the first look, so the run skips to the final buffer at
-    150 and its warmup is 150 iterations; the full schedule runs all 200 with the same looks logged."""
+def test_a_settled_fit_skips_the_slow_windows_it_does_not_need(monkeypatch):
+    """Two well-informed terms, 200 warmup iterations (slow windows end at 99 and 149).  With this seed
+    the metric is not settled at 99 by the default rule (g changes 2.4x its noise), so the tolerance is
+    widened here to make the first look settle: the window closes at 100 and the run jumps to the
+    final buffer (150-199), a warmup of 150 iterations, said in a note; the draws keep their length."""
     sim = _simulate_module().simulate_per_benchmark(n_tasks=40, n_models=12, n_scaffolds=2, n_pairs=12,
                                                     trials_per_cell=8, sigmas={"task": 1.2, "model": 0.8}, mu=0.0,
                                                     seed=2)
     log = []
     monkeypatch.setattr(chains, "WINDOW_LOG", log)
-    s = SamplerSettings(stop="fixed", warmup=200, draws=50, chains=4, seed=1, chunk_size=50, adaptive_warmup=True)
+    monkeypatch.setattr(W, "NOISE_FACTOR", 50.0)
+    s = SamplerSettings(stop="fixed", warmup=200, draws=50, chains=4, seed=1, chunk_size=50)
+    assert s.adaptive_warmup  # the default
     post = fit(sim.table, "successes ~ (1|task) + (1|model)", s)
-    assert [e["iteration"] for e in log][:1] == [99]
+    assert [e["iteration"] for e in log] == [99]  # the look at 149 was skipped with its window
     first = log[0]
-    if W.settled_by_noise(first["changes"], first["noise"]):
-        assert post.sample_stats["warmup_num_steps"].shape[1] == 150
-        assert any(str(n).startswith("warmup 150 of 200 iterations") for n in post.notes)
-    else:  # not settled at 99: the full schedule (at 149 the final buffer starts next anyway)
-        assert post.sample_stats["warmup_num_steps"].shape[1] == 200
-        assert not any("slow-window iterations skipped" in str(n) for n in post.notes)
+    assert W.settled_by_noise(first["changes"], first["noise"])
+    assert not W.settled_by_noise(first["changes"], first["noise"], factor=1.5)  # the default rule would not
+    assert post.sample_stats["warmup_num_steps"].shape[1] == 150
+    assert any(str(n).startswith("warmup 150 of 200 iterations") for n in post.notes)
     assert post.mu.shape == (4, 50)
-    assert all(set(e["changes"]) == set(e["noise"]) == {"g", "x"} for e in log)
+    assert set(first["changes"]) == set(first["noise"]) == {"g", "x"}
     # the start metric counts as exact at the first look: the noise is the closing window's alone
     n1 = 4 * (99 - 75)  # pooled draws of the first slow window (75-99) before its last iteration
     assert first["noise"]["x"] == pytest.approx(W.expected_change(1, None, n1, dense=False), rel=0.05)
