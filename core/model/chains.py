@@ -27,6 +27,11 @@ from .posterior import CancelCallback, FitCancelled, ProgressCallback, SamplerSe
 #: When a list, every look of the warmup at a slow window's end appends its metric and step-size
 #: changes (:mod:`.warmup`) to it: bench/bench_warmup.py reads them.  None in the app.
 WINDOW_LOG: list | None = None
+#: XLA compiler options for the NUTS initialisation's program, which runs once per fit.  Empty: XLA's
+#: defaults.  ``{"xla_backend_optimization_level": 0}`` compiled it 1.4-3x faster on a loaded box (TB2,
+#: bench/bench_init_compile.py), but changes the draws of a seed (the start's rounding) and its saving on
+#: the whole compile was not measurable there, so it is not the default (docs/sampler-measurements.md).
+INIT_COMPILER_OPTIONS: dict = {}
 
 #: Called once after warmup as ``WARMUP_HOOK(state=, aux=, potential_gen=, offset=, layout=)`` with the
 #: chains' kernel states (adapted mass matrix and step size included): bench/bench_geometry.py uses it
@@ -297,6 +302,8 @@ def _run_chains(design, spec, lay, gibbs, rough, settings: SamplerSettings, devi
     if progress:
         progress("compile", 0, 1, None)
     init_p = jax.pmap(_per_device(_init_one, (0, 0, 0, None), per), in_axes=(0, 0, 0, None), devices=devs)
+    # the initialisation runs once, so its code need not be fast (INIT_COMPILER_OPTIONS may trade speed for compile)
+    init_p = init_p.lower(z0, chain_ids, aux, key0).compile(compiler_options=dict(INIT_COMPILER_OPTIONS) or None)
     state = init_p(z0, chain_ids, aux, key0)
     jax.block_until_ready(state)
     timings["compile_init"] = time.perf_counter() - t0
