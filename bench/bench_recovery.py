@@ -100,6 +100,7 @@ def study(shape: str, n_datasets: int, settings: M.SamplerSettings, seed0: int =
     conv, walls, worst_rhat, min_ess, divs = [], [], [], [], []
     stopped_hits: list[bool] = []  # stop="gate": the intervals of fits the gate stopped before the ceiling
     lengths: list[int] = []
+    warm_its: list[int] = []  # warmup iterations run (fewer than settings.warmup: the adaptive warmup skipped)
     t0 = time.perf_counter()
     for i in range(n_datasets):
         sim = simulate(shape, seed0 + i)
@@ -118,6 +119,8 @@ def study(shape: str, n_datasets: int, settings: M.SamplerSettings, seed0: int =
         if dg.converged:
             conv_hits.extend(h for h, _, _ in hits.values())
         lengths.append(int(post.mu.shape[1]))
+        warm_its.append(int(post.sample_stats["warmup_num_steps"].shape[1]) if "warmup_num_steps" in post.sample_stats
+                        else settings.warmup)
         if settings.stop == "gate" and any(str(n).endswith("when every component passed") for n in post.notes):
             stopped_hits.extend(h for h, _, _ in hits.values())
         walls.append(post.wall_seconds)
@@ -126,7 +129,7 @@ def study(shape: str, n_datasets: int, settings: M.SamplerSettings, seed0: int =
         divs.append(dg.divergences)
         if verbose:
             miss = [n for n, (h, _, _) in hits.items() if not h]
-            print(f"  data set {i + 1:2d}: {post.wall_seconds:5.1f} s, {lengths[-1]:4d} draws/chain, max R-hat {dg.max_r_hat:.3f}, min ESS "
+            print(f"  data set {i + 1:2d}: {post.wall_seconds:5.1f} s, warmup {warm_its[-1]}, {lengths[-1]:4d} draws/chain, max R-hat {dg.max_r_hat:.3f}, min ESS "
                   f"{dg.min_ess_bulk:5.0f}, div {dg.divergences}, missed: {', '.join(miss) or '-'}", flush=True)
     all_hits = [h for v in per_term.values() for h in v]
     res = {"shape": shape, "datasets": n_datasets, "level": level, "wall_total": time.perf_counter() - t0,
@@ -135,7 +138,7 @@ def study(shape: str, n_datasets: int, settings: M.SamplerSettings, seed0: int =
            "per_term": {n: coverage(v) for n, v in per_term.items()},
            "median_log_ratio": {n: float(np.median(v)) for n, v in rel_err.items()},
            "overall": coverage(all_hits), "overall_converged": coverage(conv_hits),
-           "stop": settings.stop, "draws_per_chain": lengths, "overall_gate_stopped": coverage(stopped_hits)}
+           "stop": settings.stop, "draws_per_chain": lengths, "warmup_iterations": warm_its, "overall_gate_stopped": coverage(stopped_hits)}
     if verbose:
         print(f"  coverage of the {level:.0%} central intervals of sigma^2 (truth inside), +- binomial SE:")
         for n, (p, se) in res["per_term"].items():
@@ -149,6 +152,9 @@ def study(shape: str, n_datasets: int, settings: M.SamplerSettings, seed0: int =
             p, se = res["overall_gate_stopped"]
             print(f"    {'stopped by the gate':26s} {p:6.2f} +- {se:.2f}   ({len(stopped_hits)} intervals; draws "
                   f"per chain {min(lengths)}-{max(lengths)}, median {int(np.median(lengths))})")
+        if settings.adaptive_warmup:
+            print(f"  adaptive warmup: {sum(w < settings.warmup for w in warm_its)} of {n_datasets} fits skipped slow "
+                  f"windows (warmup iterations {min(warm_its)}-{max(warm_its)})")
         print(f"  converged {res['converged']}/{n_datasets}, max R-hat {res['max_r_hat']:.3f}, min bulk ESS "
               f"{res['min_ess']:.0f}, divergences {res['divergences']}; wall {res['wall_total']:.0f} s "
               f"({res['wall_per_fit_median']:.1f} s per fit)", flush=True)
@@ -166,11 +172,14 @@ def main(argv=None) -> int:
     ap.add_argument("--max-draws", type=int, help="with --stop gate: ceiling of draws per chain (default 4000)")
     ap.add_argument("--warmup", type=int, default=M.SamplerSettings().warmup)
     ap.add_argument("--chains", type=int, default=4)
+    ap.add_argument("--adaptive-warmup", choices=["on", "off"], default="on" if M.SamplerSettings().adaptive_warmup
+                    else "off", help="end the slow warmup windows once the metric has settled "
+                    "(SamplerSettings.adaptive_warmup; default the app's)")
     ap.add_argument("--seed", type=int, default=1000, help="seed of the first data set (then +1, +2, ...)")
     ap.add_argument("--json", help="also write the results here")
     a = ap.parse_args(argv)
     settings = M.SamplerSettings(draws=a.draws, warmup=a.warmup, chains=a.chains, seed=7, keep_random_effects=False,
-                                 stop=a.stop, max_draws=a.max_draws)
+                                 stop=a.stop, max_draws=a.max_draws, adaptive_warmup=a.adaptive_warmup == "on")
     shapes = ["per-benchmark", "pooled"] if a.shape == "both" else [a.shape]
     out = [study(s, a.datasets, settings, a.seed) for s in shapes]
     if a.json:

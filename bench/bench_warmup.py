@@ -83,11 +83,12 @@ def main(argv=None) -> int:
         print(f"== {name} ({spec}); load average {os.getloadavg()[0]:.1f}", flush=True)
         chains.WINDOW_LOG = []
         cap = {"max_draws": a.max_draws} if a.max_draws else {}
-        full = one(table, spec, stop="gate", **cap)
+        full = one(table, spec, stop="gate", adaptive_warmup=False, **cap)
         log, chains.WINDOW_LOG = chains.WINDOW_LOG, None
         print("  full schedule (300), looks at the slow windows' ends:")
         for e in log:
-            ch = ", ".join(f"{k} {v:.3f}" for k, v in e["changes"].items())
+            ch = ", ".join(f"{k} {v:.3f} (noise {e['noise'][k]:.3f}, {v / e['noise'][k]:.2f}x)"
+                           for k, v in e["changes"].items())
             sc = "n/a" if e["step_change"] is None else f"{e['step_change']:+.3f}"
             print(f"    iteration {e['iteration']:3d}: metric change {ch}; step size {e['step_size']:.4f} "
                   f"(log change {sc})", flush=True)

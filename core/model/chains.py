@@ -27,6 +27,11 @@ from .posterior import CancelCallback, FitCancelled, ProgressCallback, SamplerSe
 #: When a list, every look of the warmup at a slow window's end appends its metric and step-size
 #: changes (:mod:`.warmup`) to it: bench/bench_warmup.py reads them.  None in the app.
 WINDOW_LOG: list | None = None
+#: XLA compiler options for the NUTS initialisation's program, which runs once per fit.  Empty: XLA's
+#: defaults.  ``{"xla_backend_optimization_level": 0}`` compiled it 1.4-3x faster on a loaded box (TB2,
+#: bench/bench_init_compile.py), but changes the draws of a seed (the start's rounding) and its saving on
+#: the whole compile was not measurable there, so it is not the default (docs/sampler-measurements.md).
+INIT_COMPILER_OPTIONS: dict = {}
 
 #: Called once after warmup as ``WARMUP_HOOK(state=, aux=, potential_gen=, offset=, layout=)`` with the
 #: chains' kernel states (adapted mass matrix and step size included): bench/bench_geometry.py uses it
@@ -297,6 +302,8 @@ def _run_chains(design, spec, lay, gibbs, rough, settings: SamplerSettings, devi
     if progress:
         progress("compile", 0, 1, None)
     init_p = jax.pmap(_per_device(_init_one, (0, 0, 0, None), per), in_axes=(0, 0, 0, None), devices=devs)
+    # the initialisation runs once, so its code need not be fast (INIT_COMPILER_OPTIONS may trade speed for compile)
+    init_p = init_p.lower(z0, chain_ids, aux, key0).compile(compiler_options=dict(INIT_COMPILER_OPTIONS) or None)
     state = init_p(z0, chain_ids, aux, key0)
     jax.block_until_ready(state)
     timings["compile_init"] = time.perf_counter() - t0
@@ -431,15 +438,17 @@ def _run_chains(design, spec, lay, gibbs, rough, settings: SamplerSettings, devi
 
     def _warmup_windows(jump):
         """Warmup with a look at each slow window's end (:mod:`.warmup`); with ``jump``, once the metric
-        and the step size have settled, the window closes and the run goes on at the final buffer."""
+        has settled (:func:`.warmup.settled_by_noise`), the window closes and the run goes on at
+        the final buffer."""
         nonlocal state, aux
-        from .warmup import metric_change, settled, welford_metric
+        from .warmup import expected_change, metric_change, settled_by_noise, welford_metric
 
         final_start, nw = sched[-1].start, len(sched)
         looks = [w.end for w in sched[1:-1]]
         first = sched[0].end + 1  # the initial buffer's step size: the start metric's
         pts = sorted(set(looks + [first]))
         out, done, ran, prev_step, note = [], 0, 0, None, None
+        prev_n: dict = {}  # per block: the draws behind the metric in use (none: the start metric)
         t_phase = time.perf_counter()
         keys = (*_STATS, "nuts_sigma", "gibbs_ls", "gibbs_accept")
 
@@ -463,14 +472,19 @@ def _run_chains(design, spec, lay, gibbs, rough, settings: SamplerSettings, devi
                 st = jax.device_get(state)
                 eps = float(np.exp(np.median(np.asarray(st.adapt_state.ss_state[1]))))  # averaged log step
                 if done in looks:
-                    changes = {}
+                    changes, noise = {}, {}
                     for blk, (mean, m2, n) in st.adapt_state.mm_state.items():
-                        new = welford_metric(np.asarray(mean)[0, 0], np.asarray(m2)[0, 0], np.asarray(n)[0, 0])
+                        n_new = float(np.asarray(n)[0, 0])
+                        new = welford_metric(np.asarray(mean)[0, 0], np.asarray(m2)[0, 0], n_new)
                         old = np.asarray(st.adapt_state.inverse_mass_matrix[blk])[0, 0]
-                        changes["".join(blk)] = metric_change(old, new)
+                        k = "".join(blk)
+                        changes[k] = metric_change(old, new)
+                        noise[k] = expected_change(new.shape[0], prev_n.get(k), n_new, dense=new.ndim == 2)
+                        prev_n[k] = n_new
                     sc = None if prev_step is None else math.log(eps / prev_step)
-                    entry = {"iteration": done, "changes": changes, "step_size": eps, "step_change": sc}
-                    if jump and settled(changes, sc) and done + 1 < final_start:
+                    entry = {"iteration": done, "changes": changes, "noise": noise, "step_size": eps,
+                             "step_change": sc}
+                    if jump and settled_by_noise(changes, noise) and done + 1 < final_start:
                         run(1)  # the window closes with its metric, then the final buffer
                         done += 1
                         st = jax.device_get(state)
@@ -479,9 +493,10 @@ def _run_chains(design, spec, lay, gibbs, rough, settings: SamplerSettings, devi
                                             adapt_state=ad._replace(window_idx=np.full_like(
                                                 np.asarray(ad.window_idx), nw - 1)))
                         entry["skipped"] = final_start - done
-                        note = (f"warmup {W - (final_start - done)} of {W} iterations: the metric and step size had "
-                                f"settled at iteration {done} (metric change "
-                                f"{max(changes.values()):.2f}, step size change {abs(sc):.2f}); "
+                        worst = max(changes, key=lambda q: changes[q] / noise[q])
+                        note = (f"warmup {W - (final_start - done)} of {W} iterations: the metric had settled at "
+                                f"iteration {done} (largest change {changes[worst]:.2f} in block {worst}, "
+                                f"{changes[worst] / noise[worst]:.2f}x its expected noise {noise[worst]:.2f}); "
                                 f"{final_start - done} slow-window iterations skipped")
                         done = final_start
                     if WINDOW_LOG is not None:

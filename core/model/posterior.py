@@ -63,9 +63,10 @@ class SamplerSettings:
         A time ceiling makes the number of draws depend on the machine's speed: same seed, same
         draws up to where it stopped.
     adaptive_warmup
-        End the slow adaptation windows early once the mass matrix and step size have settled
-        between two windows (:mod:`.warmup`): up to 150 of 300 warmup iterations saved where the
-        start near the mode is good.  False (default): Stan's full schedule.
+        End the slow adaptation windows early once the mass matrix has settled between two
+        windows, i.e. changes by no more than the noise of its estimates (:mod:`.warmup`): up to
+        150 of 300 warmup iterations saved where the start near the mode is good.  True by default
+        (its coverage was checked, docs/sampler-measurements.md); False: Stan's full schedule.
     check_every
         Draws per chain between two looks of the stopping rule (default 50: two chunks; a look costs
         a few milliseconds).
@@ -142,7 +143,7 @@ class SamplerSettings:
     max_draws: int | None = None
     max_seconds: float | None = None
     check_every: int = 50
-    adaptive_warmup: bool = False
+    adaptive_warmup: bool = True
 
     def __post_init__(self):
         if self.stop not in ("fixed", "gate"):

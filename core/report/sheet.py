@@ -97,6 +97,8 @@ def footer_lines(inputs: ReportInputs, *, date: str | None) -> list[str]:
         run_length = run_length_text(settings)  # a gate-stopped run: its rule and ceilings, not a draws count
         sset = ", ".join(f"{label} {settings[k]}" for k, label in keys if k in settings
                          and not (run_length and k == "draws")) + (f", {run_length}" if run_length else "")
+        if settings.get("adaptive_warmup") and "warmup" in settings:  # slow windows end once the metric settled
+            sset = sset.replace(f"warmup {settings['warmup']}", f"warmup at most {settings['warmup']} (adaptive)", 1)
     else:
         sset = "settings not recorded"
     extra = []
