@@ -23,15 +23,14 @@ from __future__ import annotations
 import argparse
 import contextlib
 import dataclasses
-import pickle
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 import ddr_explorer.core.model  # noqa: F401 - before jax: parallel CPU chains
 
-ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_refit_cost import parent_and_requests  # noqa: E402
 
 
 def describe(p, label=""):
@@ -77,11 +76,7 @@ def _layout(k):
 def main(argv=None):
     import numpy as np
 
-    from ddr_explorer.core.analyses.engine import RefitEngine
-    from ddr_explorer.core.analyses.heldout import _part, split_cells, split_settings
-    from ddr_explorer.core.corpus.io import load_corpus
-    from ddr_explorer.core.fitting import fit_corpus
-    from ddr_explorer.core.model import SamplerSettings
+    from ddr_explorer.core.analyses.heldout import split_settings
     from ddr_explorer.core.model import refit as refit_mod
     from ddr_explorer.core.model.refit import fit_refits
 
@@ -90,27 +85,9 @@ def main(argv=None):
     ap.add_argument("--parent", type=Path)
     ap.add_argument("--only", default=None, help="comma-separated substrings of the levers to run")
     a = ap.parse_args(argv)
-    corpus = load_corpus(ROOT / "resources" / "demo" / "terminal-bench-2.csv")
-    settings = SamplerSettings()
-    tmp = tempfile.mkdtemp()
-    if a.parent and a.parent.exists():
-        parent = pickle.loads(a.parent.read_bytes())
-        print(f"parent reopened from {a.parent}: wall {parent.wall_seconds:.1f} s")
-    else:
-        t, c = time.perf_counter(), time.process_time()
-        parent = fit_corpus(corpus, "per-benchmark", settings, cache_dir=tmp).posterior
-        print(f"parent fit: wall {time.perf_counter() - t:.1f} s, CPU {time.process_time() - c:.1f} s, "
-              f"converged {parent.diagnostics.converged}")
-        if a.parent:
-            a.parent.write_bytes(pickle.dumps(parent))
+    settings, _, parent, eng, reqs = parent_and_requests(a.splits, a.parent)
     print(describe(parent, "parent: "))
     sys.stdout.flush()
-    eng = RefitEngine(corpus, "per-benchmark", settings, cache_dir=tmp, parent=parent)
-    reqs = []
-    for i in range(a.splits):
-        train, held = split_cells(corpus.table, np.random.default_rng([0, i]))
-        reqs.append(eng.request(f"split {i + 1} train", _part(corpus, train, "t")))
-        reqs.append(eng.request(f"split {i + 1} held-out", _part(corpus, held, "h")))
     s = split_settings(settings)
     print(f"{eng.design.n_cells} cells, {len(reqs)} refits per lever; split settings: {s.chains} chains, "
           f"gate >= {s.draws}, every {s.check_every}, <= {s.max_draws}")
@@ -121,13 +98,16 @@ def main(argv=None):
         "fixed mass (parent draws), W50": ({"WARM_ADAPT_MASS": False}, 50, {}),
         "scale steps 2": ({}, None, {"scale_steps": 2}),
         "scale steps 0": ({}, None, {"scale_steps": 0}),
+        "scale steps 12": ({}, None, {"scale_steps": 12}),
         "collapsed off": ({}, None, {"collapsed": "off"}),
+        "target accept 0.75": ({}, None, {"target_accept": 0.75}),
+        "2 chains, target accept 0.75": ({}, None, {"chains": 2, "draws": 200, "max_draws": 2000,
+                                                    "target_accept": 0.75}),
         "2 chains, gate >= 200": ({}, None, {"chains": 2, "draws": 200, "max_draws": 2000}),
         # several refits' chains vmapped in one CPU program (refits x 4 chains over the 2 CPU devices)
         "batch 2 refits": ({"batch_layout": _layout(2)}, None, {}),
         "batch 4 refits": ({"batch_layout": _layout(4)}, None, {}),
     }
-    levers.update(getattr(refit_mod, "BENCH_LEVERS", {}))
     wanted = a.only.split(",") if a.only else None
     for name, (patch, W, change) in levers.items():
         if wanted and not any(w in name for w in wanted):
