@@ -14,8 +14,9 @@ chunk; the chains of one refit pool their adaptation (cross-chain adaptation,
 :mod:`.parameterisation` item 5) with each other only.
 
 The moves after each NUTS transition (scale moves, item 7; collapsed Gibbs step, item 6) are
-those of :func:`.chains._run_chains`, written here over the ``data`` argument; the draws of a
-refit do not depend on the batch it ran in only up to float rounding (vectorised reductions).
+those of :func:`.chains._run_chains`, the same functions (:mod:`.moves`) called with this element's
+``data``; the draws of a refit do not depend on the batch it ran in only up to float rounding
+(vectorised reductions).
 """
 
 from __future__ import annotations
