@@ -43,15 +43,45 @@ def configs(base):
     }
 
 
-def main(argv=None):
+def parent_and_requests(n_splits: int, parent_path: Path | None):
+    """The TB2 parent posterior (fitted, or reopened from ``parent_path``), its engine, and the training
+    and held-out requests of ``n_splits`` hold-out splits; also the folder the benches write to."""
     import numpy as np
 
     from ddr_explorer.core.analyses.engine import RefitEngine
     from ddr_explorer.core.analyses.heldout import _part, split_cells
-    from ddr_explorer.core.cache import FitCache
     from ddr_explorer.core.corpus.io import load_corpus
-    from ddr_explorer.core.fitting import fit_corpus, posterior_to_entry
+    from ddr_explorer.core.fitting import fit_corpus
     from ddr_explorer.core.model import SamplerSettings
+
+    corpus = load_corpus(ROOT / "resources" / "demo" / "terminal-bench-2.csv")
+    settings = SamplerSettings()
+    tmp = tempfile.mkdtemp()
+    if parent_path and parent_path.exists():
+        parent = pickle.loads(parent_path.read_bytes())
+        print(f"parent reopened from {parent_path}: wall {parent.wall_seconds:.1f} s")
+    else:
+        t, c = time.perf_counter(), time.process_time()
+        parent = fit_corpus(corpus, "per-benchmark", settings, cache_dir=tmp).posterior
+        print(f"parent fit: wall {time.perf_counter() - t:.1f} s, CPU {time.process_time() - c:.1f} s, "
+              f"converged {parent.diagnostics.converged}")
+        if parent_path:
+            parent_path.write_bytes(pickle.dumps(parent))
+    sys.stdout.flush()
+    eng = RefitEngine(corpus, "per-benchmark", settings, cache_dir=tmp, parent=parent)
+    reqs = []
+    for i in range(n_splits):
+        train, held = split_cells(corpus.table, np.random.default_rng([0, i]))
+        reqs.append(eng.request(f"split {i + 1} train", _part(corpus, train, "t")))
+        reqs.append(eng.request(f"split {i + 1} held-out", _part(corpus, held, "h")))
+    return settings, tmp, parent, eng, reqs
+
+
+def main(argv=None):
+    import numpy as np
+
+    from ddr_explorer.core.cache import FitCache
+    from ddr_explorer.core.fitting import posterior_to_entry
     from ddr_explorer.core.model.refit import fit_refits
 
     ap = argparse.ArgumentParser()
@@ -59,26 +89,7 @@ def main(argv=None):
     ap.add_argument("--parent", type=Path)
     ap.add_argument("--only", default=None, help="substring of the configurations to run")
     a = ap.parse_args(argv)
-    corpus = load_corpus(ROOT / "resources" / "demo" / "terminal-bench-2.csv")
-    settings = SamplerSettings()
-    tmp = tempfile.mkdtemp()
-    if a.parent and a.parent.exists():
-        parent = pickle.loads(a.parent.read_bytes())
-        print(f"parent reopened from {a.parent}: wall {parent.wall_seconds:.1f} s")
-    else:
-        t, c = time.perf_counter(), time.process_time()
-        parent = fit_corpus(corpus, "per-benchmark", settings, cache_dir=tmp).posterior
-        print(f"parent fit: wall {time.perf_counter() - t:.1f} s, CPU {time.process_time() - c:.1f} s, "
-              f"converged {parent.diagnostics.converged}")
-        if a.parent:
-            a.parent.write_bytes(pickle.dumps(parent))
-    sys.stdout.flush()
-    eng = RefitEngine(corpus, "per-benchmark", settings, cache_dir=tmp, parent=parent)
-    reqs = []
-    for i in range(a.splits):
-        train, held = split_cells(corpus.table, np.random.default_rng([0, i]))
-        reqs.append(eng.request(f"split {i + 1} train", _part(corpus, train, "t")))
-        reqs.append(eng.request(f"split {i + 1} held-out", _part(corpus, held, "h")))
+    settings, tmp, parent, eng, reqs = parent_and_requests(a.splits, a.parent)
     design = eng.design
     print(f"{design.n_cells} cells, {len(reqs)} refits per configuration")
     for name, (s, W) in configs(settings).items():

@@ -20,7 +20,7 @@ from typing import Callable
 import numpy as np
 
 from .devices import _chain_layout, _to_device
-from .geometry import log_scale
+from .moves import adapt_scale_steps, gibbs_step, scale_moves
 from .parameterisation import _initial_gibbs, _initial_point, _make_functions, _Marginal, _per_level_broadcaster
 from .posterior import CancelCallback, FitCancelled, ProgressCallback, SamplerSettings
 
@@ -180,41 +180,9 @@ def _run_chains(design, spec, lay, gibbs, rough, settings: SamplerSettings, devi
     c1v = _to_device(lay.c1, dtype)
 
     def _scale_moves(z, aux, key, pot, cov_g):
-        # Directions: the eigenvectors of the adapted covariance of log sigma (the dense mass
-        # block; fixed after warmup), so that terms whose sigmas move together (the task-level
-        # interactions of the pooled model, correlation +0.4) move together.  One fori_loop
-        # over (direction, repeat): a single copy of the potential in the compiled chunk.
-        cov_ls = cov_g[1:lay.K + 1, 1:lay.K + 1] if cov_g.ndim == 2 else jnp.diag(cov_g[1:lay.K + 1])
-        evals, evecs = jnp.linalg.eigh(cov_ls)
-        dirs = evecs * jnp.sqrt(jnp.maximum(evals, 1e-12))[None, :]  # columns: scaled directions
-        lstep = aux["sm_lstep"]
-
-        def one(t, carry):
-            z, U, key, nacc = carry
-            p = t // n_scale
-            # odd repeats: the u-scaling group (log sigma_k + dls_k, u_k e^(dls_k)), which also
-            # scales the data-pinned levels: the logit's latent-scale ridge (attenuation of
-            # single-trial cells traded against larger effects)
-            full = (t % n_scale) % 2 == 1
-            key, k1, k2 = jax.random.split(key, 3)
-            v = dirs[:, p] * jnp.exp(lstep[p])
-            d = jax.random.normal(k1, (), dtype)
-            dls = v * d  # change of each log sigma_k
-            dl = per_level(dls)
-            ls_lv = per_level(z["g"][1:lay.K + 1])
-            # x' = x e^(gamma dl)  or  x' = x e^(dl) a(sigma) / a(sigma')
-            log_fx = jnp.where(full, dl + log_scale(ls_lv, c0v, c1v, jnp) - log_scale(ls_lv + dl, c0v, c1v, jnp),
-                               gam * dl)
-            zp = {"g": z["g"].at[1:lay.K + 1].add(dls), "x": z["x"] * jnp.exp(log_fx)}
-            Up = pot(zp)
-            log_r = U - Up + jnp.sum(log_fx)
-            acc = (jnp.log(jax.random.uniform(k2, (), dtype)) < log_r) & jnp.isfinite(Up)
-            z = jax.tree.map(lambda new, old: jnp.where(acc, new, old), zp, z)
-            return z, jnp.where(acc, Up, U), key, nacc.at[p].add(acc.astype(dtype))
-
-        z, _, key, nacc = jax.lax.fori_loop(0, lay.K * n_scale, one,
-                                            (z, pot(z), key, jnp.zeros((lay.K,), dtype)))
-        return z, nacc / n_scale, key
+        # shared with the refits' batches (:func:`.moves.scale_moves`)
+        return scale_moves(z, aux["sm_lstep"], key, pot, cov_g, K=lay.K, n_scale=n_scale, per_level=per_level,
+                           c0=c0v, c1=c1v, gam=gam, dtype=dtype)
 
     def _extra_moves(st, aux):
         """Scale moves and the collapsed Gibbs step after a NUTS transition, then fresh U and grad."""
@@ -223,10 +191,7 @@ def _run_chains(design, spec, lay, gibbs, rough, settings: SamplerSettings, devi
         if n_scale:
             z, rates, key = _scale_moves(z, aux, key, potential_gen(_s(aux)),
                                          st.adapt_state.inverse_mass_matrix[("g",)])
-            warm = st.i <= W
-            lstep = aux["sm_lstep"] + (rates - 0.44) / jnp.sqrt(st.i + 10.0)
-            aux = {**aux, "sm_lstep": jnp.where(warm, jnp.clip(lstep, -8.0, 1.0), aux["sm_lstep"]),
-                   "sm_acc": rates}
+            aux = adapt_scale_steps(aux, rates, st.i, W)
         st = st._replace(z=z, rng_key=key)
         if gibbs is not None:
             return _gibbs_step(st, aux)
@@ -236,40 +201,9 @@ def _run_chains(design, spec, lay, gibbs, rough, settings: SamplerSettings, devi
                            z_grad=jax.tree.map(lambda a, b: jnp.where(ok, a, b), zg, st.z_grad)), aux
 
     def _gibbs_step(st, aux):
-        key, sub = jax.random.split(st.rng_key)
-        n = aux["wn"]
-        cov = jnp.where(n > 20, aux["w2"] / jnp.maximum(n - 1.0, 1.0), prop0)
-        prop = (jnp.exp(aux["lscale"]) * 2.38 / math.sqrt(nP)) * jnp.linalg.cholesky(
-            cov + 1e-5 * jnp.eye(nP, dtype=dtype))
-        z, u_in, ls_in, rate = move(st.z, aux["u"], aux["ls"], sub, prop)
-        pe, zg = grad_gen(offset(u_in))(z)
-        ok = jnp.isfinite(pe)
-        pick = lambda a, b: jnp.where(ok, a, b)  # noqa: E731
-        st = st._replace(z=jax.tree.map(pick, z, st.z), potential_energy=pick(pe, st.potential_energy),
-                         z_grad=jax.tree.map(pick, zg, st.z_grad), rng_key=key)
-        u_in, ls_in = pick(u_in, aux["u"]), pick(ls_in, aux["ls"])
-        # Welford of log sigma_G during warmup only (the proposal is frozen while sampling)
-        _, mu_now, _ = constrain(st.z)
-        lsg, j = [], 0
-        for p in gibbs.nuts_pos:
-            if p is None:
-                lsg.append(ls_in[j])
-                j += 1
-            else:
-                lsg.append(st.z["g"][1 + p])
-        lsg = jnp.concatenate([jnp.stack(lsg), mu_now[None]])
-        upd = (st.i > welford_from) & (st.i <= W)
-        n1 = aux["wn"] + 1.0
-        d0 = lsg - aux["wm"]
-        wm = aux["wm"] + d0 / n1
-        w2 = aux["w2"] + jnp.outer(d0, lsg - wm)
-        # Robbins-Monro on the proposal's log-scale towards 25% acceptance, warmup only
-        warm = st.i <= W
-        lscale = jnp.where(warm, aux["lscale"] + (rate - 0.25) / jnp.sqrt(st.i + 10.0), aux["lscale"])
-        aux = {**aux, "u": u_in, "ls": ls_in, "wm": jnp.where(upd, wm, aux["wm"]),
-               "w2": jnp.where(upd, w2, aux["w2"]), "wn": jnp.where(upd, n1, aux["wn"]), "acc": rate,
-               "lscale": jnp.clip(lscale, -3.0, 1.0)}
-        return st, aux
+        # shared with the refits' batches (:func:`.moves.gibbs_step`)
+        return gibbs_step(st, aux, gibbs=gibbs, move=move, constrain=constrain, value_and_grad_at=grad_gen,
+                          offset=offset, prop0=prop0, nP=nP, W=W, welford_from=welford_from, dtype=dtype)
 
     def _record(st, aux):
         sigma, mu, u = constrain(st.z)

@@ -14,20 +14,20 @@ chunk; the chains of one refit pool their adaptation (cross-chain adaptation,
 :mod:`.parameterisation` item 5) with each other only.
 
 The moves after each NUTS transition (scale moves, item 7; collapsed Gibbs step, item 6) are
-those of :func:`.chains._run_chains`, written here over the ``data`` argument; the draws of a
-refit do not depend on the batch it ran in only up to float rounding (vectorised reductions).
+those of :func:`.chains._run_chains`, the same functions (:mod:`.moves`) called with this element's
+``data``; the draws of a refit do not depend on the batch it ran in only up to float rounding
+(vectorised reductions).
 """
 
 from __future__ import annotations
 
-import math
 import time
 from dataclasses import dataclass
 
 import numpy as np
 
 from .chains import _STATS, _per_device
-from .geometry import log_scale
+from .moves import adapt_scale_steps, gibbs_step, scale_moves
 from .parameterisation import _make_functions, _per_level_broadcaster
 from .posterior import CancelCallback, FitCancelled, SamplerSettings
 
@@ -137,70 +137,15 @@ class BatchRunner:
                                adapt_mass_matrix=adapt_mass, rng_key=key, model_args=(_s(aux, data), data))
 
         def _scale_moves(z, aux, key, pot, cov_g, data):
-            # as in chains._run_chains: Metropolis along the sigma ridge, directions the
-            # eigenvectors of the adapted log-sigma covariance; gam, c0, c1 are this element's
-            cov_ls = cov_g[1:K + 1, 1:K + 1] if cov_g.ndim == 2 else jnp.diag(cov_g[1:K + 1])
-            evals, evecs = jnp.linalg.eigh(cov_ls)
-            dirs = evecs * jnp.sqrt(jnp.maximum(evals, 1e-12))[None, :]
-            lstep = aux["sm_lstep"]
-            c0v, c1v, gam = data["c0"], data["c1"], data["gam"]
-
-            def one(t, carry):
-                z, U, key, nacc = carry
-                p = t // n_scale
-                full = (t % n_scale) % 2 == 1
-                key, k1, k2 = jax.random.split(key, 3)
-                v = dirs[:, p] * jnp.exp(lstep[p])
-                d = jax.random.normal(k1, (), dtype)
-                dls = v * d
-                dl = per_level(dls)
-                ls_lv = per_level(z["g"][1:K + 1])
-                log_fx = jnp.where(full, dl + log_scale(ls_lv, c0v, c1v, jnp) - log_scale(ls_lv + dl, c0v, c1v, jnp),
-                                   gam * dl)
-                zp = {"g": z["g"].at[1:K + 1].add(dls), "x": z["x"] * jnp.exp(log_fx)}
-                Up = pot(zp)
-                log_r = U - Up + jnp.sum(log_fx)
-                acc = (jnp.log(jax.random.uniform(k2, (), dtype)) < log_r) & jnp.isfinite(Up)
-                z = jax.tree.map(lambda new, old: jnp.where(acc, new, old), zp, z)
-                return z, jnp.where(acc, Up, U), key, nacc.at[p].add(acc.astype(dtype))
-
-            z, _, key, nacc = jax.lax.fori_loop(0, K * n_scale, one, (z, pot(z), key, jnp.zeros((K,), dtype)))
-            return z, nacc / n_scale, key
+            # as in chains._run_chains (:func:`.moves.scale_moves`); gam, c0, c1 are this element's
+            return scale_moves(z, aux["sm_lstep"], key, pot, cov_g, K=K, n_scale=n_scale, per_level=per_level,
+                               c0=data["c0"], c1=data["c1"], gam=data["gam"], dtype=dtype)
 
         def _gibbs_step(st, aux, data):
             _, constrain, move, offset = fns(data)
-            key, sub = jax.random.split(st.rng_key)
-            n = aux["wn"]
-            cov = jnp.where(n > 20, aux["w2"] / jnp.maximum(n - 1.0, 1.0), prop0)
-            prop = (jnp.exp(aux["lscale"]) * 2.38 / math.sqrt(nP)) * jnp.linalg.cholesky(
-                cov + 1e-5 * jnp.eye(nP, dtype=dtype))
-            z, u_in, ls_in, rate = move(st.z, aux["u"], aux["ls"], sub, prop)
-            pe, zg = jax.value_and_grad(pgen(offset(u_in), data))(z)
-            ok = jnp.isfinite(pe)
-            pick = lambda a, b: jnp.where(ok, a, b)  # noqa: E731
-            st = st._replace(z=jax.tree.map(pick, z, st.z), potential_energy=pick(pe, st.potential_energy),
-                             z_grad=jax.tree.map(pick, zg, st.z_grad), rng_key=key)
-            u_in, ls_in = pick(u_in, aux["u"]), pick(ls_in, aux["ls"])
-            _, mu_now, _ = constrain(st.z)
-            lsg, j = [], 0
-            for p in gibbs.nuts_pos:
-                if p is None:
-                    lsg.append(ls_in[j])
-                    j += 1
-                else:
-                    lsg.append(st.z["g"][1 + p])
-            lsg = jnp.concatenate([jnp.stack(lsg), mu_now[None]])
-            upd = (st.i > welford_from) & (st.i <= W)
-            n1 = aux["wn"] + 1.0
-            d0 = lsg - aux["wm"]
-            wm = aux["wm"] + d0 / n1
-            w2 = aux["w2"] + jnp.outer(d0, lsg - wm)
-            warm = st.i <= W
-            lscale = jnp.where(warm, aux["lscale"] + (rate - 0.25) / jnp.sqrt(st.i + 10.0), aux["lscale"])
-            aux = {**aux, "u": u_in, "ls": ls_in, "wm": jnp.where(upd, wm, aux["wm"]),
-                   "w2": jnp.where(upd, w2, aux["w2"]), "wn": jnp.where(upd, n1, aux["wn"]), "acc": rate,
-                   "lscale": jnp.clip(lscale, -3.0, 1.0)}
-            return st, aux
+            return gibbs_step(st, aux, gibbs=gibbs, move=move, constrain=constrain,
+                              value_and_grad_at=lambda s: jax.value_and_grad(pgen(s, data)), offset=offset,
+                              prop0=prop0, nP=nP, W=W, welford_from=welford_from, dtype=dtype)
 
         def _extra_moves(st, aux, data):
             key = st.rng_key
@@ -208,10 +153,7 @@ class BatchRunner:
             if n_scale:
                 z, rates, key = _scale_moves(z, aux, key, pgen(_s(aux, data), data),
                                              st.adapt_state.inverse_mass_matrix[("g",)], data)
-                warm = st.i <= W
-                lstep = aux["sm_lstep"] + (rates - 0.44) / jnp.sqrt(st.i + 10.0)
-                aux = {**aux, "sm_lstep": jnp.where(warm, jnp.clip(lstep, -8.0, 1.0), aux["sm_lstep"]),
-                       "sm_acc": rates}
+                aux = adapt_scale_steps(aux, rates, st.i, W)
             st = st._replace(z=z, rng_key=key)
             if gibbs is not None:
                 return _gibbs_step(st, aux, data)
