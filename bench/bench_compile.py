@@ -22,10 +22,7 @@ Run:  python bench/bench_compile.py [--warmup 50] [--draws 50] [--cases cold,war
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import subprocess
-import sys
 import tempfile
 
 
@@ -82,17 +79,13 @@ print("RESULT " + json.dumps({"fit": fit_counts, "dstudy_compiles": counts["comp
 
 
 from _reference import reference_ms  # noqa: E402 - bench/ is on sys.path when a bench runs
+from _child import run_child  # noqa: E402
 
 
 def run_case(jax_cache: str, warmup: int, draws: int) -> dict:
     env = dict(os.environ, DDR_JAX_CACHE_DIR=jax_cache)
     with tempfile.TemporaryDirectory() as fit_cache:
-        out = subprocess.run([sys.executable, "-c", CHILD, str(warmup), str(draws), fit_cache], env=env,
-                             capture_output=True, text=True, check=False)
-    for line in out.stdout.splitlines():
-        if line.startswith("RESULT "):
-            return json.loads(line[7:])
-    raise RuntimeError(f"the fit process failed:\n{out.stderr[-3000:]}")
+        return run_child(CHILD, (warmup, draws, fit_cache), env)
 
 
 def main(argv=None) -> int:

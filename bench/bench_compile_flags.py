@@ -21,11 +21,12 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _child import run_child  # noqa: E402
 
 CASES = {
     "default": "",
@@ -83,12 +84,7 @@ print("RESULT " + json.dumps({
 def run_case(flags: str, warmup: int, draws: int) -> dict:
     env = dict(os.environ, DDR_JAX_CACHE_DIR="off", XLA_FLAGS=flags)
     env.pop("XLA_FLAGS", None) if not flags else None
-    out = subprocess.run([sys.executable, "-c", CHILD, str(warmup), str(draws)], env=env, capture_output=True,
-                         text=True, check=False, cwd=str(Path(__file__).resolve().parent))
-    for line in out.stdout.splitlines():
-        if line.startswith("RESULT "):
-            return json.loads(line[7:])
-    raise RuntimeError(f"the fit process failed:\n{out.stderr[-3000:]}")
+    return run_child(CHILD, (warmup, draws), env, cwd=str(Path(__file__).resolve().parent))
 
 
 def main(argv=None) -> int:

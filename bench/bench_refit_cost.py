@@ -11,9 +11,9 @@ cell's trials), warm-started from one parent fit, each configuration is run thro
 - draws per chain (gate stopping: where the gate stopped it), the smallest bulk ESS of a variance
   component, how many refits pass the gate (no rerun needed), divergences.
 
-Usage: ``nice python bench/bench_refit_cost.py [--splits 3] [--parent PICKLE]`` (``--parent``: a
-pickle of the parent posterior made by an earlier run of this script, to skip the parent fit; a
-bench convenience, never the fit cache).  Measured on a shared machine: compare configurations
+Usage: ``nice python bench/bench_refit_cost.py [--splits 3] [--parent FILE.h5]`` (``--parent``: the
+parent posterior as a fit file, written by an earlier run of this script through the fit cache's own
+format (atomic, verified on read, no pickle), to skip the parent fit).  Measured on a shared machine: compare configurations
 within one run.
 """
 
@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import pickle
+import os
 import sys
 import tempfile
 import time
@@ -50,23 +50,25 @@ def parent_and_requests(n_splits: int, parent_path: Path | None):
 
     from ddr_explorer.core.analyses.engine import RefitEngine
     from ddr_explorer.core.analyses.heldout import _part, split_cells
+    from ddr_explorer.core.cache import FitCache, read_fit_file
     from ddr_explorer.core.corpus.io import load_corpus
-    from ddr_explorer.core.fitting import fit_corpus
+    from ddr_explorer.core.fitting import fit_corpus, posterior_from_entry, posterior_to_entry
     from ddr_explorer.core.model import SamplerSettings
 
     corpus = load_corpus(ROOT / "resources" / "demo" / "terminal-bench-2.csv")
     settings = SamplerSettings()
     tmp = tempfile.mkdtemp()
     if parent_path and parent_path.exists():
-        parent = pickle.loads(parent_path.read_bytes())
+        parent = posterior_from_entry(read_fit_file(parent_path))
         print(f"parent reopened from {parent_path}: wall {parent.wall_seconds:.1f} s")
     else:
         t, c = time.perf_counter(), time.process_time()
         parent = fit_corpus(corpus, "per-benchmark", settings, cache_dir=tmp).posterior
         print(f"parent fit: wall {time.perf_counter() - t:.1f} s, CPU {time.process_time() - c:.1f} s, "
               f"converged {parent.diagnostics.converged}")
-        if parent_path:
-            parent_path.write_bytes(pickle.dumps(parent))
+        if parent_path:  # the fit cache's format, written atomically by FitCache, then moved where asked
+            os.replace(FitCache(parent_path.parent).store("bench-parent", posterior_to_entry(parent, corpus)),
+                       parent_path)
     sys.stdout.flush()
     eng = RefitEngine(corpus, "per-benchmark", settings, cache_dir=tmp, parent=parent)
     reqs = []

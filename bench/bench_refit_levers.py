@@ -13,9 +13,8 @@ in this one process, and reported with what the sampler did, not only what it co
   during sampling; the same figures for the parent,
 - the scale moves' and the collapsed Gibbs step's acceptance rates.
 
-Usage: ``nice python bench/bench_refit_levers.py [--splits 3] [--parent PICKLE] [--only SUBSTR]``
-(``--parent``: a pickle of the parent posterior from an earlier run, a bench convenience, never the
-fit cache).  Shared machine: compare levers within one run (CPU seconds, ratios).
+Usage: ``nice python bench/bench_refit_levers.py [--splits 3] [--parent FILE.h5] [--only SUBSTR]``
+(``--parent``: the parent posterior as a fit file from an earlier run, as in bench_refit_cost.py).  Shared machine: compare levers within one run (CPU seconds, ratios).
 """
 
 from __future__ import annotations
