@@ -130,6 +130,12 @@ def run_lme4(cells: pd.DataFrame, spec, which: list[str], timeout: float) -> dic
     return out
 
 
+def largest_relative_difference(fit, reference) -> float:
+    """The largest |fit - reference| / |reference| over the variance components the reference puts above 1e-6."""
+    return max(abs(fit.components[n] - reference.components[n]) / max(abs(reference.components[n]), 1e-12)
+               for n in fit.components if reference.components[n] > 1e-6)
+
+
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--corpus", default="pooled", choices=["pooled", "tb2", "fixture"])
@@ -170,8 +176,7 @@ def main(argv=None) -> None:
             fit = getattr(ref_mod, w)(design)
             fit.method = f"{fit.method}@{a.reference[:7]}"
             now = ours[{"reml": "REML", "laplace": "Laplace"}[w]]
-            worst = max(abs(now.components[n] - fit.components[n]) / max(abs(fit.components[n]), 1e-12)
-                        for n in now.components if fit.components[n] > 1e-6)
+            worst = largest_relative_difference(now, fit)
             print(f"reference {fit.method:18s}: {fit.seconds:7.1f} s wall, {fit.cpu_seconds:7.1f} s CPU, "
                   f"{fit.n_evaluations} evaluations, criterion {fit.criterion:.6f}; now {now.seconds:.1f} s wall "
                   f"({fit.seconds / now.seconds:.1f}x faster), {now.cpu_seconds:.1f} s CPU "
@@ -181,8 +186,7 @@ def main(argv=None) -> None:
         if "REML" not in ours or other not in ours:
             continue
         g, f = ours["REML"], ours[other]
-        worst = max(abs(g.components[n] - f.components[n]) / max(abs(f.components[n]), 1e-12)
-                    for n in g.components if f.components[n] > 1e-6)
+        worst = largest_relative_difference(g, f)
         print(f"REML Newton (default) vs {label}, same run: {g.seconds:.1f} s vs {f.seconds:.1f} s "
               f"wall ({f.seconds / g.seconds:.1f}x), {g.cpu_seconds:.1f} s vs {f.cpu_seconds:.1f} s CPU "
               f"({f.cpu_seconds / g.cpu_seconds:.1f}x), {g.n_evaluations} vs {f.n_evaluations} evaluations; "

@@ -44,6 +44,16 @@ def _fill(dialog, values):
         dialog.table.item(r, 1).setText(repr(values[term]))
 
 
+def _fill_agent_design(dialog):
+    """The agent terms' values and a design of 10 agents x 40 tasks x 4 traces, 3 steps, 4 error categories."""
+    _fill(dialog, VALUES)
+    dialog.size_spins["n_tasks"].setValue(40)
+    dialog.size_spins["n_replicates"].setValue(4)
+    dialog.facet_spins["step"].setValue(3)
+    dialog.facet_spins["error_category"].setValue(4)
+    dialog.models_spin.setValue(10)
+
+
 def test_agent_term_set_offers_the_agent_and_its_sizes(qtbot):
     dialog = ComponentsEntryDialog()
     qtbot.addWidget(dialog)
@@ -61,12 +71,7 @@ def test_agent_term_set_offers_the_agent_and_its_sizes(qtbot):
                      "Agents compared": "", "Price per trial": "", "Object": "object_box", "Claim": ""}
     with pytest.raises(ValueError, match="no value"):
         dialog.components()
-    _fill(dialog, VALUES)
-    dialog.size_spins["n_tasks"].setValue(40)
-    dialog.size_spins["n_replicates"].setValue(4)
-    dialog.facet_spins["step"].setValue(3)
-    dialog.facet_spins["error_category"].setValue(4)
-    dialog.models_spin.setValue(10)
+    _fill_agent_design(dialog)
     d = dialog.design()
     assert d.object_of_measurement == "agent" and d.extra_facets == {"step": 3.0, "error_category": 4.0}
     assert (d.n_tasks, d.n_replicates, d.n_scaffolds, d.n_benchmarks, d.n_models) == (40, 4, 1, 1, 10)
@@ -82,12 +87,7 @@ def test_agent_term_set_offers_the_agent_and_its_sizes(qtbot):
 def test_typed_agent_components_open_the_agent_dstudy(qtbot, monkeypatch):
     def fake_exec(dialog):
         dialog.preset_box.setCurrentIndex(dialog.preset_box.findData(AGENT_SET))
-        _fill(dialog, VALUES)
-        dialog.size_spins["n_tasks"].setValue(40)
-        dialog.size_spins["n_replicates"].setValue(4)
-        dialog.facet_spins["step"].setValue(3)
-        dialog.facet_spins["error_category"].setValue(4)
-        dialog.models_spin.setValue(10)
+        _fill_agent_design(dialog)
         return ComponentsEntryDialog.Accepted
 
     monkeypatch.setattr(ComponentsEntryDialog, "exec", fake_exec)

@@ -151,14 +151,18 @@ def test_one_compile_for_all_refits(warm):
     assert all("warm start" in n for n in notes)
 
 
+def _assert_means_agree_within_monte_carlo_error(w, c):
+    """Every sigma's posterior mean in ``w`` and ``c`` within 4 Monte Carlo standard errors (from bulk ESS)."""
+    for name in TRUTH:
+        a, b = w.sigma[name].ravel(), c.sigma[name].ravel()
+        ess_a = float(w.diagnostics.table.loc[name, "ess_bulk"])
+        ess_b = float(c.diagnostics.table.loc[name, "ess_bulk"])
+        mcse = np.sqrt(a.var() / ess_a + b.var() / ess_b)
+        assert abs(a.mean() - b.mean()) <= 4 * mcse, (name, a.mean(), b.mean(), mcse)
+
+
 def test_warm_refits_agree_with_cold_fits_within_monte_carlo_error(warm, cold):
-    for w, c in [(warm[0], cold)]:
-        for name in TRUTH:
-            a, b = w.sigma[name].ravel(), c.sigma[name].ravel()
-            ess_a = float(w.diagnostics.table.loc[name, "ess_bulk"])
-            ess_b = float(c.diagnostics.table.loc[name, "ess_bulk"])
-            mcse = np.sqrt(a.var() / ess_a + b.var() / ess_b)
-            assert abs(a.mean() - b.mean()) <= 4 * mcse, (name, a.mean(), b.mean(), mcse)
+    _assert_means_agree_within_monte_carlo_error(warm[0], cold)
 
 
 def test_progress_counts_refits(events):
@@ -254,10 +258,4 @@ def test_gate_stopping_stops_each_refit_at_its_own_look(gate_batch):
 
 
 def test_gate_stopped_warm_refit_agrees_with_the_cold_fit(gate_batch, cold):
-    w, c = gate_batch[0], cold
-    for name in TRUTH:
-        a, b = w.sigma[name].ravel(), c.sigma[name].ravel()
-        ess_a = float(w.diagnostics.table.loc[name, "ess_bulk"])
-        ess_b = float(c.diagnostics.table.loc[name, "ess_bulk"])
-        mcse = np.sqrt(a.var() / ess_a + b.var() / ess_b)
-        assert abs(a.mean() - b.mean()) <= 4 * mcse, (name, a.mean(), b.mean(), mcse)
+    _assert_means_agree_within_monte_carlo_error(gate_batch[0], cold)
