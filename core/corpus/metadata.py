@@ -78,8 +78,10 @@ def _metr_task_table(path: Path) -> pd.DataFrame:
     rows = rows.dropna(subset=["task"])
     fields = [f for f in METR_TASK_FIELDS if rows[f].notna().any()]
     for f in fields:
-        seen = rows.dropna(subset=[f]).groupby("task", sort=False)
-        for task, g in seen:
+        given = rows.dropna(subset=[f])
+        counts = given.groupby("task", sort=False)[f].nunique()  # one pass; the loop below runs for a conflict only
+        for task in counts.index[counts > 1][:1]:
+            g = given[given["task"] == task]
             vals = g[f].drop_duplicates()
             if len(vals) > 1:
                 raise CorpusError([error(
