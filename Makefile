@@ -15,8 +15,10 @@ $(BIN)/.installed: pyproject.toml
 run: $(BIN)/.installed
 	$(BIN)/ddr-explorer
 
+# pytest-xdist: a worker process per core (at most 4), a test file per worker, so one traces or compiles
+# while another samples; the run gets its own empty fit and compile cache (tests/conftest.py), as on CI.
 test: $(BIN)/.installed
-	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest --ignore=tests/gui
+	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest --ignore=tests/gui -n auto --maxprocesses 4 --dist loadfile
 	PY=$(BIN)/python tools/run_gui_tests.sh
 
 bench: $(BIN)/.installed

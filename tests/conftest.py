@@ -37,6 +37,31 @@ def shared_corpora_path() -> Path:
     return Path(env) if env else REPO_ROOT.parent / "shared" / "corpora"
 
 
+@pytest.fixture(scope="session", autouse=True)
+def hermetic_cache(tmp_path_factory, request):
+    """Give the run its own fit and compile cache (``DDR_CACHE_DIR``), empty at the start.
+
+    Without it the tests read and wrote the user's ``~/.cache/ddr-explorer``: a second run found
+    fits and compiled samplers from the first, so a run on a developer's machine was faster than
+    the same run on CI's clean one, and a stale cache could hide a failure.  Under pytest-xdist
+    the workers share one folder (the parent of their own temporary folders), so a sampler one
+    worker compiled is read from disk by the other.  A folder the user set is replaced only for
+    the run."""
+    base = tmp_path_factory.getbasetemp()
+    root = base.parent if hasattr(request.config, "workerinput") else base
+    path = root / "ddr-cache"
+    path.mkdir(exist_ok=True)
+    saved = {k: os.environ.get(k) for k in ("DDR_CACHE_DIR", "DDR_JAX_CACHE_DIR")}
+    os.environ["DDR_CACHE_DIR"] = str(path)
+    os.environ.pop("DDR_JAX_CACHE_DIR", None)
+    yield path
+    for k, v in saved.items():
+        if v is None:
+            os.environ.pop(k, None)
+        else:
+            os.environ[k] = v
+
+
 @pytest.fixture(scope="session")
 def repo_root() -> Path:
     """The repository root."""
