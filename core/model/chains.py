@@ -136,7 +136,7 @@ def _compile_both(init_p, init_args, chunk_p, aux, n_arg):
 
 def _run_chains(design, spec, lay, gibbs, rough, settings: SamplerSettings, devices, dtype,
                 progress: ProgressCallback | None, cancel: CancelCallback | None, timings: dict,
-                marg: _Marginal | None = None, mh_steps: int = 0, while_compiling: Callable | None = None):
+                marg: _Marginal | None = None, mh_steps: int = 0):
     import jax
     import jax.numpy as jnp
     from numpyro.infer.hmc import hmc
@@ -278,8 +278,6 @@ def _run_chains(design, spec, lay, gibbs, rough, settings: SamplerSettings, devi
     state = init_c(z0, chain_ids, aux, key0)
     jax.block_until_ready(state)
     timings["compile_init"] = time.perf_counter() - t0
-    if while_compiling is not None:  # host work that would otherwise come after the run (sampler.fit)
-        while_compiling()
     chunk = chunk.result()
     timings["compile"] = time.perf_counter() - t0
     if progress:

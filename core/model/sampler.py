@@ -50,22 +50,6 @@ __all__ = ["COMPILATION_CACHE_BYTES", "DEFAULT_DRAWS", "CancelCallback", "FitCan
            "ProgressCallback", "SamplerSettings", "collapsed_steps_for", "fit"]
 
 
-def _import_for_later() -> None:
-    """Import what the fit needs after sampling (the gate's and the diagnostics' statistics: SciPy, ArviZ).
-
-    Called by the chain runner on the main thread while XLA compiles the chunk on its own threads
-    (:func:`.chains._compile_both`), when that thread would only wait: ArviZ's import took 0.7-1.0
-    CPU s, which a fit paid after its last draw, and SciPy's stats the gate paid at its first look
-    (issue 21).  Nothing computed changes.
-    """
-    import scipy.special  # noqa: F401
-    import scipy.stats  # noqa: F401
-
-    from .diagnostics import _az
-
-    _az()
-
-
 def fit(data, spec: ModelSpec | str = "per-benchmark", settings: SamplerSettings | None = None,
         progress: ProgressCallback | None = None, cancel: CancelCallback | None = None) -> Posterior:
     """Sample the posterior of a crossed random-intercept binomial-logit model with NUTS.
@@ -143,7 +127,7 @@ def fit(data, spec: ModelSpec | str = "per-benchmark", settings: SamplerSettings
 
             dtype = jnp.float64 if settings.float64 else jnp.float32
             warm, samp, n_dev = _run_chains(design, spec, lay, gibbs, rough, settings, devices, dtype, progress,
-                                            cancel, timings, marg, mh_steps, while_compiling=_import_for_later)
+                                            cancel, timings, marg, mh_steps)
     finally:
         # Every fit compiles fresh closures over its own data, so its executables can never be
         # reused in memory (the disk cache serves refits); JAX keeps them anyway, and their JIT code
