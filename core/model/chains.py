@@ -99,41 +99,6 @@ def draws_by_term(design, lay, gibbs, marg, samp: dict, warm: dict | None, setti
     return sigma, effects, stats
 
 
-def _compile_both(init_p, init_args, chunk_p, aux, n_arg):
-    """Compile the NUTS initialisation and the chunk concurrently; returns (init executable, chunk future).
-
-    XLA's backend compile releases the GIL and runs on one thread, so on two cores the two
-    programs compile side by side: the init's backend compile runs while Python traces the chunk
-    (the chunk is lowered against the init's output shapes, ``Lowered.out_info``, so it need not
-    wait for the init to run), and the init runs while the chunk compiles.  The programs, and so
-    the draws, are the ones compiled one after the other before (issue 21; the cache keys are the
-    same too).  The worker threads re-enter the caller's x64 setting (thread-local in JAX).
-    """
-    import jax
-    from concurrent.futures import ThreadPoolExecutor
-
-    x64 = bool(jax.config.jax_enable_x64)
-
-    def in_ctx(lowered, **kw):
-        with jax.enable_x64(x64):
-            return lowered.compile(**kw)
-
-    init_lo = init_p.lower(*init_args)
-    pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="ddr-compile")
-    try:
-        # the init runs once, so its code need not be fast (INIT_COMPILER_OPTIONS may trade speed for compile)
-        init_f = pool.submit(in_ctx, init_lo, compiler_options=dict(INIT_COMPILER_OPTIONS) or None)
-        try:
-            chunk_lo = chunk_p.lower(init_lo.out_info, aux, n_arg)
-        except BaseException:
-            init_f.result()  # leave no compile running behind an error
-            raise
-        chunk_f = pool.submit(in_ctx, chunk_lo)
-        return init_f.result(), chunk_f
-    finally:
-        pool.shutdown(wait=False)  # the chunk's compile goes on while the caller runs the init
-
-
 def _run_chains(design, spec, lay, gibbs, rough, settings: SamplerSettings, devices, dtype,
                 progress: ProgressCallback | None, cancel: CancelCallback | None, timings: dict,
                 marg: _Marginal | None = None, mh_steps: int = 0):
@@ -272,13 +237,15 @@ def _run_chains(design, spec, lay, gibbs, rough, settings: SamplerSettings, devi
     if progress:
         progress("compile", 0, 1, None)
     init_p = jax.pmap(_per_device(_init_one, (0, 0, 0, None), per), in_axes=(0, 0, 0, None), devices=devs)
-    # one compiled chunk serves warmup and sampling (compiling two cost as much as a short TB2 run)
-    chunk = jax.pmap(_per_device(chunk_one, (0, 0, None), per), in_axes=(0, 0, None), devices=devs)
-    init_c, chunk = _compile_both(init_p, (z0, chain_ids, aux, key0), chunk, aux, np.int32(S))
-    state = init_c(z0, chain_ids, aux, key0)
+    # the initialisation runs once, so its code need not be fast (INIT_COMPILER_OPTIONS may trade speed for compile)
+    init_p = init_p.lower(z0, chain_ids, aux, key0).compile(compiler_options=dict(INIT_COMPILER_OPTIONS) or None)
+    state = init_p(z0, chain_ids, aux, key0)
     jax.block_until_ready(state)
     timings["compile_init"] = time.perf_counter() - t0
-    chunk = chunk.result()
+    n_arg = np.int32(S)
+    # one compiled chunk serves warmup and sampling (compiling two cost as much as a short TB2 run)
+    chunk = jax.pmap(_per_device(chunk_one, (0, 0, None), per), in_axes=(0, 0, None), devices=devs)
+    chunk = chunk.lower(state, aux, n_arg).compile()
     timings["compile"] = time.perf_counter() - t0
     if progress:
         progress("compile", 1, 1, None)
