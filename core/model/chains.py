@@ -179,18 +179,19 @@ def _run_chains(design, spec, lay, gibbs, rough, settings: SamplerSettings, devi
     c0v = _to_device(lay.c0, dtype)
     c1v = _to_device(lay.c1, dtype)
 
-    def _scale_moves(z, aux, key, pot, cov_g):
+    def _scale_moves(z, aux, key, pot, cov_g, U0):
         # shared with the refits' batches (:func:`.moves.scale_moves`)
         return scale_moves(z, aux["sm_lstep"], key, pot, cov_g, K=lay.K, n_scale=n_scale, per_level=per_level,
-                           c0=c0v, c1=c1v, gam=gam, dtype=dtype)
+                           c0=c0v, c1=c1v, gam=gam, dtype=dtype, U0=U0)
 
     def _extra_moves(st, aux):
         """Scale moves and the collapsed Gibbs step after a NUTS transition, then fresh U and grad."""
         key = st.rng_key
         z = st.z
         if n_scale:
+            # U at z is the NUTS state's: the transition just computed it at the same offset
             z, rates, key = _scale_moves(z, aux, key, potential_gen(_s(aux)),
-                                         st.adapt_state.inverse_mass_matrix[("g",)])
+                                         st.adapt_state.inverse_mass_matrix[("g",)], st.potential_energy)
             aux = adapt_scale_steps(aux, rates, st.i, W)
         st = st._replace(z=z, rng_key=key)
         if gibbs is not None:

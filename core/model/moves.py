@@ -18,7 +18,7 @@ import math
 from .geometry import log_scale
 
 
-def scale_moves(z, lstep, key, pot, cov_g, *, K: int, n_scale: int, per_level, c0, c1, gam, dtype):
+def scale_moves(z, lstep, key, pot, cov_g, *, K: int, n_scale: int, per_level, c0, c1, gam, dtype, U0=None):
     """``K x n_scale`` Metropolis scale moves from ``z``; returns (z, acceptance rate per direction, key).
 
     For term k, (log sigma_k, x_kj) -> (log sigma_k + d, x_kj exp(gamma_j d)) is a one-parameter
@@ -32,6 +32,10 @@ def scale_moves(z, lstep, key, pot, cov_g, *, K: int, n_scale: int, per_level, c
     u_k e^(dls_k)), which also scales the data-pinned levels: the logit's latent-scale ridge
     (attenuation of single-trial cells traded against larger effects).  One ``fori_loop`` over
     (direction, repeat): a single copy of the potential ``pot`` in the compiled chunk.
+
+    ``U0`` is ``pot(z)`` when the caller has it (the NUTS state's potential energy at ``z``): passing
+    it keeps a second forward copy of the potential out of the compiled chunk (issue 21: 291 of the
+    chunk's 5,076 StableHLO operations on TB2); ``None`` computes it.
     """
     import jax
     import jax.numpy as jnp
@@ -60,7 +64,8 @@ def scale_moves(z, lstep, key, pot, cov_g, *, K: int, n_scale: int, per_level, c
         z = jax.tree.map(lambda new, old: jnp.where(acc, new, old), zp, z)
         return z, jnp.where(acc, Up, U), key, nacc.at[p].add(acc.astype(dtype))
 
-    z, _, key, nacc = jax.lax.fori_loop(0, K * n_scale, one, (z, pot(z), key, jnp.zeros((K,), dtype)))
+    z, _, key, nacc = jax.lax.fori_loop(0, K * n_scale, one, (z, pot(z) if U0 is None else U0, key,
+                                                                 jnp.zeros((K,), dtype)))
     return z, nacc / n_scale, key
 
 

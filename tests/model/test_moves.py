@@ -25,7 +25,7 @@ def _state():
     return {"g": g, "x": x}
 
 
-def _run(pot, n_scale):
+def _run(pot, n_scale, U0=None):
     import jax
     import jax.numpy as jnp
 
@@ -33,7 +33,7 @@ def _run(pot, n_scale):
     return scale_moves(_state(), jnp.zeros(K, jnp.float32), jax.random.PRNGKey(0), pot,
                        jnp.eye(1 + 2 * K, dtype=jnp.float32), K=K, n_scale=n_scale,
                        per_level=_per_level_broadcaster(J), c0=ones, c1=ones, gam=jnp.zeros(sum(J), jnp.float32),
-                       dtype=jnp.float32)
+                       dtype=jnp.float32, U0=U0)
 
 
 def test_a_flat_target_accepts_every_scale_move():
@@ -75,3 +75,20 @@ def test_scale_step_adaptation_is_robbins_monro_in_warmup_and_frozen_after():
     clipped = adapt_scale_steps({**aux, "sm_lstep": jnp.asarray([0.99, -7.99], jnp.float32)}, rates,
                                 jnp.asarray(0), 50)
     assert np.asarray(clipped["sm_lstep"]) == pytest.approx([1.0, -8.0])
+
+
+def test_the_scale_moves_start_from_the_potential_the_caller_gives():
+    # The chain runner passes the NUTS state's potential energy as U0 (one forward copy of the potential
+    # fewer in the compiled chunk, issue 21): U0 = pot(z) gives the moves computed without it, and a U0
+    # far below the target's (a start "1,000 nats likelier" than any proposal) makes every move fail.
+    import jax.numpy as jnp
+
+    def pot(z):
+        return 0.5 * jnp.sum(z["g"] ** 2) + 0.5 * jnp.sum(z["x"] ** 2)
+
+    z_none, r_none, k_none = _run(pot, n_scale=2)
+    z_given, r_given, k_given = _run(pot, n_scale=2, U0=pot(_state()))
+    for a, b in ((z_none["g"], z_given["g"]), (z_none["x"], z_given["x"]), (r_none, r_given), (k_none, k_given)):
+        np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+    _, rates, _ = _run(pot, n_scale=2, U0=pot(_state()) - 1000.0)
+    assert np.asarray(rates) == pytest.approx([0.0, 0.0])
