@@ -86,11 +86,16 @@ def _counts_digest(request) -> str:
 
 
 def refit_key(parent_key: str, request, settings) -> str:
-    """Cache key of a refit: the parent's key, the request's counts (SHA-256) and the refit's settings."""
+    """Cache key of a refit: the parent's key, the request's counts (SHA-256), the refit's settings and,
+    when it stops on them, its reported quantities (:mod:`.reported`)."""
     from ..cache import canonical_json
 
-    payload = canonical_json({"kind": "refit", "parent": parent_key, "counts": _counts_digest(request),
-                              "settings": dataclasses.asdict(settings)})
+    body = {"kind": "refit", "parent": parent_key, "counts": _counts_digest(request),
+            "settings": dataclasses.asdict(settings)}
+    reported = getattr(request, "reported", ())
+    if reported:  # the stopping rule on these quantities (:mod:`.reported`) is part of what was fitted
+        body["reported"] = [q.to_dict() for q in reported]
+    payload = canonical_json(body)
     return hashlib.sha256(payload.encode()).hexdigest()
 
 
@@ -173,6 +178,7 @@ class _Planned:
     error: str | None = None
     share: float = 1.0
     rerun: Any = None
+    verdict: Any = None
 
 
 @dataclass
@@ -351,6 +357,8 @@ class RefitEngine:
             return _Planned(job, "cold", reason=f"{job.label}: fitted cold, not as a refit of the parent's model "
                                                 f"({self.fitted_spec.formula}): {why}")
         request = self.request(job.label, job.corpus)
+        if job.reported:
+            request = dataclasses.replace(request, reported=tuple(job.reported))
         d = self.design
         if (np.array_equal(request.trials, d.trials) and np.array_equal(request.successes, d.successes)
                 and settings == self.settings):
@@ -450,7 +458,7 @@ class RefitEngine:
         # 4. the gate: an unconverged refit (or cold part) is rerun once with more draws
         gate = GATE_RERUN if self.rerun_unconverged is None else self.rerun_unconverged
         again = [p for p in planned if gate and p.result is not None
-                 and p.kind in ("refit", "cold") and not bool(p.result.posterior.diagnostics.converged)]
+                 and p.kind in ("refit", "cold") and not self._converged(p)]
         if again:
             s2 = rerun_settings(settings)
             clock.total += len(again)
@@ -476,6 +484,7 @@ class RefitEngine:
             for p in again:
                 if p.rerun.result is not None:
                     p.result = p.rerun.result
+                    p.verdict = p.rerun.verdict
 
         for p in planned:
             out.results.append(p.result)
@@ -484,10 +493,28 @@ class RefitEngine:
                 if p.result is None and not skip_failed:
                     raise ValueError(p.error)
             out.kinds.append(p.kind)
+            if p.result is not None and p.kind == "refit" and p.request is not None and p.request.reported:
+                self._converged(p)
+                out.verdicts.append(p.verdict)
+            else:
+                out.verdicts.append(None)
         out.wall_seconds = time.perf_counter() - t0
         if progress is not None:
             progress(f"{what} done", clock.total, clock.total, 0.0)
         return out
+
+    @staticmethod
+    def _converged(p: _Planned) -> bool:
+        """The gate on a planned job's result: on what it reports for a refit with reported quantities
+        (:func:`.reported.reported_verdict`, kept in ``p.verdict``), on every component otherwise."""
+        post = p.result.posterior
+        if p.kind == "refit" and p.request is not None and p.request.reported:
+            if p.verdict is None:
+                from .reported import reported_verdict
+
+                p.verdict = reported_verdict(post, p.request.reported)
+            return p.verdict.converged
+        return bool(post.diagnostics.converged)
 
     def _load(self, cache, key):
         from ..fitting import FitResult, posterior_from_entry
