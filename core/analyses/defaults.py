@@ -101,11 +101,25 @@ def plan_sheet_analyses(corpus, posterior, *, which=SHEET_DEFAULT, n_splits: int
 
     ps = posterior.settings
     plan = AnalysesPlan(tuple(which), n_splits=n_splits)
+    # strata and splits stop on the coefficient they report (:mod:`.reported`): its ESS per draw on the
+    # parent, at the corpus's observed design (a split's held-out design differs in its trials only)
+    rep = None
+    if "difficulty" in which or "heldout" in which:
+        from ..dstudy import observed_design
+        from .reported import ReportedQuantity
+
+        try:
+            rep = (ReportedQuantity.coefficient(observed_design(corpus)),)
+        except (ValueError, KeyError):
+            rep = None
     for name in which:
+        reported = None
         if name == "difficulty":
             refits = [ps] * n_strata
+            reported = rep
         elif name == "heldout":
             refits = [split_settings(ps)] * (2 * n_splits)
+            reported = rep
         elif name == "loo":
             refits = [] if _loo_ready(corpus, posterior, cache_dir) else [ps]
         elif name in ("lobo", "lomo"):
@@ -117,7 +131,8 @@ def plan_sheet_analyses(corpus, posterior, *, which=SHEET_DEFAULT, n_splits: int
         plan.n_refits[name] = len(refits)
         # one compile per analysis, then each refit at the parent's own pace here (engine.refit_seconds)
         plan.seconds[name] = ((compile_seconds(posterior) if refits else 0.0)
-                              + sum(refit_seconds(posterior, s) for s in refits))
+                              + (len(refits) * refit_seconds(posterior, refits[0], reported=reported)
+                                 if refits else 0.0))  # every refit of one analysis has the same settings
     return plan
 
 

@@ -48,7 +48,8 @@ import pandas as pd
 from .refits import BatchResult, CancelCallback, FitJob, ProgressCallback, check_cancel
 
 __all__ = ["RefitEngine", "refit_key", "RERUN_DRAWS_FACTOR", "SCHEDULER_ENV", "scheduler_address",
-           "REFIT_SPEEDUP", "REFIT_ESS_RATIO", "refit_seconds", "expected_draws", "compile_seconds"]
+           "REFIT_SPEEDUP", "REFIT_ESS_RATIO", "REPORTED_ESS_RATIO", "refit_seconds", "expected_draws",
+           "reported_ess_per_draw", "compile_seconds"]
 
 #: An unconverged refit is rerun once with this many times its draws (and as many warmup iterations).
 RERUN_DRAWS_FACTOR = 2
@@ -70,6 +71,11 @@ REFIT_SPEEDUP = 0.73
 #: leapfrog step (about 0.010), and :data:`REFIT_SPEEDUP` prices the cheaper iterations.  It sets how
 #: long :func:`expected_draws` expects the gate to run.
 REFIT_ESS_RATIO = 0.48
+#: The same for a refit that stops on what it reports (:mod:`.reported`): its run length against the
+#: parent's smallest bulk or tail ESS per draw of the reported quantity.  Measured with
+#: bench/bench_refit_reported.py on TB2 hold-out refits (Erho2 at the held-out design; see
+#: docs/sampler-measurements.md, "Refits stopped on what they report").
+REPORTED_ESS_RATIO = 0.5
 
 
 def scheduler_address(given: str | None = None) -> str | None:
@@ -108,12 +114,36 @@ def rerun_settings(settings):
                                warmup=settings.warmup * RERUN_DRAWS_FACTOR, **extra)
 
 
-def expected_draws(parent_posterior, settings, ess_ratio: float | None = None) -> int:
+def reported_ess_per_draw(parent_posterior, reported) -> float | None:
+    """The parent's smallest bulk or tail ESS per draw over the ``reported`` quantities (:mod:`.reported`),
+    computed from its sigma draws with the stopping rule's statistics; None when it cannot be computed."""
+    from ..model.stopping import ess_bulk, ess_tail
+
+    sigma = getattr(parent_posterior, "sigma", None)
+    if not reported or not sigma:
+        return None
+    mu = np.asarray(parent_posterior.mu)
+    effs = []
+    for q in reported:
+        try:
+            x = np.asarray(q.draws(sigma, getattr(parent_posterior, "spec", None)), np.float64).reshape(mu.shape)
+        except (KeyError, ValueError):
+            return None
+        effs.append(min(ess_bulk(x), ess_tail(x)) / max(x.size, 1))
+    e = float(min(effs))
+    return e if np.isfinite(e) and e > 0 else None
+
+
+def expected_draws(parent_posterior, settings, ess_ratio: float | None = None, reported=None) -> int:
     """Draws per chain a refit at ``settings`` will run: ``settings.draws`` with a fixed length; under
-    ``stop="gate"`` the first look where the parent's ESS per draw gives every variance component the
-    stopping rule's bulk ESS (:data:`~ddr_explorer.core.model.stopping.STOP_ESS_MARGIN` x 400) over
-    ``settings.chains`` chains, between ``settings.draws`` and ``settings.max_draws``; the parent's ESS per
-    draw is scaled by ``ess_ratio`` (:data:`REFIT_ESS_RATIO` when None)."""
+    ``stop="gate"`` the first look where the parent's ESS per draw, scaled, gives the stopping rule's bulk
+    ESS (:data:`~ddr_explorer.core.model.stopping.STOP_ESS_MARGIN` x 400) over
+    ``settings.chains`` chains, between ``settings.draws`` and ``settings.max_draws``.
+
+    Without ``reported``: every variance component's ESS per draw (the smallest) scaled by ``ess_ratio``
+    (:data:`REFIT_ESS_RATIO` when None).  With ``reported`` (the quantities the refit stops on,
+    :mod:`.reported`): the parent's smallest bulk or tail ESS per draw of those quantities
+    (:func:`reported_ess_per_draw`), scaled by ``ess_ratio`` (:data:`REPORTED_ESS_RATIO` when None)."""
     import math
 
     from ..gate import MIN_ESS_BULK
@@ -123,19 +153,24 @@ def expected_draws(parent_posterior, settings, ess_ratio: float | None = None) -
         return int(settings.draws)
     ps = parent_posterior.settings
     eff = 0.25  # ESS per draw when the parent's diagnostics are not at hand
+    ratio = REFIT_ESS_RATIO
+    rep = reported_ess_per_draw(parent_posterior, reported) if reported else None
     diag = getattr(parent_posterior, "diagnostics", None)
-    if diag is not None and getattr(diag, "table", None) is not None and len(diag.table) > 1:
+    if rep is not None:
+        eff, ratio = rep, REPORTED_ESS_RATIO
+    elif diag is not None and getattr(diag, "table", None) is not None and len(diag.table) > 1:
         n_draws = max(int(np.asarray(parent_posterior.mu).size), 1)
         ess = float(diag.table.drop(index="mu", errors="ignore")["ess_bulk"].min())
         if np.isfinite(ess) and ess > 0:
             eff = ess / n_draws
-    eff *= REFIT_ESS_RATIO if ess_ratio is None else ess_ratio
+    eff *= ratio if ess_ratio is None else ess_ratio
     need = STOP_ESS_MARGIN * MIN_ESS_BULK / (eff * settings.chains)
     looks = max(0, math.ceil((need - settings.draws) / settings.check_every))
     return int(min(settings.draws + looks * settings.check_every, settings.max_draws or ps.draws))
 
 
-def refit_seconds(parent_posterior, settings, *, warm: bool = True, speedup: float | None = None) -> float:
+def refit_seconds(parent_posterior, settings, *, warm: bool = True, speedup: float | None = None,
+                  reported=None) -> float:
     """Wall seconds of one refit of ``parent_posterior``'s cells at ``settings`` on this machine (no compile).
 
     From the parent fit's own pace here: its warmup and sampling seconds per chain-iteration (a refit
@@ -143,6 +178,7 @@ def refit_seconds(parent_posterior, settings, *, warm: bool = True, speedup: flo
     times the refit's chain-iterations (``chains`` x (warmup + :func:`expected_draws`); a warm refit's
     warmup is :data:`~ddr_explorer.core.model.refit.WARM_WARMUP`), plus what a refit repeats of the
     parent's set-up and assembly (design, rough fit, diagnostics), times the measured :data:`REFIT_SPEEDUP`.
+    ``reported``: the quantities the refit stops on (:func:`expected_draws`).
     """
     from ..model.refit import WARM_WARMUP
 
@@ -154,7 +190,7 @@ def refit_seconds(parent_posterior, settings, *, warm: bool = True, speedup: flo
         run = 0.8 * float(getattr(parent_posterior, "wall_seconds", 0.0) or 0.0)
     per_chain_iteration = run / rounds / max(ps.chains, 1)
     W = min(settings.warmup, WARM_WARMUP) if warm else settings.warmup
-    iters = settings.chains * (W + expected_draws(parent_posterior, settings))
+    iters = settings.chains * (W + expected_draws(parent_posterior, settings, reported=reported))
     overhead = sum(float(t.get(k, 0.0)) for k in ("design", "rough_fit", "diagnostics"))
     return (iters * per_chain_iteration + overhead) * (REFIT_SPEEDUP if speedup is None else speedup)
 
