@@ -16,7 +16,11 @@ Per refit: the Erho2 median under both, its MCSE (ArviZ's ``mcse(method="median"
 the refits the mean z and the share |z| < 2 (about 95% if the rule does not bias the median); per
 split the gap (held-out minus projected) and across splits the Pearson r, under both rules.
 
-Usage: ``nice python bench/bench_refit_reported.py [--splits 8] [--parent FILE.h5] [--reference gate|fixed:N]``.
+``--difficulty``: instead, the 4 difficulty strata (seed 003 sec. 5.3) under the reported rule at the
+parent's settings, with the engine's predicted draws per chain beside the measured ones.
+
+Usage: ``nice python bench/bench_refit_reported.py [--splits 8] [--parent FILE.h5] [--reference gate|fixed:N]
+[--difficulty]``.
 Measured on a shared machine: compare the two rules within one run (CPU seconds and their ratio).
 """
 
@@ -49,6 +53,39 @@ def _run(design, spec, reqs, settings, parent):
     return posts, time.process_time() - c, time.perf_counter() - t
 
 
+def difficulty(parent, eng, settings, corpus):
+    """The 4 difficulty strata (seed 003 sec. 5.3) refitted under the reported rule (the coefficient at the
+    corpus's observed design): draws per chain, verdicts and CPU s against what the engine predicted."""
+    import numpy as np
+
+    from ddr_explorer.core.analyses.difficulty import stratum_masks, task_difficulty
+    from ddr_explorer.core.analyses.engine import expected_draws, reported_ess_per_draw
+    from ddr_explorer.core.analyses.refits import sub_corpus
+    from ddr_explorer.core.analyses.reported import ReportedQuantity, reported_verdict
+    from ddr_explorer.core.dstudy import observed_design
+    from ddr_explorer.core.model.stopping import check_gate
+
+    strata = task_difficulty(corpus.table, 4)
+    q = ReportedQuantity.coefficient(observed_design(corpus), "the whole corpus's design")
+    reqs = [dataclasses.replace(eng.request(lab, sub_corpus(corpus, m, lab)), reported=(q,))
+            for lab, m in zip(strata.labels, stratum_masks(corpus, strata))]
+    rs = settings
+    print(f"\ndifficulty strata under the reported rule ({q.label}); settings: {rs.chains} chains, >= {rs.draws} "
+          f"draws, look every {rs.check_every}, <= {rs.max_draws}")
+    print(f"engine prediction: {expected_draws(parent, rs, reported=(q,))} draws per chain on the reported rule "
+          f"(parent's ESS per draw of it {reported_ess_per_draw(parent, (q,)):.2f}); "
+          f"{expected_draws(parent, rs)} on the component rule")
+    posts, cpu, wall = _run(eng.design, eng.fitted_spec, reqs, rs, parent)
+    print(f"{cpu:.1f} CPU s, {wall:.1f} s wall for {len(reqs)} strata")
+    for r, p in zip(reqs, posts):
+        v = reported_verdict(p, r.reported)
+        names = list(p.sigma)
+        sig = np.stack([p.sigma[t] for t in names], axis=-1)
+        comp = check_gate(sig, int(np.sum(p.sample_stats["diverging"])), names)
+        print(f"{r.label:14s} {p.mu.shape[1]:5d} draws/chain  {'converged' if v.converged else 'NOT'} on Erho2; "
+              f"component rule would say: {'pass' if comp.passed else '; '.join(comp.reasons[:3])}")
+
+
 def main(argv=None):
     import arviz as az
     import numpy as np
@@ -63,10 +100,13 @@ def main(argv=None):
     ap.add_argument("--splits", type=int, default=8)
     ap.add_argument("--parent", type=Path)
     ap.add_argument("--reference", default="gate", help="gate (component rule, another seed) or fixed:N")
+    ap.add_argument("--difficulty", action="store_true", help="the 4 difficulty strata under the reported rule only")
     a = ap.parse_args(argv)
 
     settings, _tmp, parent, eng, reqs = _cost_module().parent_and_requests(a.splits, a.parent)
     corpus = load_corpus(ROOT / "resources" / "demo" / "terminal-bench-2.csv")
+    if a.difficulty:
+        return difficulty(parent, eng, settings, corpus)
     designs = []
     for i in range(a.splits):  # the same splits as parent_and_requests (default_rng([0, i]))
         _, held = split_cells(corpus.table, np.random.default_rng([0, i]))

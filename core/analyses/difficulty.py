@@ -155,6 +155,8 @@ class DifficultyProfile:
     mean_success: np.ndarray | None = None
     n_fits: int | None = None
     n_converged: int | None = None
+    #: What ``n_converged`` was checked on (:attr:`~.refits.BatchResult.converged_on`; None: not said).
+    converged_on: str | None = None
 
     @property
     def converged(self) -> bool | None:
@@ -316,7 +318,8 @@ def difficulty_study(corpus, spec="per-benchmark", settings=None, cache_dir: str
              for job, r in zip(jobs, batch.results)}
     profile = dataclasses.replace(
         DifficultyProfile.from_draws(strata.labels, [draws[lab] for lab in strata.labels], draws["aggregate"],
-                                     strata.stratum_mean), n_fits=batch.n_fits, n_converged=batch.n_converged)
+                                     strata.stratum_mean), n_fits=batch.n_fits, n_converged=batch.n_converged,
+        converged_on=batch.converged_on)
     return DifficultyStudy(profile, strata, design, draws, dict(batch.errors), batch.n_fitted, batch.n_cached,
                            batch.n_fits, batch.n_converged, batch.n_rerun, dict(batch.cold), batch.converged_on)
 

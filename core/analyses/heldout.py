@@ -76,6 +76,8 @@ class HeldOutReliability:
         What the splits were stratified by.
     n_fits, n_converged
         The refits behind the splits and how many passed the convergence gate (None: not counted).
+    converged_on
+        What the gate was checked on: for the splits' refits, the Erho2 they report (:mod:`.reported`).
     """
 
     projected: np.ndarray
@@ -84,6 +86,8 @@ class HeldOutReliability:
     stratified_by: str = "(agent, task) cell"
     n_fits: int | None = None
     n_converged: int | None = None
+    #: What ``n_converged`` was checked on (:attr:`~.refits.BatchResult.converged_on`; None: not said).
+    converged_on: str | None = None
 
     @property
     def converged(self) -> bool | None:
@@ -317,7 +321,8 @@ def held_out_study(corpus, spec="per-benchmark", settings=None, cache_dir: str |
     result = None
     if ok.sum() >= 2:
         result = HeldOutReliability(table["projected"].to_numpy()[ok], table["held_out"].to_numpy()[ok],
-                                    train_fraction, "(agent, task) cell", b.n_fits, b.n_converged)
+                                    train_fraction, "(agent, task) cell", b.n_fits, b.n_converged,
+                                    b.converged_on)
     return HeldOutStudy(result, table, b.n_fitted, b.n_cached, base, errors, b.n_fits, b.n_converged, b.n_rerun,
                         dict(b.cold), b.converged_on)
 

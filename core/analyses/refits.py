@@ -110,10 +110,14 @@ class BatchResult:
     def converged_on(self) -> str:
         """What the convergence count was checked on, in words (for the app, --json and the sheet)."""
         n_rep = sum(vd is not None for vd in self.verdicts)
+        n = sum(r is not None for r in self.results)
         if not n_rep:
-            return "every variance component (R-hat <= 1.01, bulk ESS >= 400, no divergence)"
-        return (f"{n_rep} refit(s) on the quantity they report (R-hat <= 1.01 and bulk and tail ESS >= 400 on it, "
-                "R-hat <= 1.01 on every component, no divergence); the others on every variance component")
+            return "on every variance component (R-hat <= 1.01, bulk ESS >= 400, no divergence)"
+        on = ("on the coefficient it reports (R-hat <= 1.01, bulk and tail ESS >= 400), with R-hat <= 1.01 on every "
+              "variance component and no divergence")
+        if n_rep == n:
+            return "each " + on
+        return f"{n_rep} refit(s) each {on}; the other {n - n_rep} fit(s) on every variance component"
 
 
 def check_cancel(cancel: CancelCallback | None, what: str) -> None:

@@ -101,7 +101,9 @@ def test_the_convergence_count_reads_the_reported_verdict():
     b = BatchResult(results=[res(True), res(False), res(False), None])
     assert b.n_converged == 1 and "every variance component" in b.converged_on
     b.verdicts = [None, SimpleNamespace(converged=True), SimpleNamespace(converged=False), None]
-    assert b.n_converged == 2 and "2 refit(s) on the quantity they report" in b.converged_on
+    assert b.n_converged == 2 and b.converged_on.startswith("2 refit(s) each on the coefficient it reports")
+    b.verdicts = [SimpleNamespace(converged=True)] * 3 + [None]
+    assert b.n_converged == 3 and b.converged_on.startswith("each on the coefficient it reports")
 
 
 def test_the_reported_quantity_is_in_the_refit_key():
@@ -183,3 +185,24 @@ def test_the_verdict_says_what_it_checked_and_leaves_the_component_verdict_alone
     v = reported_verdict(p, [q])
     assert v.converged and v.text.startswith(f"converged on {q.label}") and "every component's R-hat" in v.text
     assert p.diagnostics.converged == diagnose(p).converged  # the G-study verdict is not upgraded
+
+
+def test_the_sheet_and_the_cli_say_what_the_refits_were_checked_on():
+    from ddr_explorer.core.analyses.runner import convergence_lines
+    from ddr_explorer.core.report.content import _refits_note
+
+    def res(conv):
+        return SimpleNamespace(posterior=SimpleNamespace(diagnostics=SimpleNamespace(converged=False)))
+
+    b = BatchResult(results=[res(False)] * 3, verdicts=[SimpleNamespace(converged=True)] * 2 + [None])
+    on = b.converged_on
+    assert b.n_converged == 2 and on.startswith("2 refit(s) each on the coefficient it reports")
+    note = _refits_note(SimpleNamespace(n_fits=3, n_converged=3, converged_on=on))
+    assert "(3 of 3 refits converged, 2 refit(s) each on the coefficient it reports (R-hat \u2264 1.01" in note
+    assert "the other 1 fit(s) on every variance component.)" in note
+    bad = _refits_note(SimpleNamespace(n_fits=3, n_converged=2, converged_on=on))
+    assert "PROVISIONAL: only 2 of 3 refits converged</b> (2 refit(s) each on the coefficient" in bad
+    old = _refits_note(SimpleNamespace(n_fits=3, n_converged=2))  # a result that does not say: the component gate
+    assert "(R-hat \u2264 1.01, bulk ESS \u2265 400, no divergences)" in old
+    line = convergence_lines({"heldout": {"n_fits": 3, "n_converged": 2, "converged_on": on}})[0]
+    assert line.startswith("heldout: 2 of 3 fits converged (2 refit(s) each on the coefficient it reports")
