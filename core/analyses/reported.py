@@ -23,6 +23,9 @@ gate's 400) is what the analysis counts as "converged" for that refit; the poste
 :mod:`ddr_explorer.core.gate`) is left as it is, so a refit's posterior shown as a G-study is never
 upgraded by it.
 
+Leave-one-benchmark/model-out (:mod:`.stability`) keeps the component rule: its table reports every
+component's median and a model ranking, so every component is a reported quantity there.
+
 Why not every component: the slowest components of a Terminal-Bench 2.0 refit (task:model,
 task:scaffold) mix at about a third of the effective draws per draw of Erho2, so asking each of them
 for 440 effective draws ran each hold-out refit about twice as long as its reported number needs

@@ -117,6 +117,11 @@ def test_the_reported_quantity_is_in_the_refit_key():
     assert len(keys) == 3
     assert refit_key("p", r2, GATE) == refit_key("p", dataclasses.replace(r2, label="y"), GATE)
     assert "Erho2 at the held-out design (30 tasks per benchmark" in q.label
+    # a request travels to a Dask worker pickled (core.analyses.cluster): the quantity with it, no function
+    import pickle
+
+    back = pickle.loads(pickle.dumps(r2))
+    assert back.reported == r2.reported and refit_key("p", back, GATE) == refit_key("p", r2, GATE)
     with pytest.raises(ValueError, match="needs its design"):
         ReportedQuantity("coefficient")
 
