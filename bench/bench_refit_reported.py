@@ -20,7 +20,7 @@ split the gap (held-out minus projected) and across splits the Pearson r, under 
 parent's settings, with the engine's predicted draws per chain beside the measured ones.
 
 Usage: ``nice python bench/bench_refit_reported.py [--splits 8] [--parent FILE.h5] [--reference gate|fixed:N]
-[--difficulty]``.
+[--difficulty] [--estimate]``; ``--estimate``: the full TB2 sheet's estimate under both rules.
 Measured on a shared machine: compare the two rules within one run (CPU seconds and their ratio).
 """
 
@@ -86,6 +86,24 @@ def difficulty(parent, eng, settings, corpus):
               f"component rule would say: {'pass' if comp.passed else '; '.join(comp.reasons[:3])}")
 
 
+def estimate(parent, corpus):
+    """The full sheet's estimate (difficulty + 50 splits + LOO) with the reported rule's run lengths and with
+    the component rule's (every refit priced on the parent's slowest component), from the same parent."""
+    from ddr_explorer.core.analyses import defaults, engine
+
+    after = defaults.plan_sheet_analyses(corpus, parent, n_splits=50)
+    real = engine.reported_ess_per_draw
+    engine.reported_ess_per_draw = lambda *a, **k: None  # the component rule's prediction
+    try:
+        before = defaults.plan_sheet_analyses(corpus, parent, n_splits=50)
+    finally:
+        engine.reported_ess_per_draw = real
+    for name, plan in (("component rule", before), ("reported rule", after)):
+        print(f"{name}: {plan.describe()} "
+              f"({', '.join(f'{k} {v:.0f} s' for k, v in plan.seconds.items())}); by default: {plan.runs_by_default}")
+    print(f"ratio {before.total_seconds / after.total_seconds:.2f}x")
+
+
 def main(argv=None):
     import arviz as az
     import numpy as np
@@ -101,12 +119,15 @@ def main(argv=None):
     ap.add_argument("--parent", type=Path)
     ap.add_argument("--reference", default="gate", help="gate (component rule, another seed) or fixed:N")
     ap.add_argument("--difficulty", action="store_true", help="the 4 difficulty strata under the reported rule only")
+    ap.add_argument("--estimate", action="store_true", help="the full sheet's estimate under both rules only")
     a = ap.parse_args(argv)
 
     settings, _tmp, parent, eng, reqs = _cost_module().parent_and_requests(a.splits, a.parent)
     corpus = load_corpus(ROOT / "resources" / "demo" / "terminal-bench-2.csv")
     if a.difficulty:
         return difficulty(parent, eng, settings, corpus)
+    if a.estimate:
+        return estimate(parent, corpus)
     designs = []
     for i in range(a.splits):  # the same splits as parent_and_requests (default_rng([0, i]))
         _, held = split_cells(corpus.table, np.random.default_rng([0, i]))
