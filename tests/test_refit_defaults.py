@@ -50,6 +50,7 @@ def test_the_estimate_is_the_parent_pace_per_refit_plus_one_compile_per_analysis
 
     plan = plan_sheet_analyses(corpus, paced(100.0), n_splits=10)
     assert plan.n_refits == {"difficulty": 4, "heldout": 20, "loo": 0}  # the fit kept every effect: no LOO refit
+    # (a fixed-length parent: its strata run its fixed draws, whatever the rule, so no correction applies)
     assert plan.seconds["difficulty"] == pytest.approx(10.0 + 4 * refit_seconds(paced(100.0), SETTINGS))
     split = split_settings(SETTINGS)
     # the splits stop on the Erho2 they report: their run length from its ESS per draw on the parent

@@ -186,6 +186,11 @@ def test_expected_draws_of_a_refit_stopped_on_what_it_reports():
     expect = 100 + 50 * max(0, int(np.ceil((need - 100) / 50)))
     assert expected_draws(parent, gate, reported=[Q()]) == expect
     assert expected_draws(parent, gate, reported=[Q()]) < expected_draws(parent, gate)  # the component rule
+    # a measured correction of the draws (difficulty strata) scales the sampling, up to the ceiling
+    base = refit_seconds(parent, gate, reported=[Q()], speedup=1.0)
+    per = 4 * 0.025  # chain-iterations of 4 chains at 0.025 s
+    assert refit_seconds(parent, gate, reported=[Q()], speedup=1.0, draws_factor=3.0) == pytest.approx(
+        base + per * (min(3 * expect, 1000) - expect))
 
 
 def test_refit_seconds_from_the_parents_pace():

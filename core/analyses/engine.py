@@ -170,7 +170,7 @@ def expected_draws(parent_posterior, settings, ess_ratio: float | None = None, r
 
 
 def refit_seconds(parent_posterior, settings, *, warm: bool = True, speedup: float | None = None,
-                  reported=None) -> float:
+                  reported=None, draws_factor: float = 1.0) -> float:
     """Wall seconds of one refit of ``parent_posterior``'s cells at ``settings`` on this machine (no compile).
 
     From the parent fit's own pace here: its warmup and sampling seconds per chain-iteration (a refit
@@ -178,7 +178,9 @@ def refit_seconds(parent_posterior, settings, *, warm: bool = True, speedup: flo
     times the refit's chain-iterations (``chains`` x (warmup + :func:`expected_draws`); a warm refit's
     warmup is :data:`~ddr_explorer.core.model.refit.WARM_WARMUP`), plus what a refit repeats of the
     parent's set-up and assembly (design, rough fit, diagnostics), times the measured :data:`REFIT_SPEEDUP`.
-    ``reported``: the quantities the refit stops on (:func:`expected_draws`).
+    ``reported``: the quantities the refit stops on (:func:`expected_draws`); ``draws_factor``: a measured
+    correction of those draws for refits the parent's mixing does not predict (difficulty strata,
+    :data:`~.defaults.STRATUM_DRAWS_FACTOR`).
     """
     from ..model.refit import WARM_WARMUP
 
@@ -190,7 +192,10 @@ def refit_seconds(parent_posterior, settings, *, warm: bool = True, speedup: flo
         run = 0.8 * float(getattr(parent_posterior, "wall_seconds", 0.0) or 0.0)
     per_chain_iteration = run / rounds / max(ps.chains, 1)
     W = min(settings.warmup, WARM_WARMUP) if warm else settings.warmup
-    iters = settings.chains * (W + expected_draws(parent_posterior, settings, reported=reported))
+    draws = expected_draws(parent_posterior, settings, reported=reported)
+    if getattr(settings, "stop", "fixed") == "gate":  # a fixed length runs its draws whatever the mixing
+        draws = min(draws * draws_factor, settings.max_draws or draws * draws_factor)
+    iters = settings.chains * (W + draws)
     overhead = sum(float(t.get(k, 0.0)) for k in ("design", "rough_fit", "diagnostics"))
     return (iters * per_chain_iteration + overhead) * (REFIT_SPEEDUP if speedup is None else speedup)
 
