@@ -137,7 +137,8 @@ def main(argv=None):
                 for j, r in enumerate(reqs)]
     if a.reference.startswith("fixed:"):
         n = int(a.reference.split(":")[1])
-        ref_settings = dataclasses.replace(base, stop="fixed", draws=n, seed=base.seed + 1)
+        ref_settings = dataclasses.replace(base, stop="fixed", draws=n, seed=base.seed + 1, max_draws=None,
+                                           max_seconds=None)
     else:
         ref_settings = dataclasses.replace(base, seed=base.seed + 1)
     design, spec = eng.design, eng.fitted_spec
