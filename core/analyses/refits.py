@@ -113,8 +113,8 @@ class BatchResult:
         n = sum(r is not None for r in self.results)
         if not n_rep:
             return "on every variance component (R-hat <= 1.01, bulk ESS >= 400, no divergence)"
-        on = ("on the coefficient it reports (R-hat <= 1.01, bulk and tail ESS >= 400), with R-hat <= 1.01 on every "
-              "variance component and no divergence")
+        on = ("on the coefficient it reports: R-hat <= 1.01 and bulk and tail ESS >= 400 on it, R-hat <= 1.01 on "
+              "every variance component, no divergence")
         if n_rep == n:
             return "each " + on
         return f"{n_rep} refit(s) each {on}; the other {n - n_rep} fit(s) on every variance component"

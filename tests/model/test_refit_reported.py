@@ -203,7 +203,7 @@ def test_the_sheet_and_the_cli_say_what_the_refits_were_checked_on():
     on = b.converged_on
     assert b.n_converged == 2 and on.startswith("2 refit(s) each on the coefficient it reports")
     note = _refits_note(SimpleNamespace(n_fits=3, n_converged=3, converged_on=on))
-    assert "(3 of 3 refits converged, 2 refit(s) each on the coefficient it reports (R-hat \u2264 1.01" in note
+    assert "(3 of 3 refits converged, 2 refit(s) each on the coefficient it reports: R-hat \u2264 1.01" in note
     assert "the other 1 fit(s) on every variance component.)" in note
     bad = _refits_note(SimpleNamespace(n_fits=3, n_converged=2, converged_on=on))
     assert "PROVISIONAL: only 2 of 3 refits converged</b> (2 refit(s) each on the coefficient" in bad
