@@ -45,20 +45,26 @@ def test_the_estimate_is_the_parent_pace_per_refit_plus_one_compile_per_analysis
     def paced(run_seconds):  # the parent's warmup + sampling took run_seconds; compile 10 s
         return dataclasses.replace(post, timings={"warmup": 0.0, "sampling": run_seconds, "compile": 10.0})
 
+    from ddr_explorer.core.analyses.reported import ReportedQuantity
+    from ddr_explorer.core.dstudy import observed_design
+
     plan = plan_sheet_analyses(corpus, paced(100.0), n_splits=10)
     assert plan.n_refits == {"difficulty": 4, "heldout": 20, "loo": 0}  # the fit kept every effect: no LOO refit
+    # (a fixed-length parent: its strata run its fixed draws, whatever the rule, so no correction applies)
     assert plan.seconds["difficulty"] == pytest.approx(10.0 + 4 * refit_seconds(paced(100.0), SETTINGS))
     split = split_settings(SETTINGS)
-    assert plan.seconds["heldout"] == pytest.approx(10.0 + 20 * refit_seconds(paced(100.0), split))
+    # the splits stop on the Erho2 they report: their run length from its ESS per draw on the parent
+    rep = (ReportedQuantity.coefficient(observed_design(corpus)),)
+    assert plan.seconds["heldout"] == pytest.approx(10.0 + 20 * refit_seconds(paced(100.0), split, reported=rep))
     assert plan.seconds["loo"] == 0.0
     # the parent's 2 x (10 + 40) in 100 s: 1 s per chain-iteration; a difficulty refit 2 x (10 + 40) = 100 s;
     # a split refit runs as long as the gate will need at the parent's ESS per draw (engine.expected_draws)
     # (times the measured cost of a refit's chain-iteration relative to its parent's, REFIT_SPEEDUP)
     k = REFIT_SPEEDUP
     assert refit_seconds(paced(100.0), SETTINGS) == pytest.approx(100.0 * k)
-    n = expected_draws(post, split)
+    n = expected_draws(post, split, reported=rep)
     assert split.stop == "gate" and split.draws <= n <= split.max_draws
-    assert refit_seconds(paced(100.0), split) == pytest.approx(2 * (10 + n) * k)
+    assert refit_seconds(paced(100.0), split, reported=rep) == pytest.approx(2 * (10 + n) * k)
     assert not plan.runs_by_default
     fast = plan_sheet_analyses(corpus, paced(1.0), n_splits=10)  # 0.01 s per chain-iteration
     assert fast.total_seconds == pytest.approx(20.0 + (4 * 1.0 + 20 * 0.02 * (10 + n)) * k)

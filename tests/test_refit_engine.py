@@ -165,6 +165,34 @@ def test_expected_draws_from_the_parents_ess_per_draw():
     assert expected_draws(parent, SamplerSettings(stop="fixed", draws=250, warmup=250, chains=4)) == 250  # fixed length
 
 
+def test_expected_draws_of_a_refit_stopped_on_what_it_reports():
+    """Its run length from the parent's ESS per draw of the reported quantity, not of the slowest component."""
+    from ddr_explorer.core.model.stopping import ess_bulk, ess_tail
+
+    class Q:  # a reported quantity: every draw independent of the last (ESS per draw about 1)
+        label = "q"
+
+        def draws(self, sigma, spec):
+            return np.random.default_rng(0).normal(size=np.shape(next(iter(sigma.values()))))
+
+    parent = _parent_like()  # its slowest component: 0.5 ESS per draw
+    n_draws = parent.mu.size
+    parent.sigma = {"task": np.ones_like(parent.mu)}
+    x = Q().draws(parent.sigma, None)
+    eff = min(ess_bulk(x), ess_tail(x)) / n_draws
+    assert eng.reported_ess_per_draw(parent, [Q()]) == pytest.approx(eff)
+    gate = SamplerSettings(draws=100, warmup=50, chains=4, stop="gate", check_every=50, max_draws=1000)
+    need = 440 / (eff * eng.REPORTED_ESS_RATIO * 4)
+    expect = 100 + 50 * max(0, int(np.ceil((need - 100) / 50)))
+    assert expected_draws(parent, gate, reported=[Q()]) == expect
+    assert expected_draws(parent, gate, reported=[Q()]) < expected_draws(parent, gate)  # the component rule
+    # a measured correction of the draws (difficulty strata) scales the sampling, up to the ceiling
+    base = refit_seconds(parent, gate, reported=[Q()], speedup=1.0)
+    per = 4 * 0.025  # chain-iterations of 4 chains at 0.025 s
+    assert refit_seconds(parent, gate, reported=[Q()], speedup=1.0, draws_factor=3.0) == pytest.approx(
+        base + per * (min(3 * expect, 1000) - expect))
+
+
 def test_refit_seconds_from_the_parents_pace():
     from ddr_explorer.core.model.refit import WARM_WARMUP
 

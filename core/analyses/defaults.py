@@ -24,11 +24,19 @@ from dataclasses import dataclass, field
 
 from .heldout import split_settings
 
-__all__ = ["AUTO_BUDGET_SECONDS", "SHEET_DEFAULT", "AnalysesPlan", "plan_sheet_analyses", "BatchProgress",
+__all__ = ["AUTO_BUDGET_SECONDS", "SHEET_DEFAULT", "STRATUM_DRAWS_FACTOR", "AnalysesPlan", "plan_sheet_analyses", "BatchProgress",
            "sheet_runners"]
 
 #: The default analyses run without asking when their estimate is under this (seconds).
 AUTO_BUDGET_SECONDS = 15 * 60
+#: Difficulty strata run this many times the draws per chain :func:`~.engine.expected_draws` predicts from
+#: the parent.  A stratum keeps a quarter of the tasks, often of similar difficulty, so a component the
+#: parent estimates well (sigma[task], sigma[scaffold]) can sit near 0 in it and mix slowly, and its
+#: R-hat <= 1.01 (asked of every component) sets the run length, which the parent's ESS per draw cannot
+#: predict.  Measured on the TB2 demo (bench/bench_refit_reported.py --difficulty, session 18): 300, 2,300,
+#: 250 and 750 draws per chain against 300 predicted, a mean of 900 (3.0x); under the component rule in
+#: session 17 two strata needed 2,800 and 1,650 against about 400 predicted.
+STRATUM_DRAWS_FACTOR = 3.0
 #: The analyses a full DDR sheet draws (``--analyses`` names).
 SHEET_DEFAULT: tuple[str, ...] = ("difficulty", "heldout", "loo")
 
@@ -101,11 +109,25 @@ def plan_sheet_analyses(corpus, posterior, *, which=SHEET_DEFAULT, n_splits: int
 
     ps = posterior.settings
     plan = AnalysesPlan(tuple(which), n_splits=n_splits)
+    # strata and splits stop on the coefficient they report (:mod:`.reported`): its ESS per draw on the
+    # parent, at the corpus's observed design (a split's held-out design differs in its trials only)
+    rep = None
+    if "difficulty" in which or "heldout" in which:
+        from ..dstudy import observed_design
+        from .reported import ReportedQuantity
+
+        try:
+            rep = (ReportedQuantity.coefficient(observed_design(corpus)),)
+        except (ValueError, KeyError):
+            rep = None
     for name in which:
+        reported, factor = None, 1.0
         if name == "difficulty":
             refits = [ps] * n_strata
+            reported, factor = rep, STRATUM_DRAWS_FACTOR
         elif name == "heldout":
             refits = [split_settings(ps)] * (2 * n_splits)
+            reported = rep
         elif name == "loo":
             refits = [] if _loo_ready(corpus, posterior, cache_dir) else [ps]
         elif name in ("lobo", "lomo"):
@@ -117,7 +139,9 @@ def plan_sheet_analyses(corpus, posterior, *, which=SHEET_DEFAULT, n_splits: int
         plan.n_refits[name] = len(refits)
         # one compile per analysis, then each refit at the parent's own pace here (engine.refit_seconds)
         plan.seconds[name] = ((compile_seconds(posterior) if refits else 0.0)
-                              + sum(refit_seconds(posterior, s) for s in refits))
+                              + (len(refits) * refit_seconds(posterior, refits[0], reported=reported,
+                                                             draws_factor=factor)
+                                 if refits else 0.0))  # every refit of one analysis has the same settings
     return plan
 
 

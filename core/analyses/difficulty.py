@@ -39,6 +39,7 @@ from ..dstudy import observed_design
 from ..errors import shown
 from ..reliability import Summary, as_summary
 from .refits import CancelCallback, FitJob, ProgressCallback, coefficient_draws, sub_corpus
+from .reported import ReportedQuantity
 
 
 # ---------------------------------------------------------------------------
@@ -154,6 +155,8 @@ class DifficultyProfile:
     mean_success: np.ndarray | None = None
     n_fits: int | None = None
     n_converged: int | None = None
+    #: What ``n_converged`` was checked on (:attr:`~.refits.BatchResult.converged_on`; None: not said).
+    converged_on: str | None = None
 
     @property
     def converged(self) -> bool | None:
@@ -222,6 +225,8 @@ class DifficultyStudy:
     n_converged: int = 0
     n_rerun: int = 0
     cold: dict = field(default_factory=dict)
+    #: What ``n_converged`` was checked on (:attr:`~.refits.BatchResult.converged_on`).
+    converged_on: str = ""
 
     def to_dict(self) -> dict:
         """Plain JSON-ready numbers: per stratum median and 95% HDI, the gap, the design."""
@@ -235,7 +240,8 @@ class DifficultyStudy:
                                                    p.erho2)],
                 "aggregate": summ(p.aggregate), "gap_aggregate_minus_hardest": p.gap,
                 "design": self.design.to_dict(), "n_fitted": self.n_fitted, "n_cached": self.n_cached,
-                "n_fits": self.n_fits, "n_converged": self.n_converged, "n_rerun": self.n_rerun,
+                "n_fits": self.n_fits, "n_converged": self.n_converged, "converged_on": self.converged_on,
+                "n_rerun": self.n_rerun,
                 "cold": dict(self.cold)}
 
 
@@ -251,7 +257,8 @@ def stratum_masks(corpus, strata: TaskDifficulty) -> list[np.ndarray]:
 def difficulty_study(corpus, spec="per-benchmark", settings=None, cache_dir: str | Path | None = None,
                      progress: ProgressCallback | None = None, cancel: CancelCallback | None = None, *,
                      n_strata: int = 4, design=None, object_of_measurement: str = "model",
-                     claim: str = "relative", parent=None, scheduler: str | None = None) -> DifficultyStudy:
+                     claim: str = "relative", parent=None, scheduler: str | None = None,
+                     stop_on_reported: bool = True) -> DifficultyStudy:
     """Refit the G-study per difficulty stratum and compare each stratum's coefficient with the aggregate.
 
     Parameters
@@ -272,6 +279,9 @@ def difficulty_study(corpus, spec="per-benchmark", settings=None, cache_dir: str
     parent, scheduler
         The whole corpus's :class:`~ddr_explorer.core.fitting.FitResult` when at hand, and a Dask
         scheduler address (:class:`~.engine.RefitEngine`).
+    stop_on_reported
+        Each stratum's refit stops, and is counted converged, on what it reports: the coefficient at
+        ``design`` (:mod:`.reported`; R-hat <= 1.01 on every component too).  False: on every component.
 
     Returns
     -------
@@ -293,9 +303,11 @@ def difficulty_study(corpus, spec="per-benchmark", settings=None, cache_dir: str
         raise ValueError(f"corpus {corpus.name!r} has {len(strata.tasks)} task(s); difficulty strata need at "
                          "least 2 tasks")
     design = design or observed_design(corpus, object_of_measurement=object_of_measurement, claim=claim)
-    jobs = [FitJob("aggregate", corpus, spec)]
+    jobs = [FitJob("aggregate", corpus, spec)]  # the parent: its components are reported (the G-study)
+    # a stratum reports its coefficient at the common design (median and 95% HDI): it stops on it
+    rep = (ReportedQuantity.coefficient(design, "the whole corpus's design"),) if stop_on_reported else ()
     for label, mask in zip(strata.labels, stratum_masks(corpus, strata)):
-        jobs.append(FitJob(label, sub_corpus(corpus, mask, f"{corpus.name} [{label.split()[0]}]"), spec))
+        jobs.append(FitJob(label, sub_corpus(corpus, mask, f"{corpus.name} [{label.split()[0]}]"), spec, rep))
     from .engine import RefitEngine
 
     engine = RefitEngine(corpus, spec, settings, cache_dir=cache_dir, parent=parent, scheduler=scheduler)
@@ -306,9 +318,10 @@ def difficulty_study(corpus, spec="per-benchmark", settings=None, cache_dir: str
              for job, r in zip(jobs, batch.results)}
     profile = dataclasses.replace(
         DifficultyProfile.from_draws(strata.labels, [draws[lab] for lab in strata.labels], draws["aggregate"],
-                                     strata.stratum_mean), n_fits=batch.n_fits, n_converged=batch.n_converged)
+                                     strata.stratum_mean), n_fits=batch.n_fits, n_converged=batch.n_converged,
+        converged_on=batch.converged_on)
     return DifficultyStudy(profile, strata, design, draws, dict(batch.errors), batch.n_fitted, batch.n_cached,
-                           batch.n_fits, batch.n_converged, batch.n_rerun, dict(batch.cold))
+                           batch.n_fits, batch.n_converged, batch.n_rerun, dict(batch.cold), batch.converged_on)
 
 
 def run_difficulty_study(corpus, spec="per-benchmark", settings=None, cache_dir: str | Path | None = None,

@@ -48,7 +48,8 @@ import pandas as pd
 from .refits import BatchResult, CancelCallback, FitJob, ProgressCallback, check_cancel
 
 __all__ = ["RefitEngine", "refit_key", "RERUN_DRAWS_FACTOR", "SCHEDULER_ENV", "scheduler_address",
-           "REFIT_SPEEDUP", "REFIT_ESS_RATIO", "refit_seconds", "expected_draws", "compile_seconds"]
+           "REFIT_SPEEDUP", "REFIT_ESS_RATIO", "REPORTED_ESS_RATIO", "refit_seconds", "expected_draws",
+           "reported_ess_per_draw", "compile_seconds"]
 
 #: An unconverged refit is rerun once with this many times its draws (and as many warmup iterations).
 RERUN_DRAWS_FACTOR = 2
@@ -70,6 +71,13 @@ REFIT_SPEEDUP = 0.73
 #: leapfrog step (about 0.010), and :data:`REFIT_SPEEDUP` prices the cheaper iterations.  It sets how
 #: long :func:`expected_draws` expects the gate to run.
 REFIT_ESS_RATIO = 0.48
+#: The same for a refit that stops on what it reports (:mod:`.reported`): its run length against the
+#: parent's smallest bulk or tail ESS per draw of the reported quantity.  Measured with
+#: bench/bench_refit_reported.py on 16 TB2 hold-out refits (Erho2 at the held-out design, session 18):
+#: 250 draws per chain on average (150-350) where the parent's ESS per draw of Erho2 is 0.87; 0.55
+#: predicts the look at 250 (440 / (0.87 x 0.55 x 4 chains) = 230).  docs/sampler-measurements.md,
+#: "Refits stopped on what they report".
+REPORTED_ESS_RATIO = 0.55
 
 
 def scheduler_address(given: str | None = None) -> str | None:
@@ -86,11 +94,16 @@ def _counts_digest(request) -> str:
 
 
 def refit_key(parent_key: str, request, settings) -> str:
-    """Cache key of a refit: the parent's key, the request's counts (SHA-256) and the refit's settings."""
+    """Cache key of a refit: the parent's key, the request's counts (SHA-256), the refit's settings and,
+    when it stops on them, its reported quantities (:mod:`.reported`)."""
     from ..cache import canonical_json
 
-    payload = canonical_json({"kind": "refit", "parent": parent_key, "counts": _counts_digest(request),
-                              "settings": dataclasses.asdict(settings)})
+    body = {"kind": "refit", "parent": parent_key, "counts": _counts_digest(request),
+            "settings": dataclasses.asdict(settings)}
+    reported = getattr(request, "reported", ())
+    if reported:  # the stopping rule on these quantities (:mod:`.reported`) is part of what was fitted
+        body["reported"] = [q.to_dict() for q in reported]
+    payload = canonical_json(body)
     return hashlib.sha256(payload.encode()).hexdigest()
 
 
@@ -103,12 +116,36 @@ def rerun_settings(settings):
                                warmup=settings.warmup * RERUN_DRAWS_FACTOR, **extra)
 
 
-def expected_draws(parent_posterior, settings, ess_ratio: float | None = None) -> int:
+def reported_ess_per_draw(parent_posterior, reported) -> float | None:
+    """The parent's smallest bulk or tail ESS per draw over the ``reported`` quantities (:mod:`.reported`),
+    computed from its sigma draws with the stopping rule's statistics; None when it cannot be computed."""
+    from ..model.stopping import ess_bulk, ess_tail
+
+    sigma = getattr(parent_posterior, "sigma", None)
+    if not reported or not sigma:
+        return None
+    mu = np.asarray(parent_posterior.mu)
+    effs = []
+    for q in reported:
+        try:
+            x = np.asarray(q.draws(sigma, getattr(parent_posterior, "spec", None)), np.float64).reshape(mu.shape)
+        except (KeyError, ValueError):
+            return None
+        effs.append(min(ess_bulk(x), ess_tail(x)) / max(x.size, 1))
+    e = float(min(effs))
+    return e if np.isfinite(e) and e > 0 else None
+
+
+def expected_draws(parent_posterior, settings, ess_ratio: float | None = None, reported=None) -> int:
     """Draws per chain a refit at ``settings`` will run: ``settings.draws`` with a fixed length; under
-    ``stop="gate"`` the first look where the parent's ESS per draw gives every variance component the
-    stopping rule's bulk ESS (:data:`~ddr_explorer.core.model.stopping.STOP_ESS_MARGIN` x 400) over
-    ``settings.chains`` chains, between ``settings.draws`` and ``settings.max_draws``; the parent's ESS per
-    draw is scaled by ``ess_ratio`` (:data:`REFIT_ESS_RATIO` when None)."""
+    ``stop="gate"`` the first look where the parent's ESS per draw, scaled, gives the stopping rule's bulk
+    ESS (:data:`~ddr_explorer.core.model.stopping.STOP_ESS_MARGIN` x 400) over
+    ``settings.chains`` chains, between ``settings.draws`` and ``settings.max_draws``.
+
+    Without ``reported``: every variance component's ESS per draw (the smallest) scaled by ``ess_ratio``
+    (:data:`REFIT_ESS_RATIO` when None).  With ``reported`` (the quantities the refit stops on,
+    :mod:`.reported`): the parent's smallest bulk or tail ESS per draw of those quantities
+    (:func:`reported_ess_per_draw`), scaled by ``ess_ratio`` (:data:`REPORTED_ESS_RATIO` when None)."""
     import math
 
     from ..gate import MIN_ESS_BULK
@@ -118,19 +155,24 @@ def expected_draws(parent_posterior, settings, ess_ratio: float | None = None) -
         return int(settings.draws)
     ps = parent_posterior.settings
     eff = 0.25  # ESS per draw when the parent's diagnostics are not at hand
+    ratio = REFIT_ESS_RATIO
+    rep = reported_ess_per_draw(parent_posterior, reported) if reported else None
     diag = getattr(parent_posterior, "diagnostics", None)
-    if diag is not None and getattr(diag, "table", None) is not None and len(diag.table) > 1:
+    if rep is not None:
+        eff, ratio = rep, REPORTED_ESS_RATIO
+    elif diag is not None and getattr(diag, "table", None) is not None and len(diag.table) > 1:
         n_draws = max(int(np.asarray(parent_posterior.mu).size), 1)
         ess = float(diag.table.drop(index="mu", errors="ignore")["ess_bulk"].min())
         if np.isfinite(ess) and ess > 0:
             eff = ess / n_draws
-    eff *= REFIT_ESS_RATIO if ess_ratio is None else ess_ratio
+    eff *= ratio if ess_ratio is None else ess_ratio
     need = STOP_ESS_MARGIN * MIN_ESS_BULK / (eff * settings.chains)
     looks = max(0, math.ceil((need - settings.draws) / settings.check_every))
     return int(min(settings.draws + looks * settings.check_every, settings.max_draws or ps.draws))
 
 
-def refit_seconds(parent_posterior, settings, *, warm: bool = True, speedup: float | None = None) -> float:
+def refit_seconds(parent_posterior, settings, *, warm: bool = True, speedup: float | None = None,
+                  reported=None, draws_factor: float = 1.0) -> float:
     """Wall seconds of one refit of ``parent_posterior``'s cells at ``settings`` on this machine (no compile).
 
     From the parent fit's own pace here: its warmup and sampling seconds per chain-iteration (a refit
@@ -138,6 +180,9 @@ def refit_seconds(parent_posterior, settings, *, warm: bool = True, speedup: flo
     times the refit's chain-iterations (``chains`` x (warmup + :func:`expected_draws`); a warm refit's
     warmup is :data:`~ddr_explorer.core.model.refit.WARM_WARMUP`), plus what a refit repeats of the
     parent's set-up and assembly (design, rough fit, diagnostics), times the measured :data:`REFIT_SPEEDUP`.
+    ``reported``: the quantities the refit stops on (:func:`expected_draws`); ``draws_factor``: a measured
+    correction of those draws for refits the parent's mixing does not predict (difficulty strata,
+    :data:`~.defaults.STRATUM_DRAWS_FACTOR`).
     """
     from ..model.refit import WARM_WARMUP
 
@@ -149,7 +194,10 @@ def refit_seconds(parent_posterior, settings, *, warm: bool = True, speedup: flo
         run = 0.8 * float(getattr(parent_posterior, "wall_seconds", 0.0) or 0.0)
     per_chain_iteration = run / rounds / max(ps.chains, 1)
     W = min(settings.warmup, WARM_WARMUP) if warm else settings.warmup
-    iters = settings.chains * (W + expected_draws(parent_posterior, settings))
+    draws = expected_draws(parent_posterior, settings, reported=reported)
+    if getattr(settings, "stop", "fixed") == "gate":  # a fixed length runs its draws whatever the mixing
+        draws = min(draws * draws_factor, settings.max_draws or draws * draws_factor)
+    iters = settings.chains * (W + draws)
     overhead = sum(float(t.get(k, 0.0)) for k in ("design", "rough_fit", "diagnostics"))
     return (iters * per_chain_iteration + overhead) * (REFIT_SPEEDUP if speedup is None else speedup)
 
@@ -173,6 +221,7 @@ class _Planned:
     error: str | None = None
     share: float = 1.0
     rerun: Any = None
+    verdict: Any = None
 
 
 @dataclass
@@ -351,6 +400,8 @@ class RefitEngine:
             return _Planned(job, "cold", reason=f"{job.label}: fitted cold, not as a refit of the parent's model "
                                                 f"({self.fitted_spec.formula}): {why}")
         request = self.request(job.label, job.corpus)
+        if job.reported:
+            request = dataclasses.replace(request, reported=tuple(job.reported))
         d = self.design
         if (np.array_equal(request.trials, d.trials) and np.array_equal(request.successes, d.successes)
                 and settings == self.settings):
@@ -450,7 +501,7 @@ class RefitEngine:
         # 4. the gate: an unconverged refit (or cold part) is rerun once with more draws
         gate = GATE_RERUN if self.rerun_unconverged is None else self.rerun_unconverged
         again = [p for p in planned if gate and p.result is not None
-                 and p.kind in ("refit", "cold") and not bool(p.result.posterior.diagnostics.converged)]
+                 and p.kind in ("refit", "cold") and not self._converged(p)]
         if again:
             s2 = rerun_settings(settings)
             clock.total += len(again)
@@ -476,6 +527,7 @@ class RefitEngine:
             for p in again:
                 if p.rerun.result is not None:
                     p.result = p.rerun.result
+                    p.verdict = p.rerun.verdict
 
         for p in planned:
             out.results.append(p.result)
@@ -484,10 +536,28 @@ class RefitEngine:
                 if p.result is None and not skip_failed:
                     raise ValueError(p.error)
             out.kinds.append(p.kind)
+            if p.result is not None and p.kind == "refit" and p.request is not None and p.request.reported:
+                self._converged(p)
+                out.verdicts.append(p.verdict)
+            else:
+                out.verdicts.append(None)
         out.wall_seconds = time.perf_counter() - t0
         if progress is not None:
             progress(f"{what} done", clock.total, clock.total, 0.0)
         return out
+
+    @staticmethod
+    def _converged(p: _Planned) -> bool:
+        """The gate on a planned job's result: on what it reports for a refit with reported quantities
+        (:func:`.reported.reported_verdict`, kept in ``p.verdict``), on every component otherwise."""
+        post = p.result.posterior
+        if p.kind == "refit" and p.request is not None and p.request.reported:
+            if p.verdict is None:
+                from .reported import reported_verdict
+
+                p.verdict = reported_verdict(post, p.request.reported)
+            return p.verdict.converged
+        return bool(post.diagnostics.converged)
 
     def _load(self, cache, key):
         from ..fitting import FitResult, posterior_from_entry

@@ -31,7 +31,11 @@ by default (:func:`split_settings`) they are the main settings cut to 4
 chains whose run length the convergence gate sets (at least 100 draws per
 chain, a look every 50, at most 1,000): every refit must pass the gate
 (bulk ESS >= 400), which a fixed 4 x 250 missed on TB2 for most splits (the
-refit engine then reran them with twice the draws).
+refit engine then reran them with twice the draws).  Both fits of a split
+report one number, the median of Erho2 at the held-out design, so they stop
+when that number has converged (R-hat <= 1.01 and bulk and tail ESS >= 440 on
+it, R-hat <= 1.01 on every variance component, no divergence: :mod:`.reported`)
+rather than when every component has 440 effective draws.
 Every fit goes through the refit engine (:class:`~.engine.RefitEngine`): a
 split's two parts are new counts on the whole corpus's cells (each cell's
 trials divided between them), refitted together under the whole corpus's model
@@ -52,6 +56,7 @@ from ..dstudy import observed_design
 from ..errors import shown
 from ..ranks import spearman_rho
 from .refits import CancelCallback, FitJob, ProgressCallback, coefficient_draws
+from .reported import ReportedQuantity
 
 
 @dataclass(frozen=True)
@@ -71,6 +76,8 @@ class HeldOutReliability:
         What the splits were stratified by.
     n_fits, n_converged
         The refits behind the splits and how many passed the convergence gate (None: not counted).
+    converged_on
+        What the gate was checked on: for the splits' refits, the Erho2 they report (:mod:`.reported`).
     """
 
     projected: np.ndarray
@@ -79,6 +86,8 @@ class HeldOutReliability:
     stratified_by: str = "(agent, task) cell"
     n_fits: int | None = None
     n_converged: int | None = None
+    #: What ``n_converged`` was checked on (:attr:`~.refits.BatchResult.converged_on`; None: not said).
+    converged_on: str | None = None
 
     @property
     def converged(self) -> bool | None:
@@ -212,6 +221,8 @@ class HeldOutStudy:
     n_converged: int = 0
     n_rerun: int = 0
     cold: dict = field(default_factory=dict)
+    #: What ``n_converged`` was checked on (:attr:`~.refits.BatchResult.converged_on`).
+    converged_on: str = ""
 
     def to_dict(self) -> dict:
         r = self.result
@@ -223,14 +234,16 @@ class HeldOutStudy:
                 "splits": self.splits.replace({np.nan: None}).to_dict(orient="records"),
                 "settings": None if self.settings is None else dataclasses.asdict(self.settings),
                 "n_fitted": self.n_fitted, "n_cached": self.n_cached, "n_fits": self.n_fits,
-                "n_converged": self.n_converged, "n_rerun": self.n_rerun, "cold": dict(self.cold)}
+                "n_converged": self.n_converged, "converged_on": self.converged_on, "n_rerun": self.n_rerun,
+                "cold": dict(self.cold)}
 
 
 def held_out_study(corpus, spec="per-benchmark", settings=None, cache_dir: str | Path | None = None,
                    progress: ProgressCallback | None = None, cancel: CancelCallback | None = None, *,
                    n_splits: int = 50, train_fraction: float = 0.7, seed: int = 0,
                    object_of_measurement: str = "model", claim: str = "relative",
-                   fit_settings=None, parent=None, scheduler: str | None = None) -> HeldOutStudy:
+                   fit_settings=None, parent=None, scheduler: str | None = None,
+                   stop_on_reported: bool = True) -> HeldOutStudy:
     """Projected against held-out Erho2 over ``n_splits`` random splits (see the module note).
 
     Parameters
@@ -253,6 +266,10 @@ def held_out_study(corpus, spec="per-benchmark", settings=None, cache_dir: str |
     parent, scheduler
         The whole corpus's :class:`~ddr_explorer.core.fitting.FitResult` when at hand (the refits start
         from it), and a Dask scheduler address (:class:`~.engine.RefitEngine`).
+    stop_on_reported
+        Both fits of a split stop, and are counted converged, on what they report: Erho2 at the split's
+        held-out design (:mod:`.reported`; R-hat <= 1.01 on every component too).  False: on every
+        variance component (the rule before; bench/bench_refit_reported.py compares the two).
 
     Returns
     -------
@@ -270,7 +287,9 @@ def held_out_study(corpus, spec="per-benchmark", settings=None, cache_dir: str |
         hc = _part(corpus, held, f"{corpus.name} [split {i + 1} held-out]")
         designs.append(observed_design(hc, object_of_measurement=object_of_measurement, claim=claim))
         sizes.append((int(train["trials"].sum()), int(held["trials"].sum())))
-        jobs += [FitJob(f"split {i + 1} train", tc, spec), FitJob(f"split {i + 1} held-out", hc, spec)]
+        # both fits report one number, the median of Erho2 at the held-out design: they stop on it
+        rep = (ReportedQuantity.coefficient(designs[-1], "the held-out design"),) if stop_on_reported else ()
+        jobs += [FitJob(f"split {i + 1} train", tc, spec, rep), FitJob(f"split {i + 1} held-out", hc, spec, rep)]
     from .engine import RefitEngine
 
     engine = RefitEngine(corpus, spec, settings, cache_dir=cache_dir, parent=parent, scheduler=scheduler)
@@ -302,9 +321,10 @@ def held_out_study(corpus, spec="per-benchmark", settings=None, cache_dir: str |
     result = None
     if ok.sum() >= 2:
         result = HeldOutReliability(table["projected"].to_numpy()[ok], table["held_out"].to_numpy()[ok],
-                                    train_fraction, "(agent, task) cell", b.n_fits, b.n_converged)
+                                    train_fraction, "(agent, task) cell", b.n_fits, b.n_converged,
+                                    b.converged_on)
     return HeldOutStudy(result, table, b.n_fitted, b.n_cached, base, errors, b.n_fits, b.n_converged, b.n_rerun,
-                        dict(b.cold))
+                        dict(b.cold), b.converged_on)
 
 
 def run_heldout(corpus, spec="per-benchmark", settings=None, cache_dir: str | Path | None = None,

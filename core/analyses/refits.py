@@ -45,11 +45,16 @@ class FitJob:
         The (sub-)corpus to fit.
     spec
         A :class:`~.model.formula.ModelSpec`, preset name or formula.
+    reported
+        What the analysis reads from this fit (:class:`~.reported.ReportedQuantity`): a refit with
+        some stops, and is counted converged, on them (:mod:`.reported`); empty: on every component.
+        A job fitted cold or reopened as the parent keeps the component gate.
     """
 
     label: str
     corpus: Any
     spec: Any = "per-benchmark"
+    reported: tuple = ()
 
 
 @dataclass
@@ -79,6 +84,9 @@ class BatchResult:
     rerun: list = field(default_factory=list)
     #: Per job: "parent", "refit", "cold" or "failed" (:mod:`.engine`; empty for :func:`cold_fits`).
     kinds: list = field(default_factory=list)
+    #: Per job: the :class:`~.reported.ReportedVerdict` of a refit judged on what it reports, else None
+    #: (its posterior's component verdict counts).
+    verdicts: list = field(default_factory=list)
 
     @property
     def n_rerun(self) -> int:
@@ -92,8 +100,24 @@ class BatchResult:
 
     @property
     def n_converged(self) -> int:
-        """Fits that passed the convergence gate (R-hat, bulk ESS, no divergence)."""
-        return sum(r is not None and bool(r.posterior.diagnostics.converged) for r in self.results)
+        """Fits that passed the convergence gate (R-hat, bulk ESS, no divergence): on what they report
+        for a refit with reported quantities (:attr:`verdicts`), on every component otherwise."""
+        v = self.verdicts if len(self.verdicts) == len(self.results) else [None] * len(self.results)
+        return sum(r is not None and bool(r.posterior.diagnostics.converged if vd is None else vd.converged)
+                   for r, vd in zip(self.results, v))
+
+    @property
+    def converged_on(self) -> str:
+        """What the convergence count was checked on, in words (for the app, --json and the sheet)."""
+        n_rep = sum(vd is not None for vd in self.verdicts)
+        n = sum(r is not None for r in self.results)
+        if not n_rep:
+            return "on every variance component (R-hat <= 1.01, bulk ESS >= 400, no divergence)"
+        on = ("on the coefficient it reports: R-hat <= 1.01 and bulk and tail ESS >= 400 on it, R-hat <= 1.01 on "
+              "every variance component, no divergence")
+        if n_rep == n:
+            return "each " + on
+        return f"{n_rep} refit(s) each {on}; the other {n - n_rep} fit(s) on every variance component"
 
 
 def check_cancel(cancel: CancelCallback | None, what: str) -> None:

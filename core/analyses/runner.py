@@ -270,7 +270,8 @@ def convergence_of(result: dict) -> dict:
         ``converged`` is None when no analysis counted its fits (PSIS-LOO reuses the main fit).
     """
     fits = {name: {"n_fits": r["n_fits"], "n_converged": r["n_converged"], "n_rerun": r.get("n_rerun", 0),
-                   "n_cold": len(r.get("cold") or {})}
+                   "n_cold": len(r.get("cold") or {}),
+                   **({"converged_on": r["converged_on"]} if r.get("converged_on") else {})}
             for name, r in result.items() if isinstance(r, dict) and r.get("n_fits") is not None}
     converged = None if not fits else all(f["n_converged"] == f["n_fits"] for f in fits.values())
     return {"converged": converged, "fits": fits}
@@ -285,6 +286,7 @@ def convergence_lines(result: dict) -> list[str]:
     for name, f in conv["fits"].items():
         ok = f["n_converged"] == f["n_fits"]
         lines.append(f"{name}: {f['n_converged']} of {f['n_fits']} fits converged"
+                     + (f" ({f['converged_on']})" if f.get("converged_on") else "")
                      + (f" ({f['n_rerun']} rerun with more draws)" if f.get("n_rerun") else "")
                      + ("" if ok else " - its numbers rest on unconverged fits and are PROVISIONAL"))
         for why in (result.get(name) or {}).get("cold", {}).values():

@@ -21,6 +21,11 @@ row differs from the first only through the variance components: what the
 table asks is whether one unit drives them.  A pooled fit left with a single
 benchmark is refitted with the per-benchmark model (a benchmark facet with one
 level has no variance to estimate); the row's ``model`` column says so.
+
+Its refits keep the component stopping rule (every variance component's R-hat, bulk and tail ESS),
+not the reported-quantity rule of the hold-out splits and difficulty strata (:mod:`.reported`): a
+row reports every component's median and the model ranking from the model effects besides Erho2,
+so the components ARE what it reports, and a rule on Erho2 alone would leave them unguarded.
 """
 
 from __future__ import annotations

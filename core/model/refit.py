@@ -95,11 +95,21 @@ class RefitRequest:
     successes, trials
         int arrays ``(n_cells,)`` aligned with the parent design's cells; ``trials == 0`` drops
         a cell, ``0 <= successes <= trials``.
+    reported
+        The quantities the refit's analysis reports (e.g. Erho2 at a hold-out split's held-out
+        design, seed 003 sec. 5.4): objects with ``label``, ``to_dict()`` (for the cache key) and
+        ``draws(sigma_by_term, spec) -> (chains, draws)``
+        (:class:`ddr_explorer.core.analyses.reported.ReportedQuantity`).  Empty: the run length
+        under ``stop="gate"`` is set by every variance component (:func:`.stopping.check_gate`);
+        otherwise by R-hat on every component and the ESS of these quantities
+        (:func:`.stopping.check_reported`).  Not part of :func:`request_seed`: the draws up to the
+        stop are those of the same request without them.
     """
 
     label: str
     successes: np.ndarray
     trials: np.ndarray
+    reported: tuple = ()
 
     def check(self, design: DesignMatrix) -> None:
         """Raise ValueError unless the counts fit ``design``'s cells."""
@@ -505,7 +515,8 @@ def fit_refits(design: DesignMatrix, spec, requests: Sequence[RefitRequest], set
                             progress("refits", done, n, el / max(now, 1) * (iters_total - now))
 
                     warm_st, samp = runner.run(inp, settings.draws, cancel=cancel, on_chunk=on_chunk,
-                                               gate_names=_gate_names(p0, gibbs), n_real=len(idx))
+                                               gate_names=_gate_names(p0, gibbs), n_real=len(idx),
+                                               reported=[tuple(preps[i].request.reported) for i in idx])
                     ran = settings.draws if runner.stops is None else max(d for d, _, _ in runner.stops)
                     iters_done += W + ran
                     batches_done += 1

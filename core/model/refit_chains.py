@@ -84,6 +84,7 @@ class BatchRunner:
         from numpyro.infer.hmc import hmc
 
         self.settings, self.lay, self.gibbs, self.dtype = settings, lay, gibbs, dtype
+        self.spec = spec
         self.B, self.G = batch, group
         D = 1
         for d in range(min(batch, len(devices)), 0, -1):
@@ -205,7 +206,7 @@ class BatchRunner:
         return a.reshape(self.D, self.per, *a.shape[1:])
 
     def run(self, inp: BatchInputs, draws: int, cancel: CancelCallback | None = None, on_chunk=None,
-            gate_names=None, n_real: int | None = None):
+            gate_names=None, n_real: int | None = None, reported=None):
         """Warm up and sample one batch; returns (warmup stats, draws) with leading axis ``B``.
 
         ``on_chunk(iterations_done_in_this_batch)`` is called after every chunk; ``cancel`` is
@@ -213,7 +214,9 @@ class BatchRunner:
         every refit of the batch (the first ``n_real`` groups; the others are padding) passes the
         gate or diverged, or until ``settings.max_draws`` (:meth:`_until_converged`); then
         :attr:`stops` holds each refit's (draws per chain, check, why), and the draws returned are
-        the batch's longest run: the caller keeps each refit's own first ``draws``.
+        the batch's longest run: the caller keeps each refit's own first ``draws``.  ``reported`` (one
+        sequence per real refit, empty for none) names the quantities each refit reports: a refit with
+        some is checked by :func:`.stopping.check_reported` instead of :func:`.stopping.check_gate`.
         """
         import jax
         import jax.numpy as jnp
@@ -276,13 +279,14 @@ class BatchRunner:
         if self.settings.stop == "gate":
             samp = self._until_converged(phase_state=(lambda: (state, aux), _set_state), data=data, cancel=cancel,
                                          on_chunk=on_chunk, names=gate_names,
-                                         n_real=n_real or B // G, offset=lambda: done_total)
+                                         n_real=n_real or B // G, offset=lambda: done_total,
+                                         reported=reported)
         else:
             self.stops = None
             samp = phase(draws, True)
         return warm, samp
 
-    def _until_converged(self, phase_state, data, cancel, on_chunk, names, n_real: int, offset):
+    def _until_converged(self, phase_state, data, cancel, on_chunk, names, n_real: int, offset, reported=None):
         """The sampling phase under ``stop="gate"`` (:mod:`.stopping`), per refit of the batch.
 
         Every ``check_every`` draws per chain from ``settings.draws`` on, each refit's chains are
@@ -291,11 +295,14 @@ class BatchRunner:
         passes or sees a divergence; its run length is that look, whatever its batch-mates do
         (their later draws are cut off by the caller), so a refit's draws do not depend on the
         batch it ran in.  The batch stops when every refit is done or at ``settings.max_draws``.
+        A refit with reported quantities (``reported[r]``) is looked at by
+        :func:`.stopping.check_reported` instead: R-hat on every component and quantity, the ESS on its
+        quantities only.
         """
         import jax
         import jax.numpy as jnp
 
-        from .stopping import check_gate, next_check
+        from .stopping import check_gate, check_reported, next_check
 
         get, put = phase_state
         s = self.settings
@@ -324,7 +331,13 @@ class BatchRunner:
                 if stops[r] is not None:
                     continue
                 sl = slice(r * G, (r + 1) * G)
-                chk = check_gate(sig[sl], int(div[sl].sum()), names)
+                q = reported[r] if reported else ()
+                if q:
+                    n_nuts = out[0]["nuts_sigma"].shape[-1]
+                    log_cols = range(n_nuts, n_nuts + out[0]["gibbs_ls"].shape[-1])
+                    chk = check_reported(sig[sl], int(div[sl].sum()), names, q, self.spec, log_cols=log_cols)
+                else:
+                    chk = check_gate(sig[sl], int(div[sl].sum()), names)
                 last[r] = chk
                 if chk.passed or chk.divergences:
                     stops[r] = (done, chk, "passed" if chk.passed else "diverged")

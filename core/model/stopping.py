@@ -19,6 +19,12 @@ draws), few looks (one every ``check_every`` draws), and a rule on the mixing of
 (R-hat, ESS), not on the estimates themselves.  bench/bench_recovery.py ``--stop gate``
 measures the coverage of the 90% intervals under this rule (docs/sampler-measurements.md).
 
+A refit that reports a few quantities computed from its components (a hold-out split's Erho2 at
+its held-out design, seed 003 sec. 5.4; a difficulty stratum's coefficient, sec. 5.3) is stopped
+by :func:`check_reported` instead: R-hat <= 1.01 on every component and every reported quantity,
+bulk and tail ESS >= the margin x 400 on the reported quantities only, no divergence (the parent
+fit, whose components are what it reports, keeps :func:`check_gate`).
+
 The check computes the same statistics as :mod:`.diagnostics` (ArviZ's rank-normalised split
 R-hat, bulk and tail ESS), vectorised in numpy: ArviZ took 50-60 ms per component on
 4 x 1,000 draws (its Geyer sequence is a Python loop), which made a check cost as much as a
@@ -145,7 +151,8 @@ class GateCheck:
     draws
         Draws per chain looked at.
     max_r_hat, min_ess_bulk, min_ess_tail
-        Over the variance components.
+        Over the variance components (with reported quantities, :func:`check_reported`: the R-hat
+        over the components and the quantities, the ESS over the quantities).
     divergences
         Post-warmup divergent transitions so far.
     reasons
@@ -159,6 +166,8 @@ class GateCheck:
     min_ess_tail: float
     divergences: int
     reasons: list[str] = field(default_factory=list)
+    #: The reported quantities whose ESS was checked (:func:`check_reported`); empty: every component's.
+    on: tuple = ()
 
     @property
     def min_ess(self) -> float:
@@ -206,6 +215,82 @@ def check_gate(sigma: np.ndarray, divergences: int, names=None, max_r_hat: float
                      divergences=int(divergences), reasons=reasons)
 
 
+def reported_sigma(sigma: np.ndarray, names, log_cols=()) -> dict:
+    """The checked sigma columns as ``{term: (chains, draws) sigma}`` (columns in ``log_cols`` hold log sigma)."""
+    sigma = np.asarray(sigma, np.float64)
+    out = {}
+    for k, nm in enumerate(names):
+        x = sigma[:, :, k]
+        out[nm] = np.exp(x) if k in log_cols else x
+    return out
+
+
+def check_reported(sigma: np.ndarray, divergences: int, names, quantities, spec, log_cols=(),
+                   max_r_hat: float = MAX_R_HAT, min_ess: float = STOP_ESS_MARGIN * MIN_ESS_BULK) -> GateCheck:
+    """The stopping rule of a refit that reports ``quantities`` (issue 21 item 1: "every reported quantity").
+
+    A refit of an analysis reports a few numbers computed per draw from its variance components (a
+    hold-out split: the posterior median of Erho2 at the held-out design, seed 003 sec. 5.4), not each
+    component on its own.  The rule therefore asks:
+
+    - split R-hat <= ``max_r_hat`` on EVERY variance component (the chains agree on the whole
+      posterior, so a quantity cannot pass while the chains sit in different places) and on every
+      reported quantity;
+    - bulk AND tail ESS >= ``min_ess`` on every reported quantity (its median and its interval ends);
+    - no divergent transition.
+
+    The components' ESS is not asked: it is what the refit's analysis does not report.  A rule on the
+    mixing, not on the values, as :func:`check_gate`.
+
+    Parameters
+    ----------
+    sigma
+        (chains, draws, components) draws of the checked columns (``names``).
+    divergences
+        Post-warmup divergent transitions so far.
+    names
+        The term of each column.
+    quantities
+        Objects with ``label`` and ``draws(sigma_by_term, spec) -> (chains, draws)`` (for example
+        :class:`ddr_explorer.core.analyses.reported.ReportedQuantity`, which computes them with the
+        same D-study functions the analysis reports with).
+    spec
+        The refit's model (the residual variance of the coefficient).
+    log_cols
+        Columns of ``sigma`` that hold log sigma (the collapsed Gibbs block's).
+    """
+    sigma = np.asarray(sigma, np.float64)
+    C, n, K = sigma.shape
+    names = list(names)
+    reasons, rh_all, eb_all, et_all = [], [], [], []
+    for k in range(K):
+        r = rhat_rank(sigma[:, :, k]) if C > 1 or n >= 4 else float("nan")
+        rh_all.append(r)
+        if not r <= max_r_hat:
+            reasons.append(f"R-hat of sigma[{names[k]}] {r:.3f}")
+    by_term = reported_sigma(sigma, names, log_cols)
+    for q in quantities:
+        x = np.asarray(q.draws(by_term, spec), np.float64).reshape(C, n)
+        r = rhat_rank(x) if C > 1 or n >= 4 else float("nan")
+        eb, et = ess_bulk(x), ess_tail(x)
+        rh_all.append(r)
+        eb_all.append(eb)
+        et_all.append(et)
+        if not r <= max_r_hat:
+            reasons.append(f"R-hat of {q.label} {r:.3f}")
+        if not eb >= min_ess:
+            reasons.append(f"bulk ESS of {q.label} {eb:.0f}")
+        if not et >= min_ess:
+            reasons.append(f"tail ESS of {q.label} {et:.0f}")
+    if divergences:
+        reasons.append(f"{divergences} divergent transition(s)")
+    nan = float("nan")
+    return GateCheck(passed=not reasons, draws=n, max_r_hat=max(rh_all) if rh_all else nan,
+                     min_ess_bulk=min(eb_all) if eb_all else nan, min_ess_tail=min(et_all) if et_all else nan,
+                     divergences=int(divergences), reasons=reasons,
+                     on=tuple(q.label for q in quantities))
+
+
 def next_check(done: int, check_every: int, max_draws: int) -> int:
     """Draws per chain at the next look: ``check_every`` more, at most the ceiling."""
     return min(done + check_every, max_draws)
@@ -230,6 +315,10 @@ def stop_note(check: GateCheck | None, why: str, draws: int, settings) -> str:
     if settings.max_seconds is not None:
         floor += f" or {settings.max_seconds:g} s of sampling"
     head = f"run length by the gate ({floor}, checked every {settings.check_every})"
+    if why == "passed" and check is not None and check.on:
+        return (f"{head}: stopped at {draws} draws per chain, when the reported {'; '.join(check.on)} passed "
+                f"(R-hat <= {MAX_R_HAT}, bulk and tail ESS >= {STOP_ESS_MARGIN:g} x {MIN_ESS_BULK}) and every "
+                f"component's R-hat <= {MAX_R_HAT}, no divergence")
     if why == "passed":
         return f"{head}: stopped at {draws} draws per chain, when every component passed"
     if why == "diverged":

@@ -650,10 +650,14 @@ def _refits_note(result) -> str:
     n, k = getattr(result, "n_fits", None), getattr(result, "n_converged", None)
     if n is None or k is None:
         return ""
+    # what the gate was checked on: a refit that reports one coefficient is judged on it (analyses.reported)
+    on = getattr(result, "converged_on", None)
+    on = escape(on).replace("&lt;=", LEQ).replace("&gt;=", GEQ) if on else None
     if k == n:
-        return f" ({fmt_n(k)} of {fmt_n(n)} refits converged.)"
-    return (f" <b>PROVISIONAL: only {fmt_n(k)} of {fmt_n(n)} refits converged</b> (R-hat {LEQ} 1.01, bulk ESS "
-            f"{GEQ} 400, no divergences); rerun the analysis with more draws before relying on it.")
+        return f" ({fmt_n(k)} of {fmt_n(n)} refits converged{', ' + on if on else ''}.)"
+    crit = on or f"R-hat {LEQ} 1.01, bulk ESS {GEQ} 400, no divergences"
+    return (f" <b>PROVISIONAL: only {fmt_n(k)} of {fmt_n(n)} refits converged</b> ({crit}); rerun the analysis "
+            "with more draws before relying on it.")
 
 
 def _decision_difficulty(ct: SheetContent) -> Decision:

@@ -1,0 +1,213 @@
+"""Refits that stop on what they report (core.model.stopping.check_reported, core.analyses.reported).
+
+The rule: R-hat <= 1.01 on every variance component AND every reported quantity, bulk and tail ESS
+>= 1.1 x 400 on the reported quantities only, no divergence.  Checked on synthetic chains with known
+mixing (a component that mixes slowly but agrees across chains; one chain stuck elsewhere), and with
+the real sampler on a small simulated per-benchmark corpus (seed 000 Eq. 2): a hold-out-like refit
+that reports Erho2 at a design stops at the first look where Erho2 passes, no later than the same
+request under the component rule (same seed, so the same draws up to the earlier stop).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib.util
+import sys
+from pathlib import Path
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+import ddr_explorer.core.model as M  # noqa: F401  (before jax: parallel CPU chains)
+from ddr_explorer.core.analyses.refits import BatchResult, coefficient_draws
+from ddr_explorer.core.analyses.reported import ReportedQuantity, reported_verdict
+from ddr_explorer.core.dstudy import DStudyDesign
+from ddr_explorer.core.model import SamplerSettings, build_design, fit
+from ddr_explorer.core.model import stopping as S
+from ddr_explorer.core.model.diagnostics import diagnose
+from ddr_explorer.core.model.refit import RefitRequest, fit_refits
+
+ROOT = Path(__file__).resolve().parents[2]
+TRUTH = {"task": 1.5, "model": 1.0, "scaffold": 0.5, "task:model": 0.8, "task:scaffold": 0.6,
+         "model:scaffold": 0.4}
+PARENT = SamplerSettings(stop="fixed", draws=200, warmup=150, chains=2, seed=3, chunk_size=50)
+GATE = SamplerSettings(draws=100, warmup=150, chains=2, seed=3, chunk_size=50, stop="gate", check_every=50,
+                       max_draws=600)
+DESIGN = DStudyDesign(n_tasks=30, n_scaffolds=3, n_replicates=3)
+
+
+def _ar1(rng, chains, n, rho):
+    e = rng.normal(size=(chains, n))
+    x = np.zeros_like(e)
+    for t in range(n):
+        x[:, t] = (rho * x[:, t - 1] if t else 0.0) + e[:, t]
+    return x
+
+
+class _Iid:
+    """A stand-in reported quantity: independent draws whatever the sigma (ESS about chains x draws)."""
+
+    label = "q"
+
+    def __init__(self, seed=1):
+        self.seed = seed
+
+    def draws(self, sigma, spec):
+        shape = np.shape(next(iter(sigma.values())))
+        return np.random.default_rng(self.seed).normal(size=shape)
+
+
+# -- the rule on synthetic chains ----------------------------------------------------------
+def test_a_slow_component_does_not_hold_back_a_converged_reported_quantity():
+    rng = np.random.default_rng(7)
+    slow = _ar1(rng, 4, 2000, 0.9)  # chains agree, but about 420 effective draws: under 440
+    fast = rng.normal(size=(4, 2000))
+    sig = np.exp(np.stack([fast, slow], axis=-1) * 0.1)
+    assert S.rhat_rank(sig[:, :, 1]) <= 1.01 and S.ess_bulk(sig[:, :, 1]) < 440  # the premise
+    by_comp = S.check_gate(sig, 0, ["a", "b"])
+    assert not by_comp.passed and all("ESS of sigma[b]" in r for r in by_comp.reasons)
+    chk = S.check_reported(sig, 0, ["a", "b"], [_Iid()], spec=None)
+    assert chk.passed and chk.on == ("q",) and chk.min_ess_bulk > 4000
+    # a divergence still stops it from passing
+    assert not S.check_reported(sig, 1, ["a", "b"], [_Iid()], spec=None).passed
+
+
+def test_a_component_whose_r_hat_fails_does_not_let_the_refit_stop():
+    rng = np.random.default_rng(8)
+    sig = np.exp(0.1 * rng.normal(size=(4, 500, 2)))
+    sig[0, :, 1] *= 3.0  # one chain's sigma[b] stuck elsewhere
+    chk = S.check_reported(sig, 0, ["a", "b"], [_Iid()], spec=None)
+    assert not chk.passed
+    assert chk.reasons == [f"R-hat of sigma[b] {S.rhat_rank(sig[:, :, 1]):.3f}"]
+
+
+def test_a_reported_quantity_that_mixes_badly_fails_on_its_own_ess():
+    class Slow(_Iid):
+        label = "slow q"
+
+        def draws(self, sigma, spec):
+            return _ar1(np.random.default_rng(2), 4, 500, 0.95)
+
+    sig = np.exp(0.1 * np.random.default_rng(9).normal(size=(4, 500, 2)))
+    chk = S.check_reported(sig, 0, ["a", "b"], [Slow()], spec=None)
+    assert not chk.passed and any(r.startswith("bulk ESS of slow q") for r in chk.reasons)
+
+
+def test_the_convergence_count_reads_the_reported_verdict():
+    def res(conv):
+        return SimpleNamespace(posterior=SimpleNamespace(diagnostics=SimpleNamespace(converged=conv)))
+
+    b = BatchResult(results=[res(True), res(False), res(False), None])
+    assert b.n_converged == 1 and "every variance component" in b.converged_on
+    b.verdicts = [None, SimpleNamespace(converged=True), SimpleNamespace(converged=False), None]
+    assert b.n_converged == 2 and b.converged_on.startswith("2 refit(s) each on the coefficient it reports")
+    b.verdicts = [SimpleNamespace(converged=True)] * 3 + [None]
+    assert b.n_converged == 3 and b.converged_on.startswith("each on the coefficient it reports")
+
+
+def test_the_reported_quantity_is_in_the_refit_key():
+    from ddr_explorer.core.analyses.engine import refit_key
+
+    r = RefitRequest("x", np.array([1, 2]), np.array([3, 4]))
+    q = ReportedQuantity.coefficient(DESIGN, "the held-out design")
+    r2 = dataclasses.replace(r, reported=(q,))
+    r3 = dataclasses.replace(r, reported=(ReportedQuantity.coefficient(dataclasses.replace(DESIGN, n_tasks=21)),))
+    keys = {refit_key("p", x, GATE) for x in (r, r2, r3)}
+    assert len(keys) == 3
+    assert refit_key("p", r2, GATE) == refit_key("p", dataclasses.replace(r2, label="y"), GATE)
+    assert "Erho2 at the held-out design (30 tasks per benchmark" in q.label
+    # a request travels to a Dask worker pickled (core.analyses.cluster): the quantity with it, no function
+    import pickle
+
+    back = pickle.loads(pickle.dumps(r2))
+    assert back.reported == r2.reported and refit_key("p", back, GATE) == refit_key("p", r2, GATE)
+    with pytest.raises(ValueError, match="needs its design"):
+        ReportedQuantity("coefficient")
+
+
+# -- the real sampler ------------------------------------------------------------------------
+def _simulate_module():
+    spec = importlib.util.spec_from_file_location("ddr_bench_simulate", ROOT / "bench" / "simulate.py")
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = mod
+    spec.loader.exec_module(mod)
+    return mod
+
+
+@pytest.fixture(scope="module")
+def design():
+    # the corpus of tests/model/test_refit.py, whose gate-stopped refits pass on every component
+    sim = _simulate_module().simulate_per_benchmark(n_tasks=30, n_models=6, n_scaffolds=3, n_pairs=10,
+                                                    trials_per_cell=4, sigmas=TRUTH, mu=-0.3, seed=5)
+    return build_design(sim.table, "per-benchmark")
+
+
+@pytest.fixture(scope="module")
+def parent(design):
+    return fit(design, "per-benchmark", PARENT)
+
+
+@pytest.fixture(scope="module")
+def refits(design, parent):
+    """One request (about 70% of every cell's trials), run on Erho2 at DESIGN and on every component."""
+    rng = np.random.default_rng(1)
+    n = rng.binomial(design.trials, 0.7)
+    s = rng.hypergeometric(design.successes, design.trials - design.successes, np.maximum(n, 0))
+    req = RefitRequest("train", s, n)
+    q = ReportedQuantity.coefficient(DESIGN, "a test design")
+    on_q = fit_refits(design, "per-benchmark", [dataclasses.replace(req, reported=(q,))], GATE, parent=parent,
+                      warmup=50)[0]
+    on_all = fit_refits(design, "per-benchmark", [req], GATE, parent=parent, warmup=50)[0]
+    return q, on_q, on_all
+
+
+def test_reported_draws_are_the_numbers_the_analysis_reports(parent):
+    q = ReportedQuantity.coefficient(DESIGN)
+    np.testing.assert_array_equal(q.draws(parent.sigma, parent.spec).reshape(-1), coefficient_draws(parent, DESIGN))
+    comp = ReportedQuantity("component", term="model")
+    np.testing.assert_array_equal(comp.draws(parent.sigma, parent.spec), parent.sigma["model"] ** 2)
+
+
+def test_a_refit_with_a_reported_quantity_stops_on_it(refits):
+    q, p, ref = refits
+    n = p.mu.shape[1]
+    note = next(x for x in p.notes if x.startswith("run length by the gate"))
+    assert f"at {n} draws per chain, when the reported {q.label} passed" in note, note
+    names = list(p.sigma)
+    sig = np.stack([p.sigma[t] for t in names], axis=-1)
+    div = int(np.sum(p.sample_stats["diverging"]))
+    assert S.check_reported(sig, div, names, [q], p.spec).passed  # the draws kept are those that passed
+    if n > GATE.draws:  # and the look before did not: it stopped at the first passing look
+        assert not S.check_reported(sig[:, :n - GATE.check_every], div, names, [q], p.spec).passed
+    # the same seed: the component rule cannot stop earlier (it asks more of the same draws)
+    assert ref.mu.shape[1] >= n
+    np.testing.assert_array_equal(ref.sigma["task"][:, :n], p.sigma["task"])
+
+
+def test_the_verdict_says_what_it_checked_and_leaves_the_component_verdict_alone(refits):
+    q, p, _ = refits
+    v = reported_verdict(p, [q])
+    assert v.converged and v.text.startswith(f"converged on {q.label}") and "every component's R-hat" in v.text
+    assert p.diagnostics.converged == diagnose(p).converged  # the G-study verdict is not upgraded
+
+
+def test_the_sheet_and_the_cli_say_what_the_refits_were_checked_on():
+    from ddr_explorer.core.analyses.runner import convergence_lines
+    from ddr_explorer.core.report.content import _refits_note
+
+    def res(conv):
+        return SimpleNamespace(posterior=SimpleNamespace(diagnostics=SimpleNamespace(converged=False)))
+
+    b = BatchResult(results=[res(False)] * 3, verdicts=[SimpleNamespace(converged=True)] * 2 + [None])
+    on = b.converged_on
+    assert b.n_converged == 2 and on.startswith("2 refit(s) each on the coefficient it reports")
+    note = _refits_note(SimpleNamespace(n_fits=3, n_converged=3, converged_on=on))
+    assert "(3 of 3 refits converged, 2 refit(s) each on the coefficient it reports: R-hat \u2264 1.01" in note
+    assert "the other 1 fit(s) on every variance component.)" in note
+    bad = _refits_note(SimpleNamespace(n_fits=3, n_converged=2, converged_on=on))
+    assert "PROVISIONAL: only 2 of 3 refits converged</b> (2 refit(s) each on the coefficient" in bad
+    old = _refits_note(SimpleNamespace(n_fits=3, n_converged=2))  # a result that does not say: the component gate
+    assert "(R-hat \u2264 1.01, bulk ESS \u2265 400, no divergences)" in old
+    line = convergence_lines({"heldout": {"n_fits": 3, "n_converged": 2, "converged_on": on}})[0]
+    assert line.startswith("heldout: 2 of 3 fits converged (2 refit(s) each on the coefficient it reports")
