@@ -145,7 +145,8 @@ def figures(s, gather: str) -> dict:
     from ddr_explorer.core.model.parameterisation import (_initial_gibbs, _initial_point, _make_functions,
                                                           _per_level_broadcaster)
 
-    P.GATHER = gather
+    default = set(P.LEVERS)
+    P.LEVERS = set() if gather == "old" else set(gather.split("+"))
     dtype = jnp.float32
     lay, gibbs, marg, design = s["lay"], s["gibbs"], s["marg"], s["design"]
     pg, constrain, move, offset = _make_functions(design, lay, dtype, s["cols"], gibbs, s["mh_steps"], marg)
@@ -200,7 +201,7 @@ def figures(s, gather: str) -> dict:
                                per_level=per_level, c0=c0, c1=c1, gam=gam, dtype=dtype)
 
         out[f"(c) scale-move loop ({lay.K} x {n_scale} potentials)"] = _time(jax.jit(sm), z, jax.random.PRNGKey(0))
-    P.GATHER = "fused"
+    P.LEVERS = default
     return out
 
 
@@ -212,11 +213,61 @@ def reference() -> float:
     return _time(jax.jit(lambda a: a @ a), a)
 
 
+def fits(corpus: str, variants: list[str], reps: int, seed: int = 0):
+    """The default gate-stopped fit in fresh processes (cold compilation cache), the variants
+    interleaved (A B A B ...) so that the box's load hits each alike; CPU and wall per fit."""
+    import os
+    import tempfile
+
+    import bench_sampler as bs  # by its own name: the fits' child processes unpickle its functions
+
+    table, spec_name, _ = bs.load_corpus(corpus, seed)
+    settings = M.SamplerSettings(seed=seed, stop="gate")
+    rows = {v: [] for v in variants}
+    for rep in range(reps):
+        for v in variants:
+            os.environ["DDR_BENCH_LEVERS"] = "" if v == "old" else v
+            with tempfile.TemporaryDirectory(prefix="ddr-bench-jax-") as cache:
+                r = bs.run_ours_cold(table, spec_name, settings, cache)
+            if "error" in r:
+                print(f"  {v}: failed: {r['error']}\n{r.get('trace', '')}", flush=True)
+                continue
+            rows[v].append(r)
+            t = r["timings"]
+            print(f"  rep {rep} {v:24s} CPU {r['cpu']:6.1f} s  wall {r['process_wall']:6.1f} s  compile "
+                  f"{t.get('compile', float('nan')):5.1f}  warmup {t.get('warmup', float('nan')):5.1f}  sampling "
+                  f"{t.get('sampling', float('nan')):5.1f}  draws/chain {r['draws_per_chain']}  min ESS "
+                  f"{r['min_ess']:.0f}  R-hat {r['max_r_hat']:.3f}  div {r['divergences']}  load "
+                  f"{os.getloadavg()[0]:.1f}", flush=True)
+    os.environ.pop("DDR_BENCH_LEVERS", None)
+    base = variants[0]
+    for v in variants:
+        if not rows[v]:
+            continue
+        cpu = np.mean([r["cpu"] for r in rows[v]])
+        samp = np.mean([r["timings"].get("sampling", np.nan) + r["timings"].get("warmup", np.nan) for r in rows[v]])
+        per_it = np.mean([(r["timings"].get("sampling", np.nan) + r["timings"].get("warmup", np.nan))
+                          / (r["draws_per_chain"] + r["warmup"]) for r in rows[v]])
+        line = f"{v:24s} mean CPU {cpu:6.1f} s, warmup+sampling wall {samp:5.1f} s ({per_it * 1e3:.1f} ms per iteration)"
+        if v != base and rows[base]:
+            line += (f"; CPU ratio {cpu / np.mean([r['cpu'] for r in rows[base]]):.2f}, per-iteration ratio "
+                     f"{per_it / np.mean([(r['timings']['sampling'] + r['timings']['warmup']) / (r['draws_per_chain'] + r['warmup']) for r in rows[base]]):.2f}")
+        print(line, flush=True)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--corpus", default="tb2,small-pooled")
-    ap.add_argument("--gathers", default="xla,fused")
+    ap.add_argument("--gathers", default="old,segdot", help="variants: 'old' or levers joined by +")
+    ap.add_argument("--fits", type=int, default=0, help="instead: this many interleaved rounds of the default "
+                    "gate-stopped fit (fresh processes, cold cache) per variant of --levers")
+    ap.add_argument("--levers", default="old,segdot", help="with --fits: variants, 'old' or levers joined by +")
     a = ap.parse_args()
+    if a.fits:
+        for name in a.corpus.split(","):
+            print(f"== {name}: default gate-stopped fit, {a.fits} round(s)", flush=True)
+            fits(name, a.levers.split(","), a.fits)
+        return
     import jax
 
     from ddr_explorer.core.model.devices import _single_threaded_blas

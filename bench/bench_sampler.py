@@ -168,6 +168,11 @@ def _ours_child(q, table, spec_name, settings, cache_dir):
     try:
         if cache_dir is not None:
             os.environ["DDR_JAX_CACHE_DIR"] = cache_dir
+        levers = os.environ.get("DDR_BENCH_LEVERS")
+        if levers is not None:  # bench_gradient.py --fits: with or without issue 21's gradient levers
+            from ddr_explorer.core.model import parameterisation as P
+
+            P.LEVERS = set(filter(None, levers.split("+")))
         t0 = time.perf_counter()
         cpu0 = time.process_time()
         post = M.fit(table, spec_name, settings)

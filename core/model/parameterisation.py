@@ -119,15 +119,11 @@ from .geometry import (MIN_ABSORBED_RATIO, CollapsedGroup, RoughFit, host_chains
                        nested_information)
 from .quadrature import MarginalTerm, make_log_likelihood
 
-#: How the likelihood is evaluated: "fused" (the root terms gathered onto the cells in one gather from
-#: their concatenated tables, softplus and its derivative from one exponential) or "xla" (one gather
-#: per root term and ``jax.nn.softplus``: the code before issue 21's gradient work).  The same
-#: potential to float32 rounding; the switch is read when the functions are built, and is there for
-#: bench/bench_gradient.py and tests/model/test_gradient.py, which compare the two.
-GATHER = "fused"
-#: Levers of issue 21's gradient work, for the bench and the equivalence tests (a set of names:
-#: "softplus", "catgather", "segdot"); read when the functions are built.
-LEVERS = {"softplus", "segdot"}
+#: Issue 21's levers on the potential's cost, read when the functions are built: "segdot" (per-term
+#: sums and per-level broadcasts as products with one (K, L) 0/1 matrix, :func:`_term_indicator`).
+#: The empty set is the code before (slice sums and concatenated broadcasts); the potential is the
+#: same up to float32 rounding.  A switch for bench/bench_gradient.py and tests/model/test_gradient.py.
+LEVERS = {"segdot"}
 
 
 # -- the parameterised log density --------------------------------------------------------
@@ -281,31 +277,6 @@ class _Marginal:
     sigma0: float  # rough sigma: the chains' start
 
 
-def _softplus_fn():
-    """softplus(x) = log(1 + e^x) with its derivative, the logistic, from the same e^-|x|.
-
-    ``jax.nn.softplus`` is ``logaddexp(x, 0)``, whose autodiff derivative recomputes the
-    exponential and guards against infinities we never pass: 32 us against 23 us per value and
-    gradient over TB2's 7,209 cells (bench/bench_gradient.py).  Same function to float32 rounding.
-    """
-    import jax
-    import jax.numpy as jnp
-
-    @jax.custom_jvp
-    def softplus(x):
-        return jnp.maximum(x, 0.0) + jnp.log1p(jnp.exp(-jnp.abs(x)))
-
-    @softplus.defjvp
-    def _jvp(primals, tangents):
-        (x,), (dx,) = primals, tangents
-        e = jnp.exp(-jnp.abs(x))
-        r = 1.0 / (1.0 + e)
-        # d softplus / dx = logistic(x) = 1 / (1 + e^-x), written with e = e^-|x| on either side
-        return jnp.maximum(x, 0.0) + jnp.log1p(e), jnp.where(x >= 0, r, e * r) * dx
-
-    return softplus
-
-
 def _term_indicator(J) -> np.ndarray:
     """(K, sum J) 0/1 matrix: row k marks term k's levels."""
     M = np.zeros((len(J), int(np.sum(J))))
@@ -373,7 +344,6 @@ def _make_functions(design: DesignMatrix, lay: _Layout, dtype, term_columns, gib
     host_maps = {p: _to_device(m, jnp.int32) for p, (q, m) in hosts.items()}
     root_codes = _to_device(design.codes[[lay.terms[p] for p in roots]], jnp.int32)
     top = gibbs.top_pos if gibbs is not None else None
-    _softplus = _softplus_fn()
     if marg is not None:
         marg_loglik = make_log_likelihood(marg.term, dtype)
         m_df, m_sc = float(marg.sigma_df), float(marg.sigma_scale)
@@ -434,15 +404,6 @@ def _make_functions(design: DesignMatrix, lay: _Layout, dtype, term_columns, gib
             dev = jnp.concatenate(devs)
         return alpha, log_sigma, sigma, w, ubar, dev, sum_log_a
 
-    # The root terms' values reach the cells through one gather from their concatenated tables,
-    # (cells, roots) -> summed over roots: XLA CPU fused a sum of separate per-root gathers into a
-    # loop 5x slower than the one gather (TB2: 96 us against 19 us per evaluation;
-    # bench/bench_gradient.py, docs/sampler-measurements.md "The potential's gradient").
-    root_off = np.concatenate([[0], np.cumsum([int(off[p + 1] - off[p]) for p in roots])])
-    root_cat = _to_device(np.stack([design.codes[lay.terms[p]] + root_off[i] for i, p in enumerate(roots)], axis=1),
-                          jnp.int32)
-    fused = "catgather" in LEVERS
-
     def _eta(alpha, dev, s):
         acc = {p: dev[a:b] for p, (a, b) in enumerate(slices)}
         if top is not None:
@@ -451,9 +412,6 @@ def _make_functions(design: DesignMatrix, lay: _Layout, dtype, term_columns, gib
             if p in hosts:
                 q = hosts[p][0]
                 acc[q] = acc[q] + acc[p][host_maps[p]]
-        if fused:
-            table = jnp.concatenate([acc[p] for p in roots]) if len(roots) > 1 else acc[roots[0]]
-            return alpha + jnp.sum(table.at[root_cat].get(mode="promise_in_bounds"), axis=1)
         return alpha + sum(acc[p][root_codes[i]] for i, p in enumerate(roots))
 
     def potential_gen(s):
@@ -461,7 +419,7 @@ def _make_functions(design: DesignMatrix, lay: _Layout, dtype, term_columns, gib
             alpha, log_sigma, sigma, w, ubar, dev, sum_log_a = _parts(z)
             eta = _eta(alpha, dev, s)
             if marg is None:
-                loglik = jnp.sum(y * eta - n * (_softplus(eta) if "softplus" in LEVERS else jax.nn.softplus(eta)))
+                loglik = jnp.sum(y * eta - n * jax.nn.softplus(eta))
             else:
                 # the integrated term: its levels by quadrature (item 10), its sigma half-t
                 # with the log-Jacobian of sigma = exp(log sigma)
