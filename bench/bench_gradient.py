@@ -1,24 +1,30 @@
-"""Per-call cost of the sampler's pieces on one CPU device (issue 21, item "cheaper leapfrog steps").
+"""Per-call cost of the sampler's pieces on CPU (issue 21, item "cheaper leapfrog steps").
 
-Prints, per corpus, microseconds per call of jitted functions on one CPU device:
+Prints, per corpus, microseconds per call of jitted functions, for each variant of
+``parameterisation.LEVERS`` ("old": the empty set, the code before; "segdot": per-term sums and
+per-level broadcasts as products with a (K, L) term-indicator matrix), in the same process:
 
-- (a) the potential's value and gradient (one leapfrog step's work),
-- (b) one collapsed Gibbs move (:func:`.parameterisation._make_functions`' ``collapsed_move``,
-  with the value and gradient after it, as :func:`.moves.gibbs_step` pays),
-- (c) one scale-move loop (``K x scale_steps`` potentials, :func:`.moves.scale_moves`),
-- the attribution of (a): the likelihood alone (gather + softplus), the priors alone, softplus
-  alone on a cell-sized vector, and the gathers' transpose (the scatter-add) in isolation,
-- a same-run reference: a fixed 256 x 256 float32 matmul, so that figures taken on a loaded box
-  can be compared as ratios.
+- (a) the potential's value and gradient (one leapfrog step's work) on one CPU device, wall per call;
+- (a4) the same on 4 CPU devices in parallel (pmapped, one chain per device, as the fit runs its
+  chains on 2 cores), process CPU per step of all 4 chains: the figure that decides, since a fit's
+  chains share the cores and what counts there is work, not one call's latency;
+- (b) one collapsed Gibbs move with the value and gradient after it (:func:`.moves.gibbs_step`'s work);
+- (c) one scale-move loop (``K x scale_steps`` potentials, :func:`.moves.scale_moves`);
+- the attribution of (a): the linear predictor and the likelihood alone, the priors' inputs alone,
+  softplus alone on a cell-sized vector;
+- a same-run reference, a 256 x 256 float32 matmul, at the start and the end (load drift).
 
-Every figure is timed for both gather implementations (``parameterisation.GATHER``: "xla", XLA's
-gather whose transpose is a scatter-add, and "sorted", the custom VJP of
-:func:`.parameterisation._gather`), in the same process.
+Every figure is the least disturbed of several batches, the variants timed in turn (A B A B ...),
+and each call runs inside one compiled ``fori_loop`` (no Python dispatch counted).
+
+``--fits N``: instead, N interleaved rounds of the default gate-stopped fit in fresh processes (cold
+compilation cache) per variant: CPU, wall, draws and leapfrog steps.
 
 Corpora: ``tb2`` (Terminal-Bench 2.0, per-benchmark preset), ``small-pooled`` (the small HAL-like
 pooled simulation of bench/bench_recovery.py), ``pooled`` (the HAL-scale simulation, slow to set up).
 
     python bench/bench_gradient.py --corpus tb2,small-pooled
+    python bench/bench_gradient.py --corpus tb2 --fits 2 --levers old,segdot
 """
 
 from __future__ import annotations
@@ -161,6 +167,7 @@ def figures(s, gather: str) -> dict:
     out = {}
     vg = jax.jit(lambda z, sv: jax.value_and_grad(pg(sv))(z))
     out["(a) value_and_grad"] = _time(vg, z, sv)
+    out["(a4) value_and_grad, 4 devices, CPU per step"] = _pmapped_cpu(pg, lay, s, sv)
     out["    value only"] = _time(jax.jit(lambda z, sv: pg(sv)(z)), z, sv)
     # attribution: the linear predictor and the likelihood, with their gradient w.r.t. (alpha, dev)
     parts = pg.parts
@@ -205,6 +212,28 @@ def figures(s, gather: str) -> dict:
     return out
 
 
+def _pmapped_cpu(pg, lay, s, sv, n: int = 200, rounds: int = 11) -> float:
+    """Process CPU microseconds per value-and-gradient step of 4 chains pmapped over 4 CPU devices."""
+    import jax
+    import jax.numpy as jnp
+
+    from ddr_explorer.core.model.parameterisation import _initial_point
+
+    D = min(4, len(jax.devices("cpu")))
+    z0, _ = _initial_point(lay, s["rough"], D, 0, marg=s["marg"])
+    run = _looped(lambda z: jax.value_and_grad(pg(sv))(z))
+    pm = jax.pmap(lambda z: run.__wrapped__(n, z) if hasattr(run, "__wrapped__") else run(n, z),
+                  devices=jax.devices("cpu")[:D])
+    z = {k: np.asarray(v, np.float32) for k, v in z0.items()}
+    jax.block_until_ready(pm(z))
+    best = float("inf")
+    for _ in range(rounds):
+        t0 = time.process_time()
+        jax.block_until_ready(pm(z))
+        best = min(best, (time.process_time() - t0) / n * 1e6)
+    return best
+
+
 def reference() -> float:
     import jax
     import jax.numpy as jnp
@@ -221,7 +250,7 @@ def fits(corpus: str, variants: list[str], reps: int, seed: int = 0):
 
     import bench_sampler as bs  # by its own name: the fits' child processes unpickle its functions
 
-    table, spec_name, _ = bs.load_corpus(corpus, seed)
+    table, spec_name, _ = bs.load_corpus(corpus)
     settings = M.SamplerSettings(seed=seed, stop="gate")
     rows = {v: [] for v in variants}
     for rep in range(reps):
@@ -238,7 +267,7 @@ def fits(corpus: str, variants: list[str], reps: int, seed: int = 0):
                   f"{t.get('compile', float('nan')):5.1f}  warmup {t.get('warmup', float('nan')):5.1f}  sampling "
                   f"{t.get('sampling', float('nan')):5.1f}  draws/chain {r['draws_per_chain']}  min ESS "
                   f"{r['min_ess']:.0f}  R-hat {r['max_r_hat']:.3f}  div {r['divergences']}  load "
-                  f"{os.getloadavg()[0]:.1f}", flush=True)
+                  f"{os.getloadavg()[0]:.1f}; leapfrog steps {r.get('steps')}", flush=True)
     os.environ.pop("DDR_BENCH_LEVERS", None)
     base = variants[0]
     for v in variants:
@@ -248,7 +277,11 @@ def fits(corpus: str, variants: list[str], reps: int, seed: int = 0):
         samp = np.mean([r["timings"].get("sampling", np.nan) + r["timings"].get("warmup", np.nan) for r in rows[v]])
         per_it = np.mean([(r["timings"].get("sampling", np.nan) + r["timings"].get("warmup", np.nan))
                           / (r["draws_per_chain"] + r["warmup"]) for r in rows[v]])
-        line = f"{v:24s} mean CPU {cpu:6.1f} s, warmup+sampling wall {samp:5.1f} s ({per_it * 1e3:.1f} ms per iteration)"
+        steps = np.mean([sum(r.get("steps", {}).values()) for r in rows[v]])
+        per_step = np.mean([(r["timings"].get("sampling", np.nan) + r["timings"].get("warmup", np.nan))
+                            / max(sum(r.get("steps", {}).values()), 1) for r in rows[v]])
+        line = (f"{v:24s} mean CPU {cpu:6.1f} s, warmup+sampling wall {samp:5.1f} s ({per_it * 1e3:.1f} ms per "
+                f"iteration; {steps:.0f} leapfrog steps over the chains, {per_step * 1e6:.0f} us of wall per step)")
         if v != base and rows[base]:
             line += (f"; CPU ratio {cpu / np.mean([r['cpu'] for r in rows[base]]):.2f}, per-iteration ratio "
                      f"{per_it / np.mean([(r['timings']['sampling'] + r['timings']['warmup']) / (r['draws_per_chain'] + r['warmup']) for r in rows[base]]):.2f}")
@@ -261,12 +294,13 @@ def main():
     ap.add_argument("--gathers", default="old,segdot", help="variants: 'old' or levers joined by +")
     ap.add_argument("--fits", type=int, default=0, help="instead: this many interleaved rounds of the default "
                     "gate-stopped fit (fresh processes, cold cache) per variant of --levers")
+    ap.add_argument("--seed", type=int, default=0, help="with --fits: the sampler's seed")
     ap.add_argument("--levers", default="old,segdot", help="with --fits: variants, 'old' or levers joined by +")
     a = ap.parse_args()
     if a.fits:
         for name in a.corpus.split(","):
             print(f"== {name}: default gate-stopped fit, {a.fits} round(s)", flush=True)
-            fits(name, a.levers.split(","), a.fits)
+            fits(name, a.levers.split(","), a.fits, a.seed)
         return
     import jax
 

@@ -183,6 +183,9 @@ def _ours_child(q, table, spec_name, settings, cache_dir):
         out["warmup"] = int(post.settings.warmup)
         out["notes"] = [str(n) for n in post.notes if "run length" in str(n) or "warmup" in str(n)]
         out["min_ess_tail"] = float(post.diagnostics.components["ess_tail"].min())
+        # leapfrog steps of every chain, so that CPU can be compared per step (bench_gradient.py --fits)
+        out["steps"] = {k: int(np.sum(post.sample_stats[k])) for k in ("warmup_num_steps", "num_steps")
+                        if k in post.sample_stats}
         q.put(out)
     except Exception as e:  # pragma: no cover - reported to the parent
         import traceback
