@@ -278,7 +278,8 @@ class _Marginal:
 
 
 def _term_indicator(J) -> np.ndarray:
-    """(K, sum J) 0/1 matrix: row k marks term k's levels."""
+    """(K, sum J) 0/1 matrix: row k marks term k's levels, so ``M @ v`` sums v per term and
+    ``w @ M`` repeats w[k] over term k's levels (``LEVERS`` "segdot")."""
     M = np.zeros((len(J), int(np.sum(J))))
     off = np.concatenate([[0], np.cumsum(J)]).astype(int)
     for k in range(len(J)):
@@ -349,6 +350,10 @@ def _make_functions(design: DesignMatrix, lay: _Layout, dtype, term_columns, gib
         m_df, m_sc = float(marg.sigma_df), float(marg.sigma_scale)
 
     if "segdot" in LEVERS:
+        # per-term sums and per-level broadcasts as one product each with the (K, L) term indicator:
+        # the slice sums, their staged reductions and the broadcasts' transposes were most of the
+        # 127 XLA kernels of a TB2 value-and-gradient (45 with the products); 0.63-0.89x the wall per
+        # leapfrog step of a default TB2 fit (docs/sampler-measurements.md, "The potential's gradient")
         seg_mat = _to_device(_term_indicator(J), dtype)
 
         def _segment_sum(v):
