@@ -269,22 +269,26 @@ def fits(corpus: str, variants: list[str], reps: int, seed: int = 0):
                   f"{r['min_ess']:.0f}  R-hat {r['max_r_hat']:.3f}  div {r['divergences']}  load "
                   f"{os.getloadavg()[0]:.1f}; leapfrog steps {r.get('steps')}", flush=True)
     os.environ.pop("DDR_BENCH_LEVERS", None)
-    base = variants[0]
+    def _walls(r):  # warmup + sampling wall
+        return r["timings"].get("sampling", np.nan) + r["timings"].get("warmup", np.nan)
+
+    summary = {}
     for v in variants:
         if not rows[v]:
             continue
-        cpu = np.mean([r["cpu"] for r in rows[v]])
-        samp = np.mean([r["timings"].get("sampling", np.nan) + r["timings"].get("warmup", np.nan) for r in rows[v]])
-        per_it = np.mean([(r["timings"].get("sampling", np.nan) + r["timings"].get("warmup", np.nan))
-                          / (r["draws_per_chain"] + r["warmup"]) for r in rows[v]])
-        steps = np.mean([sum(r.get("steps", {}).values()) for r in rows[v]])
-        per_step = np.mean([(r["timings"].get("sampling", np.nan) + r["timings"].get("warmup", np.nan))
-                            / max(sum(r.get("steps", {}).values()), 1) for r in rows[v]])
-        line = (f"{v:24s} mean CPU {cpu:6.1f} s, warmup+sampling wall {samp:5.1f} s ({per_it * 1e3:.1f} ms per "
-                f"iteration; {steps:.0f} leapfrog steps over the chains, {per_step * 1e6:.0f} us of wall per step)")
-        if v != base and rows[base]:
-            line += (f"; CPU ratio {cpu / np.mean([r['cpu'] for r in rows[base]]):.2f}, per-iteration ratio "
-                     f"{per_it / np.mean([(r['timings']['sampling'] + r['timings']['warmup']) / (r['draws_per_chain'] + r['warmup']) for r in rows[base]]):.2f}")
+        summary[v] = {"cpu": np.mean([r["cpu"] for r in rows[v]]),
+                      "wall": np.mean([_walls(r) for r in rows[v]]),
+                      "per_it": np.mean([_walls(r) / (r["draws_per_chain"] + r["warmup"]) for r in rows[v]]),
+                      "steps": np.mean([sum(r.get("steps", {}).values()) for r in rows[v]]),
+                      "per_step": np.mean([_walls(r) / max(sum(r.get("steps", {}).values()), 1) for r in rows[v]])}
+    base = summary.get(variants[0])
+    for v, m in summary.items():
+        line = (f"{v:24s} mean CPU {m['cpu']:6.1f} s, warmup+sampling wall {m['wall']:5.1f} s ({m['per_it'] * 1e3:.1f} "
+                f"ms per iteration; {m['steps']:.0f} leapfrog steps over the chains, {m['per_step'] * 1e6:.0f} us of "
+                f"wall per step)")
+        if base is not None and v != variants[0]:
+            line += (f"; ratios to {variants[0]}: CPU {m['cpu'] / base['cpu']:.2f}, per iteration "
+                     f"{m['per_it'] / base['per_it']:.2f}, per step {m['per_step'] / base['per_step']:.2f}")
         print(line, flush=True)
 
 

@@ -124,6 +124,10 @@ from .quadrature import MarginalTerm, make_log_likelihood
 #: The empty set is the code before (slice sums and concatenated broadcasts); the potential is the
 #: same up to float32 rounding.  A switch for bench/bench_gradient.py and tests/model/test_gradient.py.
 LEVERS = {"segdot"}
+#: The indicator products do K x L multiply-adds where the slice sums do L: used up to this many
+#: entries (TB2 26,400; the HAL-scale pooled model with its integrated term about 41,000), not for the same
+#: model sampled level by level (K = 10, L = 32,014: 320,140, not measured here).
+SEGDOT_MAX_ENTRIES = 100_000
 
 
 # -- the parameterised log density --------------------------------------------------------
@@ -349,7 +353,7 @@ def _make_functions(design: DesignMatrix, lay: _Layout, dtype, term_columns, gib
         marg_loglik = make_log_likelihood(marg.term, dtype)
         m_df, m_sc = float(marg.sigma_df), float(marg.sigma_scale)
 
-    if "segdot" in LEVERS:
+    if "segdot" in LEVERS and K * int(off[-1]) <= SEGDOT_MAX_ENTRIES:
         # per-term sums and per-level broadcasts as one product each with the (K, L) term indicator:
         # the slice sums, their staged reductions and the broadcasts' transposes were most of the
         # 127 XLA kernels of a TB2 value-and-gradient (45 with the products); 0.63-0.89x the wall per
