@@ -122,8 +122,12 @@ from .quadrature import MarginalTerm, make_log_likelihood
 #: Issue 21's levers on the potential's cost, read when the functions are built: "segdot" (per-term
 #: sums and per-level broadcasts as products with one (K, L) 0/1 matrix, :func:`_term_indicator`).
 #: The empty set is the code before (slice sums and concatenated broadcasts); the potential is the
-#: same up to float32 rounding.  A switch for bench/bench_gradient.py and tests/model/test_gradient.py.
-LEVERS = {"segdot"}
+#: same up to float32 rounding (tests/model/test_gradient.py).  Off by default: on one device it cut
+#: TB2's value-and-gradient to 0.63-0.76x, but in default TB2 fits (4 chains on 2 shared cores) the
+#: wall per leapfrog step was 0.63-1.04x (median 0.89) over 5 seeds and the fit's CPU 0.78-1.31x,
+#: which does not show a gain (docs/sampler-measurements.md, "The potential's gradient on CPU").
+#: A switch for bench/bench_gradient.py, to re-measure on a quiet box.
+LEVERS: set = set()
 #: The indicator products do K x L multiply-adds where the slice sums do L: used up to this many
 #: entries (TB2 26,400; the HAL-scale pooled model with its integrated term about 41,000), not for the same
 #: model sampled level by level (K = 10, L = 32,014: 320,140, not measured here).
@@ -356,8 +360,7 @@ def _make_functions(design: DesignMatrix, lay: _Layout, dtype, term_columns, gib
     if "segdot" in LEVERS and K * int(off[-1]) <= SEGDOT_MAX_ENTRIES:
         # per-term sums and per-level broadcasts as one product each with the (K, L) term indicator:
         # the slice sums, their staged reductions and the broadcasts' transposes were most of the
-        # 127 XLA kernels of a TB2 value-and-gradient (45 with the products); 0.63-0.89x the wall per
-        # leapfrog step of a default TB2 fit (docs/sampler-measurements.md, "The potential's gradient")
+        # 127 XLA kernels of a TB2 value-and-gradient (45 with the products; see LEVERS)
         seg_mat = _to_device(_term_indicator(J), dtype)
 
         def _segment_sum(v):
