@@ -129,8 +129,8 @@ from .quadrature import MarginalTerm, make_log_likelihood
 #: A switch for bench/bench_gradient.py, to re-measure on a quiet box.
 LEVERS: set = set()
 #: The indicator products do K x L multiply-adds where the slice sums do L: used up to this many
-#: entries (TB2 26,400; the HAL-scale pooled model with its integrated term about 41,000), not for the same
-#: model sampled level by level (K = 10, L = 32,014: 320,140, not measured here).
+#: entries (TB2 26,400; the HAL-scale pooled model with its integrated term about 41,000), not for
+#: the same model sampled level by level (K = 10, L = 32,014: 320,140, not measured here).
 SEGDOT_MAX_ENTRIES = 100_000
 
 

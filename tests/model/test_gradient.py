@@ -1,4 +1,4 @@
-"""The cheaper potential (issue 21: ``parameterisation.LEVERS``) is the same potential.
+"""The opt-in cheaper potential (issue 21: ``parameterisation.LEVERS``, off by default) is the same potential.
 
 The levers change how the potential is computed (per-term sums and per-level broadcasts as products
 with a 0/1 term-indicator matrix instead of slice sums and concatenated broadcasts), never what: the
