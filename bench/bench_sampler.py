@@ -168,6 +168,11 @@ def _ours_child(q, table, spec_name, settings, cache_dir):
     try:
         if cache_dir is not None:
             os.environ["DDR_JAX_CACHE_DIR"] = cache_dir
+        levers = os.environ.get("DDR_BENCH_LEVERS")
+        if levers is not None:  # bench_gradient.py --fits: with or without issue 21's gradient levers
+            from ddr_explorer.core.model import parameterisation as P
+
+            P.LEVERS = set(filter(None, levers.split("+")))
         t0 = time.perf_counter()
         cpu0 = time.process_time()
         post = M.fit(table, spec_name, settings)
@@ -178,6 +183,9 @@ def _ours_child(q, table, spec_name, settings, cache_dir):
         out["warmup"] = int(post.settings.warmup)
         out["notes"] = [str(n) for n in post.notes if "run length" in str(n) or "warmup" in str(n)]
         out["min_ess_tail"] = float(post.diagnostics.components["ess_tail"].min())
+        # leapfrog steps of every chain, so that CPU can be compared per step (bench_gradient.py --fits)
+        out["steps"] = {k: int(np.sum(post.sample_stats[k])) for k in ("warmup_num_steps", "num_steps")
+                        if k in post.sample_stats}
         q.put(out)
     except Exception as e:  # pragma: no cover - reported to the parent
         import traceback

@@ -119,6 +119,20 @@ from .geometry import (MIN_ABSORBED_RATIO, CollapsedGroup, RoughFit, host_chains
                        nested_information)
 from .quadrature import MarginalTerm, make_log_likelihood
 
+#: Issue 21's levers on the potential's cost, read when the functions are built: "segdot" (per-term
+#: sums and per-level broadcasts as products with one (K, L) 0/1 matrix, :func:`_term_indicator`).
+#: The empty set is the code before (slice sums and concatenated broadcasts); the potential is the
+#: same up to float32 rounding (tests/model/test_gradient.py).  Off by default: on one device it cut
+#: TB2's value-and-gradient to 0.63-0.76x, but in default TB2 fits (4 chains on 2 shared cores) the
+#: wall per leapfrog step was 0.63-1.04x (median 0.89) over 5 seeds and the fit's CPU 0.78-1.31x,
+#: which does not show a gain (docs/sampler-measurements.md, "The potential's gradient on CPU").
+#: A switch for bench/bench_gradient.py, to re-measure on a quiet box.
+LEVERS: set = set()
+#: The indicator products do K x L multiply-adds where the slice sums do L: used up to this many
+#: entries (TB2 26,400; the HAL-scale pooled model with its integrated term about 41,000), not for
+#: the same model sampled level by level (K = 10, L = 32,014: 320,140, not measured here).
+SEGDOT_MAX_ENTRIES = 100_000
+
 
 # -- the parameterised log density --------------------------------------------------------
 @dataclass
@@ -271,6 +285,16 @@ class _Marginal:
     sigma0: float  # rough sigma: the chains' start
 
 
+def _term_indicator(J) -> np.ndarray:
+    """(K, sum J) 0/1 matrix: row k marks term k's levels, so ``M @ v`` sums v per term and
+    ``w @ M`` repeats w[k] over term k's levels (``LEVERS`` "segdot")."""
+    M = np.zeros((len(J), int(np.sum(J))))
+    off = np.concatenate([[0], np.cumsum(J)]).astype(int)
+    for k in range(len(J)):
+        M[k, off[k]:off[k + 1]] = 1.0
+    return M
+
+
 def _per_level_broadcaster(J):
     """v (K,) -> (sum J,) with v[k] repeated J[k] times, as a concatenation of broadcasts
     (cheaper on XLA CPU than a gather by a level-to-term index, and its gradient is slice sums)."""
@@ -333,11 +357,23 @@ def _make_functions(design: DesignMatrix, lay: _Layout, dtype, term_columns, gib
         marg_loglik = make_log_likelihood(marg.term, dtype)
         m_df, m_sc = float(marg.sigma_df), float(marg.sigma_scale)
 
-    def _segment_sum(v):
-        # per-term sums as slice sums: a segment_sum into K segments is a scatter with K-fold
-        # collisions that XLA CPU fuses badly with its producer (pooled Eq. 6: 3.1 ms of a
-        # 4.3 ms gradient; slice sums 20 us)
-        return jnp.stack([jnp.sum(v[a:b]) for a, b in slices])
+    if "segdot" in LEVERS and K * int(off[-1]) <= SEGDOT_MAX_ENTRIES:
+        # per-term sums and per-level broadcasts as one product each with the (K, L) term indicator:
+        # the slice sums, their staged reductions and the broadcasts' transposes were most of the
+        # 127 XLA kernels of a TB2 value-and-gradient (45 with the products; see LEVERS)
+        seg_mat = _to_device(_term_indicator(J), dtype)
+
+        def _segment_sum(v):
+            return jnp.dot(seg_mat, v, precision=jax.lax.Precision.HIGHEST)
+
+        def per_level(v):  # noqa: F811
+            return jnp.dot(v, seg_mat, precision=jax.lax.Precision.HIGHEST)
+    else:
+        def _segment_sum(v):
+            # per-term sums as slice sums: a segment_sum into K segments is a scatter with K-fold
+            # collisions that XLA CPU fuses badly with its producer (pooled Eq. 6: 3.1 ms of a
+            # 4.3 ms gradient; slice sums 20 us)
+            return jnp.stack([jnp.sum(v[a:b]) for a, b in slices])
 
     def _pi_mean(v):
         return _segment_sum(piw * v)
