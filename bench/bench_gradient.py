@@ -53,38 +53,21 @@ def _bench_sampler():
 
 
 def setup(table, preset, settings=None):
-    """The fit's layout, Gibbs block and integrated term, built as :func:`.sampler.fit` builds them."""
+    """The fit's layout, Gibbs block and integrated term, built by the sampler's own
+    :func:`~ddr_explorer.core.model.sampler.sampler_layout`."""
     from ddr_explorer.core.model.design_matrix import build_design
     from ddr_explorer.core.model.formula import as_spec
-    from ddr_explorer.core.model.geometry import collapsed_group, rough_fit
-    from ddr_explorer.core.model.parameterisation import _GibbsBlock, _make_layout, _Marginal, _mh_steps
+    from ddr_explorer.core.model.geometry import rough_fit
+    from ddr_explorer.core.model.parameterisation import _mh_steps
     from ddr_explorer.core.model.posterior import SamplerSettings
-    from ddr_explorer.core.model.quadrature import choose_marginal_term
+    from ddr_explorer.core.model.sampler import sampler_layout
 
     settings = settings or SamplerSettings()
     spec = as_spec(preset)
     design = build_design(table, spec)
     rough = rough_fit(design)
     cols = [spec.term(n).columns for n in design.term_names]
-    group = collapsed_group(design, cols) if settings.collapsed in ("joint", "gibbs") else None
-    inner = list(group.terms[1:]) if group is not None and settings.collapsed == "gibbs" else []
-    marg = None
-    if settings.marginalise == "auto":
-        in_group = set(group.terms) if group is not None else set()
-        mt, _ = choose_marginal_term(design, rough, [k for k in range(design.n_terms) if k not in in_group])
-        if mt is not None:
-            p = spec.priors.for_term(design.term_names[mt.term])
-            marg = _Marginal(term=mt, sigma_df=p.df, sigma_scale=p.scale, sigma0=float(rough.sigma[mt.term]))
-    nuts_terms = [k for k in range(design.n_terms) if k not in inner and (marg is None or k != marg.term.term)]
-    lay = _make_layout(design, spec, rough, settings.parameterisation, nuts_terms, nested=settings.nested_centring)
-    gibbs = None
-    if group is not None:
-        Jin = design.n_levels[inner].astype(np.int64)
-        pri = [spec.priors.for_term(design.term_names[k]) for k in group.terms]
-        gibbs = _GibbsBlock(group=group, top_pos=nuts_terms.index(group.terms[0]),
-                            nuts_pos=[nuts_terms.index(k) if k in nuts_terms else None for k in group.terms],
-                            inner=inner, J=Jin, offsets=np.concatenate([[0], np.cumsum(Jin)]),
-                            sigma_df=np.array([p.df for p in pri]), sigma_scale=np.array([p.scale for p in pri]))
+    lay, gibbs, marg, _ = sampler_layout(design, spec, rough, settings)
     return dict(design=design, spec=spec, rough=rough, cols=cols, lay=lay, gibbs=gibbs, marg=marg,
                 mh_steps=_mh_steps(settings, gibbs, design, lay, marg), settings=settings)
 

@@ -50,6 +50,43 @@ __all__ = ["COMPILATION_CACHE_BYTES", "DEFAULT_DRAWS", "CancelCallback", "FitCan
            "ProgressCallback", "SamplerSettings", "collapsed_steps_for", "fit"]
 
 
+def sampler_layout(design: DesignMatrix, spec, rough, settings: SamplerSettings):
+    """What the chains sample and how: the collapsed Gibbs block, the term integrated out by quadrature
+    and the NUTS layout of the remaining terms, from the design, the model and its rough fit.
+
+    One place for :func:`fit` and bench/bench_gradient.py (which times the potential a fit builds), so
+    that a bench cannot drift from the sampler.
+
+    Returns
+    -------
+    (lay, gibbs, marg, marg_note)
+        The NUTS layout (``parameterisation._Layout``), the Gibbs block (None without one), the
+        integrated term (None without one) and why a term was or was not integrated out.
+    """
+    cols = [spec.term(n).columns for n in design.term_names]
+    group = collapsed_group(design, cols) if settings.collapsed in ("joint", "gibbs") else None
+    inner = list(group.terms[1:]) if group is not None and settings.collapsed == "gibbs" else []
+    marg, marg_note = None, ""
+    if settings.marginalise == "auto":
+        in_group = set(group.terms) if group is not None else set()
+        mt, marg_note = choose_marginal_term(design, rough, [k for k in range(design.n_terms) if k not in in_group])
+        if mt is not None:
+            p = spec.priors.for_term(design.term_names[mt.term])
+            marg = _Marginal(term=mt, sigma_df=p.df, sigma_scale=p.scale, sigma0=float(rough.sigma[mt.term]))
+    nuts_terms = [k for k in range(design.n_terms) if k not in inner and (marg is None or k != marg.term.term)]
+    lay = _make_layout(design, spec, rough, settings.parameterisation, nuts_terms, nested=settings.nested_centring)
+    gibbs = None
+    if group is not None:
+        Jin = design.n_levels[inner].astype(np.int64)
+        pri = [spec.priors.for_term(design.term_names[k]) for k in group.terms]
+        gibbs = _GibbsBlock(group=group, top_pos=nuts_terms.index(group.terms[0]),
+                            nuts_pos=[nuts_terms.index(k) if k in nuts_terms else None for k in group.terms],
+                            inner=inner, J=Jin,
+                            offsets=np.concatenate([[0], np.cumsum(Jin)]),
+                            sigma_df=np.array([p.df for p in pri]), sigma_scale=np.array([p.scale for p in pri]))
+    return lay, gibbs, marg, marg_note
+
+
 def fit(data, spec: ModelSpec | str = "per-benchmark", settings: SamplerSettings | None = None,
         progress: ProgressCallback | None = None, cancel: CancelCallback | None = None) -> Posterior:
     """Sample the posterior of a crossed random-intercept binomial-logit model with NUTS.
@@ -92,27 +129,7 @@ def fit(data, spec: ModelSpec | str = "per-benchmark", settings: SamplerSettings
 
     t = time.perf_counter()
     rough = rough_fit(design)
-    cols = [spec.term(n).columns for n in design.term_names]
-    group = collapsed_group(design, cols) if settings.collapsed in ("joint", "gibbs") else None
-    inner = list(group.terms[1:]) if group is not None and settings.collapsed == "gibbs" else []
-    marg, marg_note = None, ""
-    if settings.marginalise == "auto":
-        in_group = set(group.terms) if group is not None else set()
-        mt, marg_note = choose_marginal_term(design, rough, [k for k in range(design.n_terms) if k not in in_group])
-        if mt is not None:
-            p = spec.priors.for_term(design.term_names[mt.term])
-            marg = _Marginal(term=mt, sigma_df=p.df, sigma_scale=p.scale, sigma0=float(rough.sigma[mt.term]))
-    nuts_terms = [k for k in range(design.n_terms) if k not in inner and (marg is None or k != marg.term.term)]
-    lay = _make_layout(design, spec, rough, settings.parameterisation, nuts_terms, nested=settings.nested_centring)
-    gibbs = None
-    if group is not None:
-        Jin = design.n_levels[inner].astype(np.int64)
-        pri = [spec.priors.for_term(design.term_names[k]) for k in group.terms]
-        gibbs = _GibbsBlock(group=group, top_pos=nuts_terms.index(group.terms[0]),
-                            nuts_pos=[nuts_terms.index(k) if k in nuts_terms else None for k in group.terms],
-                            inner=inner, J=Jin,
-                            offsets=np.concatenate([[0], np.cumsum(Jin)]),
-                            sigma_df=np.array([p.df for p in pri]), sigma_scale=np.array([p.scale for p in pri]))
+    lay, gibbs, marg, marg_note = sampler_layout(design, spec, rough, settings)
     timings["rough_fit"] = time.perf_counter() - t
     mh_steps = _mh_steps(settings, gibbs, design, lay, marg)
 
@@ -154,8 +171,8 @@ def fit(data, spec: ModelSpec | str = "per-benchmark", settings: SamplerSettings
     if stop_note:
         post.notes.append(stop_note)
     if gibbs is not None:
-        post.notes.append("collapsed block: " + ", ".join(names[k] for k in group.terms) +
-                          f" (run term {names[group.terms[0]]}, {group.n_runs} runs; "
+        post.notes.append("collapsed block: " + ", ".join(names[k] for k in gibbs.group.terms) +
+                          f" (run term {names[gibbs.group.terms[0]]}, {gibbs.group.n_runs} runs; "
                           f"{mh_steps} Metropolis steps per transition)")
     if marg is None and marg_note and marg_note != NO_CANDIDATE:
         post.notes.append(marg_note)  # a candidate refused because the quadrature was not accurate
