@@ -48,7 +48,7 @@ from ..formatting import convergence_verdict, facet_words, object_noun, plural, 
 from . import figures as fig
 from . import styles as st
 from .content import (E_RHO2, GEQ, PHI, SIGMA2, TIMES, SheetContent, escape, fmt_coef, fmt_interval, fmt_n,
-                      fmt_pct, fmt_prob, fmt_r, fmt_sig3, fmt_usd, fmt_var, sheet_content, term_label)
+                      held_out_reading, fmt_pct, fmt_prob, fmt_r, fmt_sig3, fmt_usd, fmt_var, sheet_content, term_label)
 from .inputs import ReportInputs
 from .priors import priors_are_default, priors_text
 
@@ -628,9 +628,7 @@ def _difficulty_page(ct: SheetContent) -> list:
                f"training cells, {_sym(ct)} projected for the observed design, and compared with {_sym(ct)} on the "
                f"held-out cells (seed 003 sec. 5.4). Pearson r = <b>{fmt_r(r)}</b> (Spearman {fmt_r(held.spearman)}); "
                f"mean held-out \u2212 projected = <b>{fmt_r(gap)}</b>. "
-               + ("A negative correlation or a shortfall means the projection is optimistic: report and budget on "
-                  "the held-out number." if (math.isfinite(r) and r < 0) or gap < -0.05 else
-                  "The projection generalises across splits here."))
+               + held_out_reading(held))
         lay = Table([[drawing, "", _p(txt, "body")]], colWidths=[half, 12, half])
         lay.setStyle(st.layout_style())
         story.append(lay)
