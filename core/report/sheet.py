@@ -623,11 +623,12 @@ def _difficulty_page(ct: SheetContent) -> list:
     if held is not None:
         drawing = fig.held_out_figure(held, half, 180, estimand=ct.estimand)
         r, gap = held.pearson_r, held.mean_gap
+        gap_txt = f"{gap:+.3f}".replace("-", "\u2212")  # as the figure's legend: +0.001, not 0.00
         txt = (f"{held.n_splits} random {round(100 * held.train_fraction)}/{round(100 * (1 - held.train_fraction))} "
                f"splits stratified by {escape(held.stratified_by)}. For each split the G-study was fitted on the "
                f"training cells, {_sym(ct)} projected for the observed design, and compared with {_sym(ct)} on the "
                f"held-out cells (seed 003 sec. 5.4). Pearson r = <b>{fmt_r(r)}</b> (Spearman {fmt_r(held.spearman)}); "
-               f"mean held-out \u2212 projected = <b>{fmt_r(gap)}</b>. "
+               f"mean held-out \u2212 projected = <b>{gap_txt}</b>. "
                + held_out_reading(held))
         lay = Table([[drawing, "", _p(txt, "body")]], colWidths=[half, 12, half])
         lay.setStyle(st.layout_style())
