@@ -200,6 +200,7 @@ class MainWindow(QMainWindow):
         self.fit_result = None
         self.fit_outputs: dict | None = None
         self.sheet_task: BackgroundTask | None = None
+        self.sheet_plan_task: BackgroundTask | None = None
         self.analyses_task: BackgroundTask | None = None
         #: Seconds the GUI thread spent drawing the views of the last fit.
         self.show_seconds: float | None = None
@@ -651,7 +652,8 @@ class MainWindow(QMainWindow):
             mp.finish("reopened from the cache")
         else:
             mp.append_log(f"Sampled on {post.device} in {post.wall_seconds:.1f} s; "
-                          + ", ".join(f"{k} {v:.1f} s" for k, v in post.timings.items()))
+                          + ", ".join(f"{'CPU of warmup and sampling' if k == 'cpu_run' else k} {v:.1f} s"
+                                      for k, v in post.timings.items()))
             if result.cache_path:
                 mp.append_log(f"Stored in the cache: {result.cache_path}")
             mp.finish("done")
@@ -992,13 +994,14 @@ class MainWindow(QMainWindow):
         self._jobs.append(BackgroundTask(detect_device, on_done=done, on_error=failed, parent=self))
 
     # -- the DDR sheet ---------------------------------------------------------------------
-    def export_ddr_sheet(self, path: Path, date_invariant: bool = False, analyses: str = "auto") -> bool:
+    def export_ddr_sheet(self, path: Path, date_invariant: bool = False, analyses: str = "auto", plan=None) -> bool:
         """Write the DDR sheet of the current fit and state (design, prices, target, budget) in the background.
 
         Without the Analyses tab's results, ``analyses="auto"`` first runs the sheet's analyses (difficulty,
         50 hold-out splits, PSIS-LOO) when the refit engine's estimate is under 15 minutes
         (:func:`~ddr_explorer.core.analyses.defaults.plan_sheet_analyses`), then writes the sheet; ``"run"``
-        runs them whatever the estimate, ``"skip"`` writes the sheet without them ("not run").
+        runs them whatever the estimate, ``"skip"`` writes the sheet without them ("not run").  ``plan``: that
+        estimate when already made (the menu makes it in the background: it looks up the refits in the cache).
         Emits :attr:`sheet_written` with the path, or :attr:`sheet_failed` with the reason.
         Returns False when there is no fit to report.
         """
@@ -1006,7 +1009,7 @@ class MainWindow(QMainWindow):
             self.statusBar().showMessage("The DDR sheet reports a fit: fit the model first (Analysis > Fit).")
             return False
         if analyses != "skip" and not self.analyses_for_sheet and self._analyses_before_sheet(
-                path, date_invariant, force=analyses == "run"):
+                path, date_invariant, force=analyses == "run", plan=plan):
             return True
         corpus, post, st, summary = self.corpus, self.fit_result.posterior, self.state, self.summary
         design = st.design()
@@ -1045,12 +1048,12 @@ class MainWindow(QMainWindow):
 
         return plan_sheet_analyses(self.corpus, self.fit_result.posterior, cache_dir=self.cache_dir)
 
-    def _analyses_before_sheet(self, path, date_invariant: bool, force: bool) -> bool:
+    def _analyses_before_sheet(self, path, date_invariant: bool, force: bool, plan=None) -> bool:
         """Start the sheet's analyses (under the budget, or ``force``) and write the sheet when they end;
         False when they do not start (the sheet is then written without them)."""
         from ..core.analyses.defaults import SHEET_DEFAULT
 
-        plan = self.sheet_analyses_plan()
+        plan = plan or self.sheet_analyses_plan()
         if plan is None or not (force or plan.runs_by_default):
             return False
 
@@ -1121,15 +1124,33 @@ class MainWindow(QMainWindow):
         path, _ = QFileDialog.getSaveFileName(self, "Export DDR sheet", "ddr-sheet.pdf", "PDF (*.pdf)")
         if not path:
             return
-        mode = "auto"
-        plan = None if self.analyses_for_sheet else self.sheet_analyses_plan()
-        if plan is not None and not plan.runs_by_default:  # over the budget: offer the run with its estimate
-            answer = QMessageBox.question(self, "Run the sheet's analyses?",
-                                          f"The DDR sheet's {plan.describe()}, over the 15-minute default.\n\n"
-                                          "Run them before writing the sheet? (No: the sheet says \"not run\" "
-                                          "for difficulty and hold-out.)")
-            mode = "run" if answer == QMessageBox.Yes else "skip"
-        self.export_ddr_sheet(Path(path).with_suffix(".pdf"), analyses=mode)
+        path = Path(path).with_suffix(".pdf")
+        if self.analyses_for_sheet:  # the Analyses tab's results go on the sheet: nothing to estimate
+            self.export_ddr_sheet(path)
+            return
+        corpus, post, cache_dir = self.corpus, self.fit_result.posterior, self.cache_dir
+
+        def job():  # off the GUI thread: the plan looks up each refit of the sheet in the fit cache
+            from ..core.analyses.defaults import plan_sheet_analyses
+
+            return plan_sheet_analyses(corpus, post, cache_dir=cache_dir)
+
+        def done(plan) -> None:
+            mode = "auto"
+            if not plan.runs_by_default:  # over the budget: offer the run with its estimate
+                answer = QMessageBox.question(self, "Run the sheet's analyses?",
+                                              f"The DDR sheet's {plan.describe()}, over the 15-minute default.\n\n"
+                                              "Run them before writing the sheet? (No: the sheet says \"not run\" "
+                                              "for difficulty and hold-out.)")
+                mode = "run" if answer == QMessageBox.Yes else "skip"
+            self.export_ddr_sheet(path, analyses=mode, plan=plan)
+
+        def failed(exc: BaseException) -> None:  # no estimate: the sheet is written without the analyses
+            self.model_panel.append_log(f"DDR sheet: its analyses could not be estimated ({exc}); written without them")
+            self.export_ddr_sheet(path, analyses="skip")
+
+        self.statusBar().showMessage("Estimating the DDR sheet's analyses (refits in the cache, time to run) ...")
+        self.sheet_plan_task = BackgroundTask(job, on_done=done, on_error=failed, parent=self)
 
     # -- recent files, settings, last session ---------------------------------------------
     def recent_files(self) -> list[str]:
@@ -1190,7 +1211,8 @@ class MainWindow(QMainWindow):
         return True
 
     def closeEvent(self, event) -> None:  # noqa: N802 - Qt override
-        for job in self._jobs + [self.fit_task, self.sheet_task, self.analyses_task, self.methods_task]:
+        for job in self._jobs + [self.fit_task, self.sheet_task, self.sheet_plan_task, self.analyses_task,
+                                 self.methods_task]:
             if job is not None:
                 job.cancel()  # a running fit stops at its next chunk; nothing waits for it here
         self.previewer.stop()  # a Laplace preview stops at its next criterion evaluation

@@ -74,6 +74,61 @@ def test_the_estimate_is_the_parent_pace_per_refit_plus_one_compile_per_analysis
     assert "24 refits, estimated" in slow.describe()
 
 
+def test_a_parent_fitted_on_a_loaded_machine_is_priced_at_its_idle_pace(fake_sampler, table, tmp_path, monkeypatch):
+    """The estimate scales the parent's pace; a parent fitted beside other work (wall 4x its CPU over its cores)
+    is priced from its CPU seconds over the share of the cores an idle fit keeps busy, never above its wall."""
+    from ddr_explorer.core.analyses import engine
+    from ddr_explorer.core.analyses.engine import IDLE_CORE_SHARE, refit_seconds
+
+    corpus = bf.corpus_of(table)
+    post = fit_corpus(corpus, "per-benchmark", SETTINGS, cache_dir=tmp_path).posterior
+    monkeypatch.setattr(engine.os, "cpu_count", lambda: 2)
+
+    def parent(sampling, cpu, device="cpu x4"):
+        return dataclasses.replace(post, device=device,
+                                   timings={"warmup": 0.0, "sampling": sampling, "cpu_run": cpu, "compile": 10.0})
+
+    idle = refit_seconds(parent(100.0, 2 * IDLE_CORE_SHARE * 100.0), SETTINGS)
+    assert idle == pytest.approx(refit_seconds(parent(100.0, 0.0), SETTINGS))  # idle: CPU and wall agree
+    loaded = parent(400.0, 2 * IDLE_CORE_SHARE * 100.0)  # the same CPU, 4x the wall: priced as the idle one
+    assert refit_seconds(loaded, SETTINGS) == pytest.approx(idle)
+    assert refit_seconds(parent(400.0, 0.0), SETTINGS) == pytest.approx(4 * idle)  # no CPU figure: the wall
+    assert refit_seconds(parent(50.0, 2 * IDLE_CORE_SHARE * 100.0), SETTINGS) == pytest.approx(idle / 2)  # never above the wall
+    # one CPU device: one core's pace
+    assert refit_seconds(parent(400.0, IDLE_CORE_SHARE * 100.0, "cpu x1"), SETTINGS) == pytest.approx(idle)
+
+
+def test_the_estimate_prices_only_the_refits_not_in_the_cache(fake_sampler, table, tmp_path):
+    """Refits already stored cost nothing: a rerun of a sheet whose refits are cached is not "over the budget"
+    (session 18: a fully cached TB2 sheet was estimated at 5.8 h, and a default report said "not run")."""
+    from ddr_explorer.core.analyses.difficulty import difficulty_study
+    from ddr_explorer.core.analyses.engine import refit_seconds
+    from ddr_explorer.core.analyses.heldout import held_out_study, split_settings
+    from ddr_explorer.core.analyses.reported import ReportedQuantity
+    from ddr_explorer.core.dstudy import observed_design
+
+    corpus = bf.corpus_of(table)
+    res = fit_corpus(corpus, "per-benchmark", SETTINGS, cache_dir=tmp_path)
+    post = dataclasses.replace(res.posterior, timings={"warmup": 0.0, "sampling": 100.0, "compile": 10.0})
+    before = plan_sheet_analyses(corpus, post, n_splits=3, cache_dir=tmp_path)
+    assert before.n_cached == {"difficulty": 0, "heldout": 0, "loo": 0}
+    held_out_study(corpus, res.posterior.spec, res.posterior.settings, tmp_path, n_splits=2, parent=res)
+    mid = plan_sheet_analyses(corpus, post, n_splits=3, cache_dir=tmp_path)
+    assert mid.n_cached == {"difficulty": 0, "heldout": 4, "loo": 0}  # splits 1 and 2 of 3 are stored
+    rep = (ReportedQuantity.coefficient(observed_design(corpus)),)
+    one = refit_seconds(post, split_settings(SETTINGS), reported=rep)
+    assert mid.seconds["heldout"] == pytest.approx(10.0 + 2 * one)  # split 3's two refits and one compile
+    assert mid.seconds["difficulty"] == pytest.approx(before.seconds["difficulty"])
+    assert "heldout (6 refits, 4 in the cache)" in mid.describe() and "10 refits, 6 to run" in mid.describe()
+    difficulty_study(corpus, res.posterior.spec, res.posterior.settings, tmp_path, parent=res)
+    held_out_study(corpus, res.posterior.spec, res.posterior.settings, tmp_path, n_splits=3, parent=res)
+    done = plan_sheet_analyses(corpus, post, n_splits=3, cache_dir=tmp_path)
+    assert done.n_cached == {"difficulty": 4, "heldout": 6, "loo": 0} and done.total_seconds == 0.0
+    assert done.runs_by_default and "10 refits, all cached, estimated" in done.describe()
+    # another cache folder holds none of them
+    assert plan_sheet_analyses(corpus, post, n_splits=3, cache_dir=tmp_path / "other").n_cached["heldout"] == 0
+
+
 def test_ddr_report_runs_the_sheet_analyses_by_default_and_prints_the_estimate_first(fake_sampler, capsys,
                                                                                     corpus_csv, tmp_path):
     pypdf = pytest.importorskip("pypdf")

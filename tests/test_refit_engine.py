@@ -61,6 +61,24 @@ def test_a_cell_not_in_the_parent_is_a_clear_error(corpus):
         e.request("odd part", t)
 
 
+def test_a_part_s_rows_are_summed_per_parent_cell_and_an_unseen_combination_of_seen_levels_is_an_error(corpus):
+    e = RefitEngine(corpus, "per-benchmark", SETTINGS)
+    d = e.design
+    t = corpus.table
+    # every record twice, in reverse order: each parent cell gets twice its counts
+    twice = pd.concat([t, t.iloc[::-1]], ignore_index=True)
+    r = e.request("twice", twice)
+    np.testing.assert_array_equal(r.trials, 2 * d.trials)
+    np.testing.assert_array_equal(r.successes, 2 * d.successes)
+    # a parent without one (task, model, scaffold) cell: that task, model and scaffold all occur in it, but
+    # a part with that cell is not a refit of it
+    row = t.iloc[-1]
+    gone = ((t["task"] == row.task) & (t["model"] == row.model) & (t["scaffold"] == row.scaffold)).to_numpy()
+    e2 = RefitEngine(bf.corpus_of(t[~gone].reset_index(drop=True), "one cell less"), "per-benchmark", SETTINGS)
+    with pytest.raises(ValueError, match=rf"task={row.task}, .*model={row.model}.*not a cell of the parent"):
+        e2.request("odd", t)
+
+
 def test_all_pending_refits_go_to_fit_refits_in_one_call_and_a_rerun_samples_nothing(fake_sampler, corpus,
                                                                                      tmp_path, monkeypatch):
     import ddr_explorer.core.model.refit as refit

@@ -52,15 +52,18 @@ class AnalysesPlan:
     n_refits
         Refits per analysis.
     seconds
-        Estimated wall seconds per analysis.
+        Estimated wall seconds per analysis: the refits not in the cache only.
     n_splits
         Hold-out splits.
+    n_cached
+        Refits per analysis already stored in the fit cache (reopened, not sampled).
     """
 
     which: tuple[str, ...]
     n_refits: dict = field(default_factory=dict)
     seconds: dict = field(default_factory=dict)
     n_splits: int = 50
+    n_cached: dict = field(default_factory=dict)
 
     @property
     def total_seconds(self) -> float:
@@ -84,9 +87,16 @@ class AnalysesPlan:
         """One line: what runs, how many refits, the estimate (:func:`~ddr_explorer.core.formatting.fmt_duration`)."""
         from ..formatting import fmt_duration
 
-        parts = [f"{name} ({self.n_refits[name]} refit{'s' if self.n_refits[name] != 1 else ''})"
-                 for name in self.which]
-        return (f"analyses {', '.join(parts)}: {self.total_refits} refits, estimated "
+        def part(name):
+            n, c = self.n_refits[name], self.n_cached.get(name, 0)
+            stored = "" if not c else (", all in the cache" if c >= n else f", {c} in the cache")
+            return f"{name} ({n} refit{'s' if n != 1 else ''}{stored})"
+
+        cached = sum(self.n_cached.values())
+        left = self.total_refits - cached
+        what = (f"{self.total_refits} refits" if not cached
+                else f"{self.total_refits} refits, {left} to run" if left else f"{self.total_refits} refits, all cached")
+        return (f"analyses {', '.join(part(n) for n in self.which)}: {what}, estimated "
                 f"{fmt_duration(self.total_seconds)} on this machine")
 
 
@@ -103,7 +113,9 @@ def plan_sheet_analyses(corpus, posterior, *, which=SHEET_DEFAULT, n_splits: int
     which, n_splits, n_strata
         The analyses, hold-out splits and difficulty strata.
     cache_dir
-        Where a stored PSIS-LOO result would be (then LOO costs nothing).
+        The fit cache: refits already stored there (the same jobs the analyses build: difficulty strata
+        and hold-out splits, :meth:`~.engine.RefitEngine.to_sample`) and a stored PSIS-LOO result cost
+        nothing.
     """
     from .engine import compile_seconds, refit_seconds
 
@@ -121,13 +133,15 @@ def plan_sheet_analyses(corpus, posterior, *, which=SHEET_DEFAULT, n_splits: int
         except (ValueError, KeyError):
             rep = None
     for name in which:
-        reported, factor = None, 1.0
+        reported, factor, cached = None, 1.0, 0
         if name == "difficulty":
             refits = [ps] * n_strata
             reported, factor = rep, STRATUM_DRAWS_FACTOR
+            cached = _n_cached(name, corpus, posterior, cache_dir, n_strata=n_strata)
         elif name == "heldout":
             refits = [split_settings(ps)] * (2 * n_splits)
             reported = rep
+            cached = _n_cached(name, corpus, posterior, cache_dir, n_splits=n_splits)
         elif name == "loo":
             refits = [] if _loo_ready(corpus, posterior, cache_dir) else [ps]
         elif name in ("lobo", "lomo"):
@@ -137,12 +151,36 @@ def plan_sheet_analyses(corpus, posterior, *, which=SHEET_DEFAULT, n_splits: int
         else:
             raise ValueError(f"unknown analysis {name!r}; choose from difficulty, heldout, loo, lobo, lomo")
         plan.n_refits[name] = len(refits)
-        # one compile per analysis, then each refit at the parent's own pace here (engine.refit_seconds)
-        plan.seconds[name] = ((compile_seconds(posterior) if refits else 0.0)
-                              + (len(refits) * refit_seconds(posterior, refits[0], reported=reported,
-                                                             draws_factor=factor)
-                                 if refits else 0.0))  # every refit of one analysis has the same settings
+        plan.n_cached[name] = min(cached, len(refits))
+        left = len(refits) - plan.n_cached[name]
+        # one compile per analysis, then each refit to run at the parent's own pace here (engine.refit_seconds)
+        plan.seconds[name] = ((compile_seconds(posterior) if left else 0.0)
+                              + (left * refit_seconds(posterior, refits[0], reported=reported, draws_factor=factor)
+                                 if left else 0.0))  # every refit of one analysis has the same settings
     return plan
+
+
+def _n_cached(name: str, corpus, posterior, cache_dir, *, n_splits: int = 50, n_strata: int = 4) -> int:
+    """Refits of analysis ``name`` already in the fit cache: its jobs built as the sheet's runner builds them
+    (:func:`sheet_runners`: the parent ``posterior``, its settings, the default split seed and design), each
+    looked up under its refit key without being opened (:meth:`~.engine.RefitEngine.to_sample`).  0 when
+    the jobs cannot be built (the run would say why)."""
+    from .engine import RefitEngine
+
+    try:
+        engine = RefitEngine(corpus, posterior.spec, posterior.settings, cache_dir=cache_dir, parent=posterior)
+        if name == "heldout":
+            from .heldout import held_out_jobs
+
+            jobs, _, _ = held_out_jobs(corpus, posterior.spec, n_splits=n_splits)
+            return len(jobs) - len(engine.to_sample(jobs, split_settings(posterior.settings)))
+        from .difficulty import difficulty_jobs
+
+        _, _, jobs = difficulty_jobs(corpus, posterior.spec, n_strata=n_strata)
+        refits = jobs[1:]  # the first is the parent itself
+        return len(refits) - len(engine.to_sample(refits, posterior.settings))
+    except (ValueError, KeyError):
+        return 0
 
 
 def _loo_ready(corpus, posterior, cache_dir) -> bool:

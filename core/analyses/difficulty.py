@@ -187,7 +187,7 @@ class DifficultyProfile:
         return None if self.hardest is None else self.aggregate.median - self.hardest.median
 
 
-__all__ = ["DifficultyStudy", "difficulty_study", "run_difficulty_study", "stratum_masks"]
+__all__ = ["DifficultyStudy", "difficulty_jobs", "difficulty_study", "run_difficulty_study", "stratum_masks"]
 
 
 @dataclass
@@ -254,6 +254,34 @@ def stratum_masks(corpus, strata: TaskDifficulty) -> list[np.ndarray]:
     return [q == s for s in range(1, strata.n_strata + 1)]
 
 
+def difficulty_jobs(corpus, spec="per-benchmark", *, n_strata: int = 4, design=None,
+                    object_of_measurement: str = "model", claim: str = "relative", stop_on_reported: bool = True):
+    """The fit jobs of :func:`difficulty_study`: the aggregate (the parent) and one per stratum of tasks.
+
+    Returns the :class:`TaskDifficulty` strata, the design every fit is read at and the jobs.
+    :func:`~.defaults.plan_sheet_analyses` builds the same jobs to find which refits are already cached.
+
+    Raises
+    ------
+    ValueError
+        ``n_strata`` is not a whole number >= 2, or the corpus has fewer than two tasks.
+    """
+    if not (isinstance(n_strata, (int, np.integer)) and n_strata >= 2):
+        raise ValueError(f"difficulty strata: n_strata should be a whole number >= 2 (4 for quartiles), "
+                         f"got {shown(n_strata)}")
+    strata = task_difficulty(corpus.table, n_strata)
+    if strata.n_strata < 2:
+        raise ValueError(f"corpus {corpus.name!r} has {len(strata.tasks)} task(s); difficulty strata need at "
+                         "least 2 tasks")
+    design = design or observed_design(corpus, object_of_measurement=object_of_measurement, claim=claim)
+    jobs = [FitJob("aggregate", corpus, spec)]  # the parent: its components are reported (the G-study)
+    # a stratum reports its coefficient at the common design (median and 95% HDI): it stops on it
+    rep = (ReportedQuantity.coefficient(design, "the whole corpus's design"),) if stop_on_reported else ()
+    for label, mask in zip(strata.labels, stratum_masks(corpus, strata)):
+        jobs.append(FitJob(label, sub_corpus(corpus, mask, f"{corpus.name} [{label.split()[0]}]"), spec, rep))
+    return strata, design, jobs
+
+
 def difficulty_study(corpus, spec="per-benchmark", settings=None, cache_dir: str | Path | None = None,
                      progress: ProgressCallback | None = None, cancel: CancelCallback | None = None, *,
                      n_strata: int = 4, design=None, object_of_measurement: str = "model",
@@ -295,19 +323,9 @@ def difficulty_study(corpus, spec="per-benchmark", settings=None, cache_dir: str
     FitCancelled
         ``cancel()`` returned True.
     """
-    if not (isinstance(n_strata, (int, np.integer)) and n_strata >= 2):
-        raise ValueError(f"difficulty strata: n_strata should be a whole number >= 2 (4 for quartiles), "
-                         f"got {shown(n_strata)}")
-    strata = task_difficulty(corpus.table, n_strata)
-    if strata.n_strata < 2:
-        raise ValueError(f"corpus {corpus.name!r} has {len(strata.tasks)} task(s); difficulty strata need at "
-                         "least 2 tasks")
-    design = design or observed_design(corpus, object_of_measurement=object_of_measurement, claim=claim)
-    jobs = [FitJob("aggregate", corpus, spec)]  # the parent: its components are reported (the G-study)
-    # a stratum reports its coefficient at the common design (median and 95% HDI): it stops on it
-    rep = (ReportedQuantity.coefficient(design, "the whole corpus's design"),) if stop_on_reported else ()
-    for label, mask in zip(strata.labels, stratum_masks(corpus, strata)):
-        jobs.append(FitJob(label, sub_corpus(corpus, mask, f"{corpus.name} [{label.split()[0]}]"), spec, rep))
+    strata, design, jobs = difficulty_jobs(corpus, spec, n_strata=n_strata, design=design,
+                                           object_of_measurement=object_of_measurement, claim=claim,
+                                           stop_on_reported=stop_on_reported)
     from .engine import RefitEngine
 
     engine = RefitEngine(corpus, spec, settings, cache_dir=cache_dir, parent=parent, scheduler=scheduler)

@@ -62,6 +62,10 @@ GATE_RERUN = True
 #: run length by the gate) against their parent in the same process: 16.9 ms against 23 ms of CPU per
 #: chain-iteration, 0.73.
 REFIT_SPEEDUP = 0.73
+#: The share of the cores a fit keeps busy on an idle machine: a TB2 fit's 4 chains on 2 CPU cores used 1.76
+#: of them (docs/sampler-measurements.md, "Why a TB2 refit needs more draws than its parent").  A parent's CPU
+#: seconds over this share of its cores give the pace an idle machine would have had (:func:`refit_seconds`).
+IDLE_CORE_SHARE = 0.88
 #: A refit's bulk ESS per draw relative to its parent's (smallest over the variance components), as the
 #: gate meets it.  TB2 hold-out refits (bench/bench_refit_levers.py, 10 refits in two runs, session 17):
 #: mean ESS per draw 0.335 against the parent's 0.621 (0.54), but the gate stops at its first passing
@@ -180,6 +184,10 @@ def refit_seconds(parent_posterior, settings, *, warm: bool = True, speedup: flo
     times the refit's chain-iterations (``chains`` x (warmup + :func:`expected_draws`); a warm refit's
     warmup is :data:`~ddr_explorer.core.model.refit.WARM_WARMUP`), plus what a refit repeats of the
     parent's set-up and assembly (design, rough fit, diagnostics), times the measured :data:`REFIT_SPEEDUP`.
+    The parent's pace is its wall time, or its CPU seconds (``timings["cpu_run"]``) over
+    :data:`IDLE_CORE_SHARE` of the cores it ran on when that is less: a parent fitted on a loaded machine
+    (session 18: at nice 19 beside the test suite, an estimate of 5.8 h against about 22 min idle) does not
+    inflate the estimate.
     ``reported``: the quantities the refit stops on (:func:`expected_draws`); ``draws_factor``: a measured
     correction of those draws for refits the parent's mixing does not predict (difficulty strata,
     :data:`~.defaults.STRATUM_DRAWS_FACTOR`).
@@ -192,6 +200,9 @@ def refit_seconds(parent_posterior, settings, *, warm: bool = True, speedup: flo
     run = float(t.get("warmup", 0.0)) + float(t.get("sampling", 0.0))
     if not run > 0:  # an old cache entry without its phases: the wall time less a compile's share
         run = 0.8 * float(getattr(parent_posterior, "wall_seconds", 0.0) or 0.0)
+    cpu = float(t.get("cpu_run", 0.0))
+    if cpu > 0:  # a parent fitted beside other work ran slower than this machine idles: price the idle pace
+        run = min(run, cpu / (IDLE_CORE_SHARE * _cores_used(parent_posterior)))
     per_chain_iteration = run / rounds / max(ps.chains, 1)
     W = min(settings.warmup, WARM_WARMUP) if warm else settings.warmup
     draws = expected_draws(parent_posterior, settings, reported=reported)
@@ -200,6 +211,13 @@ def refit_seconds(parent_posterior, settings, *, warm: bool = True, speedup: flo
     iters = settings.chains * (W + draws)
     overhead = sum(float(t.get(k, 0.0)) for k in ("design", "rough_fit", "diagnostics"))
     return (iters * per_chain_iteration + overhead) * (REFIT_SPEEDUP if speedup is None else speedup)
+
+
+def _cores_used(parent_posterior) -> int:
+    """Cores the parent's chains could run on here: its CPU devices ("cpu x4"), at most this machine's cores."""
+    dev = str(getattr(parent_posterior, "device", "") or "")
+    n = int(dev[len("cpu x"):]) if dev.startswith("cpu x") and dev[len("cpu x"):].isdigit() else 1
+    return max(1, min(n, os.cpu_count() or 1))
 
 
 def compile_seconds(parent_posterior) -> float:
@@ -261,7 +279,6 @@ class RefitEngine:
     batch_size: int | None = None
     rerun_unconverged: bool | None = None
     _design: Any = field(default=None, init=False, repr=False)
-    _index: Any = field(default=None, init=False, repr=False)
     _parent_posterior: Any = field(default=None, init=False, repr=False)
     _parent_looked_up: bool = field(default=False, init=False, repr=False)
 
@@ -304,7 +321,15 @@ class RefitEngine:
             self._design = build_design(self.corpus, self.fitted_spec)
             cols = [c for c in self._design.cells.columns if c not in ("successes", "trials")]
             self._cols = cols
-            self._index = pd.MultiIndex.from_frame(self._design.cells[cols].astype(str))
+            # each parent cell as one integer: its columns' codes among the parent's own values, mixed-radix
+            # (what :meth:`request` looks a part's rows up in; a hundred parts are a hundred lookups)
+            cells = self._design.cells[cols].astype(str)
+            self._levels = [pd.Index(pd.unique(cells[c].to_numpy())) for c in cols]
+            codes = [lv.get_indexer(cells[c].to_numpy()) for lv, c in zip(self._levels, cols)]
+            self._radix = tuple(len(lv) for lv in self._levels)
+            cell_id = np.ravel_multi_index(codes, self._radix) if cols else np.zeros(len(cells), np.int64)
+            self._order = np.argsort(cell_id, kind="stable")
+            self._sorted_ids = cell_id[self._order]
         return self._design
 
     @property
@@ -360,20 +385,25 @@ class RefitEngine:
         missing = [c for c in self._cols if c not in table.columns]
         if missing:
             raise ValueError(f"refit {label!r}: the part lacks the parent's cell column(s) {', '.join(missing)}")
-        keys = table[self._cols].astype(str)
-        sums = (table[["successes", "trials"]].astype(np.int64)
-                .groupby(pd.MultiIndex.from_frame(keys), sort=False).sum())
-        pos = self._index.get_indexer(sums.index)
+        keys = {c: table[c].astype(str).to_numpy() for c in self._cols}
+        codes = [lv.get_indexer(keys[c]) for lv, c in zip(self._levels, self._cols)]
+        pos = np.full(len(table), -1, np.int64)
+        known = np.logical_and.reduce([k >= 0 for k in codes]) if codes else np.ones(len(table), bool)
+        if known.any():
+            ids = np.ravel_multi_index([k[known] for k in codes], self._radix)
+            at = np.minimum(np.searchsorted(self._sorted_ids, ids), max(len(self._sorted_ids) - 1, 0))
+            hit = self._sorted_ids[at] == ids
+            pos[np.flatnonzero(known)[hit]] = self._order[at[hit]]
         if (pos < 0).any():
-            bad = sums.index[np.flatnonzero(pos < 0)[0]]
-            named = ", ".join(f"{c}={v}" for c, v in zip(self._cols, bad))
+            row = int(np.flatnonzero(pos < 0)[0])  # the first row (in the part's order) whose cell is not the parent's
+            named = ", ".join(f"{c}={keys[c][row]}" for c in self._cols)
             raise ValueError(f"refit {label!r}: its cell ({named}) is not a cell of the parent corpus "
                              f"{getattr(self.corpus, 'name', '')!r}; a refit can only keep, split or drop the "
                              "parent's cells - fit that part on its own (fit_corpus)")
         s = np.zeros(design.n_cells, np.int64)
         n = np.zeros(design.n_cells, np.int64)
-        np.add.at(s, pos, sums["successes"].to_numpy())
-        np.add.at(n, pos, sums["trials"].to_numpy())
+        np.add.at(s, pos, table["successes"].to_numpy(np.int64))
+        np.add.at(n, pos, table["trials"].to_numpy(np.int64))
         return RefitRequest(label, s, n)
 
     def _model_of(self, spec) -> tuple:
@@ -426,6 +456,27 @@ class RefitEngine:
                                         parent=self.parent_posterior(), progress=progress, cancel=cancel)
         return fit_refits(d, self.fitted_spec, [req], settings or self.settings, parent=self.parent_posterior(),
                           progress=progress, cancel=cancel)[0]
+
+    def to_sample(self, jobs: Sequence[FitJob], settings=None) -> list[str]:
+        """Labels of the ``jobs`` that :meth:`run` would sample: neither the parent itself nor a refit whose
+        cache entry exists (a job that cannot be planned costs nothing and is not named).
+
+        What :func:`~.defaults.plan_sheet_analyses` prices: a sheet whose refits are all stored costs the
+        reading of them, not their sampling.  An entry is counted by its file (not opened); one the gate
+        will rerun counts as stored too, since the estimate never assumes a rerun.
+        """
+        settings = settings or self.settings
+        cache = self._cache()
+        out = []
+        for job in jobs:
+            try:
+                p = self._plan(job, settings)
+            except ValueError:
+                continue
+            if p.kind == "parent" or (p.kind == "refit" and cache.path_for(p.key).exists()):
+                continue
+            out.append(job.label)
+        return out
 
     # -- running ---------------------------------------------------------------------
     def run(self, jobs: Sequence[FitJob], settings=None, *, progress: ProgressCallback | None = None,

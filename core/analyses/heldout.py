@@ -126,7 +126,7 @@ class HeldOutReliability:
         return float(np.mean(self.held_out - self.projected))
 
 
-__all__ = ["CELL", "HeldOutStudy", "split_cells", "split_settings", "held_out_study", "run_heldout"]
+__all__ = ["CELL", "HeldOutStudy", "split_cells", "split_settings", "held_out_jobs", "held_out_study", "run_heldout"]
 
 #: The columns of one (agent, task) cell: the stratum of the splits.
 CELL: tuple[str, ...] = ("benchmark", "task", "model", "scaffold")
@@ -238,6 +238,32 @@ class HeldOutStudy:
                 "cold": dict(self.cold)}
 
 
+def held_out_jobs(corpus, spec="per-benchmark", *, n_splits: int = 50, train_fraction: float = 0.7, seed: int = 0,
+                  object_of_measurement: str = "model", claim: str = "relative",
+                  stop_on_reported: bool = True) -> tuple[list[FitJob], list, list[tuple[int, int]]]:
+    """The fit jobs of :func:`held_out_study`: per split its training and held-out parts (in that order).
+
+    Split ``i`` draws from ``default_rng([seed, i])`` (seed 003 sec. 5.4: 50 random 70/30 splits of the
+    cells).  Returns the jobs, each split's held-out :class:`~.dstudy.DStudyDesign` (what both of its fits
+    report) and its (training, held-out) trial counts.  :func:`~.defaults.plan_sheet_analyses` builds
+    the same jobs to find which refits are already in the cache.
+    """
+    if n_splits < 2:
+        raise ValueError(f"held-out reliability needs at least 2 splits (a correlation across splits), "
+                         f"got {n_splits}")
+    jobs, designs, sizes = [], [], []
+    for i in range(n_splits):
+        train, held = split_cells(corpus.table, np.random.default_rng([seed, i]), train_fraction)
+        tc = _part(corpus, train, f"{corpus.name} [split {i + 1} train]")
+        hc = _part(corpus, held, f"{corpus.name} [split {i + 1} held-out]")
+        designs.append(observed_design(hc, object_of_measurement=object_of_measurement, claim=claim))
+        sizes.append((int(train["trials"].sum()), int(held["trials"].sum())))
+        # both fits report one number, the median of Erho2 at the held-out design: they stop on it
+        rep = (ReportedQuantity.coefficient(designs[-1], "the held-out design"),) if stop_on_reported else ()
+        jobs += [FitJob(f"split {i + 1} train", tc, spec, rep), FitJob(f"split {i + 1} held-out", hc, spec, rep)]
+    return jobs, designs, sizes
+
+
 def held_out_study(corpus, spec="per-benchmark", settings=None, cache_dir: str | Path | None = None,
                    progress: ProgressCallback | None = None, cancel: CancelCallback | None = None, *,
                    n_splits: int = 50, train_fraction: float = 0.7, seed: int = 0,
@@ -276,20 +302,10 @@ def held_out_study(corpus, spec="per-benchmark", settings=None, cache_dir: str |
     HeldOutStudy
         ``result`` is None when fewer than two splits could be fitted.
     """
-    if n_splits < 2:
-        raise ValueError(f"held-out reliability needs at least 2 splits (a correlation across splits), "
-                         f"got {n_splits}")
     base = fit_settings or split_settings(settings)
-    jobs, designs, sizes = [], [], []
-    for i in range(n_splits):
-        train, held = split_cells(corpus.table, np.random.default_rng([seed, i]), train_fraction)
-        tc = _part(corpus, train, f"{corpus.name} [split {i + 1} train]")
-        hc = _part(corpus, held, f"{corpus.name} [split {i + 1} held-out]")
-        designs.append(observed_design(hc, object_of_measurement=object_of_measurement, claim=claim))
-        sizes.append((int(train["trials"].sum()), int(held["trials"].sum())))
-        # both fits report one number, the median of Erho2 at the held-out design: they stop on it
-        rep = (ReportedQuantity.coefficient(designs[-1], "the held-out design"),) if stop_on_reported else ()
-        jobs += [FitJob(f"split {i + 1} train", tc, spec, rep), FitJob(f"split {i + 1} held-out", hc, spec, rep)]
+    jobs, designs, sizes = held_out_jobs(corpus, spec, n_splits=n_splits, train_fraction=train_fraction, seed=seed,
+                                         object_of_measurement=object_of_measurement, claim=claim,
+                                         stop_on_reported=stop_on_reported)
     from .engine import RefitEngine
 
     engine = RefitEngine(corpus, spec, settings, cache_dir=cache_dir, parent=parent, scheduler=scheduler)

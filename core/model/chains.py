@@ -247,6 +247,7 @@ def _run_chains(design, spec, lay, gibbs, rough, settings: SamplerSettings, devi
     chunk = jax.pmap(_per_device(chunk_one, (0, 0, None), per), in_axes=(0, 0, None), devices=devs)
     chunk = chunk.lower(state, aux, n_arg).compile()
     timings["compile"] = time.perf_counter() - t0
+    cpu0 = time.process_time()  # the warmup's and sampling's CPU: a pace the machine's load does not inflate
     if progress:
         progress("compile", 1, 1, None)
 
@@ -459,4 +460,5 @@ def _run_chains(design, spec, lay, gibbs, rough, settings: SamplerSettings, devi
         samp = _until_converged()
     else:
         samp = _phase(settings.draws, "sampling", True)
+    timings["cpu_run"] = time.process_time() - cpu0
     return warm, samp, D

@@ -115,3 +115,47 @@ def test_sheet_export_runs_the_default_analyses_first_under_the_budget(qtbot, tm
         assert w.export_ddr_sheet(tmp_path / "b.pdf")
     assert set(w.analyses) >= {"difficulty", "heldout", "loo"} and w.analyses["heldout"]["n_splits"] == 2
     assert "DDR sheet: analyses difficulty" in w.model_panel.log_text()
+
+
+def test_the_export_menu_estimates_the_sheet_analyses_off_the_gui_thread(qtbot, tmp_path, fake_sampler, monkeypatch):
+    """File > Export DDR sheet: the plan (which looks up each refit of the sheet in the fit cache, seconds on
+    TB2) is made on a worker thread; over the budget the dialog offers the run, and "No" writes the sheet
+    without the analyses."""
+    import threading
+
+    import ddr_batch_fakes as bf
+
+    from ddr_explorer.core.analyses import defaults
+    from ddr_explorer.core.analyses.defaults import SHEET_DEFAULT, AnalysesPlan
+    from ddr_explorer.core.fitting import fit_corpus
+    from ddr_explorer.core.model import SamplerSettings
+    from ddr_explorer.gui import main_window as mw
+
+    sim = bf.simulate_module().simulate_per_benchmark(n_tasks=8, n_models=4, n_scaffolds=2, n_pairs=8,
+                                                      trials_per_cell=2, seed=9)
+    path = tmp_path / "small.csv"
+    sim.table.to_csv(path, index=False)
+    w = MainWindow()
+    qtbot.addWidget(w)
+    w.cache_dir = tmp_path / "cache"
+    with qtbot.waitSignal(w.corpus_loaded, timeout=60_000):
+        w.open_corpus(path)
+    w.fit_result = fit_corpus(w.corpus, "per-benchmark", SamplerSettings(stop="fixed", draws=40, warmup=10, chains=2),
+                              cache_dir=w.cache_dir)
+    over = AnalysesPlan(SHEET_DEFAULT, {"difficulty": 4, "heldout": 4, "loo": 0}, {"difficulty": 2000.0}, 2)
+    threads, asked = [], []
+
+    def plan(corpus, posterior, **kw):
+        threads.append(threading.current_thread())
+        return over
+
+    monkeypatch.setattr(defaults, "plan_sheet_analyses", plan)
+    monkeypatch.setattr(mw.QFileDialog, "getSaveFileName", lambda *a, **k: (str(tmp_path / "menu"), "PDF (*.pdf)"))
+    monkeypatch.setattr(mw.QMessageBox, "question", lambda _w, _t, text, *a: asked.append(text) or mw.QMessageBox.No)
+    with qtbot.waitSignal(w.sheet_written, timeout=120_000) as sig:
+        w._on_export_sheet()
+    assert sig.args[0] == tmp_path / "menu.pdf" and (tmp_path / "menu.pdf").exists()
+    assert threads and threads[0] is not threading.main_thread()
+    assert len(threads) == 1  # the estimate made once, passed on (not made again on the GUI thread)
+    assert asked and "8 refits, estimated 33 min" in asked[0]
+    assert w.analyses is None  # "No": the sheet says "not run" for them

@@ -76,6 +76,8 @@ def test_posterior_holds_draws_levels_and_diagnostics(posterior, corpus):
     assert {"r_hat", "ess_bulk", "ess_tail"} <= set(dg.table.columns)
     assert dg.ebfmi.shape == (2,)
     assert posterior.wall_seconds > 0 and posterior.device.startswith(("cpu", "gpu"))
+    # the warmup's and sampling's CPU seconds, the pace the refit estimate uses when the machine was loaded
+    assert posterior.timings["cpu_run"] > 0
     # random effects are draws of the model's u: their spread matches sigma
     spread = posterior.random_effects["task"].std(axis=-1).mean()
     assert 0.5 * posterior.sigma["task"].mean() < spread < 1.5 * posterior.sigma["task"].mean()
