@@ -266,6 +266,30 @@ class _GibbsBlock:
     sigma_df: np.ndarray  # priors of the whole group, T first
     sigma_scale: np.ndarray
 
+    @classmethod
+    def split(cls, design: DesignMatrix, spec: ModelSpec, settings) -> tuple["CollapsedGroup | None", list[int]]:
+        """The collapsed group of ``design`` under ``settings.collapsed`` and the terms it takes out of NUTS
+        (``"gibbs"``: every group term but the run term T; ``"joint"``: none), shared by the fit
+        (:func:`.sampler.sampler_layout`) and the refits (:func:`.refit._structure`)."""
+        from .geometry import collapsed_group
+
+        cols = [spec.term(n).columns for n in design.term_names]
+        group = collapsed_group(design, cols) if settings.collapsed in ("joint", "gibbs") else None
+        inner = list(group.terms[1:]) if group is not None and settings.collapsed == "gibbs" else []
+        return group, inner
+
+    @classmethod
+    def build(cls, design: DesignMatrix, spec: ModelSpec, group: "CollapsedGroup", inner: list[int],
+              nuts_terms: list[int]) -> "_GibbsBlock":
+        """The block of ``group`` with ``inner`` outside NUTS, placed among the ``nuts_terms`` (design indices
+        in NUTS order), with its terms' sigma priors."""
+        Jin = design.n_levels[inner].astype(np.int64)
+        pri = [spec.priors.for_term(design.term_names[k]) for k in group.terms]
+        return cls(group=group, top_pos=nuts_terms.index(group.terms[0]),
+                   nuts_pos=[nuts_terms.index(k) if k in nuts_terms else None for k in group.terms],
+                   inner=inner, J=Jin, offsets=np.concatenate([[0], np.cumsum(Jin)]),
+                   sigma_df=np.array([p.df for p in pri]), sigma_scale=np.array([p.scale for p in pri]))
+
     @property
     def n_inner(self) -> int:
         return len(self.inner)

@@ -327,22 +327,14 @@ def _prepare(design, spec, request, settings, structure, parent, warm: bool) -> 
 
 def _structure(design: DesignMatrix, spec, settings: SamplerSettings) -> dict:
     """What every refit of ``design`` shares: the collapsed block, the NUTS terms, the host chains."""
-    from .geometry import collapsed_group, host_chains, rough_fit
+    from .geometry import host_chains, rough_fit
     from .parameterisation import _GibbsBlock, collapsed_steps_for
 
     cols = [spec.term(n).columns for n in design.term_names]
-    group = collapsed_group(design, cols) if settings.collapsed in ("joint", "gibbs") else None
-    inner = list(group.terms[1:]) if group is not None and settings.collapsed == "gibbs" else []
+    group, inner = _GibbsBlock.split(design, spec, settings)
     terms = [k for k in range(design.n_terms) if k not in inner]
     in_group = set(group.terms) if group is not None else set()
-    gibbs = None
-    if group is not None:
-        Jin = design.n_levels[inner].astype(np.int64)
-        pri = [spec.priors.for_term(design.term_names[k]) for k in group.terms]
-        gibbs = _GibbsBlock(group=group, top_pos=terms.index(group.terms[0]),
-                            nuts_pos=[terms.index(k) if k in terms else None for k in group.terms],
-                            inner=inner, J=Jin, offsets=np.concatenate([[0], np.cumsum(Jin)]),
-                            sigma_df=np.array([p.df for p in pri]), sigma_scale=np.array([p.scale for p in pri]))
+    gibbs = _GibbsBlock.build(design, spec, group, inner, terms) if group is not None else None
     # the parent's host chains (chosen on the parent's rough fit) for every refit
     rough = rough_fit(design)
     chains = (host_chains(design, cols, terms, rough) if settings.nested_centring else [[] for _ in terms])

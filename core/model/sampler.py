@@ -63,9 +63,7 @@ def sampler_layout(design: DesignMatrix, spec, rough, settings: SamplerSettings)
         The NUTS layout (``parameterisation._Layout``), the Gibbs block (None without one), the
         integrated term (None without one) and why a term was or was not integrated out.
     """
-    cols = [spec.term(n).columns for n in design.term_names]
-    group = collapsed_group(design, cols) if settings.collapsed in ("joint", "gibbs") else None
-    inner = list(group.terms[1:]) if group is not None and settings.collapsed == "gibbs" else []
+    group, inner = _GibbsBlock.split(design, spec, settings)
     marg, marg_note = None, ""
     if settings.marginalise == "auto":
         in_group = set(group.terms) if group is not None else set()
@@ -75,15 +73,7 @@ def sampler_layout(design: DesignMatrix, spec, rough, settings: SamplerSettings)
             marg = _Marginal(term=mt, sigma_df=p.df, sigma_scale=p.scale, sigma0=float(rough.sigma[mt.term]))
     nuts_terms = [k for k in range(design.n_terms) if k not in inner and (marg is None or k != marg.term.term)]
     lay = _make_layout(design, spec, rough, settings.parameterisation, nuts_terms, nested=settings.nested_centring)
-    gibbs = None
-    if group is not None:
-        Jin = design.n_levels[inner].astype(np.int64)
-        pri = [spec.priors.for_term(design.term_names[k]) for k in group.terms]
-        gibbs = _GibbsBlock(group=group, top_pos=nuts_terms.index(group.terms[0]),
-                            nuts_pos=[nuts_terms.index(k) if k in nuts_terms else None for k in group.terms],
-                            inner=inner, J=Jin,
-                            offsets=np.concatenate([[0], np.cumsum(Jin)]),
-                            sigma_df=np.array([p.df for p in pri]), sigma_scale=np.array([p.scale for p in pri]))
+    gibbs = _GibbsBlock.build(design, spec, group, inner, nuts_terms) if group is not None else None
     return lay, gibbs, marg, marg_note
 
 

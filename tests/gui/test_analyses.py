@@ -83,12 +83,10 @@ def test_analyses_panel_says_how_many_fits_converged_first(qtbot):
     assert first == "heldout: 7 of 8 fits converged - its numbers rest on unconverged fits and are PROVISIONAL"
 
 
-def test_sheet_export_runs_the_default_analyses_first_under_the_budget(qtbot, tmp_path, fake_sampler, monkeypatch):
-    """File > Export DDR sheet without the Analyses tab's results: under the budget the sheet's analyses run first
-    (core's plan decides), then the sheet is written with them; over it, the sheet is written without them."""
+def _window_with_a_small_fit(qtbot, tmp_path):
+    """A main window with a small simulated corpus open and fitted (the moment stand-in, fixed short run)."""
     import ddr_batch_fakes as bf
 
-    from ddr_explorer.core.analyses.defaults import SHEET_DEFAULT, AnalysesPlan
     from ddr_explorer.core.fitting import fit_corpus
     from ddr_explorer.core.model import SamplerSettings
 
@@ -104,6 +102,15 @@ def test_sheet_export_runs_the_default_analyses_first_under_the_budget(qtbot, tm
     w.state.update(sampler={"stop": "fixed", "draws": 40, "warmup": 10, "chains": 2})
     w.fit_result = fit_corpus(w.corpus, "per-benchmark", SamplerSettings(stop="fixed", draws=40, warmup=10, chains=2),
                               cache_dir=w.cache_dir)
+    return w
+
+
+def test_sheet_export_runs_the_default_analyses_first_under_the_budget(qtbot, tmp_path, fake_sampler, monkeypatch):
+    """File > Export DDR sheet without the Analyses tab's results: under the budget the sheet's analyses run first
+    (core's plan decides), then the sheet is written with them; over it, the sheet is written without them."""
+    from ddr_explorer.core.analyses.defaults import SHEET_DEFAULT, AnalysesPlan
+
+    w = _window_with_a_small_fit(qtbot, tmp_path)
     over = AnalysesPlan(SHEET_DEFAULT, {"difficulty": 4, "heldout": 4, "loo": 0}, {"difficulty": 2000.0}, 2)
     monkeypatch.setattr(MainWindow, "sheet_analyses_plan", lambda self: over)
     with qtbot.waitSignal(w.sheet_written, timeout=120_000):
@@ -123,25 +130,11 @@ def test_the_export_menu_estimates_the_sheet_analyses_off_the_gui_thread(qtbot, 
     without the analyses."""
     import threading
 
-    import ddr_batch_fakes as bf
-
     from ddr_explorer.core.analyses import defaults
     from ddr_explorer.core.analyses.defaults import SHEET_DEFAULT, AnalysesPlan
-    from ddr_explorer.core.fitting import fit_corpus
-    from ddr_explorer.core.model import SamplerSettings
     from ddr_explorer.gui import main_window as mw
 
-    sim = bf.simulate_module().simulate_per_benchmark(n_tasks=8, n_models=4, n_scaffolds=2, n_pairs=8,
-                                                      trials_per_cell=2, seed=9)
-    path = tmp_path / "small.csv"
-    sim.table.to_csv(path, index=False)
-    w = MainWindow()
-    qtbot.addWidget(w)
-    w.cache_dir = tmp_path / "cache"
-    with qtbot.waitSignal(w.corpus_loaded, timeout=60_000):
-        w.open_corpus(path)
-    w.fit_result = fit_corpus(w.corpus, "per-benchmark", SamplerSettings(stop="fixed", draws=40, warmup=10, chains=2),
-                              cache_dir=w.cache_dir)
+    w = _window_with_a_small_fit(qtbot, tmp_path)
     over = AnalysesPlan(SHEET_DEFAULT, {"difficulty": 4, "heldout": 4, "loo": 0}, {"difficulty": 2000.0}, 2)
     threads, asked = [], []
 
