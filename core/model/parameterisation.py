@@ -308,6 +308,144 @@ def _per_level_broadcaster(J):
     return per_level
 
 
+class _Padded:
+    """The potential in a padded (K, Jmax) layout of the levels, for the scale moves' loop.
+
+    A scale move (item 7) changes only log sigma and x, so the loop can keep x as a (K, Jmax)
+    array (term k's levels in row k, zeros after them) and evaluate each proposal's potential with
+    whole-array operations: the per-term sums are one reduction along the rows instead of K slice
+    sums, the broadcasts of per-term values are a broadcast, and the linear predictor is one gather
+    of the K terms' deviations per cell from the flattened rows.  Same formula as
+    :func:`_make_functions`'s potential term by term (so the same value up to the summation order),
+    in a handful of XLA kernels instead of ~60 (TB2).  ``alpha`` and the Gibbs offset ``s`` do not
+    change during the loop, so ``alpha + s`` per cell (``e0``) is gathered once by :meth:`enter`.
+    """
+
+    def __init__(self, *, K, Jmax, mask, pad_idx, unpad_idx, cell_idx, top_codes, dtype, pot, consts):
+        self.K, self.Jmax = K, Jmax
+        self.mask, self.pad_idx, self.unpad_idx = mask, pad_idx, unpad_idx
+        self.cell_idx, self.top_codes, self.dtype = cell_idx, top_codes, dtype
+        self._pot = pot
+        self.consts = consts
+
+    def pad(self, v, fill):
+        """(L,) per-level values -> (K, Jmax), ``fill`` after each term's levels."""
+        import jax.numpy as jnp
+
+        return jnp.where(self.mask, v[self.pad_idx], jnp.asarray(fill, self.dtype))
+
+    def enter(self, z, s):
+        """(g, x padded, e0 = alpha + s per cell) at the loop's start."""
+        import jax.numpy as jnp
+
+        e0 = z["g"][0] + (s[self.top_codes] if self.top_codes is not None and jnp.ndim(s) else s)
+        return z["g"], self.pad(z["x"], 0.0), e0 * jnp.ones(self.cell_idx.shape[1], self.dtype)
+
+    def leave(self, g, xP):
+        return {"g": g, "x": xP.reshape(-1)[self.unpad_idx]}
+
+    def pot(self, g, xP, e0):
+        """The potential at (g, x) given x padded and e0 = alpha + s per cell (alpha = g[0])."""
+        return self._pot(g, xP, e0)
+
+
+#: Issue 21/15's lever on the scale moves' loop: "padded" evaluates each proposal's potential with
+#: :class:`_Padded` (a (K, Jmax) layout: a few XLA kernels) instead of the full potential.  A bench
+#: switch (bench/bench_gradient.py); the empty set is the code before.
+SCALE_LEVERS: set = {"padded"}
+#: The padded layout wastes K x Jmax - L entries: used while K x Jmax is at most this many (TB2:
+#: 6 x 2,000-ish; a term with 27,000 levels beside small ones is left to the full potential).
+PADDED_MAX_ENTRIES = 200_000
+
+
+def _padded_potential(design, lay, dtype, consts, uniform, top, marg, marg_loglik):
+    """The :class:`_Padded` potential of :func:`_make_functions`'s layout (same constants)."""
+    import jax
+    import jax.numpy as jnp
+
+    K, J, off = lay.K, np.asarray(lay.J), lay.offsets
+    Jmax = int(np.max(J))
+    jj = np.arange(Jmax)[None, :]
+    mask_np = jj < J[:, None]
+    pad_idx_np = np.where(mask_np, off[:-1, None] + jj, 0).astype(np.int32)
+    unpad_idx_np = np.concatenate([k * Jmax + np.arange(J[k]) for k in range(K)]).astype(np.int32)
+    cell_idx_np = np.stack([k * Jmax + design.codes[lay.terms[k]] for k in range(K)]).astype(np.int32)
+    mask = _to_device(mask_np, bool)
+    pad_idx = _to_device(pad_idx_np, jnp.int32)
+
+    def pad(v, fill):
+        if isinstance(v, np.ndarray):  # a constant: padded on the host (an eager jnp op compiles)
+            return _to_device(np.where(mask_np, np.asarray(v)[pad_idx_np], fill), dtype)
+        return jnp.where(mask, jnp.asarray(v, dtype)[pad_idx], jnp.asarray(fill, dtype))
+
+    c0P = pad(consts["c0"], 1.0)  # log(c0 + c1 s^2) = 0 on the padding
+    c1P = pad(consts["c1"], 0.0)
+    piP = pad(consts["pi"], 0.0)
+    y = _to_device(consts["y"], dtype)
+    n = _to_device(consts["n"], dtype)
+    pinorm = _to_device(consts["pi_norm"], dtype)
+    sref2 = _to_device(consts["sref2"], dtype)
+    Jf = _to_device(J, dtype)
+    sdf = _to_device(lay.sigma_df, dtype)
+    ssc = _to_device(lay.sigma_scale, dtype)
+    cell_idx = _to_device(cell_idx_np, jnp.int32)
+    if lay.nested:
+        # nested centring (item 11): each chain map padded to Jmax (the padding's x is 0, so its
+        # deviation is never read)
+        chainP = [[(q, _to_device(np.concatenate([m, np.zeros(Jmax - len(m), m.dtype)]).astype(np.int32),
+                                  jnp.int32)) for q, m in ch] for ch in lay.chains]
+        topo = sorted(range(K), key=lambda p: len(lay.chains[p]))
+    if marg is not None:
+        m_df, m_sc = float(marg.sigma_df), float(marg.sigma_scale)
+
+    def potential(g, xP, e0):
+        alpha, log_sigma, w = g[0], g[1:K + 1], g[K + 1:2 * K + 1]
+        sigma = jnp.exp(log_sigma)
+        s2 = (sigma * sigma)[:, None]
+        q = c0P + c1P * s2
+        axP = sigma[:, None] * jax.lax.rsqrt(q) * xP
+        sum_log_a = jnp.sum(Jf * log_sigma) - 0.5 * jnp.sum(jnp.log(q))
+        ubar = jnp.sum(piP * axP, axis=1)
+        if not lay.nested:
+            devP = axP - ubar[:, None]
+        else:
+            om = c1P * s2 / q
+            devs = [None] * K
+            for p in topo:
+                if lay.chains[p]:
+                    v = axP[p] - om[p] * sum(devs[q_][m] for q_, m in chainP[p])
+                    devs[p] = v - jnp.sum(piP[p] * v)
+                else:
+                    devs[p] = axP[p] - ubar[p]
+            devP = jnp.stack(devs)
+        devP = jnp.where(mask, devP, 0.0)
+        eta = e0 + jnp.sum(devP.reshape(-1)[cell_idx], axis=0)
+        if marg is None:
+            loglik = jnp.sum(y * eta - n * jax.nn.softplus(eta))
+        else:
+            ls_m = g[2 * K + 1]
+            s_m = jnp.exp(ls_m)
+            loglik = (marg_loglik(eta, s_m) - 0.5 * (m_df + 1.0) * jnp.log1p((s_m / m_sc) ** 2 / m_df) + ls_m)
+        ss = jnp.sum(devP * devP, axis=1)
+        lp_u = (jnp.sum(-(Jf - 1.0) * log_sigma - 0.5 * ss / sigma ** 2 - 0.5 * Jf * ubar ** 2 / sref2)
+                + sum_log_a)
+        lp_sigma = jnp.sum(-0.5 * (sdf + 1.0) * jnp.log1p((sigma / ssc) ** 2 / sdf) + log_sigma)
+        if uniform:
+            lp_w = -0.5 * jnp.sum(w ** 2)
+        else:
+            lp_w = -jnp.sum(pinorm * w * jnp.sum(devP, axis=1) / sigma + 0.5 * Jf * pinorm ** 2 * w ** 2)
+        mu = alpha - jnp.sum(sigma * pinorm * w)
+        lp_mu = -0.5 * (lay.mu_df + 1.0) * jnp.log1p(((mu - lay.mu_loc) / lay.mu_scale) ** 2 / lay.mu_df)
+        return -(loglik + lp_u + lp_sigma + lp_w + lp_mu)
+
+    top_codes = _to_device(design.codes[lay.terms[top]], jnp.int32) if top is not None else None
+    out = _Padded(K=K, Jmax=Jmax, mask=mask, pad_idx=pad_idx, unpad_idx=_to_device(unpad_idx_np, jnp.int32),
+                  cell_idx=cell_idx, top_codes=top_codes, dtype=dtype, pot=potential, consts=None)
+    out.pad_const = pad
+    out.c0P, out.c1P = c0P, c1P
+    return out
+
+
 def _make_functions(design: DesignMatrix, lay: _Layout, dtype, term_columns, gibbs: _GibbsBlock | None,
                     mh_steps: int, marg: "_Marginal | None" = None, consts: dict | None = None):
     """The potential generator, the map to (sigma, mu, u) and the collapsed move.
@@ -466,6 +604,9 @@ def _make_functions(design: DesignMatrix, lay: _Layout, dtype, term_columns, gib
 
     potential_gen.eta = _eta  # for tests: the linear predictor from (alpha, dev, s)
     potential_gen.parts = _parts
+    potential_gen.padded = (_padded_potential(design, lay, dtype, consts, uniform, top, marg,
+                                              marg_loglik if marg is not None else None)
+                            if "padded" in SCALE_LEVERS and lay.K * int(np.max(J)) <= PADDED_MAX_ENTRIES else None)
     if gibbs is None:
         return potential_gen, constrain, None, None
 
