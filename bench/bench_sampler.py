@@ -172,7 +172,10 @@ def _ours_child(q, table, spec_name, settings, cache_dir):
         if levers is not None:  # bench_gradient.py --fits: with or without issue 21's gradient levers
             from ddr_explorer.core.model import parameterisation as P
 
-            P.LEVERS = set(filter(None, levers.split("+")))
+            tokens = set(filter(None, levers.split("+")))
+            # "padded": the scale moves' padded potential (P.SCALE_LEVERS); the rest: the gradient's levers
+            P.SCALE_LEVERS = tokens & {"padded"}
+            P.LEVERS = tokens - {"padded"}
         t0 = time.perf_counter()
         cpu0 = time.process_time()
         post = M.fit(table, spec_name, settings)

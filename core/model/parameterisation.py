@@ -314,19 +314,19 @@ class _Padded:
     A scale move (item 7) changes only log sigma and x, so the loop can keep x as a (K, Jmax)
     array (term k's levels in row k, zeros after them) and evaluate each proposal's potential with
     whole-array operations: the per-term sums are one reduction along the rows instead of K slice
-    sums, the broadcasts of per-term values are a broadcast, and the linear predictor is one gather
-    of the K terms' deviations per cell from the flattened rows.  Same formula as
+    sums, and the broadcasts of per-term values are a broadcast; the linear predictor is gathered
+    as the full potential gathers it (item 8: hosted rows added onto their hosts' rows, then one
+    gather per root term and cell), since a gather per term and cell cost 2.7x that (TB2).  Same formula as
     :func:`_make_functions`'s potential term by term (so the same value up to the summation order),
     in a handful of XLA kernels instead of ~60 (TB2).  ``alpha`` and the Gibbs offset ``s`` do not
     change during the loop, so ``alpha + s`` per cell (``e0``) is gathered once by :meth:`enter`.
     """
 
-    def __init__(self, *, K, Jmax, mask, pad_idx, unpad_idx, cell_idx, top_codes, dtype, pot, consts):
-        self.K, self.Jmax = K, Jmax
+    def __init__(self, *, K, Jmax, n_cells, mask, pad_idx, unpad_idx, top_codes, dtype, pot):
+        self.K, self.Jmax, self.n_cells = K, Jmax, n_cells
         self.mask, self.pad_idx, self.unpad_idx = mask, pad_idx, unpad_idx
-        self.cell_idx, self.top_codes, self.dtype = cell_idx, top_codes, dtype
+        self.top_codes, self.dtype = top_codes, dtype
         self._pot = pot
-        self.consts = consts
 
     def pad(self, v, fill):
         """(L,) per-level values -> (K, Jmax), ``fill`` after each term's levels."""
@@ -339,7 +339,7 @@ class _Padded:
         import jax.numpy as jnp
 
         e0 = z["g"][0] + (s[self.top_codes] if self.top_codes is not None and jnp.ndim(s) else s)
-        return z["g"], self.pad(z["x"], 0.0), e0 * jnp.ones(self.cell_idx.shape[1], self.dtype)
+        return z["g"], self.pad(z["x"], 0.0), e0 * jnp.ones(self.n_cells, self.dtype)
 
     def leave(self, g, xP):
         return {"g": g, "x": xP.reshape(-1)[self.unpad_idx]}
@@ -358,7 +358,7 @@ SCALE_LEVERS: set = {"padded"}
 PADDED_MAX_ENTRIES = 200_000
 
 
-def _padded_potential(design, lay, dtype, consts, uniform, top, marg, marg_loglik):
+def _padded_potential(design, lay, dtype, consts, uniform, top, marg, marg_loglik, term_columns):
     """The :class:`_Padded` potential of :func:`_make_functions`'s layout (same constants)."""
     import jax
     import jax.numpy as jnp
@@ -369,7 +369,6 @@ def _padded_potential(design, lay, dtype, consts, uniform, top, marg, marg_logli
     mask_np = jj < J[:, None]
     pad_idx_np = np.where(mask_np, off[:-1, None] + jj, 0).astype(np.int32)
     unpad_idx_np = np.concatenate([k * Jmax + np.arange(J[k]) for k in range(K)]).astype(np.int32)
-    cell_idx_np = np.stack([k * Jmax + design.codes[lay.terms[k]] for k in range(K)]).astype(np.int32)
     mask = _to_device(mask_np, bool)
     pad_idx = _to_device(pad_idx_np, jnp.int32)
 
@@ -388,7 +387,12 @@ def _padded_potential(design, lay, dtype, consts, uniform, top, marg, marg_logli
     Jf = _to_device(J, dtype)
     sdf = _to_device(lay.sigma_df, dtype)
     ssc = _to_device(lay.sigma_scale, dtype)
-    cell_idx = _to_device(cell_idx_np, jnp.int32)
+    # item 8's hierarchical gather, its host maps padded to Jmax (a host's padding gathers level 0 of
+    # the hosted term: never read, since no cell indexes the padding)
+    order, hosts, roots = _gather_forest(design, term_columns, lay.terms)
+    host_maps = {p: (q, _to_device(np.concatenate([m, np.zeros(Jmax - len(m), m.dtype)]).astype(np.int32),
+                                   jnp.int32)) for p, (q, m) in hosts.items()}
+    root_codes = [_to_device(design.codes[lay.terms[p]], jnp.int32) for p in roots]
     if lay.nested:
         # nested centring (item 11): each chain map padded to Jmax (the padding's x is 0, so its
         # deviation is never read)
@@ -419,7 +423,12 @@ def _padded_potential(design, lay, dtype, consts, uniform, top, marg, marg_logli
                     devs[p] = axP[p] - ubar[p]
             devP = jnp.stack(devs)
         devP = jnp.where(mask, devP, 0.0)
-        eta = e0 + jnp.sum(devP.reshape(-1)[cell_idx], axis=0)
+        acc = {p: devP[p] for p in range(K)}
+        for p in order:
+            if p in host_maps:
+                q_, m = host_maps[p]
+                acc[q_] = acc[q_] + acc[p][m]
+        eta = e0 + sum(acc[p][rc] for p, rc in zip(roots, root_codes))
         if marg is None:
             loglik = jnp.sum(y * eta - n * jax.nn.softplus(eta))
         else:
@@ -439,8 +448,8 @@ def _padded_potential(design, lay, dtype, consts, uniform, top, marg, marg_logli
         return -(loglik + lp_u + lp_sigma + lp_w + lp_mu)
 
     top_codes = _to_device(design.codes[lay.terms[top]], jnp.int32) if top is not None else None
-    out = _Padded(K=K, Jmax=Jmax, mask=mask, pad_idx=pad_idx, unpad_idx=_to_device(unpad_idx_np, jnp.int32),
-                  cell_idx=cell_idx, top_codes=top_codes, dtype=dtype, pot=potential, consts=None)
+    out = _Padded(K=K, Jmax=Jmax, n_cells=int(design.codes.shape[1]), mask=mask, pad_idx=pad_idx,
+                  unpad_idx=_to_device(unpad_idx_np, jnp.int32), top_codes=top_codes, dtype=dtype, pot=potential)
     out.pad_const = pad
     out.c0P, out.c1P = c0P, c1P
     return out
@@ -605,7 +614,7 @@ def _make_functions(design: DesignMatrix, lay: _Layout, dtype, term_columns, gib
     potential_gen.eta = _eta  # for tests: the linear predictor from (alpha, dev, s)
     potential_gen.parts = _parts
     potential_gen.padded = (_padded_potential(design, lay, dtype, consts, uniform, top, marg,
-                                              marg_loglik if marg is not None else None)
+                                              marg_loglik if marg is not None else None, term_columns)
                             if "padded" in SCALE_LEVERS and lay.K * int(np.max(J)) <= PADDED_MAX_ENTRIES else None)
     if gibbs is None:
         return potential_gen, constrain, None, None

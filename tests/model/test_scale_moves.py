@@ -153,16 +153,16 @@ def test_the_padding_puts_each_terms_levels_in_its_row():
 
     class _D:
         codes = np.array([[0, 1, 2, 2], [0, 0, 0, 0], [1, 0, 1, 0]])
+        n_levels = np.array([3, 1, 2])
 
     lay = P._Layout(terms=[0, 1, 2], J=np.array([3, 1, 2]), offsets=np.array([0, 3, 4, 6]), c0=np.ones(6),
                     c1=np.zeros(6), sref=np.ones(3), sigma_df=np.ones(3), sigma_scale=np.ones(3), mu_df=3.0,
                     mu_loc=0.0, mu_scale=1.0, chains=[[], [], []], pi=np.full(6, 0.5))
     consts = {"y": np.zeros(4), "n": np.zeros(4), "c0": lay.c0, "c1": lay.c1, "pi": lay.pi,
               "pi_norm": np.ones(3), "sref2": np.ones(3)}
-    pad = P._padded_potential(_D, lay, jnp.float32, consts, False, None, None, None)
+    pad = P._padded_potential(_D, lay, jnp.float32, consts, False, None, None, None, [["a"], ["b"], ["c"]])
     x = jnp.arange(1.0, 7.0)
     xP = np.asarray(pad.pad(x, 0.0))
     np.testing.assert_array_equal(xP, [[1, 2, 3], [4, 0, 0], [5, 6, 0]])
     np.testing.assert_array_equal(np.asarray(pad.leave(None, jnp.asarray(xP))["x"]), np.asarray(x))
-    # cell c reads row k at k * Jmax + its level
-    np.testing.assert_array_equal(np.asarray(pad.cell_idx), [[0, 1, 2, 2], [3, 3, 3, 3], [7, 6, 7, 6]])
+    np.testing.assert_array_equal(np.asarray(pad.mask), np.asarray(xP) != 0)
