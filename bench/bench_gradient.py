@@ -186,19 +186,20 @@ def figures(s, gather: str) -> dict:
         c0, c1 = jnp.asarray(lay.c0, dtype), jnp.asarray(lay.c1, dtype)
         cov = jnp.eye(z["g"].shape[0], dtype=dtype) * 0.01
 
-        def sm(padded):
+        def sm(inc):
             def f(z, key):
                 return scale_moves(z, jnp.zeros(lay.K, dtype), key, pg(sv), cov, K=lay.K, n_scale=n_scale,
-                                   per_level=per_level, c0=c0, c1=c1, gam=gam, dtype=dtype, padded=padded, s=sv)
+                                   per_level=per_level, c0=c0, c1=c1, gam=gam, dtype=dtype, incremental=inc)
             return jax.jit(f)
 
-        # the loop on the full potential and on the padded one (SCALE_LEVERS "padded"), timed in turn
+        # the loop on the full potential and in closed form (SCALE_LEVERS "incremental"), timed in turn
         key0 = jax.random.PRNGKey(0)
-        pair = compare({"full": (sm(None), (z, key0)), "padded": (sm(pg.padded), (z, key0))}
-                       if pg.padded is not None else {"full": (sm(None), (z, key0))})
+        inc = pg.incremental
+        pair = compare({"full": (sm(None), (z, key0)), "inc": (sm(inc(sv)), (z, key0))}
+                       if inc is not None else {"full": (sm(None), (z, key0))})
         out[f"(c) scale-move loop ({lay.K} x {n_scale} potentials)"] = pair["full"]
-        out["(c') the same loop, padded potential"] = pair.get("padded", float("nan"))
-        out["    ratio padded / full (same run)"] = pair.get("padded", float("nan")) / pair["full"]
+        out["(c') the same loop, incremental potential"] = pair.get("inc", float("nan"))
+        out["    ratio incremental / full (same run)"] = pair.get("inc", float("nan")) / pair["full"]
     P.LEVERS = default
     return out
 
@@ -291,7 +292,7 @@ def main():
                     "gate-stopped fit (fresh processes, cold cache) per variant of --levers")
     ap.add_argument("--seed", type=int, default=0, help="with --fits: the sampler's seed")
     ap.add_argument("--levers", default="old,segdot", help="with --fits: variants, 'old' or levers joined by + "
-                    "('segdot': the gradient's; 'padded': the scale moves' padded potential; 'old': neither)")
+                    "('segdot': the gradient's; 'incremental': the scale moves' closed-form potential; 'old': neither)")
     a = ap.parse_args()
     if a.fits:
         for name in a.corpus.split(","):

@@ -105,8 +105,8 @@ def estimate(parent, corpus):
 
 
 def ab(rounds, design, spec, reqs, settings, parent, designs):
-    """The same refits (same seed) with the scale moves' padded potential and the NUTS state's U0 (new:
-    ``parameterisation.SCALE_LEVERS = {"padded"}``, ``refit_chains.SCALE_U0 = True``) and without (old),
+    """The same refits (same seed) with the scale moves' closed-form potential and the NUTS state's U0 (new:
+    ``parameterisation.SCALE_LEVERS = {"incremental"}``, ``refit_chains.SCALE_U0 = True``) and without (old),
     interleaved: CPU s per refit, draws per chain, and each refit's Erho2 median new against old in units
     of their joint MCSE (draws differ by float32 rounding only, so z should look like N(0, 1) or tighter)."""
     import arviz as az
@@ -121,7 +121,7 @@ def ab(rounds, design, spec, reqs, settings, parent, designs):
     res = {"old": [], "new": []}
     for rnd in range(rounds):
         for v in ("old", "new"):
-            P.SCALE_LEVERS = {"padded"} if v == "new" else set()
+            P.SCALE_LEVERS = {"incremental"} if v == "new" else set()
             RC.SCALE_U0 = v == "new"
             posts, cpu, wall = _run(design, spec, reqs, settings, parent)
             med = [float(np.median(coefficient_draws(p, designs[j // 2]))) for j, p in enumerate(posts)]
@@ -131,7 +131,7 @@ def ab(rounds, design, spec, reqs, settings, parent, designs):
             res[v].append(dict(cpu=cpu, wall=wall, med=med, mc=mc, draws=dr))
             print(f"round {rnd} {v}: {cpu:7.1f} CPU s ({cpu / len(reqs):5.1f} per refit), wall {wall:6.1f} s, "
                   f"draws per chain {dr}", flush=True)
-    P.SCALE_LEVERS, RC.SCALE_U0 = {"padded"}, True
+    P.SCALE_LEVERS, RC.SCALE_U0 = {"incremental"}, True
     for rnd in range(rounds):
         o, n = res["old"][rnd], res["new"][rnd]
         z = (np.array(n["med"]) - np.array(o["med"])) / np.hypot(n["mc"], o["mc"])
@@ -161,7 +161,7 @@ def main(argv=None):
     ap.add_argument("--difficulty", action="store_true", help="the 4 difficulty strata under the reported rule only")
     ap.add_argument("--estimate", action="store_true", help="the full sheet's estimate under both rules only")
     ap.add_argument("--ab", type=int, default=0, help="instead: this many interleaved rounds of the same "
-                    "reported-rule refits with the scale moves' padded potential and U0 from NUTS (new) and "
+                    "reported-rule refits with the scale moves' closed-form potential and U0 from NUTS (new) and "
                     "without (old): CPU s per refit, draws per chain, Erho2 medians")
     a = ap.parse_args(argv)
 

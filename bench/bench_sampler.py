@@ -173,9 +173,9 @@ def _ours_child(q, table, spec_name, settings, cache_dir):
             from ddr_explorer.core.model import parameterisation as P
 
             tokens = set(filter(None, levers.split("+")))
-            # "padded": the scale moves' padded potential (P.SCALE_LEVERS); the rest: the gradient's levers
-            P.SCALE_LEVERS = tokens & {"padded"}
-            P.LEVERS = tokens - {"padded"}
+            # "incremental": the scale moves' closed-form potential (P.SCALE_LEVERS); the rest: the gradient's
+            P.SCALE_LEVERS = tokens & {"incremental"}
+            P.LEVERS = tokens - {"incremental"}
         t0 = time.perf_counter()
         cpu0 = time.process_time()
         post = M.fit(table, spec_name, settings)

@@ -19,7 +19,7 @@ from .geometry import log_scale
 
 
 def scale_moves(z, lstep, key, pot, cov_g, *, K: int, n_scale: int, per_level, c0, c1, gam, dtype, U0=None,
-                padded=None, s=None):
+                incremental=None):
     """``K x n_scale`` Metropolis scale moves from ``z``; returns (z, acceptance rate per direction, key).
 
     For term k, (log sigma_k, x_kj) -> (log sigma_k + d, x_kj exp(gamma_j d)) is a one-parameter
@@ -38,11 +38,11 @@ def scale_moves(z, lstep, key, pot, cov_g, *, K: int, n_scale: int, per_level, c
     it keeps a second forward copy of the potential out of the compiled chunk (issue 21: 291 of the
     chunk's 5,076 StableHLO operations on TB2); ``None`` computes it.
 
-    ``padded`` (the potential generator's ``.padded``, :class:`.parameterisation._Padded`) with the
-    offset ``s`` that ``pot`` was built at: the loop keeps x in a padded (K, Jmax) layout and
-    evaluates each proposal's potential there, in a few XLA kernels instead of the full potential's
-    many (issues 21 and 15: the loop was a fifth to two fifths of a TB2 iteration); the same moves
-    and random numbers, the potential equal up to float rounding (tests/model/test_scale_moves.py).
+    ``incremental``: the potential generator's ``incremental(s)`` at the offset ``pot`` was built at
+    (:func:`.parameterisation._incremental_gen`; ``None`` for nested centring): each proposal's
+    potential in closed form from per-level state the loop carries, instead of the full potential
+    (issues 21 and 15: the loop was a fifth to two fifths of a TB2 iteration); the same moves and
+    random numbers, the potential equal up to float rounding (tests/model/test_scale_moves.py).
     """
     import jax
     import jax.numpy as jnp
@@ -71,48 +71,36 @@ def scale_moves(z, lstep, key, pot, cov_g, *, K: int, n_scale: int, per_level, c
         z = jax.tree.map(lambda new, old: jnp.where(acc, new, old), zp, z)
         return z, jnp.where(acc, Up, U), key, nacc.at[p].add(acc.astype(dtype))
 
-    if padded is not None:
-        return _padded_loop(z, dirs, lstep, key, padded, s, K=K, n_scale=n_scale, c0=c0, c1=c1, gam=gam,
-                            dtype=dtype, U0=pot(z) if U0 is None else U0)
+    if incremental is not None:
+        return _incremental_loop(z, dirs, lstep, key, incremental, K=K, n_scale=n_scale, gam=gam, dtype=dtype,
+                                 U0=pot(z) if U0 is None else U0)
     z, _, key, nacc = jax.lax.fori_loop(0, K * n_scale, one, (z, pot(z) if U0 is None else U0, key,
                                                                  jnp.zeros((K,), dtype)))
     return z, nacc / n_scale, key
 
 
-def _padded_loop(z, dirs, lstep, key, padded, s, *, K, n_scale, c0, c1, gam, dtype, U0):
-    """:func:`scale_moves`' loop with x kept in the padded (K, Jmax) layout of
-    :class:`.parameterisation._Padded` and each proposal's potential evaluated there: the same
-    moves, random numbers and acceptance rule, the potential up to its summation order."""
+def _incremental_loop(z, dirs, lstep, key, inc, *, K, n_scale, gam, dtype, U0):
+    """:func:`scale_moves`' loop on the carried state of ``inc`` (the potential generator's
+    ``incremental(s)``): the same directions, random numbers, proposals and acceptance rule, each
+    proposal's potential in closed form from the state (equal to ``pot(zp)`` up to float rounding)."""
     import jax
     import jax.numpy as jnp
 
-    pc = padded.pad_const
-    c0P, c1P, gamP = pc(c0, 1.0), pc(c1, 0.0), pc(gam, 0.0)
-    mask = padded.mask
-    g, xP, e0 = padded.enter(z, s)
-
     def one(t, carry):
-        g, xP, U, key, nacc = carry
+        st, U, key, nacc = carry
         p = t // n_scale
         full = (t % n_scale) % 2 == 1
         key, k1, k2 = jax.random.split(key, 3)
         v = dirs[:, p] * jnp.exp(lstep[p])
         d = jax.random.normal(k1, (), dtype)
-        dls = v * d
-        dl = dls[:, None]
-        ls_lv = g[1:K + 1][:, None]
-        log_fx = jnp.where(full, dl + log_scale(ls_lv, c0P, c1P, jnp) - log_scale(ls_lv + dl, c0P, c1P, jnp),
-                           gamP * dl)
-        log_fx = jnp.where(mask, log_fx, 0.0)
-        gp, xPp = g.at[1:K + 1].add(dls), xP * jnp.exp(log_fx)
-        Up = padded.pot(gp, xPp, e0)
-        log_r = U - Up + jnp.sum(log_fx)
+        Up, stp, slf = inc.propose(st, v * d, full, gam)
+        log_r = U - Up + slf
         acc = (jnp.log(jax.random.uniform(k2, (), dtype)) < log_r) & jnp.isfinite(Up)
-        return (jnp.where(acc, gp, g), jnp.where(acc, xPp, xP), jnp.where(acc, Up, U), key,
-                nacc.at[p].add(acc.astype(dtype)))
+        st = jax.tree.map(lambda new, old: jnp.where(acc, new, old), stp, st)
+        return st, jnp.where(acc, Up, U), key, nacc.at[p].add(acc.astype(dtype))
 
-    g, xP, _, key, nacc = jax.lax.fori_loop(0, K * n_scale, one, (g, xP, U0, key, jnp.zeros((K,), dtype)))
-    return padded.leave(g, xP), nacc / n_scale, key
+    st, _, key, nacc = jax.lax.fori_loop(0, K * n_scale, one, (inc.enter(z), U0, key, jnp.zeros((K,), dtype)))
+    return inc.leave(st), nacc / n_scale, key
 
 
 def adapt_scale_steps(aux, rates, i, W):

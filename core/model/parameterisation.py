@@ -308,151 +308,85 @@ def _per_level_broadcaster(J):
     return per_level
 
 
-class _Padded:
-    """The potential in a padded (K, Jmax) layout of the levels, for the scale moves' loop.
+#: Issues 21/15's lever on the scale moves' loop: "incremental" evaluates each proposal's potential
+#: from the loop's carried per-level state in closed form (:func:`_make_functions`'s
+#: ``potential_gen.incremental``) instead of the full potential.  A bench switch
+#: (bench/bench_gradient.py, bench_gradient --fits, bench_refit_reported --ab); the empty set is the
+#: code before.
+SCALE_LEVERS: set = {"incremental"}
 
-    A scale move (item 7) changes only log sigma and x, so the loop can keep x as a (K, Jmax)
-    array (term k's levels in row k, zeros after them) and evaluate each proposal's potential with
-    whole-array operations: the per-term sums are one reduction along the rows instead of K slice
-    sums, and the broadcasts of per-term values are a broadcast; the linear predictor is gathered
-    as the full potential gathers it (item 8: hosted rows added onto their hosts' rows, then one
-    gather per root term and cell), since a gather per term and cell cost 2.7x that (TB2).  Same formula as
-    :func:`_make_functions`'s potential term by term (so the same value up to the summation order),
-    in a handful of XLA kernels instead of ~60 (TB2).  ``alpha`` and the Gibbs offset ``s`` do not
-    change during the loop, so ``alpha + s`` per cell (``e0``) is gathered once by :meth:`enter`.
+
+def _incremental_gen(K, Jf, c0, c1, per_level, segment_sum, pi_mean, eta_of, priors, loglik, uniform):
+    """The scale moves' potential in closed form from the loop's carried state (``incremental(s)``).
+
+    A scale move (item 7) changes each log sigma_k by dls_k and multiplies x by exp(log_fx) per level,
+    so a(sigma) x changes by a known factor per level: e^(dl) for the u-scaling repeats (u_k e^(dls_k)),
+    and exp((gamma + 1) dl) sqrt(q / q') for the gamma repeats, q = c0 + c1 sigma^2 (geometry.log_scale).
+    The loop carries (x, a x, dev, log q) per level and (pi'(a x), |dev|^2, sum dev) per term, so a
+    u-scaling proposal costs one log per level (log q', the log-Jacobian) and the linear predictor
+    (dev e^(dl): the deviations scale with their term, and so do the three per-term sums), and a
+    gamma proposal one exp and one log per level, the per-term sums and the linear predictor; neither
+    recomputes x -> a x or the centring from scratch.  The potential is the full one's formula
+    (``_priors``, ``_loglik`` and item 8's gather ``_eta`` are shared), so the value is the same up to
+    float rounding.  Not for nested centring (item 11b: a host's deviations enter its hosted terms'
+    with a weight that changes with sigma, so no per-term factor exists): the caller falls back to
+    the full potential there.
     """
-
-    def __init__(self, *, K, Jmax, n_cells, mask, pad_idx, unpad_idx, top_codes, dtype, pot):
-        self.K, self.Jmax, self.n_cells = K, Jmax, n_cells
-        self.mask, self.pad_idx, self.unpad_idx = mask, pad_idx, unpad_idx
-        self.top_codes, self.dtype = top_codes, dtype
-        self._pot = pot
-
-    def pad(self, v, fill):
-        """(L,) per-level values -> (K, Jmax), ``fill`` after each term's levels."""
-        import jax.numpy as jnp
-
-        return jnp.where(self.mask, v[self.pad_idx], jnp.asarray(fill, self.dtype))
-
-    def enter(self, z, s):
-        """(g, x padded, e0 = alpha + s per cell) at the loop's start."""
-        import jax.numpy as jnp
-
-        e0 = z["g"][0] + (s[self.top_codes] if self.top_codes is not None and jnp.ndim(s) else s)
-        return z["g"], self.pad(z["x"], 0.0), e0 * jnp.ones(self.n_cells, self.dtype)
-
-    def leave(self, g, xP):
-        return {"g": g, "x": xP.reshape(-1)[self.unpad_idx]}
-
-    def pot(self, g, xP, e0):
-        """The potential at (g, x) given x padded and e0 = alpha + s per cell (alpha = g[0])."""
-        return self._pot(g, xP, e0)
-
-
-#: Issue 21/15's lever on the scale moves' loop: "padded" evaluates each proposal's potential with
-#: :class:`_Padded` (a (K, Jmax) layout: a few XLA kernels) instead of the full potential.  A bench
-#: switch (bench/bench_gradient.py); the empty set is the code before.
-SCALE_LEVERS: set = {"padded"}
-#: The padded layout wastes K x Jmax - L entries: used while K x Jmax is at most this many (TB2:
-#: 6 x 2,000-ish; a term with 27,000 levels beside small ones is left to the full potential).
-PADDED_MAX_ENTRIES = 200_000
-
-
-def _padded_potential(design, lay, dtype, consts, uniform, top, marg, marg_loglik, term_columns):
-    """The :class:`_Padded` potential of :func:`_make_functions`'s layout (same constants)."""
     import jax
     import jax.numpy as jnp
 
-    K, J, off = lay.K, np.asarray(lay.J), lay.offsets
-    Jmax = int(np.max(J))
-    jj = np.arange(Jmax)[None, :]
-    mask_np = jj < J[:, None]
-    pad_idx_np = np.where(mask_np, off[:-1, None] + jj, 0).astype(np.int32)
-    unpad_idx_np = np.concatenate([k * Jmax + np.arange(J[k]) for k in range(K)]).astype(np.int32)
-    mask = _to_device(mask_np, bool)
-    pad_idx = _to_device(pad_idx_np, jnp.int32)
+    def gen(s):
+        def enter(z):
+            g, x = z["g"], z["x"]
+            ls = g[1:K + 1]
+            sigma = jnp.exp(ls)
+            lq = jnp.log(c0 + c1 * per_level(sigma * sigma))
+            ax = per_level(sigma) * jnp.exp(-0.5 * lq) * x
+            ubar = pi_mean(ax)
+            dev = ax - per_level(ubar)
+            return {"g": g, "x": x, "ax": ax, "dev": dev, "lq": lq, "ubar": ubar, "ss": segment_sum(dev * dev),
+                    "sd": segment_sum(dev)}
 
-    def pad(v, fill):
-        if isinstance(v, np.ndarray):  # a constant: padded on the host (an eager jnp op compiles)
-            return _to_device(np.where(mask_np, np.asarray(v)[pad_idx_np], fill), dtype)
-        return jnp.where(mask, jnp.asarray(v, dtype)[pad_idx], jnp.asarray(fill, dtype))
+        def propose(st, dls, full, gam):
+            """(U at the proposal, the proposal's state, sum of log_fx: the group's log-Jacobian)."""
+            g = st["g"]
+            ls_new = g[1:K + 1] + dls
+            sigma = jnp.exp(ls_new)
+            lq = jnp.log(c0 + c1 * per_level(sigma * sigma))
 
-    c0P = pad(consts["c0"], 1.0)  # log(c0 + c1 s^2) = 0 on the padding
-    c1P = pad(consts["c1"], 0.0)
-    piP = pad(consts["pi"], 0.0)
-    y = _to_device(consts["y"], dtype)
-    n = _to_device(consts["n"], dtype)
-    pinorm = _to_device(consts["pi_norm"], dtype)
-    sref2 = _to_device(consts["sref2"], dtype)
-    Jf = _to_device(J, dtype)
-    sdf = _to_device(lay.sigma_df, dtype)
-    ssc = _to_device(lay.sigma_scale, dtype)
-    # item 8's hierarchical gather, its host maps padded to Jmax (a host's padding gathers level 0 of
-    # the hosted term: never read, since no cell indexes the padding)
-    order, hosts, roots = _gather_forest(design, term_columns, lay.terms)
-    host_maps = {p: (q, _to_device(np.concatenate([m, np.zeros(Jmax - len(m), m.dtype)]).astype(np.int32),
-                                   jnp.int32)) for p, (q, m) in hosts.items()}
-    root_codes = [_to_device(design.codes[lay.terms[p]], jnp.int32) for p in roots]
-    if lay.nested:
-        # nested centring (item 11): each chain map padded to Jmax (the padding's x is 0, so its
-        # deviation is never read)
-        chainP = [[(q, _to_device(np.concatenate([m, np.zeros(Jmax - len(m), m.dtype)]).astype(np.int32),
-                                  jnp.int32)) for q, m in ch] for ch in lay.chains]
-        topo = sorted(range(K), key=lambda p: len(lay.chains[p]))
-    if marg is not None:
-        m_df, m_sc = float(marg.sigma_df), float(marg.sigma_scale)
+            def u_scaling(_):
+                # x' = x e^(dl) a(sigma) / a(sigma'): a x and dev scale by e^(dl); log_fx = (lq' - lq) / 2
+                e = jnp.exp(dls)
+                el = per_level(e)
+                lf = 0.5 * (lq - st["lq"])
+                return (st["x"] * jnp.exp(lf), st["ax"] * el, st["dev"] * el, st["ubar"] * e, st["ss"] * (e * e),
+                        st["sd"] * e, jnp.sum(lf))
 
-    def potential(g, xP, e0):
-        alpha, log_sigma, w = g[0], g[1:K + 1], g[K + 1:2 * K + 1]
-        sigma = jnp.exp(log_sigma)
-        s2 = (sigma * sigma)[:, None]
-        q = c0P + c1P * s2
-        axP = sigma[:, None] * jax.lax.rsqrt(q) * xP
-        sum_log_a = jnp.sum(Jf * log_sigma) - 0.5 * jnp.sum(jnp.log(q))
-        ubar = jnp.sum(piP * axP, axis=1)
-        if not lay.nested:
-            devP = axP - ubar[:, None]
-        else:
-            om = c1P * s2 / q
-            devs = [None] * K
-            for p in topo:
-                if lay.chains[p]:
-                    v = axP[p] - om[p] * sum(devs[q_][m] for q_, m in chainP[p])
-                    devs[p] = v - jnp.sum(piP[p] * v)
-                else:
-                    devs[p] = axP[p] - ubar[p]
-            devP = jnp.stack(devs)
-        devP = jnp.where(mask, devP, 0.0)
-        acc = {p: devP[p] for p in range(K)}
-        for p in order:
-            if p in host_maps:
-                q_, m = host_maps[p]
-                acc[q_] = acc[q_] + acc[p][m]
-        eta = e0 + sum(acc[p][rc] for p, rc in zip(roots, root_codes))
-        if marg is None:
-            loglik = jnp.sum(y * eta - n * jax.nn.softplus(eta))
-        else:
-            ls_m = g[2 * K + 1]
-            s_m = jnp.exp(ls_m)
-            loglik = (marg_loglik(eta, s_m) - 0.5 * (m_df + 1.0) * jnp.log1p((s_m / m_sc) ** 2 / m_df) + ls_m)
-        ss = jnp.sum(devP * devP, axis=1)
-        lp_u = (jnp.sum(-(Jf - 1.0) * log_sigma - 0.5 * ss / sigma ** 2 - 0.5 * Jf * ubar ** 2 / sref2)
-                + sum_log_a)
-        lp_sigma = jnp.sum(-0.5 * (sdf + 1.0) * jnp.log1p((sigma / ssc) ** 2 / sdf) + log_sigma)
-        if uniform:
-            lp_w = -0.5 * jnp.sum(w ** 2)
-        else:
-            lp_w = -jnp.sum(pinorm * w * jnp.sum(devP, axis=1) / sigma + 0.5 * Jf * pinorm ** 2 * w ** 2)
-        mu = alpha - jnp.sum(sigma * pinorm * w)
-        lp_mu = -0.5 * (lay.mu_df + 1.0) * jnp.log1p(((mu - lay.mu_loc) / lay.mu_scale) ** 2 / lay.mu_df)
-        return -(loglik + lp_u + lp_sigma + lp_w + lp_mu)
+            def gamma(_):
+                # x' = x e^(gamma dl): a x changes by e^(gamma dl) a(sigma') / a(sigma)
+                dl = per_level(dls)
+                lf = gam * dl
+                ax = st["ax"] * jnp.exp(lf + dl + 0.5 * (st["lq"] - lq))
+                ubar = pi_mean(ax)
+                dev = ax - per_level(ubar)
+                return st["x"] * jnp.exp(lf), ax, dev, ubar, segment_sum(dev * dev), segment_sum(dev), jnp.sum(lf)
 
-    top_codes = _to_device(design.codes[lay.terms[top]], jnp.int32) if top is not None else None
-    out = _Padded(K=K, Jmax=Jmax, n_cells=int(design.codes.shape[1]), mask=mask, pad_idx=pad_idx,
-                  unpad_idx=_to_device(unpad_idx_np, jnp.int32), top_codes=top_codes, dtype=dtype, pot=potential)
-    out.pad_const = pad
-    out.c0P, out.c1P = c0P, c1P
-    return out
+            x, ax, dev, ubar, ss, sd, slf = jax.lax.cond(full, u_scaling, gamma, None)
+            g = g.at[1:K + 1].set(ls_new)
+            alpha, w = g[0], g[K + 1:2 * K + 1]
+            sum_log_a = jnp.sum(Jf * ls_new) - 0.5 * jnp.sum(lq)
+            U = -(loglik(eta_of(alpha, dev, s), g)
+                  + priors(alpha, ls_new, sigma, w, ubar, ss, None if uniform else sd, sum_log_a))
+            return U, {"g": g, "x": x, "ax": ax, "dev": dev, "lq": lq, "ubar": ubar, "ss": ss, "sd": sd}, slf
+
+        def leave(st):
+            return {"g": st["g"], "x": st["x"]}
+
+        ns = type("IncrementalScalePotential", (), {})()
+        ns.enter, ns.propose, ns.leave = enter, propose, leave
+        return ns
+
+    return gen
 
 
 def _make_functions(design: DesignMatrix, lay: _Layout, dtype, term_columns, gibbs: _GibbsBlock | None,
@@ -577,32 +511,37 @@ def _make_functions(design: DesignMatrix, lay: _Layout, dtype, term_columns, gib
         def potential(z):
             alpha, log_sigma, sigma, w, ubar, dev, sum_log_a = _parts(z)
             eta = _eta(alpha, dev, s)
-            if marg is None:
-                loglik = jnp.sum(y * eta - n * jax.nn.softplus(eta))
-            else:
-                # the integrated term: its levels by quadrature (item 10), its sigma half-t
-                # with the log-Jacobian of sigma = exp(log sigma)
-                ls_m = z["g"][2 * K + 1]
-                s_m = jnp.exp(ls_m)
-                loglik = (marg_loglik(eta, s_m) - 0.5 * (m_df + 1.0) * jnp.log1p((s_m / m_sc) ** 2 / m_df)
-                          + ls_m)
+            loglik = _loglik(eta, z["g"])
             ss = _segment_sum(dev * dev)
-            # u_k = dev_k + m_k 1 ~ N(0, sigma^2 I) with m_k = sigma |pi| w_k (log-Jacobian log sigma),
-            # so |u|^2 = |dev|^2 + 2 m sum(dev) + J m^2; the auxiliary pi'(a x) ~ N(0, sref^2 / J);
-            # log-Jacobian of x -> a(sigma) x
-            lp_u = (jnp.sum(-(Jf - 1.0) * log_sigma - 0.5 * ss / sigma ** 2 - 0.5 * Jf * ubar ** 2 / sref2)
-                    + sum_log_a)
-            # half-Student-t on sigma, plus the log-Jacobian of sigma = exp(log_sigma)
-            lp_sigma = jnp.sum(-0.5 * (sdf + 1.0) * jnp.log1p((sigma / ssc) ** 2 / sdf) + log_sigma)
-            if uniform:  # sum(dev) = 0 and J |pi|^2 = 1
-                lp_w = -0.5 * jnp.sum(w ** 2)
-            else:
-                lp_w = -jnp.sum(pinorm * w * _segment_sum(dev) / sigma + 0.5 * Jf * pinorm ** 2 * w ** 2)
-            mu = alpha - jnp.sum(sigma * pinorm * w)
-            lp_mu = -0.5 * (lay.mu_df + 1.0) * jnp.log1p(((mu - lay.mu_loc) / lay.mu_scale) ** 2 / lay.mu_df)
-            return -(loglik + lp_u + lp_sigma + lp_w + lp_mu)
+            return -(loglik + _priors(alpha, log_sigma, sigma, w, ubar, ss, None if uniform else _segment_sum(dev),
+                                      sum_log_a))
 
         return potential
+
+    def _priors(alpha, log_sigma, sigma, w, ubar, ss, sum_dev, sum_log_a):
+        # u_k = dev_k + m_k 1 ~ N(0, sigma^2 I) with m_k = sigma |pi| w_k (log-Jacobian log sigma),
+        # so |u|^2 = |dev|^2 + 2 m sum(dev) + J m^2; the auxiliary pi'(a x) ~ N(0, sref^2 / J);
+        # log-Jacobian of x -> a(sigma) x.  ss: |dev_k|^2 per term; sum_dev: sum(dev_k) (None: uniform pi)
+        lp_u = (jnp.sum(-(Jf - 1.0) * log_sigma - 0.5 * ss / sigma ** 2 - 0.5 * Jf * ubar ** 2 / sref2)
+                + sum_log_a)
+        # half-Student-t on sigma, plus the log-Jacobian of sigma = exp(log_sigma)
+        lp_sigma = jnp.sum(-0.5 * (sdf + 1.0) * jnp.log1p((sigma / ssc) ** 2 / sdf) + log_sigma)
+        if sum_dev is None:  # uniform pi: sum(dev) = 0 and J |pi|^2 = 1
+            lp_w = -0.5 * jnp.sum(w ** 2)
+        else:
+            lp_w = -jnp.sum(pinorm * w * sum_dev / sigma + 0.5 * Jf * pinorm ** 2 * w ** 2)
+        mu = alpha - jnp.sum(sigma * pinorm * w)
+        lp_mu = -0.5 * (lay.mu_df + 1.0) * jnp.log1p(((mu - lay.mu_loc) / lay.mu_scale) ** 2 / lay.mu_df)
+        return lp_u + lp_sigma + lp_w + lp_mu
+
+    def _loglik(eta, g):
+        # the integrated term (item 10): its levels by quadrature, its sigma half-t with the
+        # log-Jacobian of sigma = exp(log sigma)
+        if marg is None:
+            return jnp.sum(y * eta - n * jax.nn.softplus(eta))
+        ls_m = g[2 * K + 1]
+        s_m = jnp.exp(ls_m)
+        return marg_loglik(eta, s_m) - 0.5 * (m_df + 1.0) * jnp.log1p((s_m / m_sc) ** 2 / m_df) + ls_m
 
     def constrain(z):
         alpha, log_sigma, sigma, w, ubar, dev, _ = _parts(z)
@@ -613,9 +552,9 @@ def _make_functions(design: DesignMatrix, lay: _Layout, dtype, term_columns, gib
 
     potential_gen.eta = _eta  # for tests: the linear predictor from (alpha, dev, s)
     potential_gen.parts = _parts
-    potential_gen.padded = (_padded_potential(design, lay, dtype, consts, uniform, top, marg,
-                                              marg_loglik if marg is not None else None, term_columns)
-                            if "padded" in SCALE_LEVERS and lay.K * int(np.max(J)) <= PADDED_MAX_ENTRIES else None)
+    potential_gen.incremental = (_incremental_gen(K, Jf, c0, c1, per_level, _segment_sum, _pi_mean, _eta, _priors,
+                                                  _loglik, uniform)
+                                 if "incremental" in SCALE_LEVERS and chain_maps is None else None)
     if gibbs is None:
         return potential_gen, constrain, None, None
 

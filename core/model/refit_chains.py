@@ -144,9 +144,11 @@ class BatchRunner:
 
         def _scale_moves(z, aux, key, pot, cov_g, data, U0):
             # as in chains._run_chains (:func:`.moves.scale_moves`); gam, c0, c1 are this element's
+            inc = fns(data)[0].incremental
             return scale_moves(z, aux["sm_lstep"], key, pot, cov_g, K=K, n_scale=n_scale, per_level=per_level,
                                c0=data["c0"], c1=data["c1"], gam=data["gam"], dtype=dtype,
-                               U0=U0 if SCALE_U0 else None, padded=fns(data)[0].padded, s=_s(aux, data))
+                               U0=U0 if SCALE_U0 else None,
+                               incremental=None if inc is None else inc(_s(aux, data)))
 
         def _gibbs_step(st, aux, data):
             _, constrain, move, offset = fns(data)
