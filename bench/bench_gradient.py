@@ -200,6 +200,13 @@ def figures(s, gather: str) -> dict:
         out[f"(c) scale-move loop ({lay.K} x {n_scale} potentials)"] = pair["full"]
         out["(c') the same loop, incremental potential"] = pair.get("inc", float("nan"))
         out["    ratio incremental / full (same run)"] = pair.get("inc", float("nan")) / pair["full"]
+        if inc is not None:
+            # 4 chains pmapped on 4 CPU devices (as a fit runs them on 2 cores): process CPU per loop,
+            # the two variants in turn, the least disturbed of several batches
+            cpu = _pmapped_loops_cpu({"full": sm(None), "inc": sm(inc(sv))}, lay, s)
+            out["(c4) scale-move loop, 4 devices, CPU per loop"] = cpu["full"]
+            out["(c4') the same, incremental potential"] = cpu["inc"]
+            out["    ratio incremental / full (4 devices)"] = cpu["inc"] / cpu["full"]
     P.LEVERS = default
     return out
 
@@ -223,6 +230,37 @@ def _pmapped_cpu(pg, lay, s, sv, n: int = 200, rounds: int = 11) -> float:
         t0 = time.process_time()
         jax.block_until_ready(pm(z))
         best = min(best, (time.process_time() - t0) / n * 1e6)
+    return best
+
+
+def _pmapped_loops_cpu(fs: dict, lay, s, n: int = 20, rounds: int = 9) -> dict:
+    """Process CPU microseconds per call of each jitted ``f(z, key)`` run on 4 chains pmapped over 4 CPU
+    devices (``n`` calls in one compiled loop), the variants in turn, the least of ``rounds`` batches."""
+    import jax
+    import jax.numpy as jnp
+
+    from ddr_explorer.core.model.parameterisation import _initial_point
+
+    D = min(4, len(jax.devices("cpu")))
+    z0, _ = _initial_point(lay, s["rough"], D, 0, marg=s["marg"])
+    z = {k: np.asarray(v, np.float32) for k, v in z0.items()}
+    keys = np.asarray(jax.random.split(jax.random.PRNGKey(0), D))
+    pms = {}
+    for name, f in fs.items():
+        def loop(z, key, f=f):
+            def body(i, c):
+                z, key = c
+                z2, _, key2 = f(z, key)
+                return z2, key2
+            return jax.lax.fori_loop(0, n, body, (z, key))[0]["g"].sum()
+        pms[name] = jax.pmap(loop, devices=jax.devices("cpu")[:D])
+        jax.block_until_ready(pms[name](z, keys))
+    best = {name: float("inf") for name in fs}
+    for _ in range(rounds):
+        for name, pm in pms.items():
+            t0 = time.process_time()
+            jax.block_until_ready(pm(z, keys))
+            best[name] = min(best[name], (time.process_time() - t0) / n * 1e6)
     return best
 
 
@@ -273,6 +311,17 @@ def fits(corpus: str, variants: list[str], reps: int, seed: int = 0):
                       "per_it": np.mean([_walls(r) / (r["draws_per_chain"] + r["warmup"]) for r in rows[v]]),
                       "steps": np.mean([sum(r.get("steps", {}).values()) for r in rows[v]]),
                       "per_step": np.mean([_walls(r) / max(sum(r.get("steps", {}).values()), 1) for r in rows[v]])}
+    # the posterior: each sigma's mean under every variant against the first's, in joint MCSE
+    if len(variants) > 1 and rows[variants[0]]:
+        ref = rows[variants[0]]
+        for v in variants[1:]:
+            for i, r in enumerate(rows[v][:len(ref)]):
+                a, b = ref[i], r
+                zs = {k: (b["sigma"][k] - a["sigma"][k]) / np.hypot(a["sigma_mcse"][k], b["sigma_mcse"][k])
+                      for k in a.get("sigma_mcse", {}) if k in b.get("sigma_mcse", {})}
+                if zs:
+                    print(f"  round {i} {v} vs {variants[0]}: sigma means in joint MCSE: "
+                          + ", ".join(f"{k} {z:+.2f}" for k, z in zs.items()), flush=True)
     base = summary.get(variants[0])
     for v, m in summary.items():
         line = (f"{v:24s} mean CPU {m['cpu']:6.1f} s, warmup+sampling wall {m['wall']:5.1f} s ({m['per_it'] * 1e3:.1f} "

@@ -186,6 +186,11 @@ def _ours_child(q, table, spec_name, settings, cache_dir):
         out["warmup"] = int(post.settings.warmup)
         out["notes"] = [str(n) for n in post.notes if "run length" in str(n) or "warmup" in str(n)]
         out["min_ess_tail"] = float(post.diagnostics.components["ess_tail"].min())
+        # each sigma's Monte Carlo standard error (sd / sqrt(bulk ESS)), so that two builds' fits can be
+        # compared within Monte Carlo error (bench_gradient.py --fits)
+        comp = post.diagnostics.components
+        out["sigma_mcse"] = {k: float(np.std(v) / np.sqrt(comp.loc[k, "ess_bulk"]))
+                             for k, v in post.sigma.items() if k in comp.index}
         # leapfrog steps of every chain, so that CPU can be compared per step (bench_gradient.py --fits)
         out["steps"] = {k: int(np.sum(post.sample_stats[k])) for k in ("warmup_num_steps", "num_steps")
                         if k in post.sample_stats}
