@@ -9,7 +9,9 @@ per-level broadcasts as products with a (K, L) term-indicator matrix), in the sa
   chains on 2 cores), process CPU per step of all 4 chains: the figure that decides, since a fit's
   chains share the cores and what counts there is work, not one call's latency;
 - (b) one collapsed Gibbs move with the value and gradient after it (:func:`.moves.gibbs_step`'s work);
-- (c) one scale-move loop (``K x scale_steps`` potentials, :func:`.moves.scale_moves`);
+- (c) one scale-move loop (``K x scale_steps`` potentials, :func:`.moves.scale_moves`) on the full
+  potential, (c') the same loop in closed form (``parameterisation.SCALE_LEVERS`` "incremental"),
+  timed in turn, and (c4) both on 4 chains pmapped over 4 CPU devices, process CPU per loop;
 - the attribution of (a): the linear predictor and the likelihood alone, the priors' inputs alone,
   softplus alone on a cell-sized vector;
 - a same-run reference, a 256 x 256 float32 matmul, at the start and the end (load drift).
@@ -25,6 +27,10 @@ pooled simulation of bench/bench_recovery.py), ``pooled`` (the HAL-scale simulat
 
     python bench/bench_gradient.py --corpus tb2,small-pooled
     python bench/bench_gradient.py --corpus tb2 --fits 2 --levers old,segdot
+    python bench/bench_gradient.py --corpus tb2 --fits 1 --seed 2 --levers old,incremental
+
+``--fits`` variants: "old" (neither lever: the code before both), "segdot" (the gradient's lever),
+"incremental" (the scale moves' closed-form potential), or levers joined by "+".
 """
 
 from __future__ import annotations
