@@ -1,13 +1,15 @@
 """The scale moves' closed-form potential (issues 21 and 15: ``parameterisation.SCALE_LEVERS``
 "incremental") is the potential.
 
-The scale-move loop (parameterisation item 7) evaluates each proposal's potential from per-level state it
-carries (a x, the deviations, log q and three per-term sums, updated by the move's known factors:
-:func:`~ddr_explorer.core.model.parameterisation._incremental_gen`) instead of calling the full potential.  It must be the same function: equal to ``pot(zp)`` at the loop's proposals to float64
-rounding (1e-10 relative) and to float32 rounding in float32, on a TB2-shaped per-benchmark corpus and
-the small pooled simulation, in every layout variant it serves (the Gibbs block's inner offset, a term
-integrated out by quadrature; nested centring falls back to the full potential); and a whole loop with the same key must make the
-same accept decisions as the loop on the full potential (float64).
+The scale-move loop (parameterisation item 7) evaluates each proposal's potential from per-level
+state it carries (a x, the deviations, log q and three per-term sums, updated by the move's known
+factors: :func:`~ddr_explorer.core.model.parameterisation._incremental_gen`) instead of calling the
+full potential.  It must be the same function: equal to ``pot(zp)`` at the loop's proposals to
+float64 rounding (1e-10 relative) and to float32 rounding in float32, on a TB2-shaped per-benchmark
+corpus and the small pooled simulation, in every layout variant it serves (the Gibbs block's inner
+offset, a term integrated out by quadrature; nested centring falls back to the full potential); and
+a whole loop with the same key must make the same accept decisions as the loop on the full
+potential (float64).
 """
 
 from __future__ import annotations
