@@ -140,11 +140,13 @@ def figures(s, gather: str) -> dict:
     from ddr_explorer.core.model.parameterisation import (_initial_gibbs, _initial_point, _make_functions,
                                                           _per_level_broadcaster)
 
-    default = set(P.LEVERS)
+    default, default_scale = set(P.LEVERS), set(P.SCALE_LEVERS)
     P.LEVERS = set() if gather == "old" else set(gather.split("+"))
+    P.SCALE_LEVERS = {"incremental"}  # built with the closed-form loop too: row (c') times it beside (c)
     dtype = jnp.float32
     lay, gibbs, marg, design = s["lay"], s["gibbs"], s["marg"], s["design"]
     pg, constrain, move, offset = _make_functions(design, lay, dtype, s["cols"], gibbs, s["mh_steps"], marg)
+    P.SCALE_LEVERS = default_scale
     z0, _ = _initial_point(lay, s["rough"], 1, 0, marg=marg)
     z = {k: jnp.asarray(v[0], dtype) for k, v in z0.items()}
     if gibbs is not None:

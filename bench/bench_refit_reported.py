@@ -121,6 +121,7 @@ def ab(rounds, design, spec, reqs, settings, parent, designs):
     print(f"{len(reqs)} refits; settings: {settings.chains} chains, >= {settings.draws} draws, look every "
           f"{settings.check_every}; shared box: read the same-run ratios")
     res = {"old": [], "new": []}
+    defaults = (set(P.SCALE_LEVERS), RC.SCALE_U0)
     for rnd in range(rounds):
         for v in ("old", "new"):
             P.SCALE_LEVERS = {"incremental"} if v == "new" else set()
@@ -133,7 +134,7 @@ def ab(rounds, design, spec, reqs, settings, parent, designs):
             res[v].append(dict(cpu=cpu, wall=wall, med=med, mc=mc, draws=dr))
             print(f"round {rnd} {v}: {cpu:7.1f} CPU s ({cpu / len(reqs):5.1f} per refit), wall {wall:6.1f} s, "
                   f"draws per chain {dr}", flush=True)
-    P.SCALE_LEVERS, RC.SCALE_U0 = {"incremental"}, True
+    P.SCALE_LEVERS, RC.SCALE_U0 = defaults
     for rnd in range(rounds):
         o, n = res["old"][rnd], res["new"][rnd]
         z = (np.array(n["med"]) - np.array(o["med"])) / np.hypot(n["mc"], o["mc"])

@@ -310,10 +310,15 @@ def _per_level_broadcaster(J):
 
 #: Issues 21/15's lever on the scale moves' loop: "incremental" evaluates each proposal's potential
 #: from the loop's carried per-level state in closed form (:func:`_make_functions`'s
-#: ``potential_gen.incremental``) instead of the full potential.  A bench switch
-#: (bench/bench_gradient.py, bench_gradient --fits, bench_refit_reported --ab); the empty set is the
-#: code before.
-SCALE_LEVERS: set = {"incremental"}
+#: ``potential_gen.incremental``) instead of the full potential: the same potential up to float
+#: rounding (tests/model/test_scale_moves.py).  Off by default: the loop itself is 0.70-0.88x on TB2,
+#: but it is ~30% of a chain-iteration on 4 chains sharing 2 cores, and default TB2 fits (six pairs,
+#: CPU 0.85-1.05, mean 0.95) and hold-out refits (CPU per chain-iteration 0.98 and 0.99 in the
+#: rounds the load held) did not show a gain beyond the shared box's noise, against ~1 s more compile
+#: (docs/sampler-measurements.md, "The scale-move loop's potential in closed form").  A switch for
+#: bench/bench_gradient.py (rows c', c4), ``--fits --levers old,incremental`` and
+#: bench_refit_reported.py ``--ab``; the empty set is the code before.
+SCALE_LEVERS: set = set()
 
 
 def _incremental_gen(K, Jf, c0, c1, per_level, segment_sum, pi_mean, eta_of, priors, loglik, uniform):
@@ -376,8 +381,8 @@ def _incremental_gen(K, Jf, c0, c1, per_level, segment_sum, pi_mean, eta_of, pri
             g = g.at[1:K + 1].set(ls_new)
             alpha, w = g[0], g[K + 1:2 * K + 1]
             sum_log_a = jnp.sum(Jf * ls_new) - 0.5 * jnp.sum(lq)
-            U = -(loglik(eta_of(alpha, dev, s), g)
-                  + priors(alpha, ls_new, sigma, w, ubar, ss, None if uniform else sd, sum_log_a))
+            lp_u, lp_sigma, lp_w, lp_mu = priors(alpha, ls_new, sigma, w, ubar, ss, None if uniform else sd, sum_log_a)
+            U = -(loglik(eta_of(alpha, dev, s), g) + lp_u + lp_sigma + lp_w + lp_mu)
             return U, {"g": g, "ax": ax, "dev": dev, "lq": lq, "ubar": ubar, "ss": ss, "sd": sd}, slf
 
         def leave(st):
@@ -516,8 +521,9 @@ def _make_functions(design: DesignMatrix, lay: _Layout, dtype, term_columns, gib
             eta = _eta(alpha, dev, s)
             loglik = _loglik(eta, z["g"])
             ss = _segment_sum(dev * dev)
-            return -(loglik + _priors(alpha, log_sigma, sigma, w, ubar, ss, None if uniform else _segment_sum(dev),
-                                      sum_log_a))
+            lp_u, lp_sigma, lp_w, lp_mu = _priors(alpha, log_sigma, sigma, w, ubar, ss,
+                                                  None if uniform else _segment_sum(dev), sum_log_a)
+            return -(loglik + lp_u + lp_sigma + lp_w + lp_mu)  # summed in this order since before issue 21
 
         return potential
 
@@ -535,7 +541,7 @@ def _make_functions(design: DesignMatrix, lay: _Layout, dtype, term_columns, gib
             lp_w = -jnp.sum(pinorm * w * sum_dev / sigma + 0.5 * Jf * pinorm ** 2 * w ** 2)
         mu = alpha - jnp.sum(sigma * pinorm * w)
         lp_mu = -0.5 * (lay.mu_df + 1.0) * jnp.log1p(((mu - lay.mu_loc) / lay.mu_scale) ** 2 / lay.mu_df)
-        return lp_u + lp_sigma + lp_w + lp_mu
+        return lp_u, lp_sigma, lp_w, lp_mu
 
     def _loglik(eta, g):
         # the integrated term (item 10): its levels by quadrature, its sigma half-t with the

@@ -44,7 +44,13 @@ def _functions(s, dtype, min_ratio):
     if min_ratio is not None:  # every candidate host kept, so that nested centring is exercised
         lay = P._make_layout(s["design"], s["spec"], s["rough"], s["settings"].parameterisation, lay.terms,
                              nested=True, min_ratio=min_ratio)
-    pg, _, _, offset = P._make_functions(s["design"], lay, dtype, s["cols"], s["gibbs"], s["mh_steps"], s["marg"])
+    old = P.SCALE_LEVERS
+    P.SCALE_LEVERS = {"incremental"}  # the lever is read when the functions are built (off by default)
+    try:
+        pg, _, _, offset = P._make_functions(s["design"], lay, dtype, s["cols"], s["gibbs"], s["mh_steps"],
+                                             s["marg"])
+    finally:
+        P.SCALE_LEVERS = old
     return lay, pg, offset
 
 
