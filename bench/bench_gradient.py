@@ -9,7 +9,9 @@ per-level broadcasts as products with a (K, L) term-indicator matrix), in the sa
   chains on 2 cores), process CPU per step of all 4 chains: the figure that decides, since a fit's
   chains share the cores and what counts there is work, not one call's latency;
 - (b) one collapsed Gibbs move with the value and gradient after it (:func:`.moves.gibbs_step`'s work);
-- (c) one scale-move loop (``K x scale_steps`` potentials, :func:`.moves.scale_moves`);
+- (c) one scale-move loop (``K x scale_steps`` potentials, :func:`.moves.scale_moves`) on the full
+  potential, (c') the same loop in closed form (``parameterisation.SCALE_LEVERS`` "incremental"),
+  timed in turn, and (c4) both on 4 chains pmapped over 4 CPU devices, process CPU per loop;
 - the attribution of (a): the linear predictor and the likelihood alone, the priors' inputs alone,
   softplus alone on a cell-sized vector;
 - a same-run reference, a 256 x 256 float32 matmul, at the start and the end (load drift).
@@ -25,6 +27,10 @@ pooled simulation of bench/bench_recovery.py), ``pooled`` (the HAL-scale simulat
 
     python bench/bench_gradient.py --corpus tb2,small-pooled
     python bench/bench_gradient.py --corpus tb2 --fits 2 --levers old,segdot
+    python bench/bench_gradient.py --corpus tb2 --fits 1 --seed 2 --levers old,incremental
+
+``--fits`` variants: "old" (neither lever: the code before both), "segdot" (the gradient's lever),
+"incremental" (the scale moves' closed-form potential), or levers joined by "+".
 """
 
 from __future__ import annotations
@@ -134,11 +140,13 @@ def figures(s, gather: str) -> dict:
     from ddr_explorer.core.model.parameterisation import (_initial_gibbs, _initial_point, _make_functions,
                                                           _per_level_broadcaster)
 
-    default = set(P.LEVERS)
+    default, default_scale = set(P.LEVERS), set(P.SCALE_LEVERS)
     P.LEVERS = set() if gather == "old" else set(gather.split("+"))
+    P.SCALE_LEVERS = {"incremental"}  # built with the closed-form loop too: row (c') times it beside (c)
     dtype = jnp.float32
     lay, gibbs, marg, design = s["lay"], s["gibbs"], s["marg"], s["design"]
     pg, constrain, move, offset = _make_functions(design, lay, dtype, s["cols"], gibbs, s["mh_steps"], marg)
+    P.SCALE_LEVERS = default_scale
     z0, _ = _initial_point(lay, s["rough"], 1, 0, marg=marg)
     z = {k: jnp.asarray(v[0], dtype) for k, v in z0.items()}
     if gibbs is not None:
@@ -186,11 +194,27 @@ def figures(s, gather: str) -> dict:
         c0, c1 = jnp.asarray(lay.c0, dtype), jnp.asarray(lay.c1, dtype)
         cov = jnp.eye(z["g"].shape[0], dtype=dtype) * 0.01
 
-        def sm(z, key):
-            return scale_moves(z, jnp.zeros(lay.K, dtype), key, pg(sv), cov, K=lay.K, n_scale=n_scale,
-                               per_level=per_level, c0=c0, c1=c1, gam=gam, dtype=dtype)
+        def sm(inc):
+            def f(z, key):
+                return scale_moves(z, jnp.zeros(lay.K, dtype), key, pg(sv), cov, K=lay.K, n_scale=n_scale,
+                                   per_level=per_level, c0=c0, c1=c1, gam=gam, dtype=dtype, incremental=inc)
+            return jax.jit(f)
 
-        out[f"(c) scale-move loop ({lay.K} x {n_scale} potentials)"] = _time(jax.jit(sm), z, jax.random.PRNGKey(0))
+        # the loop on the full potential and in closed form (SCALE_LEVERS "incremental"), timed in turn
+        key0 = jax.random.PRNGKey(0)
+        inc = pg.incremental
+        pair = compare({"full": (sm(None), (z, key0)), "inc": (sm(inc(sv)), (z, key0))}
+                       if inc is not None else {"full": (sm(None), (z, key0))})
+        out[f"(c) scale-move loop ({lay.K} x {n_scale} potentials)"] = pair["full"]
+        out["(c') the same loop, incremental potential"] = pair.get("inc", float("nan"))
+        out["    ratio incremental / full (same run)"] = pair.get("inc", float("nan")) / pair["full"]
+        if inc is not None:
+            # 4 chains pmapped on 4 CPU devices (as a fit runs them on 2 cores): process CPU per loop,
+            # the two variants in turn, the least disturbed of several batches
+            cpu = _pmapped_loops_cpu({"full": sm(None), "inc": sm(inc(sv))}, lay, s)
+            out["(c4) scale-move loop, 4 devices, CPU per loop"] = cpu["full"]
+            out["(c4') the same, incremental potential"] = cpu["inc"]
+            out["    ratio incremental / full (4 devices)"] = cpu["inc"] / cpu["full"]
     P.LEVERS = default
     return out
 
@@ -214,6 +238,37 @@ def _pmapped_cpu(pg, lay, s, sv, n: int = 200, rounds: int = 11) -> float:
         t0 = time.process_time()
         jax.block_until_ready(pm(z))
         best = min(best, (time.process_time() - t0) / n * 1e6)
+    return best
+
+
+def _pmapped_loops_cpu(fs: dict, lay, s, n: int = 20, rounds: int = 9) -> dict:
+    """Process CPU microseconds per call of each jitted ``f(z, key)`` run on 4 chains pmapped over 4 CPU
+    devices (``n`` calls in one compiled loop), the variants in turn, the least of ``rounds`` batches."""
+    import jax
+    import jax.numpy as jnp
+
+    from ddr_explorer.core.model.parameterisation import _initial_point
+
+    D = min(4, len(jax.devices("cpu")))
+    z0, _ = _initial_point(lay, s["rough"], D, 0, marg=s["marg"])
+    z = {k: np.asarray(v, np.float32) for k, v in z0.items()}
+    keys = np.asarray(jax.random.split(jax.random.PRNGKey(0), D))
+    pms = {}
+    for name, f in fs.items():
+        def loop(z, key, f=f):
+            def body(i, c):
+                z, key = c
+                z2, _, key2 = f(z, key)
+                return z2, key2
+            return jax.lax.fori_loop(0, n, body, (z, key))[0]["g"].sum()
+        pms[name] = jax.pmap(loop, devices=jax.devices("cpu")[:D])
+        jax.block_until_ready(pms[name](z, keys))
+    best = {name: float("inf") for name in fs}
+    for _ in range(rounds):
+        for name, pm in pms.items():
+            t0 = time.process_time()
+            jax.block_until_ready(pm(z, keys))
+            best[name] = min(best[name], (time.process_time() - t0) / n * 1e6)
     return best
 
 
@@ -264,6 +319,17 @@ def fits(corpus: str, variants: list[str], reps: int, seed: int = 0):
                       "per_it": np.mean([_walls(r) / (r["draws_per_chain"] + r["warmup"]) for r in rows[v]]),
                       "steps": np.mean([sum(r.get("steps", {}).values()) for r in rows[v]]),
                       "per_step": np.mean([_walls(r) / max(sum(r.get("steps", {}).values()), 1) for r in rows[v]])}
+    # the posterior: each sigma's mean under every variant against the first's, in joint MCSE
+    if len(variants) > 1 and rows[variants[0]]:
+        ref = rows[variants[0]]
+        for v in variants[1:]:
+            for i, r in enumerate(rows[v][:len(ref)]):
+                a, b = ref[i], r
+                zs = {k: (b["sigma"][k] - a["sigma"][k]) / np.hypot(a["sigma_mcse"][k], b["sigma_mcse"][k])
+                      for k in a.get("sigma_mcse", {}) if k in b.get("sigma_mcse", {})}
+                if zs:
+                    print(f"  round {i} {v} vs {variants[0]}: sigma means in joint MCSE: "
+                          + ", ".join(f"{k} {z:+.2f}" for k, z in zs.items()), flush=True)
     base = summary.get(variants[0])
     for v, m in summary.items():
         line = (f"{v:24s} mean CPU {m['cpu']:6.1f} s, warmup+sampling wall {m['wall']:5.1f} s ({m['per_it'] * 1e3:.1f} "
@@ -282,7 +348,8 @@ def main():
     ap.add_argument("--fits", type=int, default=0, help="instead: this many interleaved rounds of the default "
                     "gate-stopped fit (fresh processes, cold cache) per variant of --levers")
     ap.add_argument("--seed", type=int, default=0, help="with --fits: the sampler's seed")
-    ap.add_argument("--levers", default="old,segdot", help="with --fits: variants, 'old' or levers joined by +")
+    ap.add_argument("--levers", default="old,segdot", help="with --fits: variants, 'old' or levers joined by + "
+                    "('segdot': the gradient's; 'incremental': the scale moves' closed-form potential; 'old': neither)")
     a = ap.parse_args()
     if a.fits:
         for name in a.corpus.split(","):

@@ -20,7 +20,9 @@ split the gap (held-out minus projected) and across splits the Pearson r, under 
 parent's settings, with the engine's predicted draws per chain beside the measured ones.
 
 Usage: ``nice python bench/bench_refit_reported.py [--splits 8] [--parent FILE.h5] [--reference gate|fixed:N]
-[--difficulty] [--estimate]``; ``--estimate``: the full TB2 sheet's estimate under both rules.
+[--difficulty] [--estimate] [--ab N]``; ``--estimate``: the full TB2 sheet's estimate under both rules;
+``--ab N``: the reported-rule refits with the scale moves' closed-form potential and the NUTS state's
+U0 against without, N interleaved rounds (issues 21/15, session 19).
 Measured on a shared machine: compare the two rules within one run (CPU seconds and their ratio).
 """
 
@@ -104,6 +106,47 @@ def estimate(parent, corpus):
     print(f"ratio {before.total_seconds / after.total_seconds:.2f}x")
 
 
+def ab(rounds, design, spec, reqs, settings, parent, designs):
+    """The same refits (same seed) with the scale moves' closed-form potential and the NUTS state's U0 (new:
+    ``parameterisation.SCALE_LEVERS = {"incremental"}``, ``refit_chains.SCALE_U0 = True``) and without (old),
+    interleaved: CPU s per refit, draws per chain, and each refit's Erho2 median new against old in units
+    of their joint MCSE (draws differ by float32 rounding only, so z should look like N(0, 1) or tighter)."""
+    import arviz as az
+    import numpy as np
+
+    from ddr_explorer.core.analyses.refits import coefficient_draws
+    from ddr_explorer.core.model import parameterisation as P
+    from ddr_explorer.core.model import refit_chains as RC
+
+    print(f"{len(reqs)} refits; settings: {settings.chains} chains, >= {settings.draws} draws, look every "
+          f"{settings.check_every}; shared box: read the same-run ratios")
+    res = {"old": [], "new": []}
+    defaults = (set(P.SCALE_LEVERS), RC.SCALE_U0)
+    for rnd in range(rounds):
+        for v in ("old", "new"):
+            P.SCALE_LEVERS = {"incremental"} if v == "new" else set()
+            RC.SCALE_U0 = v == "new"
+            posts, cpu, wall = _run(design, spec, reqs, settings, parent)
+            med = [float(np.median(coefficient_draws(p, designs[j // 2]))) for j, p in enumerate(posts)]
+            mc = [float(az.mcse(coefficient_draws(p, designs[j // 2]).reshape(p.mu.shape), method="median"))
+                  for j, p in enumerate(posts)]
+            dr = [int(p.mu.shape[1]) for p in posts]
+            res[v].append(dict(cpu=cpu, wall=wall, med=med, mc=mc, draws=dr))
+            print(f"round {rnd} {v}: {cpu:7.1f} CPU s ({cpu / len(reqs):5.1f} per refit), wall {wall:6.1f} s, "
+                  f"draws per chain {dr}", flush=True)
+    P.SCALE_LEVERS, RC.SCALE_U0 = defaults
+    for rnd in range(rounds):
+        o, n = res["old"][rnd], res["new"][rnd]
+        z = (np.array(n["med"]) - np.array(o["med"])) / np.hypot(n["mc"], o["mc"])
+        print(f"round {rnd}: CPU new / old {n['cpu'] / o['cpu']:.2f} ({n['cpu']:.1f} / {o['cpu']:.1f} s); draws "
+              f"per chain new {np.mean(n['draws']):.0f}, old {np.mean(o['draws']):.0f}; Erho2 medians new - old in "
+              f"joint MCSE: {', '.join(f'{x:+.2f}' for x in z)}")
+    co = sum(r["cpu"] for r in res["old"])
+    cn = sum(r["cpu"] for r in res["new"])
+    print(f"all rounds: CPU new / old {cn / co:.2f} ({cn / rounds / len(reqs):.1f} vs {co / rounds / len(reqs):.1f} "
+          f"CPU s per refit)")
+
+
 def main(argv=None):
     import arviz as az
     import numpy as np
@@ -120,6 +163,9 @@ def main(argv=None):
     ap.add_argument("--reference", default="gate", help="gate (component rule, another seed) or fixed:N")
     ap.add_argument("--difficulty", action="store_true", help="the 4 difficulty strata under the reported rule only")
     ap.add_argument("--estimate", action="store_true", help="the full sheet's estimate under both rules only")
+    ap.add_argument("--ab", type=int, default=0, help="instead: this many interleaved rounds of the same "
+                    "reported-rule refits with the scale moves' closed-form potential and U0 from NUTS (new) and "
+                    "without (old): CPU s per refit, draws per chain, Erho2 medians")
     a = ap.parse_args(argv)
 
     settings, _tmp, parent, eng, reqs = _cost_module().parent_and_requests(a.splits, a.parent)
@@ -143,6 +189,8 @@ def main(argv=None):
         ref_settings = dataclasses.replace(base, seed=base.seed + 1)
     design, spec = eng.design, eng.fitted_spec
 
+    if a.ab:
+        return ab(a.ab, design, spec, rep_reqs, base, parent, designs)
     print(f"{len(reqs)} refits ({a.splits} splits x 2); split settings: {base.chains} chains, >= {base.draws} draws, "
           f"look every {base.check_every}, <= {base.max_draws}; reference: {a.reference} (seed {ref_settings.seed})")
     sys.stdout.flush()

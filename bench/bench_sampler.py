@@ -172,7 +172,10 @@ def _ours_child(q, table, spec_name, settings, cache_dir):
         if levers is not None:  # bench_gradient.py --fits: with or without issue 21's gradient levers
             from ddr_explorer.core.model import parameterisation as P
 
-            P.LEVERS = set(filter(None, levers.split("+")))
+            tokens = set(filter(None, levers.split("+")))
+            # "incremental": the scale moves' closed-form potential (P.SCALE_LEVERS); the rest: the gradient's
+            P.SCALE_LEVERS = tokens & {"incremental"}
+            P.LEVERS = tokens - {"incremental"}
         t0 = time.perf_counter()
         cpu0 = time.process_time()
         post = M.fit(table, spec_name, settings)
@@ -183,6 +186,11 @@ def _ours_child(q, table, spec_name, settings, cache_dir):
         out["warmup"] = int(post.settings.warmup)
         out["notes"] = [str(n) for n in post.notes if "run length" in str(n) or "warmup" in str(n)]
         out["min_ess_tail"] = float(post.diagnostics.components["ess_tail"].min())
+        # each sigma's Monte Carlo standard error (sd / sqrt(bulk ESS)), so that two builds' fits can be
+        # compared within Monte Carlo error (bench_gradient.py --fits)
+        comp = post.diagnostics.components
+        out["sigma_mcse"] = {k: float(np.std(v) / np.sqrt(comp.loc[k, "ess_bulk"]))
+                             for k, v in post.sigma.items() if k in comp.index}
         # leapfrog steps of every chain, so that CPU can be compared per step (bench_gradient.py --fits)
         out["steps"] = {k: int(np.sum(post.sample_stats[k])) for k in ("warmup_num_steps", "num_steps")
                         if k in post.sample_stats}

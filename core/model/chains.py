@@ -180,9 +180,12 @@ def _run_chains(design, spec, lay, gibbs, rough, settings: SamplerSettings, devi
     c1v = _to_device(lay.c1, dtype)
 
     def _scale_moves(z, aux, key, pot, cov_g, U0):
-        # shared with the refits' batches (:func:`.moves.scale_moves`)
+        # shared with the refits' batches (:func:`.moves.scale_moves`); the proposals' potential in
+        # closed form from the loop's carried state where it applies (``parameterisation.SCALE_LEVERS``)
+        inc = potential_gen.incremental
         return scale_moves(z, aux["sm_lstep"], key, pot, cov_g, K=lay.K, n_scale=n_scale, per_level=per_level,
-                           c0=c0v, c1=c1v, gam=gam, dtype=dtype, U0=U0)
+                           c0=c0v, c1=c1v, gam=gam, dtype=dtype, U0=U0,
+                           incremental=None if inc is None else inc(_s(aux)))
 
     def _extra_moves(st, aux):
         """Scale moves and the collapsed Gibbs step after a NUTS transition, then fresh U and grad."""

@@ -18,7 +18,8 @@ import math
 from .geometry import log_scale
 
 
-def scale_moves(z, lstep, key, pot, cov_g, *, K: int, n_scale: int, per_level, c0, c1, gam, dtype, U0=None):
+def scale_moves(z, lstep, key, pot, cov_g, *, K: int, n_scale: int, per_level, c0, c1, gam, dtype, U0=None,
+                incremental=None):
     """``K x n_scale`` Metropolis scale moves from ``z``; returns (z, acceptance rate per direction, key).
 
     For term k, (log sigma_k, x_kj) -> (log sigma_k + d, x_kj exp(gamma_j d)) is a one-parameter
@@ -36,6 +37,12 @@ def scale_moves(z, lstep, key, pot, cov_g, *, K: int, n_scale: int, per_level, c
     ``U0`` is ``pot(z)`` when the caller has it (the NUTS state's potential energy at ``z``): passing
     it keeps a second forward copy of the potential out of the compiled chunk (issue 21: 291 of the
     chunk's 5,076 StableHLO operations on TB2); ``None`` computes it.
+
+    ``incremental``: the potential generator's ``incremental(s)`` at the offset ``pot`` was built at
+    (:func:`.parameterisation._incremental_gen`; ``None`` for nested centring): each proposal's
+    potential in closed form from per-level state the loop carries, instead of the full potential
+    (issues 21 and 15: the loop was a fifth to two fifths of a TB2 iteration); the same moves and
+    random numbers, the potential equal up to float rounding (tests/model/test_scale_moves.py).
     """
     import jax
     import jax.numpy as jnp
@@ -64,9 +71,36 @@ def scale_moves(z, lstep, key, pot, cov_g, *, K: int, n_scale: int, per_level, c
         z = jax.tree.map(lambda new, old: jnp.where(acc, new, old), zp, z)
         return z, jnp.where(acc, Up, U), key, nacc.at[p].add(acc.astype(dtype))
 
+    if incremental is not None:
+        return _incremental_loop(z, dirs, lstep, key, incremental, K=K, n_scale=n_scale, gam=gam, dtype=dtype,
+                                 U0=pot(z) if U0 is None else U0)
     z, _, key, nacc = jax.lax.fori_loop(0, K * n_scale, one, (z, pot(z) if U0 is None else U0, key,
                                                                  jnp.zeros((K,), dtype)))
     return z, nacc / n_scale, key
+
+
+def _incremental_loop(z, dirs, lstep, key, inc, *, K, n_scale, gam, dtype, U0):
+    """:func:`scale_moves`' loop on the carried state of ``inc`` (the potential generator's
+    ``incremental(s)``): the same directions, random numbers, proposals and acceptance rule, each
+    proposal's potential in closed form from the state (equal to ``pot(zp)`` up to float rounding)."""
+    import jax
+    import jax.numpy as jnp
+
+    def one(t, carry):
+        st, U, key, nacc = carry
+        p = t // n_scale
+        full = (t % n_scale) % 2 == 1
+        key, k1, k2 = jax.random.split(key, 3)
+        v = dirs[:, p] * jnp.exp(lstep[p])
+        d = jax.random.normal(k1, (), dtype)
+        Up, stp, slf = inc.propose(st, v * d, full, gam)
+        log_r = U - Up + slf
+        acc = (jnp.log(jax.random.uniform(k2, (), dtype)) < log_r) & jnp.isfinite(Up)
+        st = jax.tree.map(lambda new, old: jnp.where(acc, new, old), stp, st)
+        return st, jnp.where(acc, Up, U), key, nacc.at[p].add(acc.astype(dtype))
+
+    st, _, key, nacc = jax.lax.fori_loop(0, K * n_scale, one, (inc.enter(z), U0, key, jnp.zeros((K,), dtype)))
+    return inc.leave(st), nacc / n_scale, key
 
 
 def adapt_scale_steps(aux, rates, i, W):

@@ -332,6 +332,95 @@ def _per_level_broadcaster(J):
     return per_level
 
 
+#: Issues 21/15's lever on the scale moves' loop: "incremental" evaluates each proposal's potential
+#: from the loop's carried per-level state in closed form (:func:`_make_functions`'s
+#: ``potential_gen.incremental``) instead of the full potential: the same potential up to float
+#: rounding (tests/model/test_scale_moves.py).  Off by default: the loop itself is 0.70-0.88x on TB2,
+#: but it is ~30% of a chain-iteration on 4 chains sharing 2 cores, and default TB2 fits (six pairs,
+#: CPU 0.85-1.05, mean 0.95) and hold-out refits (CPU per chain-iteration 0.98 and 0.99 in the
+#: rounds the load held) did not show a gain beyond the shared box's noise, against ~1 s more compile
+#: (docs/sampler-measurements.md, "The scale-move loop's potential in closed form").  A switch for
+#: bench/bench_gradient.py (rows c', c4), ``--fits --levers old,incremental`` and
+#: bench_refit_reported.py ``--ab``; the empty set is the code before.
+SCALE_LEVERS: set = set()
+
+
+def _incremental_gen(K, Jf, c0, c1, per_level, segment_sum, pi_mean, eta_of, priors, loglik, uniform):
+    """The scale moves' potential in closed form from the loop's carried state (``incremental(s)``).
+
+    A scale move (item 7) changes each log sigma_k by dls_k and multiplies x by exp(log_fx) per level,
+    so a(sigma) x changes by a known factor per level: e^(dl) for the u-scaling repeats (u_k e^(dls_k)),
+    and exp((gamma + 1) dl) sqrt(q / q') for the gamma repeats, q = c0 + c1 sigma^2 (geometry.log_scale).
+    The loop carries (a x, dev, log q) per level and (pi'(a x), |dev|^2, sum dev) per term (x is
+    a x / a(sigma) at the end), so a
+    u-scaling proposal costs one log per level (log q', the log-Jacobian) and the linear predictor
+    (dev e^(dl): the deviations scale with their term, and so do the three per-term sums), and a
+    gamma proposal one exp and one log per level, the per-term sums and the linear predictor; neither
+    recomputes x -> a x or the centring from scratch.  The potential is the full one's formula
+    (``_priors``, ``_loglik`` and item 8's gather ``_eta`` are shared), so the value is the same up to
+    float rounding.  Not for nested centring (item 11b: a host's deviations enter its hosted terms'
+    with a weight that changes with sigma, so no per-term factor exists): the caller falls back to
+    the full potential there.
+    """
+    import jax
+    import jax.numpy as jnp
+
+    def gen(s):
+        def enter(z):
+            g, x = z["g"], z["x"]
+            ls = g[1:K + 1]
+            sigma = jnp.exp(ls)
+            lq = jnp.log(c0 + c1 * per_level(sigma * sigma))
+            ax = per_level(sigma) * jnp.exp(-0.5 * lq) * x
+            ubar = pi_mean(ax)
+            dev = ax - per_level(ubar)
+            return {"g": g, "ax": ax, "dev": dev, "lq": lq, "ubar": ubar, "ss": segment_sum(dev * dev),
+                    "sd": jnp.zeros_like(ubar) if uniform else segment_sum(dev)}
+
+        def propose(st, dls, full, gam):
+            """(U at the proposal, the proposal's state, sum of log_fx: the group's log-Jacobian)."""
+            g = st["g"]
+            ls_new = g[1:K + 1] + dls
+            sigma = jnp.exp(ls_new)
+            lq = jnp.log(c0 + c1 * per_level(sigma * sigma))
+
+            def u_scaling(_):
+                # x' = x e^(dl) a(sigma) / a(sigma'): a x and dev scale by e^(dl); log_fx = (lq' - lq) / 2
+                e = jnp.exp(dls)
+                el = per_level(e)
+                return (st["ax"] * el, st["dev"] * el, st["ubar"] * e, st["ss"] * (e * e), st["sd"] * e,
+                        0.5 * (jnp.sum(lq) - jnp.sum(st["lq"])))
+
+            def gamma(_):
+                # x' = x e^(gamma dl): a x changes by e^(gamma dl) a(sigma') / a(sigma)
+                dl = per_level(dls)
+                lf = gam * dl
+                ax = st["ax"] * jnp.exp(lf + dl + 0.5 * (st["lq"] - lq))
+                ubar = pi_mean(ax)
+                dev = ax - per_level(ubar)
+                sd = st["sd"] if uniform else segment_sum(dev)
+                return ax, dev, ubar, segment_sum(dev * dev), sd, jnp.sum(lf)
+
+            ax, dev, ubar, ss, sd, slf = jax.lax.cond(full, u_scaling, gamma, None)
+            g = g.at[1:K + 1].set(ls_new)
+            alpha, w = g[0], g[K + 1:2 * K + 1]
+            sum_log_a = jnp.sum(Jf * ls_new) - 0.5 * jnp.sum(lq)
+            lp_u, lp_sigma, lp_w, lp_mu = priors(alpha, ls_new, sigma, w, ubar, ss, None if uniform else sd, sum_log_a)
+            U = -(loglik(eta_of(alpha, dev, s), g) + lp_u + lp_sigma + lp_w + lp_mu)
+            return U, {"g": g, "ax": ax, "dev": dev, "lq": lq, "ubar": ubar, "ss": ss, "sd": sd}, slf
+
+        def leave(st):
+            # x = a x / a(sigma), a = sigma exp(-lq / 2): equal to the old loop's products of
+            # exp(log_fx) up to float rounding (a few ulps after 36 moves)
+            return {"g": st["g"], "x": st["ax"] * jnp.exp(0.5 * st["lq"] - per_level(st["g"][1:K + 1]))}
+
+        ns = type("IncrementalScalePotential", (), {})()
+        ns.enter, ns.propose, ns.leave = enter, propose, leave
+        return ns
+
+    return gen
+
+
 def _make_functions(design: DesignMatrix, lay: _Layout, dtype, term_columns, gibbs: _GibbsBlock | None,
                     mh_steps: int, marg: "_Marginal | None" = None, consts: dict | None = None):
     """The potential generator, the map to (sigma, mu, u) and the collapsed move.
@@ -454,32 +543,38 @@ def _make_functions(design: DesignMatrix, lay: _Layout, dtype, term_columns, gib
         def potential(z):
             alpha, log_sigma, sigma, w, ubar, dev, sum_log_a = _parts(z)
             eta = _eta(alpha, dev, s)
-            if marg is None:
-                loglik = jnp.sum(y * eta - n * jax.nn.softplus(eta))
-            else:
-                # the integrated term: its levels by quadrature (item 10), its sigma half-t
-                # with the log-Jacobian of sigma = exp(log sigma)
-                ls_m = z["g"][2 * K + 1]
-                s_m = jnp.exp(ls_m)
-                loglik = (marg_loglik(eta, s_m) - 0.5 * (m_df + 1.0) * jnp.log1p((s_m / m_sc) ** 2 / m_df)
-                          + ls_m)
+            loglik = _loglik(eta, z["g"])
             ss = _segment_sum(dev * dev)
-            # u_k = dev_k + m_k 1 ~ N(0, sigma^2 I) with m_k = sigma |pi| w_k (log-Jacobian log sigma),
-            # so |u|^2 = |dev|^2 + 2 m sum(dev) + J m^2; the auxiliary pi'(a x) ~ N(0, sref^2 / J);
-            # log-Jacobian of x -> a(sigma) x
-            lp_u = (jnp.sum(-(Jf - 1.0) * log_sigma - 0.5 * ss / sigma ** 2 - 0.5 * Jf * ubar ** 2 / sref2)
-                    + sum_log_a)
-            # half-Student-t on sigma, plus the log-Jacobian of sigma = exp(log_sigma)
-            lp_sigma = jnp.sum(-0.5 * (sdf + 1.0) * jnp.log1p((sigma / ssc) ** 2 / sdf) + log_sigma)
-            if uniform:  # sum(dev) = 0 and J |pi|^2 = 1
-                lp_w = -0.5 * jnp.sum(w ** 2)
-            else:
-                lp_w = -jnp.sum(pinorm * w * _segment_sum(dev) / sigma + 0.5 * Jf * pinorm ** 2 * w ** 2)
-            mu = alpha - jnp.sum(sigma * pinorm * w)
-            lp_mu = -0.5 * (lay.mu_df + 1.0) * jnp.log1p(((mu - lay.mu_loc) / lay.mu_scale) ** 2 / lay.mu_df)
-            return -(loglik + lp_u + lp_sigma + lp_w + lp_mu)
+            lp_u, lp_sigma, lp_w, lp_mu = _priors(alpha, log_sigma, sigma, w, ubar, ss,
+                                                  None if uniform else _segment_sum(dev), sum_log_a)
+            return -(loglik + lp_u + lp_sigma + lp_w + lp_mu)  # summed in this order since before issue 21
 
         return potential
+
+    def _priors(alpha, log_sigma, sigma, w, ubar, ss, sum_dev, sum_log_a):
+        # u_k = dev_k + m_k 1 ~ N(0, sigma^2 I) with m_k = sigma |pi| w_k (log-Jacobian log sigma),
+        # so |u|^2 = |dev|^2 + 2 m sum(dev) + J m^2; the auxiliary pi'(a x) ~ N(0, sref^2 / J);
+        # log-Jacobian of x -> a(sigma) x.  ss: |dev_k|^2 per term; sum_dev: sum(dev_k) (None: uniform pi)
+        lp_u = (jnp.sum(-(Jf - 1.0) * log_sigma - 0.5 * ss / sigma ** 2 - 0.5 * Jf * ubar ** 2 / sref2)
+                + sum_log_a)
+        # half-Student-t on sigma, plus the log-Jacobian of sigma = exp(log_sigma)
+        lp_sigma = jnp.sum(-0.5 * (sdf + 1.0) * jnp.log1p((sigma / ssc) ** 2 / sdf) + log_sigma)
+        if sum_dev is None:  # uniform pi: sum(dev) = 0 and J |pi|^2 = 1
+            lp_w = -0.5 * jnp.sum(w ** 2)
+        else:
+            lp_w = -jnp.sum(pinorm * w * sum_dev / sigma + 0.5 * Jf * pinorm ** 2 * w ** 2)
+        mu = alpha - jnp.sum(sigma * pinorm * w)
+        lp_mu = -0.5 * (lay.mu_df + 1.0) * jnp.log1p(((mu - lay.mu_loc) / lay.mu_scale) ** 2 / lay.mu_df)
+        return lp_u, lp_sigma, lp_w, lp_mu
+
+    def _loglik(eta, g):
+        # the integrated term (item 10): its levels by quadrature, its sigma half-t with the
+        # log-Jacobian of sigma = exp(log sigma)
+        if marg is None:
+            return jnp.sum(y * eta - n * jax.nn.softplus(eta))
+        ls_m = g[2 * K + 1]
+        s_m = jnp.exp(ls_m)
+        return marg_loglik(eta, s_m) - 0.5 * (m_df + 1.0) * jnp.log1p((s_m / m_sc) ** 2 / m_df) + ls_m
 
     def constrain(z):
         alpha, log_sigma, sigma, w, ubar, dev, _ = _parts(z)
@@ -490,6 +585,9 @@ def _make_functions(design: DesignMatrix, lay: _Layout, dtype, term_columns, gib
 
     potential_gen.eta = _eta  # for tests: the linear predictor from (alpha, dev, s)
     potential_gen.parts = _parts
+    potential_gen.incremental = (_incremental_gen(K, Jf, c0, c1, per_level, _segment_sum, _pi_mean, _eta, _priors,
+                                                  _loglik, uniform)
+                                 if "incremental" in SCALE_LEVERS and chain_maps is None else None)
     if gibbs is None:
         return potential_gen, constrain, None, None
 

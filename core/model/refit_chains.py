@@ -31,6 +31,11 @@ from .moves import adapt_scale_steps, gibbs_step, scale_moves
 from .parameterisation import _make_functions, _per_level_broadcaster
 from .posterior import CancelCallback, FitCancelled, SamplerSettings
 
+#: The scale moves start from the NUTS state's potential energy (as :func:`.chains._run_chains` does)
+#: instead of recomputing ``pot(z)``: one forward potential fewer per iteration and copy in the chunk.
+#: ``False``: the code before (a bench switch).
+SCALE_U0 = True
+
 
 @dataclass
 class BatchInputs:
@@ -137,10 +142,13 @@ class BatchRunner:
                                max_tree_depth=settings.max_tree_depth, find_heuristic_step_size=False,
                                adapt_mass_matrix=adapt_mass, rng_key=key, model_args=(_s(aux, data), data))
 
-        def _scale_moves(z, aux, key, pot, cov_g, data):
+        def _scale_moves(z, aux, key, pot, cov_g, data, U0):
             # as in chains._run_chains (:func:`.moves.scale_moves`); gam, c0, c1 are this element's
+            inc = fns(data)[0].incremental
             return scale_moves(z, aux["sm_lstep"], key, pot, cov_g, K=K, n_scale=n_scale, per_level=per_level,
-                               c0=data["c0"], c1=data["c1"], gam=data["gam"], dtype=dtype)
+                               c0=data["c0"], c1=data["c1"], gam=data["gam"], dtype=dtype,
+                               U0=U0 if SCALE_U0 else None,
+                               incremental=None if inc is None else inc(_s(aux, data)))
 
         def _gibbs_step(st, aux, data):
             _, constrain, move, offset = fns(data)
@@ -152,8 +160,9 @@ class BatchRunner:
             key = st.rng_key
             z = st.z
             if n_scale:
+                # U at z is the NUTS state's, as in chains._run_chains
                 z, rates, key = _scale_moves(z, aux, key, pgen(_s(aux, data), data),
-                                             st.adapt_state.inverse_mass_matrix[("g",)], data)
+                                             st.adapt_state.inverse_mass_matrix[("g",)], data, st.potential_energy)
                 aux = adapt_scale_steps(aux, rates, st.i, W)
             st = st._replace(z=z, rng_key=key)
             if gibbs is not None:
