@@ -216,6 +216,12 @@ def analyse(outs, burn: int):
             for z in zz.values())
         rows[name] = zz
         print(line)
+    # per seed: which run carries a shift
+    for nm, e in (("seed 1", e1), ("seed 2", e2)):
+        for k in ("gate", "long"):
+            z = np.array([_z(x, cold[j], 0.5) for j, x in enumerate(e[k]) if x is not None])
+            print(f"  {k} {nm} against cold, median: mean z {z.mean():+.2f} (se {z.std(ddof=1) / np.sqrt(z.size):.2f}), "
+                  f"n {z.size}")
     # same draws, two stopping times: the data-dependent stop against the other seed's length
     d = []
     for ea in (e1, e2):
