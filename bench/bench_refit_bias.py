@@ -183,8 +183,8 @@ def analyse(outs, burn: int):
     print(f"\n{n} refits, fixed runs of {T} draws per chain; divergences: warm1 {cat('div_warm1').sum()}, "
           f"warm2 {cat('div_warm2').sum()}, cold {cat('div_cold').sum()}")
     if (s1 > 0).any() and (s2 > 0).any():
-        print(f"post-hoc reported-rule stops: seed 1 mean {s1[s1 > 0].mean():.0f} (range {s1[s1 > 0].min()}-"
-              f"{s1.max()}), seed 2 mean {s2[s2 > 0].mean():.0f} (range {s2[s2 > 0].min()}-{s2.max()})")
+        print(f"post-hoc reported-rule stops: seed s mean {s1[s1 > 0].mean():.0f} (range {s1[s1 > 0].min()}-"
+              f"{s1.max()}), seed s+1 mean {s2[s2 > 0].mean():.0f} (range {s2[s2 > 0].min()}-{s2.max()})")
     print(f"not stopped by {T}: {int((s1 < 0).sum() + (s2 < 0).sum())} of {2 * n}")
     for k in ("warm1", "warm2", "cold"):
         print(f"CPU s per refit, {k}: {sum(o[f'cpu_{k}'] for o in outs) / n:.1f}")
@@ -217,7 +217,7 @@ def analyse(outs, burn: int):
         rows[name] = zz
         print(line)
     # per seed: which run carries a shift
-    for nm, e in (("seed 1", e1), ("seed 2", e2)):
+    for nm, e in (("seed s", e1), ("seed s+1", e2)):
         for k in ("gate", "long"):
             z = np.array([_z(x, cold[j], 0.5) for j, x in enumerate(e[k]) if x is not None])
             print(f"  {k} {nm} against cold, median: mean z {z.mean():+.2f} (se {z.std(ddof=1) / np.sqrt(z.size):.2f}), "
@@ -232,10 +232,10 @@ def analyse(outs, burn: int):
           f"(se {np.std(d, ddof=1) / np.sqrt(len(d)):.5f}, n {len(d)})")
     # session 18's comparison: the gate of seed 1 against the long warm run of seed 2
     z18 = np.array([_z(e1["gate"][j], w2[j], 0.5) for j in range(n) if e1["gate"][j] is not None])
-    print(f"session 18's comparison (gate, seed 1, against the long WARM run of seed 2): mean z {z18.mean():+.2f} "
+    print(f"session 18's comparison (gate, seed s, against the long WARM run of seed s+1): mean z {z18.mean():+.2f} "
           f"(se {z18.std(ddof=1) / np.sqrt(z18.size):.2f}), sd {z18.std(ddof=1):.2f}, n {z18.size}")
     zw = np.array([_z(w1[j], w2[j], 0.5) for j in range(n)])
-    print(f"long warm seed 1 against long warm seed 2: mean z {zw.mean():+.2f} (se {zw.std(ddof=1) / np.sqrt(n):.2f}), "
+    print(f"long warm seed s against long warm seed s+1: mean z {zw.mean():+.2f} (se {zw.std(ddof=1) / np.sqrt(n):.2f}), "
           f"sd {zw.std(ddof=1):.2f}")
     # towards the parent? the sign of (parent - cold) against z of the gate estimate
     cm = np.array([float(np.median(cold[j])) for j in range(n)])
@@ -244,7 +244,7 @@ def analyse(outs, burn: int):
     ok = np.isfinite(zg)
     print(f"parent median - cold median: mean {np.mean(pm - cm):+.5f}; gate z signed towards the parent: mean "
           f"{np.mean(zg[ok] * towards[ok]):+.2f} (se {np.std(zg[ok] * towards[ok], ddof=1) / np.sqrt(ok.sum()):.2f})")
-    print("\nper refit: label, stops (seed 1, 2), medians: cold, long1, long2, gate1, gate2, parent")
+    print("\nper refit: label, stops (seed s, s+1), medians: cold, long s, long s+1, gate s, gate s+1, parent")
     for j in range(n):
         g1 = np.median(e1["gate"][j]) if e1["gate"][j] is not None else np.nan
         g2 = np.median(e2["gate"][j]) if e2["gate"][j] is not None else np.nan
