@@ -9,7 +9,11 @@ held-out 30% of every cell's trials), warm-started from one parent fit, the refi
   :func:`~ddr_explorer.core.model.stopping.check_reported` on Erho2 at the split's held-out design;
 - **reference**: the same settings with ANOTHER seed (independent draws) under the component rule
   (every variance component's R-hat, bulk and tail ESS >= 440), or with ``--reference fixed:N`` a
-  fixed N draws per chain.
+  fixed N draws per chain, or with ``--reference cold:N`` a fixed N draws per chain started COLD (no parent,
+  250 warmup iterations, ``marginalise="off"``, seed + 2): a reference that shares nothing with the warm starts.
+  Session 19 (bench/bench_refit_bias.py) found the warm seed-+1 reference of splits 1-8 sitting 0.4-0.5 MCSE
+  low against cold runs by chance, which is what session 18's +0.4-0.7 MCSE "shift" was; one reference seed is
+  one draw of that chance, so read the mean z against its standard error.
 
 Per refit: the Erho2 median under both, its MCSE (ArviZ's ``mcse(method="median")``) under both,
 ``z = (reported - reference) / sqrt(mcse_r^2 + mcse_ref^2)``, draws per chain and CPU seconds; over
@@ -19,7 +23,7 @@ split the gap (held-out minus projected) and across splits the Pearson r, under 
 ``--difficulty``: instead, the 4 difficulty strata (seed 003 sec. 5.3) under the reported rule at the
 parent's settings, with the engine's predicted draws per chain beside the measured ones.
 
-Usage: ``nice python bench/bench_refit_reported.py [--splits 8] [--parent FILE.h5] [--reference gate|fixed:N]
+Usage: ``nice python bench/bench_refit_reported.py [--splits 8] [--parent FILE.h5] [--reference gate|fixed:N|cold:N]
 [--difficulty] [--estimate] [--ab N]``; ``--estimate``: the full TB2 sheet's estimate under both rules;
 ``--ab N``: the reported-rule refits with the scale moves' closed-form potential and the NUTS state's
 U0 against without, N interleaved rounds (issues 21/15, session 19).
@@ -160,7 +164,7 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--splits", type=int, default=8)
     ap.add_argument("--parent", type=Path)
-    ap.add_argument("--reference", default="gate", help="gate (component rule, another seed) or fixed:N")
+    ap.add_argument("--reference", default="gate", help="gate (component rule, another seed), fixed:N or cold:N")
     ap.add_argument("--difficulty", action="store_true", help="the 4 difficulty strata under the reported rule only")
     ap.add_argument("--estimate", action="store_true", help="the full sheet's estimate under both rules only")
     ap.add_argument("--ab", type=int, default=0, help="instead: this many interleaved rounds of the same "
@@ -181,10 +185,16 @@ def main(argv=None):
     base = split_settings(settings)
     rep_reqs = [dataclasses.replace(r, reported=(ReportedQuantity.coefficient(designs[j // 2], "the held-out design"),))
                 for j, r in enumerate(reqs)]
+    ref_parent = parent
     if a.reference.startswith("fixed:"):
         n = int(a.reference.split(":")[1])
         ref_settings = dataclasses.replace(base, stop="fixed", draws=n, seed=base.seed + 1, max_draws=None,
                                            max_seconds=None)
+    elif a.reference.startswith("cold:"):
+        n = int(a.reference.split(":")[1])
+        ref_settings = dataclasses.replace(base, stop="fixed", draws=n, seed=base.seed + 2, max_draws=None,
+                                           max_seconds=None, warmup=250, marginalise="off")
+        ref_parent = None
     else:
         ref_settings = dataclasses.replace(base, seed=base.seed + 1)
     design, spec = eng.design, eng.fitted_spec
@@ -197,7 +207,7 @@ def main(argv=None):
     new, cpu_new, wall_new = _run(design, spec, rep_reqs, base, parent)
     print(f"reported rule: {cpu_new:.1f} CPU s, {wall_new:.1f} s wall")
     sys.stdout.flush()
-    ref, cpu_ref, wall_ref = _run(design, spec, reqs, ref_settings, parent)
+    ref, cpu_ref, wall_ref = _run(design, spec, reqs, ref_settings, ref_parent)
     print(f"reference:     {cpu_ref:.1f} CPU s, {wall_ref:.1f} s wall")
 
     rows = []
