@@ -53,23 +53,15 @@ def scale_moves(z, lstep, key, pot, cov_g, *, K: int, n_scale: int, per_level, c
 
     def one(t, carry):
         z, U, key, nacc = carry
-        p = t // n_scale
-        full = (t % n_scale) % 2 == 1
-        key, k1, k2 = jax.random.split(key, 3)
-        v = dirs[:, p] * jnp.exp(lstep[p])
-        d = jax.random.normal(k1, (), dtype)
-        dls = v * d  # change of each log sigma_k
+        p, full, dls, key, k2 = _proposal(t, key, dirs, lstep, n_scale, dtype)  # dls: change of each log sigma_k
         dl = per_level(dls)
         ls_lv = per_level(z["g"][1:K + 1])
         # x' = x e^(gamma dl)  or  x' = x e^(dl) a(sigma) / a(sigma')
         log_fx = jnp.where(full, dl + log_scale(ls_lv, c0, c1, jnp) - log_scale(ls_lv + dl, c0, c1, jnp),
                            gam * dl)
         zp = {"g": z["g"].at[1:K + 1].add(dls), "x": z["x"] * jnp.exp(log_fx)}
-        Up = pot(zp)
-        log_r = U - Up + jnp.sum(log_fx)
-        acc = (jnp.log(jax.random.uniform(k2, (), dtype)) < log_r) & jnp.isfinite(Up)
-        z = jax.tree.map(lambda new, old: jnp.where(acc, new, old), zp, z)
-        return z, jnp.where(acc, Up, U), key, nacc.at[p].add(acc.astype(dtype))
+        z, U, acc = _metropolis(zp, z, pot(zp), U, jnp.sum(log_fx), k2, dtype)
+        return z, U, key, nacc.at[p].add(acc)
 
     if incremental is not None:
         return _incremental_loop(z, dirs, lstep, key, incremental, K=K, n_scale=n_scale, gam=gam, dtype=dtype,
@@ -88,19 +80,40 @@ def _incremental_loop(z, dirs, lstep, key, inc, *, K, n_scale, gam, dtype, U0):
 
     def one(t, carry):
         st, U, key, nacc = carry
-        p = t // n_scale
-        full = (t % n_scale) % 2 == 1
-        key, k1, k2 = jax.random.split(key, 3)
-        v = dirs[:, p] * jnp.exp(lstep[p])
-        d = jax.random.normal(k1, (), dtype)
-        Up, stp, slf = inc.propose(st, v * d, full, gam)
-        log_r = U - Up + slf
-        acc = (jnp.log(jax.random.uniform(k2, (), dtype)) < log_r) & jnp.isfinite(Up)
-        st = jax.tree.map(lambda new, old: jnp.where(acc, new, old), stp, st)
-        return st, jnp.where(acc, Up, U), key, nacc.at[p].add(acc.astype(dtype))
+        p, full, dls, key, k2 = _proposal(t, key, dirs, lstep, n_scale, dtype)
+        Up, stp, slf = inc.propose(st, dls, full, gam)
+        st, U, acc = _metropolis(stp, st, Up, U, slf, k2, dtype)
+        return st, U, key, nacc.at[p].add(acc)
 
     st, _, key, nacc = jax.lax.fori_loop(0, K * n_scale, one, (inc.enter(z), U0, key, jnp.zeros((K,), dtype)))
     return inc.leave(st), nacc / n_scale, key
+
+
+def _proposal(t, key, dirs, lstep, n_scale: int, dtype):
+    """Move ``t`` of the loop: its direction ``p``, its group (``full``: the odd repeats, u-scaling), the change
+    of each log sigma (direction x step size x a standard normal), the next key and the acceptance's key.
+    Both loops draw through here, so that they make the same proposals from the same key."""
+    import jax
+    import jax.numpy as jnp
+
+    p = t // n_scale
+    full = (t % n_scale) % 2 == 1
+    key, k1, k2 = jax.random.split(key, 3)
+    v = dirs[:, p] * jnp.exp(lstep[p])
+    d = jax.random.normal(k1, (), dtype)
+    return p, full, v * d, key, k2
+
+
+def _metropolis(new, old, U_new, U, log_jacobian, k2, dtype):
+    """Accept ``new`` (potential ``U_new``) over ``old`` (``U``) with probability
+    min(1, exp(U - U_new + log_jacobian)); a non-finite ``U_new`` is rejected.  Returns (state, U, accepted)."""
+    import jax
+    import jax.numpy as jnp
+
+    log_r = U - U_new + log_jacobian
+    acc = (jnp.log(jax.random.uniform(k2, (), dtype)) < log_r) & jnp.isfinite(U_new)
+    state = jax.tree.map(lambda a, b: jnp.where(acc, a, b), new, old)
+    return state, jnp.where(acc, U_new, U), acc.astype(dtype)
 
 
 def adapt_scale_steps(aux, rates, i, W):

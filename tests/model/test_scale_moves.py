@@ -18,25 +18,13 @@ import numpy as np
 import pytest
 
 import ddr_explorer.core.model as M  # noqa: F401  (before jax: parallel CPU chains)
-from ddr_explorer.core.model import SamplerSettings
 from ddr_explorer.core.model import parameterisation as P
 from ddr_explorer.core.model.geometry import log_scale
 
-from .test_gradient import BG, CASES, _offset_value, _per_benchmark, _points, _pooled
+from .test_gradient import BG, CASES, _offset_value, _points, setups  # noqa: F401 - setups: the fixture
 
 IDS = ["per-benchmark", "per-benchmark-nested", "per-benchmark-gibbs", "pooled-integrated",
        "pooled-integrated-nested"]
-
-
-@pytest.fixture(scope="module")
-def setups():
-    tables = {"per-benchmark": _per_benchmark(), "pooled": _pooled()}
-    out = {}
-    for shape, kw, _ in CASES:
-        key = (shape, tuple(sorted(kw.items())))
-        if key not in out:
-            out[key] = BG.setup(tables[shape], shape, SamplerSettings(**kw))
-    return out
 
 
 def _functions(s, dtype, min_ratio):
