@@ -161,7 +161,25 @@ def bench_pooled(quick: bool, settings, parent_cache=None) -> None:
                 parent_wall)
         print(f"  engine: {out.n_converged} of {out.n_fits} converged after the gate; kinds {out.kinds}; "
               f"cold {list(out.cold)}")
+        # per fit, what the work was: the run length the gate set, the term integrated out, the compile
+        for name, batch in (("cold", cold), ("engine", out)):
+            for job, res in zip(jobs, batch.results):
+                _fit_line(name, job.label, res)
         sys.stdout.flush()
+
+
+def _fit_line(path: str, label: str, res) -> None:
+    """One fit's work: draws per chain, integrated terms, converged, wall and compile seconds, its notes'
+    batch line (a refit's says how many compiles its batch took)."""
+    if res is None:
+        print(f"    {path:<7} {label:<28} not fitted")
+        return
+    post = res.posterior
+    t = post.timings or {}
+    batch = next((n for n in post.notes if n.startswith("refit (")), "")
+    print(f"    {path:<7} {label:<28} draws/chain {post.mu.shape[-1]:5d}  integrated {list(post.integrated) or '-'}  "
+          f"converged {bool(post.diagnostics.converged)}  wall {post.wall_seconds:7.1f} s  "
+          f"compile {float(t.get('compile', 0.0)):6.1f} s  {batch}")
 
 
 def main(argv=None) -> None:
