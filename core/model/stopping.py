@@ -191,28 +191,43 @@ def check_gate(sigma: np.ndarray, divergences: int, names=None, max_r_hat: float
         The thresholds (default: the gate's R-hat and ``STOP_ESS_MARGIN`` x its ESS).
     """
     sigma = np.asarray(sigma, np.float64)
-    C, n, K = sigma.shape
+    _, n, K = sigma.shape
     names = list(names) if names is not None else [f"{k}" for k in range(K)]
-    rh, eb, et = [], [], []
+    rh, eb, et, reasons = [], [], [], []
     for k in range(K):
-        x = sigma[:, :, k]
-        rh.append(rhat_rank(x) if C > 1 or n >= 4 else float("nan"))
-        eb.append(ess_bulk(x))
-        et.append(ess_tail(x))
-    reasons = []
-    for k in range(K):
-        if not rh[k] <= max_r_hat:
-            reasons.append(f"R-hat of sigma[{names[k]}] {rh[k]:.3f}")
-        if not eb[k] >= min_ess:
-            reasons.append(f"bulk ESS of sigma[{names[k]}] {eb[k]:.0f}")
-        if not et[k] >= min_ess:
-            reasons.append(f"tail ESS of sigma[{names[k]}] {et[k]:.0f}")
+        r, b, t = _series_check(sigma[:, :, k], f"sigma[{names[k]}]", max_r_hat, min_ess, reasons)
+        rh.append(r)
+        eb.append(b)
+        et.append(t)
+    return _gate_check(n, rh, eb, et, divergences, reasons)
+
+
+def _series_check(x: np.ndarray, label: str, max_r_hat: float, min_ess: float | None, reasons: list) -> tuple:
+    """Split R-hat and (unless ``min_ess`` is None) bulk and tail ESS of one (chains, draws) series; what
+    fails is appended to ``reasons`` in that order.  Returns (R-hat, bulk ESS, tail ESS); ESS is NaN when
+    not asked."""
+    C, n = x.shape
+    r = rhat_rank(x) if C > 1 or n >= 4 else float("nan")
+    if not r <= max_r_hat:
+        reasons.append(f"R-hat of {label} {r:.3f}")
+    if min_ess is None:
+        return r, float("nan"), float("nan")
+    eb, et = ess_bulk(x), ess_tail(x)
+    if not eb >= min_ess:
+        reasons.append(f"bulk ESS of {label} {eb:.0f}")
+    if not et >= min_ess:
+        reasons.append(f"tail ESS of {label} {et:.0f}")
+    return r, eb, et
+
+
+def _gate_check(n: int, rh: list, eb: list, et: list, divergences: int, reasons: list, on: tuple = ()) -> GateCheck:
+    """The :class:`GateCheck` of series checked by :func:`_series_check` (divergences added to ``reasons``)."""
     if divergences:
         reasons.append(f"{divergences} divergent transition(s)")
     nan = float("nan")
-    return GateCheck(passed=not reasons, draws=n, max_r_hat=max(rh) if K else nan,
-                     min_ess_bulk=min(eb) if K else nan, min_ess_tail=min(et) if K else nan,
-                     divergences=int(divergences), reasons=reasons)
+    return GateCheck(passed=not reasons, draws=n, max_r_hat=max(rh) if rh else nan,
+                     min_ess_bulk=min(eb) if eb else nan, min_ess_tail=min(et) if et else nan,
+                     divergences=int(divergences), reasons=reasons, on=on)
 
 
 def reported_sigma(sigma: np.ndarray, names, log_cols=()) -> dict:
@@ -263,32 +278,16 @@ def check_reported(sigma: np.ndarray, divergences: int, names, quantities, spec,
     C, n, K = sigma.shape
     names = list(names)
     reasons, rh_all, eb_all, et_all = [], [], [], []
-    for k in range(K):
-        r = rhat_rank(sigma[:, :, k]) if C > 1 or n >= 4 else float("nan")
-        rh_all.append(r)
-        if not r <= max_r_hat:
-            reasons.append(f"R-hat of sigma[{names[k]}] {r:.3f}")
+    for k in range(K):  # the components: R-hat only
+        rh_all.append(_series_check(sigma[:, :, k], f"sigma[{names[k]}]", max_r_hat, None, reasons)[0])
     by_term = reported_sigma(sigma, names, log_cols)
     for q in quantities:
         x = np.asarray(q.draws(by_term, spec), np.float64).reshape(C, n)
-        r = rhat_rank(x) if C > 1 or n >= 4 else float("nan")
-        eb, et = ess_bulk(x), ess_tail(x)
+        r, eb, et = _series_check(x, q.label, max_r_hat, min_ess, reasons)
         rh_all.append(r)
         eb_all.append(eb)
         et_all.append(et)
-        if not r <= max_r_hat:
-            reasons.append(f"R-hat of {q.label} {r:.3f}")
-        if not eb >= min_ess:
-            reasons.append(f"bulk ESS of {q.label} {eb:.0f}")
-        if not et >= min_ess:
-            reasons.append(f"tail ESS of {q.label} {et:.0f}")
-    if divergences:
-        reasons.append(f"{divergences} divergent transition(s)")
-    nan = float("nan")
-    return GateCheck(passed=not reasons, draws=n, max_r_hat=max(rh_all) if rh_all else nan,
-                     min_ess_bulk=min(eb_all) if eb_all else nan, min_ess_tail=min(et_all) if et_all else nan,
-                     divergences=int(divergences), reasons=reasons,
-                     on=tuple(q.label for q in quantities))
+    return _gate_check(n, rh_all, eb_all, et_all, divergences, reasons, on=tuple(q.label for q in quantities))
 
 
 def next_check(done: int, check_every: int, max_draws: int) -> int:
