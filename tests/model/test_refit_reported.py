@@ -11,9 +11,6 @@ request under the component rule (same seed, so the same draws up to the earlier
 from __future__ import annotations
 
 import dataclasses
-import importlib.util
-import sys
-from pathlib import Path
 from types import SimpleNamespace
 
 import numpy as np
@@ -23,26 +20,19 @@ import ddr_explorer.core.model as M  # noqa: F401  (before jax: parallel CPU cha
 from ddr_explorer.core.analyses.refits import BatchResult, coefficient_draws
 from ddr_explorer.core.analyses.reported import ReportedQuantity, reported_verdict
 from ddr_explorer.core.dstudy import DStudyDesign
-from ddr_explorer.core.model import SamplerSettings, build_design, fit
+from ddr_explorer.core.model import SamplerSettings, fit
 from ddr_explorer.core.model import stopping as S
 from ddr_explorer.core.model.diagnostics import diagnose
 from ddr_explorer.core.model.refit import RefitRequest, fit_refits
 
-ROOT = Path(__file__).resolve().parents[2]
-TRUTH = {"task": 1.5, "model": 1.0, "scaffold": 0.5, "task:model": 0.8, "task:scaffold": 0.6,
-         "model:scaffold": 0.4}
+# the design fixture is tests/model/test_refit.py's corpus, whose gate-stopped refits pass on every component
+from .test_refit import design  # noqa: E402,F401 - the fixture
+from .test_stopping import _ar1  # noqa: E402
+
 PARENT = SamplerSettings(stop="fixed", draws=200, warmup=150, chains=2, seed=3, chunk_size=50)
 GATE = SamplerSettings(draws=100, warmup=150, chains=2, seed=3, chunk_size=50, stop="gate", check_every=50,
                        max_draws=600)
 DESIGN = DStudyDesign(n_tasks=30, n_scaffolds=3, n_replicates=3)
-
-
-def _ar1(rng, chains, n, rho):
-    e = rng.normal(size=(chains, n))
-    x = np.zeros_like(e)
-    for t in range(n):
-        x[:, t] = (rho * x[:, t - 1] if t else 0.0) + e[:, t]
-    return x
 
 
 class _Iid:
@@ -127,22 +117,6 @@ def test_the_reported_quantity_is_in_the_refit_key():
 
 
 # -- the real sampler ------------------------------------------------------------------------
-def _simulate_module():
-    spec = importlib.util.spec_from_file_location("ddr_bench_simulate", ROOT / "bench" / "simulate.py")
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = mod
-    spec.loader.exec_module(mod)
-    return mod
-
-
-@pytest.fixture(scope="module")
-def design():
-    # the corpus of tests/model/test_refit.py, whose gate-stopped refits pass on every component
-    sim = _simulate_module().simulate_per_benchmark(n_tasks=30, n_models=6, n_scaffolds=3, n_pairs=10,
-                                                    trials_per_cell=4, sigmas=TRUTH, mu=-0.3, seed=5)
-    return build_design(sim.table, "per-benchmark")
-
-
 @pytest.fixture(scope="module")
 def parent(design):
     return fit(design, "per-benchmark", PARENT)
