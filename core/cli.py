@@ -825,6 +825,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--marginalise", default="auto", choices=["auto", "off"],
                    help="auto (default): integrate a term of many weakly informed levels (pooled: "
                         "benchmark:task:model) out by checked Gauss-Hermite quadrature; off: sample every level")
+    p.add_argument("--quadrature-nodes", type=int, choices=[8, 12, 16, 24],
+                   help="fewest Gauss-Hermite nodes of that quadrature (default: the fewest that pass its accuracy "
+                        "checks); raise it when the fit says the quadrature was off at the posterior")
     p.add_argument("--cache", type=Path, help="cache folder (default $DDR_CACHE_DIR or ~/.cache/ddr-explorer)")
     p.add_argument("--no-cache", action="store_true", help="neither read nor write the cache")
     p.add_argument("--allow-unconverged", action="store_true",

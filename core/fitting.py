@@ -55,6 +55,8 @@ def _settings_dict(settings) -> dict:
             d.pop(k, None)
     if not d.get("adaptive_warmup", False):  # likewise a fit with Stan's full warmup schedule
         d.pop("adaptive_warmup", None)
+    if not d.get("quadrature_nodes"):  # the default rule (the fewest nodes that pass): keys from before it
+        d.pop("quadrature_nodes", None)
     return d
 
 
@@ -119,6 +121,7 @@ def posterior_to_entry(post, corpus: Corpus | None = None) -> CacheEntry:
         "n_cells": post.n_cells, "n_trials": post.n_trials, "notes": list(post.notes), "levels": levels,
         "integrated_terms": list(getattr(post, "integrated", [])),
         "quadrature_error": getattr(post, "quadrature_error", None),
+        "quadrature_nodes": getattr(post, "quadrature_nodes", None),
         "corpus_hash": None if corpus is None else corpus.content_hash,
         "corpus_name": None if corpus is None else corpus.name,
         "slice": None if corpus is None else corpus.provenance.get("slice"),
@@ -166,7 +169,7 @@ def posterior_from_entry(entry: CacheEntry):
                      timings=meta["timings"], sample_stats=stats, n_cells=meta["n_cells"],
                      n_trials=meta["n_trials"], notes=meta["notes"],
                      integrated=list(meta.get("integrated_terms", [])),
-                     quadrature_error=meta.get("quadrature_error"))
+                     quadrature_error=meta.get("quadrature_error"), quadrature_nodes=meta.get("quadrature_nodes"))
     post.diagnostics = diagnose(post)
     return post
 
@@ -333,13 +336,13 @@ def theta_from_posterior(post, obj: str = "model") -> tuple[np.ndarray, list[str
 
 def settings_from_args(args):
     """``SamplerSettings`` from a command's ``--draws/--warmup/--chains/--seed/--device/--marginalise``
-    (and ``--stop/--max-draws/--max-seconds``)
+    (and ``--quadrature-nodes``, ``--stop/--max-draws/--max-seconds``)
     (those the command lacks, or None: the app's defaults, so that the command reuses a fit the app
     cached, and the reverse)."""
     from .model.posterior import SamplerSettings
 
     given = {k: getattr(args, k, None) for k in ("draws", "warmup", "chains", "seed", "device", "marginalise",
-                                                  "stop", "max_draws", "max_seconds")}
+                                                  "quadrature_nodes", "stop", "max_draws", "max_seconds")}
     return SamplerSettings(**{k: v for k, v in given.items() if v is not None})
 
 

@@ -133,6 +133,9 @@ def test_fitting_commands_share_the_apps_sampler_defaults():
     a = parser.parse_args(["dstudy", "c.csv"])
     assert settings_from_args(a) == app
     assert settings_from_args(argparse.Namespace(draws=50, warmup=0, chains=None)) == SamplerSettings(draws=50, warmup=0)
+    # the mend a fit's verdict names for a quadrature off at the posterior
+    a = parser.parse_args(["fit", "c.csv", "--quadrature-nodes", "12"])
+    assert settings_from_args(a) == SamplerSettings(quadrature_nodes=12)
 
 
 def test_fit_progress_in_a_log_prints_phase_changes_and_every_30_seconds(capsys):

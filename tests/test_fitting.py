@@ -59,6 +59,20 @@ def test_other_settings_are_another_key(corpus, first):
     assert other.key != a.key and not other.from_cache
 
 
+def test_a_node_floor_is_part_of_the_key_only_when_set(corpus):
+    # the default (0: the fewest nodes that pass) leaves the keys of fits cached before the setting existed
+    from ddr_explorer.core.fitting import _settings_dict, fit_key
+    from ddr_explorer.core.model.formula import as_spec
+
+    import dataclasses
+
+    spec = as_spec("per-benchmark")
+    assert "quadrature_nodes" not in _settings_dict(SETTINGS)
+    twelve = dataclasses.replace(SETTINGS, quadrature_nodes=12)
+    assert _settings_dict(twelve)["quadrature_nodes"] == 12
+    assert fit_key(corpus, spec, twelve) != fit_key(corpus, spec, SETTINGS)
+
+
 def test_damaged_cache_file_is_refitted_with_a_message(corpus, first):
     cache, a = first
     data = a.cache_path.read_bytes()

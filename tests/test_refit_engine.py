@@ -230,3 +230,72 @@ def test_scheduler_address_from_the_environment(monkeypatch):
     assert eng.scheduler_address(None) == "tcp://10.0.0.1:8786"
     assert eng.scheduler_address("tcp://other:1") == "tcp://other:1"
     assert eng.scheduler_address("local") is None
+
+
+def _failed(*, sampling: bool, quad_error=None, nodes=None):
+    """A first run's posterior as rerun_settings reads it: its component diagnostics and its quadrature."""
+    import types
+
+    ok = dict(max_r_hat=1.002, min_ess_bulk=900.0, divergences=0)
+    bad = dict(max_r_hat=1.03, min_ess_bulk=150.0, divergences=0)
+    return types.SimpleNamespace(diagnostics=types.SimpleNamespace(**(bad if sampling else ok)),
+                                 quadrature_error=quad_error, quadrature_nodes=nodes)
+
+
+def test_a_rerun_changes_what_failed_more_draws_or_more_quadrature_nodes():
+    gate = SamplerSettings(draws=200, warmup=300, chains=4, stop="gate", max_draws=4000)
+    # the sampling failed: twice the draws, the warmup and the ceiling (as before; and without a posterior)
+    s = rerun_settings(gate, _failed(sampling=True))
+    assert (s.draws, s.warmup, s.max_draws, s.quadrature_nodes, s.marginalise) == (400, 600, 8000, 0, "auto")
+    assert rerun_settings(gate) == s
+    # only the quadrature was off (0.054 nats with 8 nodes, as on a pooled LOBO refit): the next node count,
+    # the same draws (more draws cannot mend the rule's error)
+    s = rerun_settings(gate, _failed(sampling=False, quad_error=0.054, nodes=8))
+    assert (s.draws, s.warmup, s.max_draws, s.quadrature_nodes, s.marginalise) == (200, 300, 4000, 12, "auto")
+    assert rerun_settings(gate, _failed(sampling=False, quad_error=0.06, nodes=16)).quadrature_nodes == 24
+    # a posterior cached before the node count was recorded: the fewest the settings allowed was used
+    assert rerun_settings(dataclasses.replace(gate, quadrature_nodes=12),
+                          _failed(sampling=False, quad_error=0.06)).quadrature_nodes == 16
+    # above the largest rule: the term's levels are sampled
+    s = rerun_settings(gate, _failed(sampling=False, quad_error=0.06, nodes=24))
+    assert (s.marginalise, s.quadrature_nodes, s.draws) == ("off", 0, 200)
+    # both failed: both
+    s = rerun_settings(gate, _failed(sampling=True, quad_error=0.2, nodes=8))
+    assert (s.draws, s.warmup, s.quadrature_nodes) == (400, 600, 12)
+    # the quadrature within its tolerance is no reason
+    assert rerun_settings(gate, _failed(sampling=False, quad_error=0.01, nodes=8)).quadrature_nodes == 0
+    # a verdict on reported quantities decides whether the sampling failed
+    assert rerun_settings(gate, _failed(sampling=True, quad_error=0.06, nodes=8), sampling=False).draws == 200
+
+
+def test_a_refit_whose_quadrature_was_off_is_rerun_with_more_nodes_and_the_same_draws(fake_sampler, corpus,
+                                                                                       tmp_path, monkeypatch):
+    import ddr_explorer.core.model.sampler as sampler
+
+    fitted = []
+
+    def off_with_eight_nodes(data, spec="per-benchmark", settings=None, progress=None, cancel=None):
+        post = bf.moment_fit(data, spec, settings, progress, cancel)
+        # as a sampler that integrated a term: off at the posterior with 8 nodes, accurate with 12
+        post.integrated, post.quadrature_nodes = ["task:model"], settings.quadrature_nodes or 8
+        post.quadrature_error = 0.054 if post.quadrature_nodes == 8 else 0.004
+        from ddr_explorer.core.model.diagnostics import diagnose
+
+        post.diagnostics = diagnose(post)
+        fitted.append(post)
+        return post
+
+    monkeypatch.setattr(sampler, "fit", off_with_eight_nodes)
+    enough = SamplerSettings(stop="fixed", draws=400, warmup=10, chains=2, seed=1)  # i.i.d. stand-in draws: ESS ~800
+    models = corpus.table["model"].astype(str)
+    job = FitJob("without m00", sub_corpus(corpus, (models != "m00").to_numpy(), "m00"))
+    out = RefitEngine(corpus, "per-benchmark", enough, cache_dir=tmp_path).run([job])
+    post = out.results[0].posterior
+    assert out.rerun == ["without m00"] and out.n_converged == 1
+    assert post.settings.quadrature_nodes == 12 and post.settings.draws == 400 and post.quadrature_error == 0.004
+    assert post.diagnostics.converged and post is fitted[1]
+    # the first run: sampled well (ESS, R-hat), its quadrature off; its verdict says how to mend it
+    assert [p.settings.quadrature_nodes for p in fitted] == [0, 12]
+    assert fitted[0].diagnostics.problems == [
+        "the quadrature that integrates task:model out is off by 0.054 nats at the posterior (> 0.05): refit with "
+        "more nodes (--quadrature-nodes 12) or marginalise = off (--marginalise off)"]

@@ -246,7 +246,7 @@ def cold_fits(jobs: Sequence[FitJob], settings=None, *, cache_dir: str | Path | 
             check_cancel(cancel, f"{what} ({job.label}, rerun with more draws)")
             out.rerun.append(job.label)
             t = time.perf_counter()
-            result = fit_corpus(job.corpus, job.spec, rerun_settings(settings or SamplerSettings()),
+            result = fit_corpus(job.corpus, job.spec, rerun_settings(settings or SamplerSettings(), result.posterior),
                                 cache_dir=cache_dir, progress=inner, cancel=cancel)
             if result.from_cache:
                 out.n_cached += 1

@@ -118,7 +118,8 @@ class ReportedVerdict:
     ----------
     converged
         R-hat <= 1.01 on every component and reported quantity, bulk and tail ESS >= 400 on every
-        reported quantity, no divergence.
+        reported quantity, no divergence, and an integrated term's quadrature accurate at the
+        posterior (as :func:`~ddr_explorer.core.model.diagnostics.diagnose` checks it).
     on
         The quantities' labels.
     problems
@@ -131,6 +132,8 @@ class ReportedVerdict:
     on: tuple
     problems: tuple
     text: str
+    #: Whether the sampling passed (the R-hat, ESS and divergence checks), whatever the quadrature.
+    sampled: bool = True
 
     def to_dict(self) -> dict:
         return {"converged": self.converged, "on": list(self.on), "problems": list(self.problems),
@@ -149,14 +152,20 @@ def reported_verdict(posterior, quantities) -> ReportedVerdict:
     names = list(posterior.sigma)
     sig = np.stack([np.asarray(posterior.sigma[t], np.float64) for t in names], axis=-1)
     div = int(np.sum(posterior.sample_stats.get("diverging", 0)))
+    from ..model.diagnostics import quadrature_off
+
     chk = check_reported(sig, div, names, quantities, posterior.spec, min_ess=MIN_ESS_BULK)
     on = tuple(q.label for q in quantities)
-    if chk.passed:
+    reasons = list(chk.reasons)
+    if quadrature_off(posterior):  # the likelihood itself is approximated too coarsely: more draws do not help
+        reasons.append(f"the quadrature that integrates {', '.join(posterior.integrated)} out is off by "
+                       f"{posterior.quadrature_error:.2g} nats at the posterior")
+    if chk.passed and not reasons:
         text = (f"converged on {'; '.join(on)} (R-hat <= {MAX_R_HAT}, bulk and tail ESS >= {MIN_ESS_BULK}); "
                 f"every component's R-hat <= {MAX_R_HAT}; no divergence")
     else:
-        text = f"NOT converged on {'; '.join(on)}: {'; '.join(chk.reasons)}"
-    return ReportedVerdict(bool(chk.passed), on, tuple(chk.reasons), text)
+        text = f"NOT converged on {'; '.join(on)}: {'; '.join(reasons)}"
+    return ReportedVerdict(bool(chk.passed) and not reasons, on, tuple(reasons), text, sampled=bool(chk.passed))
 
 
 def describe(quantities) -> str:

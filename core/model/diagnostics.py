@@ -128,6 +128,13 @@ def draws_advice(min_ess: float, draws: int, target: float = MIN_ESS_BULK, setti
             f"({min_ess:.0f}) above {target:.0f}: refit with {setting} = {need} (--{setting.replace('_', '-')} {need})")
 
 
+def quadrature_off(posterior) -> bool:
+    """Whether an integrated term's quadrature was not accurate enough at ``posterior``: its error at the
+    posterior (:func:`.quadrature.error_at_posterior`) above :data:`QUADRATURE_TOLERANCE`."""
+    err = getattr(posterior, "quadrature_error", None)
+    return err is not None and float(err) > QUADRATURE_TOLERANCE
+
+
 def diagnose(posterior, max_r_hat: float = MAX_R_HAT, min_ess_bulk: float = MIN_ESS_BULK) -> Diagnostics:
     """Diagnostics of a :class:`~.sampler.Posterior` (SPEC section 6)."""
     rows = {}
@@ -150,11 +157,15 @@ def diagnose(posterior, max_r_hat: float = MAX_R_HAT, min_ess_bulk: float = MIN_
         problems.append(f"bulk ESS of sigma[{name}] is {row.ess_bulk:.0f} (< {min_ess_bulk:.0f})")
     if div:
         problems.append(f"{div} divergent transition(s) after warmup")
-    q_err = getattr(posterior, "quadrature_error", None)
-    if q_err is not None and q_err > QUADRATURE_TOLERANCE:
+    if quadrature_off(posterior):
+        from .quadrature import NODE_COUNTS
+
+        used = getattr(posterior, "quadrature_nodes", None)
+        more = [q for q in NODE_COUNTS if used is not None and q > used]
+        fix = (f"refit with more nodes (--quadrature-nodes {more[0]}) or marginalise = off (--marginalise off)"
+               if more else "refit with marginalise = off (--marginalise off)")
         problems.append(f"the quadrature that integrates {', '.join(posterior.integrated)} out is off by "
-                        f"{q_err:.2g} nats at the posterior (> {QUADRATURE_TOLERANCE}): refit with "
-                        "marginalise = off (--marginalise off)")
+                        f"{posterior.quadrature_error:.2g} nats at the posterior (> {QUADRATURE_TOLERANCE}): {fix}")
     # more draws help a short run, not a sampler that diverges (None when the ESS is enough)
     gate_run = getattr(posterior.settings, "stop", "fixed") == "gate"  # the ceiling, not draws, bounded it
     advice = None if div else draws_advice(comp["ess_bulk"].min(), posterior.mu.shape[-1], min_ess_bulk,

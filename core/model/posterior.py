@@ -113,6 +113,13 @@ class SamplerSettings:
         when :func:`.quadrature.choose_marginal_term` finds the quadrature accurate on the data
         (:mod:`.parameterisation`, item 10); its sigma is sampled, its random effects are not kept.
         ``"off"``: sample every term's levels.
+    quadrature_nodes
+        Fewest Gauss-Hermite nodes of an integrated term's quadrature: the smallest count of
+        :data:`.quadrature.NODE_COUNTS` at least this large that passes the accuracy checks is used.
+        0 (default): the smallest that passes.  The refit engine raises it for the one rerun of a
+        refit whose quadrature was not accurate enough at its posterior (more draws cannot mend
+        that; :func:`ddr_explorer.core.analyses.engine.rerun_settings`).  Part of the cache key only
+        when not 0.
     nested_centring
         Centre on the data (:mod:`.parameterisation`, item 11): each term's deviations centred with its
         levels' information shares, so that alpha is the number the data pin down, and a term
@@ -138,6 +145,7 @@ class SamplerSettings:
     scale_steps: int = 6
     pool_adaptation: bool = True
     marginalise: str = "auto"
+    quadrature_nodes: int = 0
     nested_centring: bool = True
     stop: str = "gate"
     max_draws: int | None = None
@@ -183,6 +191,9 @@ class SamplerSettings:
                              f"'{self.parameterisation}'.")
         if self.marginalise not in ("auto", "off"):
             raise ValueError(f"marginalise must be 'auto' or 'off', got '{self.marginalise}'.")
+        if self.quadrature_nodes < 0:
+            raise ValueError(f"quadrature_nodes must be >= 0 (0: the fewest that pass the checks), got "
+                             f"{self.quadrature_nodes}.")
 
 
 
@@ -222,6 +233,8 @@ class Posterior:
     quadrature_error
         For an integrated term: the quadrature's summed log-likelihood error (nats) at the last
         draw and the 97.5% quantile of its sigma (:func:`.quadrature.rule_error`); None otherwise.
+    quadrature_nodes
+        For an integrated term: the Gauss-Hermite nodes of its quadrature; None otherwise.
     """
 
     sigma: dict[str, np.ndarray]
@@ -240,6 +253,7 @@ class Posterior:
     notes: list[str] = field(default_factory=list)
     integrated: list[str] = field(default_factory=list)
     quadrature_error: "float | None" = None
+    quadrature_nodes: "int | None" = None
 
     @property
     def term_names(self) -> tuple[str, ...]:

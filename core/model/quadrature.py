@@ -168,14 +168,16 @@ def level_log_marginals(eta_trial: np.ndarray, sign: np.ndarray, blocks, sigma: 
     return np.concatenate(out) if out else np.zeros(0)
 
 
-def choose_marginal_term(design: DesignMatrix, rough, candidates: list[int]) -> tuple[MarginalTerm | None, str]:
+def choose_marginal_term(design: DesignMatrix, rough, candidates: list[int],
+                         min_nodes: int = 0) -> tuple[MarginalTerm | None, str]:
     """The term to integrate out, or None with the reason.
 
     A candidate must have at least :data:`MIN_LEVELS` levels, every level weakly informed
     (sigma_rough^2 I_j <= :data:`MAX_SIGMA2_INFO`) with at most :data:`MAX_TRIALS_PER_LEVEL`
     trials, and the quadrature of the summed log-likelihood must agree with a 64-node reference
     to :data:`LOGLIK_TOLERANCE` nats at 1 and 1.5 times the rough sigma, with eta at the rough
-    mode; the smallest node count in :data:`NODE_COUNTS` that passes is used.  Among candidates
+    mode; the smallest node count in :data:`NODE_COUNTS` (of at least ``min_nodes``) that passes is
+    used.  Among candidates
     the one with most levels is taken (one term at most: two crossed terms would need a 2-D
     integral).
     """
@@ -200,14 +202,18 @@ def choose_marginal_term(design: DesignMatrix, rough, candidates: list[int]) -> 
     s0 = float(rough.sigma[k])
     sigmas = [s0, 1.5 * s0]
     ref = {s: level_log_marginals(eta_t, sign, blocks, s, zr, wr).sum() for s in sigmas}
-    for q in NODE_COUNTS:
+    counts = [q for q in NODE_COUNTS if q >= min_nodes]
+    if not counts:
+        return None, (f"{name}: no Gauss-Hermite rule of at least {min_nodes} nodes is tried (at most "
+                      f"{NODE_COUNTS[-1]}); its levels are sampled")
+    for q in counts:
         z, w = gauss_hermite(q)
         errs = {s: abs(level_log_marginals(eta_t, sign, blocks, s, z, w).sum() - ref[s]) for s in sigmas}
         if max(errs.values()) <= LOGLIK_TOLERANCE:
             return MarginalTerm(term=k, name=name, n_levels=int(design.n_levels[k]), nodes=z, weights=w,
                                 trial_cell=trial_cell, sign=sign, blocks=blocks, checks=errs,
                                 n_cells=design.n_cells), ""
-    return None, (f"{name}: Gauss-Hermite quadrature with {NODE_COUNTS[-1]} nodes is not accurate enough "
+    return None, (f"{name}: Gauss-Hermite quadrature with {counts[-1]} nodes is not accurate enough "
                   f"(summed log-likelihood error {max(errs.values()):.2g} nats)")
 
 

@@ -285,7 +285,7 @@ def _prepare(design, spec, request, settings, structure, parent, warm: bool) -> 
     # sample every level too (exact either way), so that they all share its one compile
     follow_parent = parent is not None and not getattr(parent, "integrated", None)
     if settings.marginalise == "auto" and not follow_parent:
-        mt, _ = choose_marginal_term(dm, rough, structure["marg_candidates"])
+        mt, _ = choose_marginal_term(dm, rough, structure["marg_candidates"], min_nodes=settings.quadrature_nodes)
         if mt is not None:
             p = spec.priors.for_term(design.term_names[mt.term])
             marg = _Marginal(term=mt, sigma_df=p.df, sigma_scale=p.scale, sigma0=float(rough.sigma[mt.term]))
@@ -399,6 +399,7 @@ def _posterior(parent_design: DesignMatrix, spec, prep: _Prepared, settings: Sam
     if marg is not None:
         post.notes.append(marg.term.describe())
         post.integrated = [names[marg.term.term]]
+        post.quadrature_nodes = marg.term.n_nodes
         if settings.keep_random_effects:
             mt = marg.term
             post.quadrature_error, _ = error_at_posterior(design, mt, post.mu, full_effects, sigma[mt.name])

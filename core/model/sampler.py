@@ -67,7 +67,8 @@ def sampler_layout(design: DesignMatrix, spec, rough, settings: SamplerSettings)
     marg, marg_note = None, ""
     if settings.marginalise == "auto":
         in_group = set(group.terms) if group is not None else set()
-        mt, marg_note = choose_marginal_term(design, rough, [k for k in range(design.n_terms) if k not in in_group])
+        mt, marg_note = choose_marginal_term(design, rough, [k for k in range(design.n_terms) if k not in in_group],
+                                             min_nodes=settings.quadrature_nodes)
         if mt is not None:
             p = spec.priors.for_term(design.term_names[mt.term])
             marg = _Marginal(term=mt, sigma_df=p.df, sigma_scale=p.scale, sigma0=float(rough.sigma[mt.term]))
@@ -169,6 +170,7 @@ def fit(data, spec: ModelSpec | str = "per-benchmark", settings: SamplerSettings
     if marg is not None:
         post.notes.append(marg.term.describe())
         post.integrated = [names[marg.term.term]]
+        post.quadrature_nodes = marg.term.n_nodes
         if settings.keep_random_effects:
             mt = marg.term
             post.quadrature_error, s_hi = error_at_posterior(design, mt, post.mu, effects, sigma[mt.name])

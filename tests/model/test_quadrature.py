@@ -165,9 +165,24 @@ def test_choice_raises_the_node_count_until_the_check_passes(monkeypatch):
     assert mt is None and "not accurate enough" in why
 
 
+def test_a_floor_on_the_nodes_takes_the_first_count_above_it_that_passes():
+    d = build_design(_weak_corpus(), M.as_spec(FORMULA))
+    r = rough_fit(d)
+    cand = list(range(d.n_terms))
+    assert Qd.choose_marginal_term(d, r, cand)[0].n_nodes == 8  # 8 pass (test above)
+    for floor, want in ((9, 12), (12, 12), (13, 16), (24, 24)):
+        mt, why = Qd.choose_marginal_term(d, r, cand, min_nodes=floor)
+        assert mt is not None and mt.n_nodes == want and why == ""
+        assert mt.nodes.size == want and "%d-node Gauss-Hermite" % want in mt.describe()
+    mt, why = Qd.choose_marginal_term(d, r, cand, min_nodes=25)
+    assert mt is None and "at least 25 nodes" in why
+
+
 def test_settings_validate_marginalise():
     with pytest.raises(ValueError, match="marginalise"):
         SamplerSettings(marginalise="laplace")
+    with pytest.raises(ValueError, match="quadrature_nodes"):
+        SamplerSettings(quadrature_nodes=-1)
 
 
 SHORT = dict(stop="fixed", draws=300, warmup=200, chains=2, seed=3, chunk_size=100)
@@ -188,6 +203,7 @@ def test_integrated_fit_reports_the_term_and_keeps_no_effects_for_it(weak_fits):
     assert on.integrated == ["task:model"] and off.integrated == []
     assert "task:model" in on.sigma and on.sigma["task:model"].shape == (2, 300)
     assert on.quadrature_error is not None and on.quadrature_error < 0.05 and off.quadrature_error is None
+    assert on.quadrature_nodes == 8 and off.quadrature_nodes is None
     assert "task:model" not in on.random_effects and "task:model" in off.random_effects
     assert any("integrated out of NUTS" in n for n in on.notes)
 

@@ -164,6 +164,15 @@ def test_the_verdict_says_what_it_checked_and_leaves_the_component_verdict_alone
     v = reported_verdict(p, [q])
     assert v.converged and v.text.startswith(f"converged on {q.label}") and "every component's R-hat" in v.text
     assert p.diagnostics.converged == diagnose(p).converged  # the G-study verdict is not upgraded
+    assert v.sampled and v.problems == ()
+    # an integrated term's quadrature off at the posterior fails the verdict too, the sampling still passed
+    import copy
+
+    off = copy.copy(p)
+    off.integrated, off.quadrature_error = ["task:model"], 0.054
+    v2 = reported_verdict(off, [q])
+    assert not v2.converged and v2.sampled and v2.text.startswith(f"NOT converged on {q.label}")
+    assert v2.problems == ("the quadrature that integrates task:model out is off by 0.054 nats at the posterior",)
 
 
 def test_the_sheet_and_the_cli_say_what_the_refits_were_checked_on():
