@@ -430,8 +430,8 @@ def _make_functions(design: DesignMatrix, lay: _Layout, dtype, term_columns, gib
     block enter the likelihood as a fixed offset ``s`` on the run term's levels.
 
     ``consts`` replaces the constants that depend on the counts (``y``, ``n``, ``c0``, ``c1``,
-    ``pi``, ``pi_norm``, ``sref2``; arrays shaped like ``design``'s and ``lay``'s, possibly
-    traced): the refits of one parent (:mod:`.refit`) pass them as arguments of one compiled
+    ``pi``, ``pi_norm``, ``sref2``, and ``tmask``, the integrated term's trial mask; arrays shaped like
+    ``design``'s and ``lay``'s, possibly traced): the refits of one parent (:mod:`.refit`) pass them as arguments of one compiled
     function.  The centring weights are then not assumed uniform.
     """
     import jax
@@ -467,7 +467,8 @@ def _make_functions(design: DesignMatrix, lay: _Layout, dtype, term_columns, gib
     root_codes = _to_device(design.codes[[lay.terms[p] for p in roots]], jnp.int32)
     top = gibbs.top_pos if gibbs is not None else None
     if marg is not None:
-        marg_loglik = make_log_likelihood(marg.term, dtype)
+        # a refit on the parent's trial layout keeps its own trials by a mask (``consts["tmask"]``, :mod:`.refit`)
+        marg_loglik = make_log_likelihood(marg.term, dtype, mask=consts.get("tmask"))
         m_df, m_sc = float(marg.sigma_df), float(marg.sigma_scale)
 
     if "segdot" in LEVERS and K * int(off[-1]) <= SEGDOT_MAX_ENTRIES:

@@ -126,17 +126,15 @@ def eta_without(design: DesignMatrix, term: int, mu: float, effects) -> np.ndarr
     return eta
 
 
-def trial_layout(design: DesignMatrix, term: int):
-    """Bernoulli trials of each level of ``term``, grouped by the level's number of trials.
-
-    Returns ``(trial_cell, sign, blocks)`` as in :class:`MarginalTerm`.
-    """
+def _trials(design: DesignMatrix, term: int):
+    """Every Bernoulli trial of ``design`` in cell order (each cell's successes, then its failures):
+    (cell, index within the cell, sign), the order that makes each level's trials contiguous (levels
+    ordered by their number of trials; stable, so a cell's trials keep their order) and the blocks."""
     codes = design.codes[term]
     J = int(design.n_levels[term])
     n = design.trials.astype(np.int64)
     y = design.successes.astype(np.int64)
     per_level = np.bincount(codes, weights=n, minlength=J).astype(np.int64)
-    # trials in cell order: y successes then n - y failures of each cell
     cell = np.repeat(np.arange(design.n_cells), n)
     k_in_cell = np.arange(cell.size) - np.repeat(np.cumsum(n) - n, n)
     sign = np.where(k_in_cell < y[cell], 1, -1).astype(np.int8)
@@ -147,7 +145,37 @@ def trial_layout(design: DesignMatrix, term: int):
         m = int(np.sum(per_level == c))
         blocks.append((start, m, int(c)))
         start += m * int(c)
-    return cell[order].astype(np.int32), sign[order], tuple(blocks)
+    return cell, k_in_cell, sign, order, tuple(blocks)
+
+
+def trial_layout(design: DesignMatrix, term: int):
+    """Bernoulli trials of each level of ``term``, grouped by the level's number of trials.
+
+    Returns ``(trial_cell, sign, blocks)`` as in :class:`MarginalTerm`.
+    """
+    cell, _, sign, order, blocks = _trials(design, term)
+    return cell[order].astype(np.int32), sign[order], blocks
+
+
+def trial_mask(design: DesignMatrix, term: int, successes, trials) -> np.ndarray | None:
+    """Which of ``design``'s Bernoulli trials (in :func:`trial_layout`'s order) a refit with these
+    per-cell counts keeps: 1.0 for the first ``successes`` success trials and the first
+    ``trials - successes`` failure trials of each cell, 0.0 for the others.
+
+    A masked trial contributes the factor 1 to its level's product, so the quadrature on the
+    parent's layout with this mask is the quadrature of the refit's own trials, exactly (a level
+    with every trial masked integrates to 1): every refit of one parent shares one compiled
+    likelihood (:mod:`.refit`).  None when the counts are not a part of ``design``'s (a cell with
+    more successes or more failures than the parent's: a reweighting, not a part).
+    """
+    s = np.asarray(successes, np.int64)
+    f = np.asarray(trials, np.int64) - s
+    y = design.successes.astype(np.int64)
+    if np.any(s > y) or np.any(f > design.trials.astype(np.int64) - y) or np.any(s < 0) or np.any(f < 0):
+        return None
+    cell, k, sign, order, _ = _trials(design, term)
+    keep = np.where(sign > 0, k < s[cell], (k - y[cell]) < f[cell])
+    return keep[order].astype(np.float64)
 
 
 def level_log_marginals(eta_trial: np.ndarray, sign: np.ndarray, blocks, sigma: float, nodes, weights):
@@ -230,8 +258,11 @@ def rule_error(mt: MarginalTerm, eta_cell: np.ndarray, sigma: float) -> float:
     return float(abs(got - level_log_marginals(eta_t, mt.sign, mt.blocks, sigma, zr, wr).sum()))
 
 
-def make_log_likelihood(mt: MarginalTerm, dtype):
+def make_log_likelihood(mt: MarginalTerm, dtype, mask=None):
     """JAX function (eta per cell, sigma) -> sum over levels of log p(y_j | eta, sigma).
+
+    ``mask`` (optional, (T,) 0/1 per trial of ``mt``'s layout, possibly traced: :func:`trial_mask`)
+    keeps only some trials: a masked trial's factor is 1 and its gradient 0.
 
     Probability space: p_tq = logistic(s_t (eta_t + sigma z_q)) per trial and node, a product
     over each level's trials, then the log of the weighted sum L_j = sum_q w_q prod_t p_tq: one
@@ -258,9 +289,13 @@ def make_log_likelihood(mt: MarginalTerm, dtype):
     blocks = mt.blocks
     tiny = float(jnp.finfo(dtype).tiny)
 
+    keep = None if mask is None else (jnp.asarray(mask, dtype) > 0)[:, None]
+
     def forward(eta_cell, sigma):
         x = sgn * eta_cell[cell]
         p = jax.nn.sigmoid(x[:, None] + (sgn[:, None] * sigma) * z[None, :])
+        if keep is not None:
+            p = jnp.where(keep, p, 1.0)  # a dropped trial: the factor 1 (and 1 - p = 0 below)
         total = jnp.zeros((), dtype)
         pis = []
         for start, m, c in blocks:

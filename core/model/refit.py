@@ -27,10 +27,14 @@ How (seed 000 Eq. 2 / Eq. 6, SPEC section 2; items of :mod:`.parameterisation`):
    constants and centring weights recomputed on the subset, the scale moves' slopes) are
    *arguments* of the compiled chunk (:mod:`.refit_chains`), so all refits of one parent share
    one compile.  The host chains of nested centring (item 11) are the parent's (a choice of
-   coordinates, exact whatever it is).  Exception: a term integrated out by quadrature
-   (item 10, pooled corpora) has a trial layout that depends on the counts, so such refits
-   compile one by one (still warm-started).  A warm refit therefore integrates a term out only
-   where its parent did: on Terminal-Bench 2.0 (parent: nothing integrated) every 30% held-out
+   coordinates, exact whatever it is).  A term integrated out by quadrature (item 10, pooled
+   corpora) has a trial layout (one entry per Bernoulli trial) that depends on the counts: a warm
+   refit whose parent integrated it keeps the parent's rule and layout and drops the trials it does
+   not have by a mask, an argument like the counts (:func:`.quadrature.trial_mask`: a masked
+   trial's factor is 1, so the likelihood is exactly that of the refit's own trials), so these
+   refits share one compile too; only counts that are not a part of the parent's (a cell with more
+   successes or failures than the parent's) choose their own term and layout and compile alone.
+   A warm refit integrates a term out only where its parent did: on Terminal-Bench 2.0 (parent: nothing integrated) every 30% held-out
    part would otherwise have chosen to integrate task:model and compiled on its own, 50
    compiles of about 11 s each on an idle 2-core machine for one sheet; sampling those levels
    instead is exact and shares the parent's one compile.
@@ -196,6 +200,7 @@ class _Prepared:
     ls_in0: np.ndarray
     seconds: float
     seed: int
+    shared: bool = False  # integrates the parent's term on the parent's trial layout, by a mask (item 1)
 
 
 def _scale_slopes(lay, rough) -> np.ndarray:
@@ -268,12 +273,31 @@ def _gibbs_for(gibbs, terms: list[int]):
                                nuts_pos=[terms.index(k) if k in terms else None for k in gibbs.group.terms])
 
 
-def _prepare(design, spec, request, settings, structure, parent, warm: bool) -> _Prepared:
+def _shared_marginal(design: DesignMatrix, settings: SamplerSettings, structure: dict, parent):
+    """The parent's integrated term on the parent's own trial layout, or None (item 1).
+
+    The rule is the one the parent chose (the same choice on the same design, at least its node
+    count and at least ``settings.quadrature_nodes``); each refit keeps its own trials of it by a
+    mask (:func:`.quadrature.trial_mask`), so that all of them share one compile.
+    """
+    from .quadrature import choose_marginal_term
+
+    integrated = list(getattr(parent, "integrated", None) or []) if parent is not None else []
+    if not integrated or settings.marginalise != "auto":
+        return None
+    floor = max(int(settings.quadrature_nodes), int(getattr(parent, "quadrature_nodes", None) or 0))
+    mt, _ = choose_marginal_term(design, structure["rough"], structure["marg_candidates"], min_nodes=floor)
+    return mt if mt is not None and mt.name == integrated[0] else None
+
+
+def _prepare(design, spec, request, settings, structure, parent, warm: bool, shared_marg=None) -> _Prepared:
     """Masked design, rough fit and layout on the refit's counts, and its chains' starts (items 1-2);
-    every random number from the request's own seed (:func:`request_seed`)."""
+    every random number from the request's own seed (:func:`request_seed`).  ``shared_marg``: the
+    parent's integrated term (:func:`_shared_marginal`), integrated on the parent's layout with this
+    refit's trial mask when its counts are a part of the parent's."""
     from .geometry import rough_fit
     from .parameterisation import _initial_gibbs, _initial_point, _make_layout, _Marginal
-    from .quadrature import choose_marginal_term
+    from .quadrature import choose_marginal_term, trial_mask
 
     t = time.perf_counter()
     C = settings.chains
@@ -281,9 +305,18 @@ def _prepare(design, spec, request, settings, structure, parent, warm: bool) -> 
     dm = masked_design(design, request)
     rough = rough_fit(dm)
     marg = None
+    tmask = None
+    if shared_marg is not None:
+        tmask = trial_mask(design, shared_marg.term, request.successes, request.trials)
+        if tmask is not None:
+            p = spec.priors.for_term(design.term_names[shared_marg.term])
+            marg = _Marginal(term=shared_marg, sigma_df=p.df, sigma_scale=p.scale,
+                             sigma0=float(rough.sigma[shared_marg.term]))
     # a warm refit keeps its parent's choice: a parent that integrated nothing out has refits that
-    # sample every level too (exact either way), so that they all share its one compile
-    follow_parent = parent is not None and not getattr(parent, "integrated", None)
+    # sample every level too (exact either way), so that they all share its one compile; one that
+    # integrated a term has refits that integrate it on its layout (above), unless the counts are not
+    # a part of the parent's
+    follow_parent = parent is not None and (not getattr(parent, "integrated", None) or tmask is not None)
     if settings.marginalise == "auto" and not follow_parent:
         mt, _ = choose_marginal_term(dm, rough, structure["marg_candidates"], min_nodes=settings.quadrature_nodes)
         if mt is not None:
@@ -295,6 +328,8 @@ def _prepare(design, spec, request, settings, structure, parent, warm: bool) -> 
                        chains=chains)
     consts = {"y": dm.successes.astype(float), "n": dm.trials.astype(float), "c0": lay.c0, "c1": lay.c1,
               "pi": lay.pi, "pi_norm": lay.pi_norm, "sref2": lay.sref ** 2, "gam": _scale_slopes(lay, rough)}
+    if tmask is not None:
+        consts["tmask"] = tmask
     z0, var = _initial_point(lay, rough, C, seed, marg=marg)
     imm_g = np.diag(var["g"]) if settings.dense_globals else var["g"]
     imm_x = var["x"]
@@ -322,7 +357,7 @@ def _prepare(design, spec, request, settings, structure, parent, warm: bool) -> 
         u_in0, ls_in0 = np.zeros((C, 0)), np.zeros((C, 0))
     return _Prepared(request=request, design=dm, rough=rough, lay=lay, marg=marg, consts=consts, z0=z0,
                      imm_g=imm_g, imm_x=imm_x, step0=np.full(C, step0), u_in0=u_in0, ls_in0=ls_in0,
-                     seconds=time.perf_counter() - t, seed=seed)
+                     seconds=time.perf_counter() - t, seed=seed, shared=tmask is not None)
 
 
 def _structure(design: DesignMatrix, spec, settings: SamplerSettings) -> dict:
@@ -340,7 +375,7 @@ def _structure(design: DesignMatrix, spec, settings: SamplerSettings) -> dict:
     chains = (host_chains(design, cols, terms, rough) if settings.nested_centring else [[] for _ in terms])
     Jg = np.array([design.n_levels[k] for k in group.terms], float) if group is not None else np.zeros(0)
     prop_var0 = np.concatenate([1.0 / (2.0 * Jg) + 0.02, [0.25]]) if group is not None else np.zeros(0)
-    return {"terms": terms, "gibbs": gibbs, "chains": chains, "prop_var0": prop_var0,
+    return {"terms": terms, "gibbs": gibbs, "chains": chains, "prop_var0": prop_var0, "rough": rough,
             "marg_candidates": [k for k in range(design.n_terms) if k not in in_group],
             "mh_steps": lambda L, marg: (0 if gibbs is None else settings.collapsed_steps or
                                          collapsed_steps_for(group.n_runs, design.n_cells, L, marg))}
@@ -398,10 +433,18 @@ def _posterior(parent_design: DesignMatrix, spec, prep: _Prepared, settings: Sam
                               f"prior only.")
     if marg is not None:
         post.notes.append(marg.term.describe())
+        if prep.shared:
+            post.notes.append("the parent's quadrature rule, on this refit's own trials (the parent's trial layout, "
+                              "masked)")
         post.integrated = [names[marg.term.term]]
         post.quadrature_nodes = marg.term.n_nodes
         if settings.keep_random_effects:
             mt = marg.term
+            if prep.shared:  # the accuracy where this refit's posterior is, on its own trials
+                from .quadrature import trial_layout
+
+                cell, sign, blocks = trial_layout(design, mt.term)
+                mt = dataclasses.replace(mt, trial_cell=cell, sign=sign, blocks=blocks)
             post.quadrature_error, _ = error_at_posterior(design, mt, post.mu, full_effects, sigma[mt.name])
     post.diagnostics = diagnose(post)
     return post
@@ -458,17 +501,19 @@ def fit_refits(design: DesignMatrix, spec, requests: Sequence[RefitRequest], set
     run_settings = dataclasses.replace(settings, warmup=W)
     C = settings.chains
     structure = _structure(design, spec, settings)
+    shared_marg = _shared_marginal(design, settings, structure, parent) if warm else None
     if progress is not None:
         progress("compile", 0, n, None)
     preps = []
     for i, r in enumerate(requests):
         if cancel is not None and cancel():
             raise FitCancelled(f"refits cancelled by the user (preparing {i} of {n}).")
-        preps.append(_prepare(design, spec, r, settings, structure, parent, warm))
-    # refits that share a compile: all, except those with a term integrated out (its trial
-    # layout follows the counts), which run one by one
-    groups: list[list[int]] = [[i for i, p in enumerate(preps) if p.marg is None]]
-    groups = [g for g in groups if g] + [[i] for i, p in enumerate(preps) if p.marg is not None]
+        preps.append(_prepare(design, spec, r, settings, structure, parent, warm, shared_marg))
+    # refits that share a compile: those that integrate nothing, those that integrate the parent's term
+    # on its layout; one that chose its own integrated term (its trial layout follows its counts) runs alone
+    groups: list[list[int]] = [[i for i, p in enumerate(preps) if p.marg is None],
+                               [i for i, p in enumerate(preps) if p.shared]]
+    groups = [g for g in groups if g] + [[i] for i, p in enumerate(preps) if p.marg is not None and not p.shared]
 
     devices, kind = _devices(settings.device)
     _enable_compilation_cache()

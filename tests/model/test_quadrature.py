@@ -112,6 +112,55 @@ def test_level_marginals_match_numerical_integration_and_jax_matches_numpy():
             assert g[c] == pytest.approx(fd, abs=1e-6)
 
 
+def _part_of(d, seed=0):
+    """A refit's counts on ``d``'s cells: a tenth of the cells dropped, about half of every other cell's trials."""
+    rng = np.random.default_rng(seed)
+    keep = rng.random(d.n_cells) > 0.1
+    n = rng.binomial(d.trials, 0.5) * keep
+    s = rng.hypergeometric(d.successes, d.trials - d.successes, n)
+    return s, n
+
+
+def test_a_trial_mask_makes_the_parents_layout_the_quadrature_of_the_refits_own_trials():
+    """The shared compile of the refits (core/model/refit.py item 1): the parent's trial layout with a refit's
+    mask gives the refit's own likelihood and gradient, exactly; counts that are not a part of the parent's
+    get no mask."""
+    import dataclasses
+
+    import jax
+
+    d = build_design(_weak_corpus(n_tasks=200, n_models=4, trials=3, seed=6), M.as_spec(FORMULA))
+    k = d.term_names.index("task:model")
+    s, n = _part_of(d)
+    part = dataclasses.replace(d, successes=s, trials=n)
+    mask = Qd.trial_mask(d, k, s, n)
+    assert mask.shape == (int(d.trials.sum()),) and mask.sum() == n.sum()
+    z, w = Qd.gauss_hermite(12)
+    whole = Qd.MarginalTerm(k, "task:model", int(d.n_levels[k]), z, w, *Qd.trial_layout(d, k), {}, d.n_cells)
+    own = Qd.MarginalTerm(k, "task:model", int(d.n_levels[k]), z, w, *Qd.trial_layout(part, k), {}, d.n_cells)
+    eta = np.random.default_rng(1).normal(-0.2, 1.0, d.n_cells)
+    with jax.enable_x64(True):
+        import jax.numpy as jnp
+
+        masked = Qd.make_log_likelihood(whole, jnp.float64, mask=jnp.asarray(mask))
+        ref = Qd.make_log_likelihood(own, jnp.float64)
+        for sigma in (0.5, 1.3):
+            a, ga = jax.value_and_grad(masked, argnums=(0, 1))(jnp.asarray(eta), sigma)
+            b, gb = jax.value_and_grad(ref, argnums=(0, 1))(jnp.asarray(eta), sigma)
+            assert float(a) == pytest.approx(float(b), rel=1e-12, abs=1e-9)
+            np.testing.assert_allclose(np.asarray(ga[0]), np.asarray(gb[0]), rtol=1e-10, atol=1e-12)
+            assert float(ga[1]) == pytest.approx(float(gb[1]), rel=1e-10)
+        # the numpy reference on the refit's own trials agrees too
+        ref_np = Qd.level_log_marginals(eta[own.trial_cell], own.sign, own.blocks, 1.3, z, w).sum()
+        assert float(masked(jnp.asarray(eta), 1.3)) == pytest.approx(ref_np, abs=1e-9)
+    # every trial kept: all ones; a cell with one success more than the parent's: not a part
+    assert np.all(Qd.trial_mask(d, k, d.successes, d.trials) == 1.0)
+    more = d.successes.copy()
+    more[np.flatnonzero(d.successes < d.trials)[0]] += 1
+    assert Qd.trial_mask(d, k, more, d.trials) is None
+    assert Qd.trial_mask(d, k, d.successes, d.trials * 2) is None
+
+
 def _weak_corpus(n_tasks=600, n_models=4, trials=1, seed=0, sigma_tm=0.8):
     """Tasks x models, one cell per (task, model) with ``trials`` Bernoulli trials."""
     rng = np.random.default_rng(seed)
@@ -229,3 +278,28 @@ def test_a_fit_whose_quadrature_fails_the_check_samples_every_level_and_says_why
                                                                            chunk_size=20))
     assert post.integrated == [] and "task:model" in post.random_effects
     assert any("not accurate enough" in n for n in post.notes)
+
+
+def test_warm_refits_of_a_parent_that_integrated_a_term_share_its_rule_and_one_compile(weak_fits):
+    """Refits keep the parent's integrated term and trial layout (their own trials by a mask), so they all
+    run from one compile (issue 15: one compile for a whole analysis), and each reports the quadrature's
+    accuracy on its own trials."""
+    from ddr_explorer.core.model.refit import RefitRequest, fit_refits
+
+    on, _ = weak_fits
+    data = _weak_corpus(n_tasks=300, n_models=6, trials=2, seed=2)  # the parent's data (weak_fits)
+    d = build_design(data, M.as_spec(FORMULA))
+    s, n = _part_of(d, seed=3)
+    drop = d.cells["task"].isin(["t0", "t1", "t2"]).to_numpy()
+    requests = [RefitRequest("half the trials", s, n),
+                RefitRequest("three tasks less", d.successes * ~drop, d.trials * ~drop)]
+    short = SamplerSettings(stop="fixed", draws=60, warmup=200, chains=2, seed=3, chunk_size=60)
+    posts = fit_refits(d, FORMULA, requests, short, parent=on)
+    for p in posts:
+        assert p.integrated == ["task:model"] and p.quadrature_nodes == on.quadrature_nodes
+        assert any("1 compile(s) for 2 refit(s)" in t for t in p.notes), p.notes
+        assert any("the parent's quadrature rule, on this refit's own trials" in t for t in p.notes)
+        assert p.quadrature_error is not None and p.quadrature_error < 0.05
+        assert "task:model" not in p.random_effects and np.all(np.isfinite(p.sigma["task:model"]))
+    assert not set(posts[1].levels["task"]["task"].astype(str)) & {"t0", "t1", "t2"}
+    assert posts[1].n_trials == int((d.trials * ~drop).sum())
