@@ -132,11 +132,11 @@ def rerun_settings(settings, posterior=None, *, sampling: bool | None = None):
     SamplerSettings
         A sampling failure: :data:`RERUN_DRAWS_FACTOR` x draws and warmup (and x the ceiling of a run
         length set by the gate).  An integrated term whose quadrature was off at the posterior
-        (:func:`quadrature_off`): the next Gauss-Hermite node count above the one used
-        (``quadrature_nodes``), or, above the largest, that term's levels sampled
-        (``marginalise="off"``); more draws cannot mend a rule's error (measured: a pooled LOBO refit
-        off by 0.054 nats at 1,250 draws per chain, 2,700 after a rerun with twice the draws).  Both
-        when both failed.
+        (:func:`~ddr_explorer.core.model.diagnostics.quadrature_off`): the next Gauss-Hermite node
+        count above the one used (``quadrature_nodes``), or, above the largest, that term's levels
+        sampled (``marginalise="off"``); more draws cannot mend a rule's error (a pooled LOBO refit
+        passed the gate on every component at 1,250 draws per chain with its 8-node rule off by 0.054
+        nats at the posterior).  Both when both failed.
     """
     from ..gate import MAX_R_HAT, MIN_ESS_BULK
     from ..model.diagnostics import quadrature_off

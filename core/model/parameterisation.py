@@ -430,9 +430,10 @@ def _make_functions(design: DesignMatrix, lay: _Layout, dtype, term_columns, gib
     block enter the likelihood as a fixed offset ``s`` on the run term's levels.
 
     ``consts`` replaces the constants that depend on the counts (``y``, ``n``, ``c0``, ``c1``,
-    ``pi``, ``pi_norm``, ``sref2``, and ``tmask``, the integrated term's trial mask; arrays shaped like
-    ``design``'s and ``lay``'s, possibly traced): the refits of one parent (:mod:`.refit`) pass them as arguments of one compiled
-    function.  The centring weights are then not assumed uniform.
+    ``pi``, ``pi_norm``, ``sref2``, and ``tmask``, the integrated term's trial mask; arrays shaped
+    like ``design``'s and ``lay``'s, possibly traced): the refits of one parent (:mod:`.refit`)
+    pass them as arguments of one compiled function.  The centring weights are then not assumed
+    uniform.
     """
     import jax
     import jax.numpy as jnp
