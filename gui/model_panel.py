@@ -95,7 +95,8 @@ class ModelPanel(QWidget):
         "fixed", exactly ``draws``);
         ``marginal_box`` is its ``marginalise`` ("auto": a weak, many-level cell term is
         integrated out by checked quadrature, :mod:`~ddr_explorer.core.model.quadrature`;
-        "off": every level is sampled).
+        "off": every level is sampled); ``nodes_box`` its ``quadrature_nodes`` (0: the fewest nodes
+        that pass the checks; a floor, for a fit whose quadrature was off at its posterior).
     device_label
         The device JAX offers (filled by :meth:`set_device`).
     fit_button, cancel_button, progress, eta_label, log
@@ -168,6 +169,14 @@ class ModelPanel(QWidget):
             f"benchmark:task:model) can be\nintegrated out by Gauss-Hermite quadrature, checked against a "
             f"{quadrature.REFERENCE_NODES}-node reference ({quadrature.LOGLIK_TOLERANCE:g} nats).\n"
             "NUTS then samples its sigma alone. 'off' samples every level (slower on large pooled corpora).")
+        # the mend a fit's verdict names when its quadrature was off at the posterior (--quadrature-nodes)
+        self.nodes_box = QComboBox()
+        self.nodes_box.addItem("Fewest that pass the checks (auto)", 0)
+        for q in quadrature.NODE_COUNTS[1:]:
+            self.nodes_box.addItem(f"At least {q}", q)
+        self.nodes_box.setToolTip("Gauss-Hermite nodes of the integrated term's quadrature. Raise it when a fit "
+                                  "says the quadrature\nwas off at the posterior; each step costs more per "
+                                  "gradient.")
         self.device_label = QLabel("detecting\u2026")
         self.device_label.setWordWrap(True)
 
@@ -208,6 +217,7 @@ class ModelPanel(QWidget):
         f3.addRow("Seed", self.seed_spin)
         f3.addRow("Target acceptance", self.accept_spin)
         f3.addRow("Weak cell-level term", self.marginal_box)
+        f3.addRow("Quadrature nodes", self.nodes_box)
         f3.addRow("Device", self.device_box)
         f3.addRow("JAX offers", self.device_label)
 
@@ -259,6 +269,7 @@ class ModelPanel(QWidget):
         self.device_box.currentIndexChanged.connect(self._on_edited)
         self.stop_box.currentIndexChanged.connect(self._on_edited)
         self.marginal_box.currentIndexChanged.connect(self._on_edited)
+        self.nodes_box.currentIndexChanged.connect(self._on_edited)
         self.fit_button.clicked.connect(self.fit_requested)
         self.cancel_button.clicked.connect(self.cancel_requested)
         cb = self._on_state_changed
@@ -343,6 +354,7 @@ class ModelPanel(QWidget):
             self.accept_spin.setValue(s.target_accept)
             self.device_box.setCurrentIndex(max(0, self.device_box.findData(s.device)))
             self.marginal_box.setCurrentIndex(max(0, self.marginal_box.findData(s.marginalise)))
+            self.nodes_box.setCurrentIndex(max(0, self.nodes_box.findData(s.quadrature_nodes)))
         finally:
             self._syncing = False
 
@@ -376,7 +388,8 @@ class ModelPanel(QWidget):
                            ("chains", self.chains_spin.value()), ("seed", self.seed_spin.value()),
                            ("target_accept", round(self.accept_spin.value(), 4)),
                            ("device", self.device_box.currentData()),
-                           ("marginalise", self.marginal_box.currentData())):
+                           ("marginalise", self.marginal_box.currentData()),
+                           ("quadrature_nodes", self.nodes_box.currentData())):
             if value == getattr(defaults, key):
                 sampler.pop(key, None)  # the state keeps only what differs from the defaults
             else:
@@ -406,7 +419,7 @@ class ModelPanel(QWidget):
         self.cancel_button.setEnabled(running)
         for w in (self.object_box, self.model_box, self.formula_edit, self.sigma_df, self.sigma_scale,
                   self.intercept_scale, self.stop_box, self.draws_spin, self.warmup_spin, self.chains_spin, self.seed_spin,
-                  self.accept_spin, self.device_box, self.marginal_box):
+                  self.accept_spin, self.device_box, self.marginal_box, self.nodes_box):
             w.setEnabled(not running and (w is not self.formula_edit or self.model_box.currentData() == FORMULA))
         if running:
             self._phase, self._t0 = None, time.perf_counter()

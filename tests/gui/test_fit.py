@@ -303,6 +303,9 @@ def test_model_setup_edits_the_state(qtbot):
     assert w.state.sampler_settings().marginalise == "auto" and "marginalise" not in w.state.sampler
     mp.marginal_box.setCurrentIndex(mp.marginal_box.findData("off"))
     assert w.state.sampler["marginalise"] == "off" and w.state.sampler_settings().marginalise == "off"
+    assert "quadrature_nodes" not in w.state.sampler and mp.nodes_box.currentData() == 0
+    mp.nodes_box.setCurrentIndex(mp.nodes_box.findData(12))
+    assert w.state.sampler["quadrature_nodes"] == 12 and w.state.sampler_settings().quadrature_nodes == 12
     mp.object_box.setCurrentIndex(mp.object_box.findData("system"))
     assert w.state.object_of_measurement == "system"
     mp.model_box.setCurrentIndex(mp.model_box.findData("formula"))
@@ -317,6 +320,7 @@ def test_model_setup_edits_the_state(qtbot):
     w.state.update(model="pooled", sampler={"draws": 77})
     assert mp.model_box.currentData() == "pooled" and mp.draws_spin.value() == 77
     assert mp.marginal_box.currentData() == "auto"  # the new state's default
+    assert mp.nodes_box.currentData() == 0
     # no corpus: the fit says why instead of starting
     assert not w.start_fit() and "Open a corpus" in mp.message.text()
 
