@@ -205,9 +205,8 @@ def choose_marginal_term(design: DesignMatrix, rough, candidates: list[int],
     trials, and the quadrature of the summed log-likelihood must agree with a 64-node reference
     to :data:`LOGLIK_TOLERANCE` nats at 1 and 1.5 times the rough sigma, with eta at the rough
     mode; the smallest node count in :data:`NODE_COUNTS` (of at least ``min_nodes``) that passes is
-    used.  Among candidates
-    the one with most levels is taken (one term at most: two crossed terms would need a 2-D
-    integral).
+    used.  Among candidates the one with most levels is taken (one term at most: two crossed terms
+    would need a 2-D integral).
     """
     ok = []
     for k in candidates:

@@ -34,10 +34,10 @@ How (seed 000 Eq. 2 / Eq. 6, SPEC section 2; items of :mod:`.parameterisation`):
    trial's factor is 1, so the likelihood is exactly that of the refit's own trials), so these
    refits share one compile too; only counts that are not a part of the parent's (a cell with more
    successes or failures than the parent's) choose their own term and layout and compile alone.
-   A warm refit integrates a term out only where its parent did: on Terminal-Bench 2.0 (parent: nothing integrated) every 30% held-out
-   part would otherwise have chosen to integrate task:model and compiled on its own, 50
-   compiles of about 11 s each on an idle 2-core machine for one sheet; sampling those levels
-   instead is exact and shares the parent's one compile.
+   A warm refit integrates a term out only where its parent did: on Terminal-Bench 2.0 (parent:
+   nothing integrated) every 30% held-out part would otherwise have chosen to integrate
+   task:model and compiled on its own, 50 compiles of about 11 s each on an idle 2-core machine
+   for one sheet; sampling those levels instead is exact and shares the parent's one compile.
 2. **Warm start** (``parent`` given): each chain starts at a different draw of the parent,
    mapped into the refit's own coordinates; the initial inverse mass matrix is the covariance
    of up to :data:`MASS_DRAWS` parent draws in those coordinates (dense over the global block,
