@@ -140,7 +140,7 @@ def rerun_settings(settings, posterior=None, *, sampling: bool | None = None):
     """
     from ..gate import MAX_R_HAT, MIN_ESS_BULK
     from ..model.diagnostics import quadrature_off
-    from ..model.quadrature import NODE_COUNTS
+    from ..model.quadrature import NODE_COUNTS, next_node_count
 
     change: dict = {}
     quad = posterior is not None and quadrature_off(posterior)
@@ -155,9 +155,9 @@ def rerun_settings(settings, posterior=None, *, sampling: bool | None = None):
     if quad:
         used = getattr(posterior, "quadrature_nodes", None) or min(
             (q for q in NODE_COUNTS if q >= settings.quadrature_nodes), default=NODE_COUNTS[-1])
-        more = [q for q in NODE_COUNTS if q > used]
+        more = next_node_count(used)
         if more:
-            change["quadrature_nodes"] = more[0]
+            change["quadrature_nodes"] = more
         else:
             change["marginalise"] = "off"
     return dataclasses.replace(settings, **change)

@@ -158,11 +158,11 @@ def diagnose(posterior, max_r_hat: float = MAX_R_HAT, min_ess_bulk: float = MIN_
     if div:
         problems.append(f"{div} divergent transition(s) after warmup")
     if quadrature_off(posterior):
-        from .quadrature import NODE_COUNTS
+        from .quadrature import next_node_count
 
         used = getattr(posterior, "quadrature_nodes", None)
-        more = [q for q in NODE_COUNTS if used is not None and q > used]
-        fix = (f"refit with more nodes (--quadrature-nodes {more[0]}) or marginalise = off (--marginalise off)"
+        more = None if used is None else next_node_count(used)
+        fix = (f"refit with more nodes (--quadrature-nodes {more}) or marginalise = off (--marginalise off)"
                if more else "refit with marginalise = off (--marginalise off)")
         problems.append(f"the quadrature that integrates {', '.join(posterior.integrated)} out is off by "
                         f"{posterior.quadrature_error:.2g} nats at the posterior (> {QUADRATURE_TOLERANCE}): {fix}")

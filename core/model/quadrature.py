@@ -60,6 +60,12 @@ REFERENCE_NODES = 64
 NO_CANDIDATE = "no term has enough weakly informed levels to integrate out"
 
 
+def next_node_count(used: int) -> int | None:
+    """The count of :data:`NODE_COUNTS` after ``used`` (None above the largest): the finer rule to ask for
+    when a rule of ``used`` nodes was off at the posterior."""
+    return next((q for q in NODE_COUNTS if q > used), None)
+
+
 def gauss_hermite(q: int) -> tuple[np.ndarray, np.ndarray]:
     """Nodes z_q and weights w_q with sum_q w_q f(z_q) ~ E f(Z), Z ~ N(0, 1).
 

@@ -54,19 +54,22 @@ def _pooled():
     return _load("ddr_bench_recovery", "bench_recovery.py").simulate("pooled", 1000).table
 
 
-def _functions(s, levers, dtype, nested_min_ratio=None):
-    """The potential generator and offset for the setup ``s`` built with ``levers``."""
+def _functions(s, levers, dtype, nested_min_ratio=None, scale_levers=None):
+    """The potential generator and offset for the setup ``s`` built with ``levers`` (and, when given, the
+    scale moves' ``scale_levers``: ``P.SCALE_LEVERS``; both are read when the functions are built)."""
     lay = s["lay"]
     if nested_min_ratio is not None:  # every candidate host kept, so that nested centring is exercised
         lay = P._make_layout(s["design"], s["spec"], s["rough"], s["settings"].parameterisation, lay.terms,
                              nested=True, min_ratio=nested_min_ratio)
-    old = P.LEVERS
+    old = P.LEVERS, P.SCALE_LEVERS
     P.LEVERS = set(levers)
+    if scale_levers is not None:
+        P.SCALE_LEVERS = set(scale_levers)
     try:
         pg, _, _, offset = P._make_functions(s["design"], lay, dtype, s["cols"], s["gibbs"], s["mh_steps"],
                                              s["marg"])
     finally:
-        P.LEVERS = old
+        P.LEVERS, P.SCALE_LEVERS = old
     return lay, pg, offset
 
 

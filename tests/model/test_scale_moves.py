@@ -18,28 +18,18 @@ import numpy as np
 import pytest
 
 import ddr_explorer.core.model as M  # noqa: F401  (before jax: parallel CPU chains)
-from ddr_explorer.core.model import parameterisation as P
 from ddr_explorer.core.model.geometry import log_scale
 
 from .test_gradient import BG, CASES, _offset_value, _points, setups  # noqa: F401 - setups: the fixture
+from .test_gradient import _functions as _gradient_functions
 
 IDS = ["per-benchmark", "per-benchmark-nested", "per-benchmark-gibbs", "pooled-integrated",
        "pooled-integrated-nested"]
 
 
 def _functions(s, dtype, min_ratio):
-    lay = s["lay"]
-    if min_ratio is not None:  # every candidate host kept, so that nested centring is exercised
-        lay = P._make_layout(s["design"], s["spec"], s["rough"], s["settings"].parameterisation, lay.terms,
-                             nested=True, min_ratio=min_ratio)
-    old = P.SCALE_LEVERS
-    P.SCALE_LEVERS = {"incremental"}  # the lever is read when the functions are built (off by default)
-    try:
-        pg, _, _, offset = P._make_functions(s["design"], lay, dtype, s["cols"], s["gibbs"], s["mh_steps"],
-                                             s["marg"])
-    finally:
-        P.SCALE_LEVERS = old
-    return lay, pg, offset
+    # the closed-form scale-move potential (off by default), every candidate host kept when min_ratio is set
+    return _gradient_functions(s, set(), dtype, min_ratio, scale_levers={"incremental"})
 
 
 def _gam(lay, s):
