@@ -35,6 +35,7 @@ CASES = {
     "noexp": "--xla_llvm_disable_expensive_passes=true",
     "O1+noexp": "--xla_backend_optimization_level=1 --xla_llvm_disable_expensive_passes=true",
     "split1": "--xla_cpu_parallel_codegen_split_count=1",
+    "noeigen": "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1",
 }
 
 CHILD = r"""

@@ -530,8 +530,9 @@ def _report_analyses(args: argparse.Namespace):
 
     ``--analyses none``: none.  ``--analyses a,b``: those, through the refit engine.  No ``--analyses``:
     difficulty, ``--splits`` hold-out splits and PSIS-LOO when the engine's estimate is under 15 minutes
-    (:mod:`.analyses.defaults`); the estimate is printed before they start, and above the budget the
-    flag that runs them.
+    (:mod:`.analyses.defaults`), else those of them that fit in it together
+    (:meth:`~.analyses.defaults.AnalysesPlan.within_budget`); the estimate is printed before they start,
+    and for the ones left out the flag that runs them.
     """
     from .analyses.defaults import SHEET_DEFAULT, plan_sheet_analyses, sheet_runners
     from .analyses.engine import scheduler_address
@@ -559,9 +560,18 @@ def _report_analyses(args: argparse.Namespace):
                   + ("" if args.analyses else " (--analyses none skips them)"), file=sys.stderr)
             return {**sheet_runners(names, n_splits=args.splits, scheduler=scheduler, plan=plan, progress=progress),
                     **others}
-        print(f"ddr: {plan.describe()}: over the 15 min default budget, so the sheet says \"not run\" for them; "
-              f"run them with `{plan.flag}`", file=sys.stderr)
-        return {}
+        run = plan.within_budget()
+        if not run:
+            print(f"ddr: {plan.describe()}: over the 15 min default budget, so the sheet says \"not run\" for them; "
+                  f"run them with `{plan.flag}`", file=sys.stderr)
+            return {}
+        # the ones that fit the budget together run; the sheet says "not run" for the others
+        part, rest = plan.part(run), [n for n in names if n not in run]
+        print(f"ddr: {part.describe()}{where}; running them (--analyses none skips them)", file=sys.stderr)
+        print(f"ddr: {plan.part(rest).describe()}: would take the sheet over the 15 min default budget, so the sheet "
+              f"says \"not run\" for {', '.join(rest)}; run every analysis with `{plan.flag}`", file=sys.stderr)
+        return {**sheet_runners(run, n_splits=args.splits, scheduler=scheduler, plan=part, progress=progress),
+                **others}
 
     return None, choose
 

@@ -998,8 +998,9 @@ class MainWindow(QMainWindow):
         """Write the DDR sheet of the current fit and state (design, prices, target, budget) in the background.
 
         Without the Analyses tab's results, ``analyses="auto"`` first runs the sheet's analyses (difficulty,
-        50 hold-out splits, PSIS-LOO) when the refit engine's estimate is under 15 minutes
-        (:func:`~ddr_explorer.core.analyses.defaults.plan_sheet_analyses`), then writes the sheet; ``"run"``
+        50 hold-out splits, PSIS-LOO) when the refit engine's estimate is under 15 minutes, else those of them
+        that fit in it together (:func:`~ddr_explorer.core.analyses.defaults.plan_sheet_analyses`,
+        :meth:`~ddr_explorer.core.analyses.defaults.AnalysesPlan.within_budget`), then writes the sheet; ``"run"``
         runs them whatever the estimate, ``"skip"`` writes the sheet without them ("not run").  ``plan``: that
         estimate when already made (the menu makes it in the background: it looks up the refits in the cache).
         Emits :attr:`sheet_written` with the path, or :attr:`sheet_failed` with the reason.
@@ -1051,11 +1052,14 @@ class MainWindow(QMainWindow):
     def _analyses_before_sheet(self, path, date_invariant: bool, force: bool, plan=None) -> bool:
         """Start the sheet's analyses (under the budget, or ``force``) and write the sheet when they end;
         False when they do not start (the sheet is then written without them)."""
-        from ..core.analyses.defaults import SHEET_DEFAULT
-
         plan = plan or self.sheet_analyses_plan()
-        if plan is None or not (force or plan.runs_by_default):
+        if plan is None:
             return False
+        # over the budget, the ones that fit in it together still run (core's plan chooses, as for `ddr report`)
+        which = plan.which if force else plan.within_budget()
+        if not which:
+            return False
+        rest = [n for n in plan.which if n not in which]
 
         def finished(_results) -> None:
             disconnect()
@@ -1071,10 +1075,12 @@ class MainWindow(QMainWindow):
 
         self.analyses_finished.connect(finished)
         self.analyses_failed.connect(failed)
-        if not self.start_analyses(which=SHEET_DEFAULT, n_splits=plan.n_splits):
+        if not self.start_analyses(which=which, n_splits=plan.n_splits):
             disconnect()
             return False
-        self.model_panel.append_log(f"DDR sheet: {plan.describe()}; the sheet is written when they end")
+        self.model_panel.append_log(
+            f"DDR sheet: {plan.part(which).describe()}; the sheet is written when they end"
+            + (f" (over the 15-minute default with them, not run: {', '.join(rest)})" if rest else ""))
         return True
 
     def panels(self) -> dict:
@@ -1136,13 +1142,24 @@ class MainWindow(QMainWindow):
             return plan_sheet_analyses(corpus, post, cache_dir=cache_dir)
 
         def done(plan) -> None:
+            from ..core.formatting import fmt_duration
+
             mode = "auto"
             if not plan.runs_by_default:  # over the budget: offer the run with its estimate
+                run = plan.within_budget()
+                rest = ", ".join(n for n in plan.which if n not in run)
+                no = (f"No: run {', '.join(run)} only (estimated {fmt_duration(plan.part(run).total_seconds)}); "
+                      f"the sheet says \"not run\" for {rest}." if run else
+                      "No: the sheet says \"not run\" for difficulty and hold-out.")
                 answer = QMessageBox.question(self, "Run the sheet's analyses?",
                                               f"The DDR sheet's {plan.describe()}, over the 15-minute default.\n\n"
-                                              "Run them before writing the sheet? (No: the sheet says \"not run\" "
-                                              "for difficulty and hold-out.)")
-                mode = "run" if answer == QMessageBox.Yes else "skip"
+                                              f"Run them all before writing the sheet?\n\n{no}\n"
+                                              "Cancel: no sheet now.",
+                                              QMessageBox.Yes | QMessageBox.No | QMessageBox.Cancel, QMessageBox.No)
+                if answer == QMessageBox.Cancel:
+                    self.statusBar().showMessage("The DDR sheet was not written")
+                    return
+                mode = "run" if answer == QMessageBox.Yes else "auto" if run else "skip"
             self.export_ddr_sheet(path, analyses=mode, plan=plan)
 
         def failed(exc: BaseException) -> None:  # no estimate: the sheet is written without the analyses

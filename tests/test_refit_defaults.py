@@ -166,6 +166,54 @@ def test_over_the_budget_the_cli_names_the_flag_and_none_opts_out(fake_sampler, 
     assert "estimated" not in capsys.readouterr().err and len(fake_sampler) == n
 
 
+def test_over_the_budget_the_analyses_that_fit_in_it_together_still_run():
+    """A sheet whose three analyses are over the budget together runs those that fit in it, cheapest first: on the
+    TB2 demo on 2 cores, difficulty (minutes) and PSIS-LOO, while the 100 hold-out refits (about 20 min) wait."""
+    plan = defaults.AnalysesPlan(defaults.SHEET_DEFAULT, {"difficulty": 4, "heldout": 100, "loo": 0},
+                                 {"difficulty": 240.0, "heldout": 1200.0, "loo": 0.0}, 50,
+                                 {"difficulty": 0, "heldout": 10, "loo": 0})
+    assert not plan.runs_by_default
+    assert plan.within_budget() == ("difficulty", "loo")  # 240 s together, under 900; hold-out alone is over
+    assert plan.within_budget(budget=1500.0) == ("difficulty", "heldout", "loo")  # all: under 1,500 s together
+    assert plan.within_budget(budget=1300.0) == ("difficulty", "loo")  # 1,440 s: cheapest first, hold-out left
+    assert plan.within_budget(budget=0.0) == ()
+    # cheapest first, not plan order: a budget that fits hold-out or difficulty alone takes difficulty and LOO
+    dear = dataclasses.replace(plan, seconds={"difficulty": 800.0, "heldout": 850.0, "loo": 60.0})
+    assert dear.within_budget() == ("difficulty", "loo")
+    part = plan.part(("loo", "difficulty"))
+    assert part.which == ("difficulty", "loo") and part.total_refits == 4 and part.total_seconds == 240.0
+    assert part.n_cached == {"difficulty": 0, "loo": 0} and part.n_splits == 50
+    assert part.describe() == "analyses difficulty (4 refits), loo (0 refits): 4 refits, estimated 4 min on this machine"
+
+
+def test_ddr_report_runs_the_analyses_within_the_budget_and_names_the_flag_for_the_rest(fake_sampler, capsys,
+                                                                                         corpus_csv, tmp_path,
+                                                                                         monkeypatch):
+    pypdf = pytest.importorskip("pypdf")
+    real = defaults.plan_sheet_analyses
+
+    def priced(corpus, posterior, **kw):  # the TB2 demo's proportions on 2 cores: hold-out over the budget alone
+        plan = real(corpus, posterior, **kw)
+        return dataclasses.replace(plan, seconds={"difficulty": 240.0, "heldout": 1200.0, "loo": 0.0})
+
+    monkeypatch.setattr(defaults, "plan_sheet_analyses", priced)
+    pdf = tmp_path / "sheet.pdf"
+    assert main(["report", str(corpus_csv), "-o", str(pdf), "--cache", str(tmp_path / "c"), "--splits", "3",
+                 *FAST]) == 0
+    err = capsys.readouterr().err
+    assert ("analyses difficulty (4 refits), loo (0 refits): 4 refits, estimated 4 min on this machine; running "
+            "them (--analyses none skips them)") in err
+    assert ("analyses heldout (6 refits): 6 refits, estimated 20 min on this machine: would take the sheet over the "
+            "15 min default budget, so the sheet says \"not run\" for heldout; run every analysis with "
+            "`--analyses difficulty,heldout,loo --splits 3`") in err
+    assert "split 1" not in err  # no hold-out refit ran
+    text = " ".join(" ".join((p.extract_text() or "").split()) for p in pypdf.PdfReader(str(pdf)).pages)
+    assert "by difficulty stratum" in text  # decision 2 answered
+    assert "Across 3 random 70/30 splits" not in text and "Not run here (it needs about 50 refits)" in text
+    # the main fit and the 4 strata, each rerun once (the stand-in never converges); no split's 2 x 3 refits
+    assert len(fake_sampler) == 1 + 2 * 4
+
+
 def test_batch_progress_counts_refits_over_the_whole_plan():
     plan = defaults.AnalysesPlan(("difficulty", "heldout"), {"difficulty": 4, "heldout": 6}, {}, 3)
     seen = []

@@ -2,7 +2,10 @@
 
 ``ddr report`` and the app's export run difficulty strata, seed 003's 50 hold-out splits and
 PSIS-LOO by default when the refit engine's estimate for this corpus on this machine is under
-:data:`AUTO_BUDGET_SECONDS` (15 minutes).  The estimate (:func:`plan_sheet_analyses`) is built from
+:data:`AUTO_BUDGET_SECONDS` (15 minutes).  When all three are over it, the ones that fit in it together
+still run (:meth:`AnalysesPlan.within_budget`, cheapest first): on a 2-core machine the Terminal-Bench
+2.0 demo's difficulty strata and PSIS-LOO take minutes while its 100 hold-out refits take about 20, so
+a default sheet answers decision 2 and offers decision 4 instead of leaving both blank.  The estimate (:func:`plan_sheet_analyses`) is built from
 the parent fit's own wall time (what this corpus costs here), the refits each analysis needs (4
 strata; 2 parts per split at the split settings; one refit of the whole corpus for PSIS-LOO unless
 its result or a posterior with every effect is at hand) and each refit's cost predicted from the
@@ -10,8 +13,8 @@ parent's own pace (:func:`~.engine.refit_seconds`: its seconds per chain-iterati
 chain-iterations with the run length the gate will need given the parent's ESS per draw, its
 set-up; one compile per analysis), times the measured :data:`~.engine.REFIT_SPEEDUP`; the gate's
 reruns are not assumed (a run length set by the gate rarely needs one).  Above the budget the
-CLI names the flag that runs them (``--analyses difficulty,heldout,loo``) and the app offers the run
-with its estimate.
+CLI names the flag that runs them all (``--analyses difficulty,heldout,loo``) and the app offers the
+run with its estimate.
 
 :class:`BatchProgress` makes one progress line of several analyses: refits done of the whole
 plan's total, and an ETA from the pace so far.
@@ -77,6 +80,30 @@ class AnalysesPlan:
     def runs_by_default(self) -> bool:
         """True when the estimate is under :data:`AUTO_BUDGET_SECONDS`."""
         return self.total_seconds < AUTO_BUDGET_SECONDS
+
+    def within_budget(self, budget: float | None = None) -> tuple[str, ...]:
+        """The analyses a default sheet runs: every one when :attr:`runs_by_default`, else those that fit in
+        ``budget`` seconds (:data:`AUTO_BUDGET_SECONDS`) together, taken cheapest first (ties in plan order).
+
+        Cheapest first keeps the most decisions answered for the time: a sheet's analyses answer one
+        decision each, so an analysis that costs minutes is never left out for one that costs the budget.
+        """
+        budget = AUTO_BUDGET_SECONDS if budget is None else budget
+        if self.total_seconds < budget:
+            return tuple(self.which)
+        chosen, spent = set(), 0.0
+        for name in sorted(self.which, key=lambda n: (self.seconds.get(n, 0.0), self.which.index(n))):
+            if spent + self.seconds.get(name, 0.0) < budget:
+                chosen.add(name)
+                spent += self.seconds.get(name, 0.0)
+        return tuple(n for n in self.which if n in chosen)
+
+    def part(self, names) -> "AnalysesPlan":
+        """This plan restricted to ``names`` (in this plan's order): what a partial run describes and counts."""
+        keep = tuple(n for n in self.which if n in set(names))
+        return AnalysesPlan(keep, {n: self.n_refits[n] for n in keep if n in self.n_refits},
+                            {n: self.seconds[n] for n in keep if n in self.seconds}, self.n_splits,
+                            {n: self.n_cached[n] for n in keep if n in self.n_cached})
 
     @property
     def flag(self) -> str:

@@ -111,7 +111,9 @@ def test_sheet_export_runs_the_default_analyses_first_under_the_budget(qtbot, tm
     from ddr_explorer.core.analyses.defaults import SHEET_DEFAULT, AnalysesPlan
 
     w = _window_with_a_small_fit(qtbot, tmp_path)
-    over = AnalysesPlan(SHEET_DEFAULT, {"difficulty": 4, "heldout": 4, "loo": 0}, {"difficulty": 2000.0}, 2)
+    # each over the budget alone: none runs
+    over = AnalysesPlan(SHEET_DEFAULT, {"difficulty": 4, "heldout": 4, "loo": 1},
+                        {"difficulty": 2000.0, "heldout": 2000.0, "loo": 950.0}, 2)
     monkeypatch.setattr(MainWindow, "sheet_analyses_plan", lambda self: over)
     with qtbot.waitSignal(w.sheet_written, timeout=120_000):
         assert w.export_ddr_sheet(tmp_path / "a.pdf")
@@ -122,6 +124,23 @@ def test_sheet_export_runs_the_default_analyses_first_under_the_budget(qtbot, tm
         assert w.export_ddr_sheet(tmp_path / "b.pdf")
     assert set(w.analyses) >= {"difficulty", "heldout", "loo"} and w.analyses["heldout"]["n_splits"] == 2
     assert "DDR sheet: analyses difficulty" in w.model_panel.log_text()
+
+
+def test_sheet_export_over_the_budget_runs_the_analyses_that_fit_in_it(qtbot, tmp_path, fake_sampler, monkeypatch):
+    """Over the budget together, the analyses that fit in it still run before the sheet (core's
+    AnalysesPlan.within_budget): difficulty and PSIS-LOO, not the hold-out splits; the log says which was left."""
+    from ddr_explorer.core.analyses.defaults import SHEET_DEFAULT, AnalysesPlan
+
+    w = _window_with_a_small_fit(qtbot, tmp_path)
+    part = AnalysesPlan(SHEET_DEFAULT, {"difficulty": 4, "heldout": 4, "loo": 0},
+                        {"difficulty": 1.0, "heldout": 2000.0, "loo": 0.0}, 2)
+    monkeypatch.setattr(MainWindow, "sheet_analyses_plan", lambda self: part)
+    with qtbot.waitSignal(w.sheet_written, timeout=300_000):
+        assert w.export_ddr_sheet(tmp_path / "p.pdf")
+    assert set(w.analyses) == {"difficulty", "loo"}
+    log = w.model_panel.log_text()
+    assert "DDR sheet: analyses difficulty (4 refits), loo (0 refits)" in log
+    assert "not run: heldout" in log
 
 
 def test_the_export_menu_estimates_the_sheet_analyses_off_the_gui_thread(qtbot, tmp_path, fake_sampler, monkeypatch):
@@ -135,7 +154,8 @@ def test_the_export_menu_estimates_the_sheet_analyses_off_the_gui_thread(qtbot, 
     from ddr_explorer.gui import main_window as mw
 
     w = _window_with_a_small_fit(qtbot, tmp_path)
-    over = AnalysesPlan(SHEET_DEFAULT, {"difficulty": 4, "heldout": 4, "loo": 0}, {"difficulty": 2000.0}, 2)
+    over = AnalysesPlan(SHEET_DEFAULT, {"difficulty": 4, "heldout": 4, "loo": 0},
+                        {"difficulty": 1000.0, "heldout": 1000.0, "loo": 950.0}, 2)
     threads, asked = [], []
 
     def plan(corpus, posterior, **kw):
@@ -150,5 +170,30 @@ def test_the_export_menu_estimates_the_sheet_analyses_off_the_gui_thread(qtbot, 
     assert sig.args[0] == tmp_path / "menu.pdf" and (tmp_path / "menu.pdf").exists()
     assert threads and threads[0] is not threading.main_thread()
     assert len(threads) == 1  # the estimate made once, passed on (not made again on the GUI thread)
-    assert asked and "8 refits, estimated 33 min" in asked[0]
+    assert asked and "8 refits, estimated 49 min" in asked[0]
+    assert "No: the sheet says \"not run\" for difficulty and hold-out." in asked[0]  # none fits the budget alone
     assert w.analyses is None  # "No": the sheet says "not run" for them
+
+
+def test_the_export_dialog_offers_all_the_analyses_those_in_the_budget_or_no_sheet(qtbot, tmp_path, fake_sampler,
+                                                                                     monkeypatch):
+    """Over the budget with some analyses inside it: the dialog names them and their estimate; "No" runs those
+    only and writes the sheet, "Cancel" writes nothing."""
+    from ddr_explorer.core.analyses import defaults
+    from ddr_explorer.core.analyses.defaults import SHEET_DEFAULT, AnalysesPlan
+    from ddr_explorer.gui import main_window as mw
+
+    w = _window_with_a_small_fit(qtbot, tmp_path)
+    part = AnalysesPlan(SHEET_DEFAULT, {"difficulty": 4, "heldout": 4, "loo": 0},
+                        {"difficulty": 120.0, "heldout": 2000.0, "loo": 0.0}, 2)
+    monkeypatch.setattr(defaults, "plan_sheet_analyses", lambda corpus, posterior, **kw: part)
+    answers, asked = [mw.QMessageBox.Cancel, mw.QMessageBox.No], []
+    monkeypatch.setattr(mw.QFileDialog, "getSaveFileName", lambda *a, **k: (str(tmp_path / "menu"), "PDF (*.pdf)"))
+    monkeypatch.setattr(mw.QMessageBox, "question", lambda _w, _t, text, *a: asked.append(text) or answers.pop(0))
+    w._on_export_sheet()
+    qtbot.waitUntil(lambda: w.statusBar().currentMessage() == "The DDR sheet was not written", timeout=60_000)
+    assert not (tmp_path / "menu.pdf").exists() and w.analyses is None
+    assert "No: run difficulty, loo only (estimated 2 min); the sheet says \"not run\" for heldout." in asked[0]
+    with qtbot.waitSignal(w.sheet_written, timeout=300_000):
+        w._on_export_sheet()
+    assert (tmp_path / "menu.pdf").exists() and set(w.analyses) == {"difficulty", "loo"}
