@@ -209,7 +209,7 @@ def test_ddr_report_runs_the_analyses_within_the_budget_and_names_the_flag_for_t
     assert "split 1" not in err  # no hold-out refit ran
     text = " ".join(" ".join((p.extract_text() or "").split()) for p in pypdf.PdfReader(str(pdf)).pages)
     assert "by difficulty stratum" in text  # decision 2 answered
-    assert "Across 3 random 70/30 splits" not in text and "Not run here (it needs about 50 refits)" in text
+    assert "Across 3 random 70/30 splits" not in text and "Not run here (it needs 50 splits: 100 refits)" in text
     # the main fit and the 4 strata, each rerun once (the stand-in never converges); no split's 2 x 3 refits
     assert len(fake_sampler) == 1 + 2 * 4
 

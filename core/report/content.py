@@ -803,8 +803,8 @@ def _decision_holdout(ct: SheetContent) -> Decision:
                 f"{'falls short' if gap < 0 else 'exceeds the projection'} by {fmt_coef(abs(gap))} on average. ")
         text += held_out_reading(held)
         return Decision(4, q, text + _refits_note(held) + loo_text, "answered")
-    text = (f"<b>Not run here</b> (it needs about 50 refits). Demand from the vendor: {sym} re-estimated on held-out "
-            f"cells over {GEQ} 50 random 70/30 splits stratified by (agent, task) cell, reported next to the "
+    text = (f"<b>Not run here</b> (it needs 50 splits: 100 refits). Demand from the vendor: {sym} re-estimated on "
+            f"held-out cells over {GEQ} 50 random 70/30 splits stratified by (agent, task) cell, reported next to the "
             f"training-cell projection with the Pearson r across splits. "
             + (f"With {n_models} {noun}, expect the projection to be optimistic (seed 003: r = \u22120.90 and a "
                "0.30 shortfall with 3 agents)." if n_models and n_models < 20 else

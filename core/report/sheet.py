@@ -634,7 +634,7 @@ def _difficulty_page(ct: SheetContent) -> list:
         lay.setStyle(st.layout_style())
         story.append(lay)
     else:
-        story.append(_p("<b>Not run.</b> Held-out reliability needs about 50 refits: random 70/30 splits of the cells "
+        story.append(_p("<b>Not run.</b> Held-out reliability needs 50 random 70/30 splits (100 refits) of the cells "
                         "stratified by (agent, task) cell; for each, fit on the training cells, project "
                         f"{_sym(ct)} for the observed design, and compute {_sym(ct)} on the held-out cells; report "
                         "the Pearson r across splits and the mean gap. Seed 003 found r = \u22120.90 and a 0.30 "
