@@ -1148,12 +1148,12 @@ class MainWindow(QMainWindow):
             if not plan.runs_by_default:  # over the budget: offer the run with its estimate
                 run = plan.within_budget()
                 rest = ", ".join(n for n in plan.which if n not in run)
-                no = (f"No: run {', '.join(run)} only (estimated {fmt_duration(plan.part(run).total_seconds)}); "
+                no = (f"No: run only {' and '.join(run)} (estimated {fmt_duration(plan.part(run).total_seconds)}); "
                       f"the sheet says \"not run\" for {rest}." if run else
                       "No: the sheet says \"not run\" for difficulty and hold-out.")
                 answer = QMessageBox.question(self, "Run the sheet's analyses?",
                                               f"The DDR sheet's {plan.describe()}, over the 15-minute default.\n\n"
-                                              f"Run them all before writing the sheet?\n\n{no}\n"
+                                              f"Yes: run them all, then write the sheet.\n{no}\n"
                                               "Cancel: no sheet now.",
                                               QMessageBox.Yes | QMessageBox.No | QMessageBox.Cancel, QMessageBox.No)
                 if answer == QMessageBox.Cancel:

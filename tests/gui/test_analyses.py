@@ -193,7 +193,7 @@ def test_the_export_dialog_offers_all_the_analyses_those_in_the_budget_or_no_she
     w._on_export_sheet()
     qtbot.waitUntil(lambda: w.statusBar().currentMessage() == "The DDR sheet was not written", timeout=60_000)
     assert not (tmp_path / "menu.pdf").exists() and w.analyses is None
-    assert "No: run difficulty, loo only (estimated 2 min); the sheet says \"not run\" for heldout." in asked[0]
+    assert "No: run only difficulty and loo (estimated 2 min); the sheet says \"not run\" for heldout." in asked[0]
     with qtbot.waitSignal(w.sheet_written, timeout=300_000):
         w._on_export_sheet()
     assert (tmp_path / "menu.pdf").exists() and set(w.analyses) == {"difficulty", "loo"}
