@@ -11,8 +11,8 @@ here), the refits each analysis needs (4 strata; 2 parts per split at the split 
 of the whole corpus for PSIS-LOO unless its result or a posterior with every effect is at hand) and
 each refit's cost predicted from the parent's own pace (:func:`~.engine.refit_seconds`: its seconds
 per chain-iteration, the refit's chain-iterations with the run length the gate will need given the
-parent's ESS per draw, its set-up; one compile per analysis), times the measured :data:`~.engine.REFIT_SPEEDUP`; the gate's
-reruns are not assumed (a run length set by the gate rarely needs one).  Above the budget the
+parent's ESS per draw, its set-up; one compile per analysis), times the measured
+:data:`~.engine.REFIT_SPEEDUP`; the gate's reruns are not assumed (a run length set by the gate rarely needs one).  Above the budget the
 CLI names the flag that runs them all (``--analyses difficulty,heldout,loo``) and the app offers the
 run with its estimate.
 
