@@ -2,19 +2,19 @@
 
 ``ddr report`` and the app's export run difficulty strata, seed 003's 50 hold-out splits and
 PSIS-LOO by default when the refit engine's estimate for this corpus on this machine is under
-:data:`AUTO_BUDGET_SECONDS` (15 minutes).  When all three are over it, the ones that fit in it together
-still run (:meth:`AnalysesPlan.within_budget`, cheapest first): on a 2-core machine the Terminal-Bench
-2.0 demo's difficulty strata and PSIS-LOO take minutes while its 100 hold-out refits take about 20, so
-a default sheet answers decision 2 and offers decision 4 instead of leaving both blank.  The estimate
-(:func:`plan_sheet_analyses`) is built from the parent fit's own wall time (what this corpus costs
-here), the refits each analysis needs (4 strata; 2 parts per split at the split settings; one refit
-of the whole corpus for PSIS-LOO unless its result or a posterior with every effect is at hand) and
-each refit's cost predicted from the parent's own pace (:func:`~.engine.refit_seconds`: its seconds
-per chain-iteration, the refit's chain-iterations with the run length the gate will need given the
-parent's ESS per draw, its set-up; one compile per analysis), times the measured
-:data:`~.engine.REFIT_SPEEDUP`; the gate's reruns are not assumed (a run length set by the gate rarely needs one).  Above the budget the
-CLI names the flag that runs them all (``--analyses difficulty,heldout,loo``) and the app offers the
-run with its estimate.
+:data:`AUTO_BUDGET_SECONDS` (15 minutes). When all three are over it, the ones that fit in it
+together still run (:meth:`AnalysesPlan.within_budget`, cheapest first): on a 2-core machine the
+Terminal-Bench 2.0 demo's difficulty strata and PSIS-LOO take minutes while its 100 hold-out refits
+take about 20, so a default sheet answers decision 2 and offers decision 4 instead of leaving both
+blank. The estimate (:func:`plan_sheet_analyses`) is built from the parent fit's own wall time (what
+this corpus costs here), the refits each analysis needs (4 strata; 2 parts per split at the split
+settings; one refit of the whole corpus for PSIS-LOO unless its result or a posterior with every
+effect is at hand) and each refit's cost predicted from the parent's own pace
+(:func:`~.engine.refit_seconds`: its seconds per chain-iteration, the refit's chain-iterations with
+the run length the gate will need given the parent's ESS per draw, its set-up; one compile per
+analysis), times the measured :data:`~.engine.REFIT_SPEEDUP`; the gate's reruns are not assumed (a
+run length set by the gate rarely needs one). Above the budget the CLI names the flag that runs them
+all (``--analyses difficulty,heldout,loo``) and the app offers the run with its estimate.
 
 :class:`BatchProgress` makes one progress line of several analyses: refits done of the whole
 plan's total, and an ETA from the pace so far.
