@@ -105,20 +105,23 @@ def _window_with_a_small_fit(qtbot, tmp_path):
     return w
 
 
+def _sheet_plan(seconds: dict, loo_refits: int = 0):
+    """The sheet's plan with 4 strata, 2 splits (4 refits) and these estimated seconds per analysis."""
+    from ddr_explorer.core.analyses.defaults import SHEET_DEFAULT, AnalysesPlan
+
+    return AnalysesPlan(SHEET_DEFAULT, {"difficulty": 4, "heldout": 4, "loo": loo_refits}, seconds, 2)
+
+
 def test_sheet_export_runs_the_default_analyses_first_under_the_budget(qtbot, tmp_path, fake_sampler, monkeypatch):
     """File > Export DDR sheet without the Analyses tab's results: under the budget the sheet's analyses run first
     (core's plan decides), then the sheet is written with them; over it, the sheet is written without them."""
-    from ddr_explorer.core.analyses.defaults import SHEET_DEFAULT, AnalysesPlan
-
     w = _window_with_a_small_fit(qtbot, tmp_path)
-    # each over the budget alone: none runs
-    over = AnalysesPlan(SHEET_DEFAULT, {"difficulty": 4, "heldout": 4, "loo": 1},
-                        {"difficulty": 2000.0, "heldout": 2000.0, "loo": 950.0}, 2)
+    over = _sheet_plan({"difficulty": 2000.0, "heldout": 2000.0, "loo": 950.0}, loo_refits=1)  # each over alone
     monkeypatch.setattr(MainWindow, "sheet_analyses_plan", lambda self: over)
     with qtbot.waitSignal(w.sheet_written, timeout=120_000):
         assert w.export_ddr_sheet(tmp_path / "a.pdf")
     assert w.analyses is None  # over the budget: not run (the dialog offers them; "skip" here)
-    under = AnalysesPlan(SHEET_DEFAULT, {"difficulty": 4, "heldout": 4, "loo": 0}, {"difficulty": 1.0}, 2)
+    under = _sheet_plan({"difficulty": 1.0})
     monkeypatch.setattr(MainWindow, "sheet_analyses_plan", lambda self: under)
     with qtbot.waitSignal(w.sheet_written, timeout=300_000):
         assert w.export_ddr_sheet(tmp_path / "b.pdf")
@@ -129,11 +132,8 @@ def test_sheet_export_runs_the_default_analyses_first_under_the_budget(qtbot, tm
 def test_sheet_export_over_the_budget_runs_the_analyses_that_fit_in_it(qtbot, tmp_path, fake_sampler, monkeypatch):
     """Over the budget together, the analyses that fit in it still run before the sheet (core's
     AnalysesPlan.within_budget): difficulty and PSIS-LOO, not the hold-out splits; the log says which was left."""
-    from ddr_explorer.core.analyses.defaults import SHEET_DEFAULT, AnalysesPlan
-
     w = _window_with_a_small_fit(qtbot, tmp_path)
-    part = AnalysesPlan(SHEET_DEFAULT, {"difficulty": 4, "heldout": 4, "loo": 0},
-                        {"difficulty": 1.0, "heldout": 2000.0, "loo": 0.0}, 2)
+    part = _sheet_plan({"difficulty": 1.0, "heldout": 2000.0, "loo": 0.0})
     monkeypatch.setattr(MainWindow, "sheet_analyses_plan", lambda self: part)
     with qtbot.waitSignal(w.sheet_written, timeout=300_000):
         assert w.export_ddr_sheet(tmp_path / "p.pdf")
@@ -150,12 +150,10 @@ def test_the_export_menu_estimates_the_sheet_analyses_off_the_gui_thread(qtbot, 
     import threading
 
     from ddr_explorer.core.analyses import defaults
-    from ddr_explorer.core.analyses.defaults import SHEET_DEFAULT, AnalysesPlan
     from ddr_explorer.gui import main_window as mw
 
     w = _window_with_a_small_fit(qtbot, tmp_path)
-    over = AnalysesPlan(SHEET_DEFAULT, {"difficulty": 4, "heldout": 4, "loo": 0},
-                        {"difficulty": 1000.0, "heldout": 1000.0, "loo": 950.0}, 2)
+    over = _sheet_plan({"difficulty": 1000.0, "heldout": 1000.0, "loo": 950.0})
     threads, asked = [], []
 
     def plan(corpus, posterior, **kw):
@@ -180,12 +178,10 @@ def test_the_export_dialog_offers_all_the_analyses_those_in_the_budget_or_no_she
     """Over the budget with some analyses inside it: the dialog names them and their estimate; "No" runs those
     only and writes the sheet, "Cancel" writes nothing."""
     from ddr_explorer.core.analyses import defaults
-    from ddr_explorer.core.analyses.defaults import SHEET_DEFAULT, AnalysesPlan
     from ddr_explorer.gui import main_window as mw
 
     w = _window_with_a_small_fit(qtbot, tmp_path)
-    part = AnalysesPlan(SHEET_DEFAULT, {"difficulty": 4, "heldout": 4, "loo": 0},
-                        {"difficulty": 120.0, "heldout": 2000.0, "loo": 0.0}, 2)
+    part = _sheet_plan({"difficulty": 120.0, "heldout": 2000.0, "loo": 0.0})
     monkeypatch.setattr(defaults, "plan_sheet_analyses", lambda corpus, posterior, **kw: part)
     answers, asked = [mw.QMessageBox.Cancel, mw.QMessageBox.No], []
     monkeypatch.setattr(mw.QFileDialog, "getSaveFileName", lambda *a, **k: (str(tmp_path / "menu"), "PDF (*.pdf)"))
