@@ -566,7 +566,7 @@ def _report_analyses(args: argparse.Namespace):
                   f"run them with `{plan.flag}`", file=sys.stderr)
             return {}
         # the ones that fit the budget together run; the sheet says "not run" for the others
-        part, rest = plan.part(run), [n for n in names if n not in run]
+        part, rest = plan.part(run), plan.beyond_budget()
         print(f"ddr: {part.describe()}{where}; running them (--analyses none skips them)", file=sys.stderr)
         print(f"ddr: {plan.part(rest).describe()}: would take the sheet over the 15 min default budget, so the sheet "
               f"says \"not run\" for {', '.join(rest)}; run every analysis with `{plan.flag}`", file=sys.stderr)

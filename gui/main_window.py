@@ -1059,7 +1059,7 @@ class MainWindow(QMainWindow):
         which = plan.which if force else plan.within_budget()
         if not which:
             return False
-        rest = [n for n in plan.which if n not in which]
+        rest = () if force else plan.beyond_budget()
 
         def finished(_results) -> None:
             disconnect()
@@ -1147,9 +1147,8 @@ class MainWindow(QMainWindow):
             mode = "auto"
             if not plan.runs_by_default:  # over the budget: offer the run with its estimate
                 run = plan.within_budget()
-                rest = ", ".join(n for n in plan.which if n not in run)
                 no = (f"No: run only {' and '.join(run)} (estimated {fmt_duration(plan.part(run).total_seconds)}); "
-                      f"the sheet says \"not run\" for {rest}." if run else
+                      f"the sheet says \"not run\" for {', '.join(plan.beyond_budget())}." if run else
                       "No: the sheet says \"not run\" for difficulty and hold-out.")
                 answer = QMessageBox.question(self, "Run the sheet's analyses?",
                                               f"The DDR sheet's {plan.describe()}, over the 15-minute default.\n\n"
@@ -1159,7 +1158,7 @@ class MainWindow(QMainWindow):
                 if answer == QMessageBox.Cancel:
                     self.statusBar().showMessage("The DDR sheet was not written")
                     return
-                mode = "run" if answer == QMessageBox.Yes else "auto" if run else "skip"
+                mode = "run" if answer == QMessageBox.Yes else "auto"  # auto: those within the budget, if any
             self.export_ddr_sheet(path, analyses=mode, plan=plan)
 
         def failed(exc: BaseException) -> None:  # no estimate: the sheet is written without the analyses

@@ -177,6 +177,7 @@ def test_over_the_budget_the_analyses_that_fit_in_it_together_still_run():
     assert plan.within_budget(budget=1500.0) == ("difficulty", "heldout", "loo")  # all: under 1,500 s together
     assert plan.within_budget(budget=1300.0) == ("difficulty", "loo")  # 1,440 s: cheapest first, hold-out left
     assert plan.within_budget(budget=0.0) == ()
+    assert plan.beyond_budget() == ("heldout",) and plan.beyond_budget(budget=0.0) == plan.which
     # cheapest first, not plan order: a budget that fits hold-out or difficulty alone takes difficulty and LOO
     dear = dataclasses.replace(plan, seconds={"difficulty": 800.0, "heldout": 850.0, "loo": 60.0})
     assert dear.within_budget() == ("difficulty", "loo")

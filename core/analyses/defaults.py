@@ -98,6 +98,11 @@ class AnalysesPlan:
                 spent += self.seconds.get(name, 0.0)
         return tuple(n for n in self.which if n in chosen)
 
+    def beyond_budget(self, budget: float | None = None) -> tuple[str, ...]:
+        """The analyses :meth:`within_budget` leaves out (in plan order): the ones a default sheet says "not run"."""
+        run = self.within_budget(budget)
+        return tuple(n for n in self.which if n not in run)
+
     def part(self, names) -> "AnalysesPlan":
         """This plan restricted to ``names`` (in this plan's order): what a partial run describes and counts."""
         keep = tuple(n for n in self.which if n in set(names))
