@@ -1013,8 +1013,14 @@ class MainWindow(QMainWindow):
                 path, date_invariant, force=analyses == "run", plan=plan):
             return True
         corpus, post, st, summary = self.corpus, self.fit_result.posterior, self.state, self.summary
-        design = st.design()
-        kw = dict(object_of_measurement=st.object_of_measurement, claim=st.claim, design=design,
+        # The sheet states the corpus's own design as observed (core computes it, as for `ddr report`); the
+        # sliders' sizes, when moved, are a what-if printed under their own label beside it.
+        from ..core.dstudy import same_sizes
+
+        examined, observed = st.design(), st.observed_design()
+        if observed is not None and same_sizes(examined, observed):
+            examined = None
+        kw = dict(object_of_measurement=st.object_of_measurement, claim=st.claim, examined_design=examined,
                   target=st.target, budget=st.budget, prices=dict(st.prices) or None,
                   analyses=dict(self.analyses_for_sheet) or None)  # the Analyses tab's results, when run
         path = Path(path)

@@ -28,7 +28,7 @@ from .grids import costing, curve_grid, default_grid, frontier_grids, slider_val
 from .observed import ObservedDesignError, corpus_prices, observed_design, observed_sizes
 from .prices import (CostRanking, accuracy_per_dollar, prices_from_cost_column, prices_from_tokens,
                      reliability_per_dollar, row_costs_from_tokens)
-from .sizes import DEFAULT_BAND_DRAWS, DEFAULT_TARGETS, DStudyDesign
+from .sizes import DEFAULT_BAND_DRAWS, DEFAULT_TARGETS, DStudyDesign, same_sizes
 
 __all__ = [
     "DEFAULT_TARGETS", "DEFAULT_BAND_DRAWS", "DStudyDesign", "DStudyModel", "CoefficientParts", "DStudyCurve",
@@ -37,5 +37,5 @@ __all__ = [
     "cost_frontier", "allocate_tasks", "prices_from_cost_column", "prices_from_tokens", "row_costs_from_tokens",
     "accuracy_per_dollar", "reliability_per_dollar", "default_grid", "slider_values", "curve_grid",
     "frontier_grids", "costing", "budget_search", "observed_sizes", "observed_design", "corpus_prices",
-    "BenchmarkAllocation", "allocate_budget", "allocation_for_summary",
+    "BenchmarkAllocation", "allocate_budget", "allocation_for_summary", "same_sizes",
 ]

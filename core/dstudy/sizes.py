@@ -205,3 +205,20 @@ def _facet_of(over: str) -> str:
     if over.startswith("n_") and over[2:] and over not in _FIELD_FACET:
         raise ValueError(f"cannot vary {over!r}; use one of {', '.join(_FIELD_FACET)} or a facet name")
     return over
+
+
+def same_sizes(a: DStudyDesign, b: DStudyDesign) -> bool:
+    """True when two designs have the same sizes (tasks, scaffolds, benchmarks, trials, extra facets).
+
+    Prices, object and claim are not sizes: a what-if design differs from the observed one only when
+    the sliders moved a size.
+    """
+    def sizes(d: DStudyDesign) -> dict:
+        out = {"n_tasks": d.effective_n_tasks, "n_scaffolds": d.n_scaffolds,
+               "n_benchmarks": d.effective_n_benchmarks, "n_replicates": d.n_replicates}
+        out.update({f"extra:{k}": v for k, v in dict(d.extra_facets).items()})
+        out.update({f"tasks:{k}": v for k, v in dict(d.tasks_per_benchmark or {}).items()})
+        return out
+
+    sa, sb = sizes(a), sizes(b)
+    return sa.keys() == sb.keys() and all(math.isclose(float(sa[k]), float(sb[k]), rel_tol=1e-9) for k in sa)

@@ -198,6 +198,10 @@ class SheetContent:
     allocation_text: str = ""
     #: The words of the design's sizes and object (:func:`~..formatting.facet_words`), as the app's.
     words: FacetWords | None = None
+    #: The what-if design the user examined (``inputs.examined_design``), None without one: ``text`` (its
+    #: sizes in words), ``estimands`` (as ``summary["estimands"]``), ``headline`` (the claim's coefficient)
+    #: and ``p_target``.  Printed beside the observed design under its own label, never in its place.
+    examined: dict | None = None
 
     @property
     def serious(self) -> list[Notice]:
@@ -250,7 +254,7 @@ def _object_words(obj: frozenset[str]) -> tuple[str, str, str]:
 # The computation
 # ---------------------------------------------------------------------------
 
-def _design_words(d: DStudyDesign, inputs: ReportInputs) -> str:
+def _design_words(d: DStudyDesign, inputs: ReportInputs, observed: bool = True) -> str:
     s = inputs.corpus_summary
     facets = inputs.components.facets
     w = facet_words(d.object_of_measurement, facets)
@@ -262,6 +266,8 @@ def _design_words(d: DStudyDesign, inputs: ReportInputs) -> str:
         parts.append(w.count("n_benchmarks", d.effective_n_benchmarks))
     parts.append(w.count("n_replicates", d.n_replicates))
     parts += [w.count(f, n) for f, n in d.extra_facets.items()]
+    if not observed:  # a what-if design has sizes only: the corpus's counts belong to the observed one
+        return f" {TIMES} ".join(parts)
     return f" {TIMES} ".join(parts) + (f" (medians of the corpus; {fmt_n(s.get('n_models'))} models, "
                                         f"{fmt_n(s.get('n_agents'))} agents, {fmt_n(s.get('n_trials'))} trials)")
 
@@ -407,7 +413,22 @@ def sheet_content(inputs: ReportInputs) -> SheetContent:
         content.verdict_text += " Provisional: see the warnings above."
     content.decisions = _decisions(content)
     content.design_text = _design_words(d, inputs)
+    content.examined = _examined(inputs, est, target)
     return content
+
+
+def _examined(inputs: ReportInputs, est: str, target: float) -> dict | None:
+    """The estimands of the what-if design the user examined, or None without one.
+
+    Computed per posterior draw by the same :func:`~.dstudy.dstudy_summary` as the observed design's
+    (seed 000 Table 1 at the examined sizes), so the app's D-study readout and the sheet agree.
+    """
+    e = inputs.examined_design
+    if e is None:
+        return None
+    summary = dstudy_summary(inputs.components, e, target=target, observed=inputs.observed_design)
+    return {"design": e, "text": _design_words(e, inputs, observed=False), "estimands": summary["estimands"],
+            "headline": summary["estimands"][est], "p_target": summary["p_target"]}
 
 
 # ---------------------------------------------------------------------------

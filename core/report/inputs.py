@@ -37,7 +37,8 @@ from ..analyses.heldout import HeldOutReliability
 from ..analyses.loo import LooSummary
 from ..analyses.capability import CapabilityStudy
 from ..analyses.transfer import TransferStudy
-from ..dstudy import DEFAULT_TARGETS, CostRanking, DStudyDesign, accuracy_per_dollar, corpus_prices, observed_design
+from ..dstudy import (DEFAULT_TARGETS, CostRanking, DStudyDesign, accuracy_per_dollar, corpus_prices, observed_design,
+                      same_sizes)
 from ..fitting import components_from_posterior, theta_from_posterior
 from ..reliability import VarianceComponents, as_components, object_for_terms
 from .priors import priors_of
@@ -102,6 +103,11 @@ class ReportInputs:
         Posterior draws of the variance components.
     observed_design
         The design the corpus ran (object of measurement and claim included).
+    examined_design
+        A what-if design the user examined (the app's D-study sliders), reported beside the
+        observed one under its own label; None when the user examined no other sizes.  The sheet's
+        headline, decisions and tables stay those of the observed design: a buyer reads what the
+        corpus ran, and the what-if only as a what-if.
     target
         Target of the claim's coefficient (default: 0.85 for rankings, 0.90
         for threshold decisions; SPEC sec. 4).
@@ -165,6 +171,7 @@ class ReportInputs:
     analyses: Mapping[str, Any] = field(default_factory=dict)
     versions: Mapping[str, str] = field(default_factory=dict)
     title: str | None = None
+    examined_design: DStudyDesign | None = None
 
     def __post_init__(self):
         self.components = as_components(self.components)
@@ -173,6 +180,11 @@ class ReportInputs:
                              "sheet needs the fitted posterior: fit the model (ddr fit, or Fit in the app) first")
         if not isinstance(self.observed_design, DStudyDesign):
             raise TypeError(f"observed_design should be a DStudyDesign, got {type(self.observed_design).__name__}")
+        if self.examined_design is not None and not isinstance(self.examined_design, DStudyDesign):
+            raise TypeError(f"examined_design should be a DStudyDesign or None, "
+                            f"got {type(self.examined_design).__name__}")
+        if self.examined_design is not None and same_sizes(self.examined_design, self.observed_design):
+            self.examined_design = None  # the sliders at the corpus's own sizes examine nothing else
         if self.target is None:
             self.target = DEFAULT_TARGETS[self.observed_design.claim]
         t = float(self.target)
@@ -309,7 +321,8 @@ def report_inputs_from(corpus, components=None, theta=None, *, model_names: Sequ
                        object_of_measurement: str | None = None, claim: str = "relative",
                        design: DStudyDesign | None = None, target: float | None = None, budget: float | None = None,
                        prices: Mapping[str, float] | None = None, analyses: Mapping[str, Any] | None = None,
-                       corpus_summary: Mapping[str, Any] | None = None, title: str | None = None) -> ReportInputs:
+                       corpus_summary: Mapping[str, Any] | None = None, title: str | None = None,
+                       examined_design: DStudyDesign | None = None) -> ReportInputs:
     """Fill a :class:`ReportInputs` from a corpus and a posterior with core's functions.
 
     Parameters
@@ -331,8 +344,12 @@ def report_inputs_from(corpus, components=None, theta=None, *, model_names: Sequ
         seed 003's model (the ``ddr`` preset), else ``"model"``
         (:func:`~ddr_explorer.core.reliability.object_for_terms`).  ``"relative"`` (ranking) or ``"absolute"``.
     design
-        The design to report; default: the corpus's own design
-        (:func:`~ddr_explorer.core.dstudy.observed_design`) with its models and prices.
+        The design the corpus ran; default: the corpus's own design
+        (:func:`~ddr_explorer.core.dstudy.observed_design`) with its models and prices.  Never a
+        what-if design: pass that as ``examined_design``.
+    examined_design
+        A what-if design (the app's sliders), printed beside the observed one as "Design examined";
+        dropped when its sizes are the observed design's.
     target, budget
         Target coefficient (default by claim) and an optional budget in USD.
     prices
@@ -400,4 +417,4 @@ def report_inputs_from(corpus, components=None, theta=None, *, model_names: Sequ
         observed_design=design, target=target, budget=budget, prices=price_map, price_source=source,
         theta=theta, model_names=model_names, fit_info=info, accuracy=accuracy, model_accuracy=model_acc,
         difficulty=task_difficulty(table), analyses=dict(analyses or {}), versions=software_versions(),
-        title=title)
+        title=title, examined_design=examined_design)

@@ -267,6 +267,35 @@ def _decisions_table(ct: SheetContent) -> Table:
     return t
 
 
+def _estimands_table(estimands: dict, head: str) -> Table:
+    """The estimands of one design (median, 95% and 68% intervals, P(> 0), equation), shares left out."""
+    rows = [[_p(head, "cell_head"), _p("median", "cell_head_right"),
+             _p("95% interval", "cell_head_right"), _p("68% interval", "cell_head_right"),
+             _p("P(&gt; 0)", "cell_head_right"), _p("source", "cell_head")]]
+    for name, e in estimands.items():
+        if name.startswith("share:"):
+            continue
+        label = _ESTIMAND_NAMES.get(name, escape(name))
+        pp = e.get("prob_positive")
+        fmt = (lambda x: f"{x:,.2f}") if name == "SNR" else fmt_coef
+        rows.append([_p(label, "cell"), _p(fmt(e["median"]), "cell_right"),
+                     _p(fmt_interval(e["lower95"], e["upper95"], fmt), "cell_right"),
+                     _p(fmt_interval(e["lower68"], e["upper68"], fmt), "cell_right"),
+                     _p(fmt_prob(pp) if pp is not None else "", "cell_right"),
+                     _p(escape(e.get("equation") or ""), "cell_muted")])
+    t = Table(rows, colWidths=[170, 50, 85, 85, 40, st.FRAME_WIDTH - 430], repeatRows=1, hAlign="LEFT")
+    t.setStyle(st.data_table_style(len(rows)))
+    return t
+
+
+def _examined_words(ct: SheetContent) -> str:
+    """The what-if design's sizes and its coefficient, e.g. '42 tasks x 6 scaffolds ...: Erho2 0.81 [...]'."""
+    ex = ct.examined
+    h = ex["headline"]
+    return (f"{ex['text']}: {_sym(ct)} {fmt_coef(h['median'])} {fmt_interval(h['lower95'], h['upper95'])}, "
+            f"P({_sym(ct)} {GEQ} {fmt_coef(ct.inputs.target)}) = {fmt_prob(ex['p_target'])}")
+
+
 def _page_one(ct: SheetContent) -> list:
     inp = ct.inputs
     ss = st.stylesheet()
@@ -281,6 +310,8 @@ def _page_one(ct: SheetContent) -> list:
         obj_text = escape(ct.object_label)
     meta = (f"<b>Object of measurement:</b> {obj_text}. <b>Claim:</b> {ct.claim_label}, target {_sym(ct)} "
             f"{GEQ} {fmt_coef(inp.target)}. <b>Observed design:</b> {ct.design_text}.")
+    if ct.examined is not None:  # a what-if is stated as one, beside the observed design, never in its place
+        meta += f" <b>Design examined (what-if):</b> {_examined_words(ct)}."
     prov = (inp.corpus_summary or {}).get("provenance") or {}
     if prov.get("slice"):  # issue 19: every number of this sheet is of the slice, so say it at the top
         kept = prov.get("slice_tasks")
@@ -377,25 +408,14 @@ def _dstudy_pages(ct: SheetContent) -> list:
         story.append(_p(f"Bottom right: a fixed budget of {fmt_n(ct.breadth.total_tasks)} tasks spread over more "
                         "benchmarks (seed 000 Corollary 3.2): breadth raises reliability whenever benchmark-by-model "
                         "variance is present.", "caption"))
-    # estimands
-    rows = [[_p("Estimand (observed design)", "cell_head"), _p("median", "cell_head_right"),
-             _p("95% interval", "cell_head_right"), _p("68% interval", "cell_head_right"),
-             _p("P(&gt; 0)", "cell_head_right"), _p("source", "cell_head")]]
-    for name, e in ct.summary["estimands"].items():
-        if name.startswith("share:"):
-            continue
-        label = _ESTIMAND_NAMES.get(name, escape(name))
-        pp = e.get("prob_positive")
-        med = e["median"]
-        fmt = (lambda x: f"{x:,.2f}") if name == "SNR" else fmt_coef
-        rows.append([_p(label, "cell"), _p(fmt(med), "cell_right"),
-                     _p(fmt_interval(e["lower95"], e["upper95"], fmt), "cell_right"),
-                     _p(fmt_interval(e["lower68"], e["upper68"], fmt), "cell_right"),
-                     _p(fmt_prob(pp) if pp is not None else "", "cell_right"),
-                     _p(escape(e.get("equation") or ""), "cell_muted")])
-    t = Table(rows, colWidths=[170, 50, 85, 85, 40, st.FRAME_WIDTH - 430], repeatRows=1, hAlign="LEFT")
-    t.setStyle(st.data_table_style(len(rows)))
-    story += [Paragraph("Every estimand of the observed design", ss["h2"]), t]
+    story += [Paragraph("Every estimand of the observed design", ss["h2"]),
+              _estimands_table(ct.summary["estimands"], "Estimand (observed design)")]
+    if ct.examined is not None:
+        story += [KeepTogether([
+            Paragraph("Every estimand of the design examined (what-if)", ss["h2"]),
+            _p(f"{_examined_words(ct)}. A what-if design set in the app: the corpus did not run it; the "
+               "headline and the decisions are the observed design's.", "caption"),
+            _estimands_table(ct.examined["estimands"], "Estimand (design examined)")])]
     # smallest designs
     rows = [[_p("Facet varied (others at the observed design)", "cell_head"), _p("observed", "cell_head_right"),
              _p("median needed", "cell_head_right"), _p("95% interval", "cell_head_right"),

@@ -193,3 +193,32 @@ def test_the_export_dialog_offers_all_the_analyses_those_in_the_budget_or_no_she
     with qtbot.waitSignal(w.sheet_written, timeout=300_000):
         w._on_export_sheet()
     assert (tmp_path / "menu.pdf").exists() and set(w.analyses) == {"difficulty", "loo"}
+
+
+def _pdf_text(path) -> str:
+    from pypdf import PdfReader
+
+    return "\n".join(p.extract_text() for p in PdfReader(str(path)).pages)
+
+
+def test_the_sheet_states_the_observed_design_as_observed_and_the_sliders_as_a_what_if(qtbot, tmp_path, fake_sampler):
+    """After the D-study sliders move, File > Export DDR sheet still prints the corpus's own design as
+    "Observed design" (8 tasks x 2 scaffolds x 2 trials) and the sliders' sizes under "Design examined", with
+    the coefficient of each; without a move there is no what-if line."""
+    import re
+
+    w = _window_with_a_small_fit(qtbot, tmp_path)
+    with qtbot.waitSignal(w.sheet_written, timeout=120_000):
+        assert w.export_ddr_sheet(tmp_path / "observed.pdf", date_invariant=True, analyses="skip")
+    text = " ".join(_pdf_text(tmp_path / "observed.pdf").split())
+    assert "Observed design: 8 tasks" in text and "Design examined" not in text
+    w.state.update(n_tasks=42, n_scaffolds=6, n_replicates=3)  # what the sliders write
+    with qtbot.waitSignal(w.sheet_written, timeout=120_000):
+        assert w.export_ddr_sheet(tmp_path / "what-if.pdf", date_invariant=True, analyses="skip")
+    text = " ".join(_pdf_text(tmp_path / "what-if.pdf").split())
+    observed = re.search(r"Observed design: (.*?) \(medians of the corpus", text).group(1)
+    assert observed.startswith("8 tasks") and "2 scaffolds" in observed and "2 trials" in observed
+    examined = re.search(r"Design examined \(what-if\): (.*?): E", text).group(1)
+    assert examined.startswith("42 tasks") and "6 scaffolds" in examined and "3 trials" in examined
+    assert "Every estimand of the observed design" in text and "Every estimand of the design examined" in text
+    assert "The observed 42 tasks" not in text
