@@ -771,7 +771,7 @@ class MainWindow(QMainWindow):
                 self.tabs.setCurrentIndex(TABS.index("Capability"))
                 self.analyses_finished.emit(results)
                 return
-            self.analyses_for_sheet = for_sheet
+            self.analyses_for_sheet = {**self.analyses_for_sheet, **for_sheet}  # the estimators' stay
             self.analyses = results
             self.analyses_panel = AnalysesPanel(results)
             self._slots["Analyses"].replace(self.analyses_panel)
@@ -938,6 +938,10 @@ class MainWindow(QMainWindow):
             mp.append_log("Estimators compared: " + ", ".join(table.estimators))
             self.methods_panel = MethodsPanel(table)
             self._slots["Methods"].replace(self.methods_panel)
+            # what the app computed is what the sheet prints: the table, and the LMM's score reliability
+            self.analyses_for_sheet["methods"] = table
+            if table.score_reliability is not None:
+                self.analyses_for_sheet["score_reliability"] = table.score_reliability
             self.tabs.setCurrentIndex(TABS.index("Methods"))
             self.methods_finished.emit(table)
 
@@ -1009,7 +1013,7 @@ class MainWindow(QMainWindow):
         if self.fit_result is None or self.corpus is None:
             self.statusBar().showMessage("The DDR sheet reports a fit: fit the model first (Analysis > Fit).")
             return False
-        if analyses != "skip" and not self.analyses_for_sheet and self._analyses_before_sheet(
+        if analyses != "skip" and not self._sheet_refits_done() and self._analyses_before_sheet(
                 path, date_invariant, force=analyses == "run", plan=plan):
             return True
         corpus, post, st, summary = self.corpus, self.fit_result.posterior, self.state, self.summary
@@ -1046,6 +1050,12 @@ class MainWindow(QMainWindow):
         self.statusBar().showMessage(f"Writing the DDR sheet {path} ...")
         self.sheet_task = BackgroundTask(job, on_done=done, on_error=failed, parent=self)
         return True
+
+    def _sheet_refits_done(self) -> bool:
+        """True when the Analyses tab ran the sheet's refit analyses for this fit (difficulty, hold-out or
+        PSIS-LOO): the export then prints them instead of estimating them again.  The estimator comparison
+        and the other tabs' results do not count: the sheet's own analyses still run."""
+        return bool({"difficulty", "held_out", "loo"} & set(self.analyses_for_sheet))
 
     def sheet_analyses_plan(self):
         """The sheet's default analyses of the current fit and their estimate (core's plan), or None."""
@@ -1137,7 +1147,7 @@ class MainWindow(QMainWindow):
         if not path:
             return
         path = Path(path).with_suffix(".pdf")
-        if self.analyses_for_sheet:  # the Analyses tab's results go on the sheet: nothing to estimate
+        if self._sheet_refits_done():  # the Analyses tab's results go on the sheet: nothing to estimate
             self.export_ddr_sheet(path)
             return
         corpus, post, cache_dir = self.corpus, self.fit_result.posterior, self.cache_dir

@@ -86,6 +86,10 @@ class MethodsTable:
     notes: list[str] = field(default_factory=list)
     intervals: dict[str, dict[str, tuple[float, float]]] = field(default_factory=dict)
     convergence: dict[str, dict] = field(default_factory=dict)
+    #: The Bayesian LMM's per-draw score reliability at :attr:`sizes`
+    #: (:class:`~.bayes_lmm.ScoreReliability`, seed 000 G.5), None when that column was not run: the DDR
+    #: sheet prints what the comparison computed rather than running the LMM again.
+    score_reliability: object = None
 
     def converged(self, estimator: str) -> bool | None:
         """The gate's verdict on a sampled estimator (None: not sampled, or verdict unknown)."""
@@ -229,6 +233,10 @@ def methods_table(data, spec: ModelSpec | str, *, posterior=None, object_of_meas
         coefs, ivs = _bayes_coefficients(fit.components(), object_of_measurement, sizes)
         out.coefficients["Bayes LMM"], out.intervals["Bayes LMM"] = coefs, ivs
         out.convergence["Bayes LMM"] = fit.diagnostics.verdict()
+        if object_of_measurement in ("model", "system"):  # the objects score_reliability defines
+            from .bayes_lmm import score_reliability
+
+            out.score_reliability = score_reliability(fit, object_of_measurement, sizes)
         if not fit.converged:
             out.notes.append("Bayes LMM: NOT converged (" + "; ".join(fit.diagnostics.problems)
                              + "): its column is provisional.")

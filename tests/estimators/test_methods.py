@@ -55,6 +55,9 @@ def test_columns_are_the_estimators_run_on_their_own(cells, table):
     assert table.coefficients["Bayes LMM"]["Phi"] == pytest.approx(sr.phi.mean, rel=1e-9)
     assert table.intervals["Bayes LMM"]["Phi"] == pytest.approx(sr.phi.hdi95, rel=1e-9)
     assert table.convergence["Bayes LMM"] == fit.diagnostics.verdict()
+    # the comparison keeps the LMM's score reliability for the DDR sheet (no second LMM fit)
+    assert table.score_reliability.phi.median == pytest.approx(sr.phi.median, rel=1e-12)
+    assert table.score_reliability.erho2.hdi95 == pytest.approx(sr.erho2.hdi95, rel=1e-12)
     assert table.terms == [*TERMS, "residual"]
     r = reml(design)
     for t in table.terms:

@@ -222,3 +222,41 @@ def test_the_sheet_states_the_observed_design_as_observed_and_the_sliders_as_a_w
     assert examined.startswith("42 tasks") and "6 scaffolds" in examined and "3 trials" in examined
     assert "Every estimand of the observed design" in text and "Every estimand of the design examined" in text
     assert "The observed 42 tasks" not in text
+
+
+def test_the_sheet_prints_the_estimator_comparison_the_app_ran(qtbot, tmp_path, fake_sampler, monkeypatch):
+    """After Analysis > Compare estimators, the exported sheet has the comparison's table and the observed-scale
+    Bayesian LMM's score reliability (page 1's notice for a claim about scores), not "was not run or failed";
+    the sheet's own analyses are still offered (the comparison is not one of them)."""
+    import ddr_explorer.core.estimators.methods as methods
+    from ddr_explorer.core.estimators.bayes_lmm import ScoreReliability
+    from ddr_explorer.core.formatting import fmt_coef
+    from ddr_explorer.core.reliability import summarize
+
+    rng = np.random.default_rng(4)
+    erho = rng.beta(60, 6, 400)
+    phi = erho * rng.beta(40, 6, 400)
+    score = ScoreReliability(object_of_measurement="model", sizes={"task": 8}, phi=summarize(phi),
+                             erho2=summarize(erho), gap=summarize(erho - phi), converged=True,
+                             verdict={"converged": True, "problems": []})
+    terms = ["task", "model", "residual"]
+    table = methods.MethodsTable(formula="y ~ 1 + (1|task) + (1|model)", terms=terms,
+                                 shares={"REML": dict(zip(terms, (0.3, 0.2, 0.5)))},
+                                 components={"REML": dict(zip(terms, (0.1, 0.05, 0.2)))},
+                                 coefficients={"REML": {"Erho2": 0.8, "Phi": 0.7}}, scales={"REML": "observed"},
+                                 seconds={"REML": 0.1}, score_reliability=score)
+    monkeypatch.setattr(methods, "methods_table", lambda *a, **k: table)  # the comparison's own tests: estimators/
+    w = _window_with_a_small_fit(qtbot, tmp_path)
+    w.state.update(claim="absolute")
+    with qtbot.waitSignal(w.sheet_written, timeout=120_000):
+        assert w.export_ddr_sheet(tmp_path / "before.pdf", date_invariant=True, analyses="skip")
+    assert "was not run or failed" in " ".join(_pdf_text(tmp_path / "before.pdf").split())
+    with qtbot.waitSignal(w.methods_finished, timeout=60_000):
+        assert w.start_methods()
+    assert w.analyses_for_sheet["score_reliability"] is score and not w._sheet_refits_done()
+    with qtbot.waitSignal(w.sheet_written, timeout=120_000):
+        assert w.export_ddr_sheet(tmp_path / "after.pdf", date_invariant=True, analyses="skip")
+    text = " ".join(_pdf_text(tmp_path / "after.pdf").split())
+    assert "was not run or failed" not in text
+    assert "Estimators compared" in text and "On the observed (0/1) scale" in text
+    assert f"score reliability \u03a6 {fmt_coef(score.phi.median)}" in text
