@@ -157,6 +157,8 @@ class DifficultyProfile:
     n_converged: int | None = None
     #: What ``n_converged`` was checked on (:attr:`~.refits.BatchResult.converged_on`; None: not said).
     converged_on: str | None = None
+    #: The fits that ran but did not pass the gate, by name (``"Q4 (hardest)"``, ``"aggregate"``).
+    unconverged: tuple[str, ...] = ()
 
     @property
     def converged(self) -> bool | None:
@@ -337,7 +339,7 @@ def difficulty_study(corpus, spec="per-benchmark", settings=None, cache_dir: str
     profile = dataclasses.replace(
         DifficultyProfile.from_draws(strata.labels, [draws[lab] for lab in strata.labels], draws["aggregate"],
                                      strata.stratum_mean), n_fits=batch.n_fits, n_converged=batch.n_converged,
-        converged_on=batch.converged_on)
+        converged_on=batch.converged_on, unconverged=batch.unconverged(jobs))
     return DifficultyStudy(profile, strata, design, draws, dict(batch.errors), batch.n_fitted, batch.n_cached,
                            batch.n_fits, batch.n_converged, batch.n_rerun, dict(batch.cold), batch.converged_on)
 

@@ -88,6 +88,8 @@ class HeldOutReliability:
     n_converged: int | None = None
     #: What ``n_converged`` was checked on (:attr:`~.refits.BatchResult.converged_on`; None: not said).
     converged_on: str | None = None
+    #: The refits that ran but did not pass the gate, by name (``"split 7 train"``).
+    unconverged: tuple[str, ...] = ()
 
     @property
     def converged(self) -> bool | None:
@@ -338,7 +340,7 @@ def held_out_study(corpus, spec="per-benchmark", settings=None, cache_dir: str |
     if ok.sum() >= 2:
         result = HeldOutReliability(table["projected"].to_numpy()[ok], table["held_out"].to_numpy()[ok],
                                     train_fraction, "(agent, task) cell", b.n_fits, b.n_converged,
-                                    b.converged_on)
+                                    b.converged_on, b.unconverged(jobs))
     return HeldOutStudy(result, table, b.n_fitted, b.n_cached, base, errors, b.n_fits, b.n_converged, b.n_rerun,
                         dict(b.cold), b.converged_on)
 

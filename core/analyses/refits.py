@@ -98,13 +98,21 @@ class BatchResult:
         """Fits that ran or were reopened (failed jobs left out)."""
         return sum(r is not None for r in self.results)
 
+    def _converged_flags(self) -> list:
+        """Per job: True / False by the gate (on what it reports, else every component); None when it failed."""
+        v = self.verdicts if len(self.verdicts) == len(self.results) else [None] * len(self.results)
+        return [None if r is None else bool(r.posterior.diagnostics.converged if vd is None else vd.converged)
+                for r, vd in zip(self.results, v)]
+
     @property
     def n_converged(self) -> int:
         """Fits that passed the convergence gate (R-hat, bulk ESS, no divergence): on what they report
         for a refit with reported quantities (:attr:`verdicts`), on every component otherwise."""
-        v = self.verdicts if len(self.verdicts) == len(self.results) else [None] * len(self.results)
-        return sum(r is not None and bool(r.posterior.diagnostics.converged if vd is None else vd.converged)
-                   for r, vd in zip(self.results, v))
+        return sum(f is True for f in self._converged_flags())
+
+    def unconverged(self, jobs) -> tuple[str, ...]:
+        """The labels of the jobs (this batch's, in order) whose fit ran but did not pass the gate."""
+        return tuple(j.label for j, f in zip(jobs, self._converged_flags()) if f is False)
 
     @property
     def converged_on(self) -> str:

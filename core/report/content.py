@@ -667,18 +667,44 @@ def _decision_tasks(ct: SheetContent) -> Decision:
 
 
 def _refits_note(result) -> str:
-    """How many of an analysis's refits passed the convergence gate; PROVISIONAL when not all did."""
+    """Page 1's word on an analysis's refits: all converged, or PROVISIONAL naming those that did not.
+
+    What the gate was checked on is the method notes' (:func:`refit_convergence_notes`): a buyer reads
+    whether to trust the number, an analyst reads the criterion.
+    """
     n, k = getattr(result, "n_fits", None), getattr(result, "n_converged", None)
     if n is None or k is None:
         return ""
-    # what the gate was checked on: a refit that reports one coefficient is judged on it (analyses.reported)
-    on = getattr(result, "converged_on", None)
-    on = escape(on).replace("&lt;=", LEQ).replace("&gt;=", GEQ) if on else None
     if k == n:
-        return f" ({fmt_n(k)} of {fmt_n(n)} refits converged{', ' + on if on else ''}.)"
-    crit = on or f"R-hat {LEQ} 1.01, bulk ESS {GEQ} 400, no divergences"
-    return (f" <b>PROVISIONAL: only {fmt_n(k)} of {fmt_n(n)} refits converged</b> ({crit}); rerun the analysis "
-            "with more draws before relying on it.")
+        return f" (All {fmt_n(n)} refits converged.)" if n > 1 else " (The refit converged.)"
+    names = tuple(getattr(result, "unconverged", ()) or ())
+    shown = ", ".join(escape(x) for x in names[:4]) + (f" and {fmt_n(len(names) - 4)} more" if len(names) > 4 else "")
+    return (f" <b>PROVISIONAL: {fmt_n(n - k)} of {fmt_n(n)} refits did not converge</b>"
+            + (f" ({shown})" if shown else "") + "; rerun the analysis with more draws before relying on it "
+            "(method notes).")
+
+
+def refit_convergence_notes(ct: SheetContent) -> list[str]:
+    """The method notes' sentences on the analyses' refits: how many converged and on what the gate was checked.
+
+    One sentence per refit analysis on the sheet (difficulty strata, held-out splits), e.g. "Difficulty
+    strata: 5 of 5 refits converged, each on the coefficient it reports: R-hat <= 1.01 ...".
+    """
+    out = []
+    for key, what in (("difficulty", "Difficulty strata"), ("held_out", "Held-out splits")):
+        res = ct.inputs.analysis(key)
+        n, k = getattr(res, "n_fits", None), getattr(res, "n_converged", None)
+        if n is None or k is None:
+            continue
+        on = getattr(res, "converged_on", None)
+        on = escape(on).replace("&lt;=", LEQ).replace("&gt;=", GEQ) if on else (
+            f"on every variance component (R-hat {LEQ} 1.01, bulk ESS {GEQ} 400, no divergence)")
+        text = f"{what}: {fmt_n(k)} of {fmt_n(n)} refits converged, {on}."
+        names = tuple(getattr(res, "unconverged", ()) or ())
+        if names:
+            text += " Not converged: " + ", ".join(escape(x) for x in names) + "."
+        out.append(text)
+    return out
 
 
 def _decision_difficulty(ct: SheetContent) -> Decision:

@@ -48,7 +48,7 @@ from ..formatting import convergence_verdict, facet_words, object_noun, plural, 
 from . import figures as fig
 from . import styles as st
 from .content import (E_RHO2, GEQ, PHI, SIGMA2, TIMES, SheetContent, escape, fmt_coef, fmt_interval, fmt_n,
-                      held_out_reading, fmt_pct, fmt_prob, fmt_r, fmt_sig3, fmt_usd, fmt_var, sheet_content, term_label)
+                      held_out_reading, refit_convergence_notes, fmt_pct, fmt_prob, fmt_r, fmt_sig3, fmt_usd, fmt_var, sheet_content, term_label)
 from .inputs import ReportInputs
 from .priors import priors_are_default, priors_text
 
@@ -969,6 +969,7 @@ def _methods_page(ct: SheetContent) -> list:
                "coefficient, Pearson r across splits and the mean gap (seed 003 sec. 5.4). PSIS-LOO Pareto-k "
                "classes \u2264 0.7, 0.7\u20131, &gt; 1 (seed 000 App. D.3), each cell's tail sized by its "
                "relative efficiency ESS/S estimated from the chains (Vehtari et al. 2017)."),
+             *(b(t) for t in refit_convergence_notes(ct)),
              *_estimators_section(ct),
              Paragraph("Sources", ss["h2"]),
              _p("Seed 000: <i>Agent Evaluation Reliability: More Tasks Won't (Always) Fix An Agent Leaderboard</i> "

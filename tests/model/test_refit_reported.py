@@ -177,7 +177,7 @@ def test_the_verdict_says_what_it_checked_and_leaves_the_component_verdict_alone
 
 def test_the_sheet_and_the_cli_say_what_the_refits_were_checked_on():
     from ddr_explorer.core.analyses.runner import convergence_lines
-    from ddr_explorer.core.report.content import _refits_note
+    from ddr_explorer.core.report.content import _refits_note, refit_convergence_notes
 
     def res(conv):
         return SimpleNamespace(posterior=SimpleNamespace(diagnostics=SimpleNamespace(converged=False)))
@@ -185,12 +185,17 @@ def test_the_sheet_and_the_cli_say_what_the_refits_were_checked_on():
     b = BatchResult(results=[res(False)] * 3, verdicts=[SimpleNamespace(converged=True)] * 2 + [None])
     on = b.converged_on
     assert b.n_converged == 2 and on.startswith("2 refit(s) each on the coefficient it reports")
-    note = _refits_note(SimpleNamespace(n_fits=3, n_converged=3, converged_on=on))
-    assert "(3 of 3 refits converged, 2 refit(s) each on the coefficient it reports: R-hat \u2264 1.01" in note
-    assert "the other 1 fit(s) on every variance component.)" in note
-    bad = _refits_note(SimpleNamespace(n_fits=3, n_converged=2, converged_on=on))
-    assert "PROVISIONAL: only 2 of 3 refits converged</b> (2 refit(s) each on the coefficient" in bad
-    old = _refits_note(SimpleNamespace(n_fits=3, n_converged=2))  # a result that does not say: the component gate
-    assert "(R-hat \u2264 1.01, bulk ESS \u2265 400, no divergences)" in old
+    # page 1 says whether to trust the number; the method notes say what the gate was checked on
+    assert _refits_note(SimpleNamespace(n_fits=3, n_converged=3, converged_on=on)) == " (All 3 refits converged.)"
+    bad = _refits_note(SimpleNamespace(n_fits=3, n_converged=2, converged_on=on, unconverged=("split 2 train",)))
+    assert "PROVISIONAL: 1 of 3 refits did not converge</b> (split 2 train); rerun" in bad
+    assert "R-hat" not in bad and "ESS" not in bad
+    ct = SimpleNamespace(inputs=SimpleNamespace(analysis=lambda key: SimpleNamespace(
+        n_fits=3, n_converged=2, converged_on=on, unconverged=("split 2 train",)) if key == "held_out" else None))
+    notes = refit_convergence_notes(ct)
+    assert notes == ["Held-out splits: 2 of 3 refits converged, 2 refit(s) each on the coefficient it reports: "
+                     "R-hat \u2264 1.01 and bulk and tail ESS \u2265 400 on it, R-hat \u2264 1.01 on every variance "
+                     "component, no divergence; the other 1 fit(s) on every variance component. Not converged: "
+                     "split 2 train."]
     line = convergence_lines({"heldout": {"n_fits": 3, "n_converged": 2, "converged_on": on}})[0]
     assert line.startswith("heldout: 2 of 3 fits converged (2 refit(s) each on the coefficient it reports")
