@@ -23,6 +23,7 @@ a model and its scaffold co-occur, so they always lie in one component.
 from __future__ import annotations
 
 from typing import Iterable, Sequence
+from .references import cite
 
 __all__ = ["model_parts", "parts_from_posterior", "part_reasons", "within_part_correlations"]
 
@@ -124,7 +125,7 @@ def part_reasons(parts: Sequence[Sequence[str]], what: str = "models") -> list[s
         others = [m for j, q in enumerate(parts) if j != k for m in q]
         out.append(f"Part {k + 1} of {n}: {what} {_names(p)} share no benchmark or scaffold, directly or through "
                    f"other {what}, with {_names(others)}, so no rank or dominance between the parts is identified "
-                   f"(seed 000 App. E); they are ranked among themselves.")
+                   f"({cite('hardy2026', 'App. E')}); they are ranked among themselves.")
     return out
 
 

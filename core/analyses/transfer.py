@@ -46,6 +46,7 @@ import numpy as np
 import pandas as pd
 
 from ..reliability import summarize, to_jsonable
+from ..references import cite
 
 __all__ = ["FamilyMap", "FamilyMapError", "read_family_map", "TransferStudy", "transfer_study",
            "transfer_from_posteriors", "format_transfer", "transfer_lines", "gap_ratio_draws", "MIN_SHARED"]
@@ -411,7 +412,7 @@ def transfer_study(corpus, spec="per-benchmark", settings=None, cache_dir: str |
 
 def format_transfer(d: dict) -> str:
     """Plain text of :meth:`TransferStudy.to_dict` (what ``ddr analyses --which transfer`` prints)."""
-    lines = [f"Transfer across benchmarks (seed 003 sec. 5.5): {len(d['benchmarks'])} benchmark(s), family score "
+    lines = [f"Transfer across benchmarks ({cite('ddr2026', 'sec. 5.5')}): {len(d['benchmarks'])} benchmark(s), family score "
              f"'{d['family_score']}', family map {d['family_map']}; {d['n_converged']} of {d['n_fits']} fits converged"]
     if d["label"]:
         lines.append("  " + d["label"])

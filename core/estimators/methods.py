@@ -40,6 +40,7 @@ from .design import MixedDesign
 from .disco import disco
 from .laplace import laplace
 from .reml import reml
+from ..references import cite
 
 #: Column order and the scale of each estimator.
 ESTIMATORS: dict[str, str] = {"Henderson": "observed", "REML": "observed", "Bayes LMM": "observed",
@@ -313,9 +314,9 @@ def score_gap_sentence(gap: dict, obj: str = "model", *, symbols: tuple[str, str
             f"vs {erho} {fmt_coef(gap['Erho2'])}{iv(gap['Erho2_hdi95'])} (posterior means, 95% HDIs)")
     if gap["Phi"] < gap["Erho2"]:
         tail = ("; score reliability is lower than ranking reliability: reliable rankings do not imply reliable "
-                "scores (seed 000 G.5)")
+                f"scores ({cite('hardy2026', 'App. G.5')})")
     elif gap["Phi"] == gap["Erho2"]:  # no absolute-only error term (Eq. 22 holds with equality)
-        tail = "; scores are as reliable as rankings here (seed 000 G.5, Eq. 22)"
+        tail = f"; scores are as reliable as rankings here ({cite('hardy2026', 'App. G.5, Eq. 22')})"
     else:  # undefined (NaN) at this design
         tail = ""
     if gap.get("converged") is False:
