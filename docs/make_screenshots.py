@@ -37,7 +37,7 @@ def _shoot_dialogs(ComponentsEntryDialog, shoot) -> None:  # noqa: N803 - the cl
     dialog.close()
     dialog.deleteLater()
     agents = ComponentsEntryDialog()
-    agents.preset_box.setCurrentIndex(agents.preset_box.findData("Agent terms (seed 003 Eq. 1)"))
+    agents.preset_box.setCurrentIndex(agents.preset_box.findData("Agent terms (DDR paper 2026, Eq. 1)"))
     for field, n in (("n_tasks", 40), ("n_replicates", 4)):  # the SIMULATED failure demo's design
         agents.size_spins[field].setValue(n)
     for facet, n in (("step", 3), ("error_category", 4)):

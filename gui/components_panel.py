@@ -26,6 +26,7 @@ from PySide6.QtWidgets import (
 )
 
 from ..core.reliability import Summary, VarianceComponents, capability_gap_ratio, summarize, variance_shares
+from ..core.references import cite
 from . import plots
 from .plots import COLORS, fmt_interval, new_plot
 
@@ -133,7 +134,7 @@ class ComponentsPanel(QWidget):
                    "\u03c0\u00b2/3 unless given (SPEC sec. 3).")
         if self.gap_ratio is not None:
             g = self.gap_ratio
-            caption += (f"<br>Capability-gap ratio (seed 003) \u03c3\u00b2<sub>{object_of_measurement}</sub> / "
+            caption += (f"<br>Capability-gap ratio ({cite('ddr2026')}) \u03c3\u00b2<sub>{object_of_measurement}</sub> / "
                         f"(\u03c3\u00b2<sub>{object_of_measurement}</sub> + \u03c3\u00b2<sub>{object_of_measurement}"
                         f":task</sub>): {fmt_interval(g.median, *g.hdi95)}")
         self.caption = QLabel(caption)

@@ -40,6 +40,7 @@ from PySide6.QtWidgets import (
 from ..core.corpus.issues import CorpusError
 from .workers import BackgroundTask
 from ..core.session import SIZE_FIELDS, AnalysisState, SessionError
+from .about_dialog import add_help_menu
 from .corpus_panel import CorpusPanel
 from .plots import GuiThreadGarbageCollector
 
@@ -312,6 +313,7 @@ class MainWindow(QMainWindow):
         self.typed_components_action = QAction("D-study from &typed components...", self,
                                                triggered=self._on_typed_components)
         analysis.addAction(self.typed_components_action)
+        self.about_action = add_help_menu(self)
         self.device_label = QLabel("device: detecting\u2026")
         self.statusBar().addPermanentWidget(self.device_label)
         self.statusBar().showMessage("Ready")
