@@ -212,7 +212,7 @@ def _design_from_args(args: argparse.Namespace, observed=None):
             d[field] = value
     if args.price_per_trial is not None:
         d["price_per_trial"] = args.price_per_trial
-    if observed is not None and observed.extra_facets:  # seed 003's steps and error categories
+    if observed is not None and observed.extra_facets:  # seed 003 (DDR paper 2026)'s steps and error categories
         d["extra_facets"] = dict(observed.extra_facets)
     d["object_of_measurement"] = args.object or (observed.object_of_measurement if observed is not None else "model")
     d["claim"] = args.claim
@@ -680,7 +680,7 @@ def _run_with_progress(progress: "_TerminalProgress", cancelled: type, invalid: 
 
 
 def cmd_methods(args: argparse.Namespace) -> int:
-    """``ddr methods``: variance shares from every estimator side by side (seed 000 Tables 20-21)."""
+    """``ddr methods``: variance shares from every estimator side by side (seed 000 (Hardy et al. 2026) Tables 20-21)."""
     from .estimators.design import EstimationCancelled
     from .estimators.methods import format_methods_table, methods_table
     from .model.formula import ModelSpecError, as_spec

@@ -12,7 +12,7 @@ from .references import cite
 
 
 def _reported_articulation_vertices(vertices: list[str], n_benchmarks: int) -> list[str]:
-    """The articulation vertices worth reporting (seed 000 App. E.1).
+    """The articulation vertices worth reporting (seed 000 (Hardy et al. 2026) App. E.1).
 
     With one benchmark, every model and scaffold vertex is joined to that benchmark, so it
     is a cut vertex whenever the model-scaffold graph alone is not connected, and no other

@@ -1,4 +1,4 @@
-"""Which models can be ranked against which: the connected parts of a design (SPEC sec. 6; seed 000 App. E).
+"""Which models can be ranked against which: the connected parts of a design (SPEC sec. 6; seed 000 (Hardy et al. 2026) App. E).
 
 Seed 000 App. E represents the observed design as the benchmark-model-scaffold
 incidence graph (:func:`~.design.incidence.connectivity`): an edge joins two

@@ -13,7 +13,7 @@ through the same code.
 Every estimand is computed **per draw** and only then summarised (median, 68%
 and 95% HDI): never as a ratio of posterior means (SPEC sec. 2).
 
-The D-study rule (SPEC sec. 3; seed 000 Tables 1 and 9; Brennan 2001, ch. 4)
+The D-study rule (SPEC sec. 3; seed 000 (Hardy et al. 2026) Tables 1 and 9; Brennan 2001, ch. 4)
 ------------------------------------------------------------------------------
 Let ``o`` be the facet set of the object of measurement (``{"model"}``, or
 ``{"model", "scaffold"}`` for a model-scaffold *system*) and ``n_f`` the number
@@ -171,7 +171,7 @@ def object_facets(obj: str | Iterable[str]) -> frozenset[str]:
     """Facet set of an object of measurement.
 
     ``"model"`` -> {model}; ``"system"`` (or ``"model:scaffold"``) -> {model,
-    scaffold}; any facet name or iterable of names is taken literally (seed 003
+    scaffold}; any facet name or iterable of names is taken literally (seed 003 (DDR paper 2026)
     uses ``"agent"``).
     """
     if isinstance(obj, str):

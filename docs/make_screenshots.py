@@ -1,7 +1,7 @@
 """Render each view of the app offscreen into docs/*.png, from a real fit of the demo corpus.
 
 The window opens the bundled Terminal-Bench 2.0 demo corpus, fits the
-per-benchmark model (seed 000 Eq. 2) through the Model tab exactly as a user
+per-benchmark model (seed 000 (Hardy et al. 2026) Eq. 2) through the Model tab exactly as a user
 would (the fit is cached, so a second run reopens it at once), and saves one
 screenshot per tab, one while the fit runs, and one of the typed-components
 dialog.  The demo corpus has no cost column: the screenshots use a made-up price of

@@ -59,13 +59,13 @@ PRESETS: dict[str, tuple[str, dict[str, float | None], dict[str, float]]] = {
         "sd", dict.fromkeys(["benchmark", "benchmark:task", "model", "scaffold", "benchmark:model",
                              "benchmark:scaffold", "model:scaffold", "benchmark:task:model", "benchmark:task:scaffold",
                              "benchmark:model:scaffold"]), {}),
-    # Posterior means of seed 000 Table 8 (HAL pooled fit; standard deviations on the latent scale).
+    # Posterior means of seed 000 (Hardy et al. 2026) Table 8 (HAL pooled fit; standard deviations on the latent scale).
     f"{cite('hardy2026', 'Table 8')} (pooled, posterior means)": (
         "sd", {"benchmark": 2.45, "benchmark:task": 2.41, "model": .78, "scaffold": .79, "benchmark:model": .52,
                "benchmark:scaffold": .69, "model:scaffold": .36, "benchmark:task:model": .88,
                "benchmark:task:scaffold": 1.03, "benchmark:model:scaffold": .55},
         {"n_tasks": 50, "n_scaffolds": 1, "n_benchmarks": 9}),
-    # Seed 003 Eq. 1 (the ddr preset): agent, task, step, error category and their two-way interactions.  The
+    # Seed 003 (DDR paper 2026) Eq. 1 (the ddr preset): agent, task, step, error category and their two-way interactions.  The
     # seed reports only sigma2_a and sigma2_a:t (Table 1, as % of total variance), not the whole set: blank.
     f"Agent terms ({cite('ddr2026', 'Eq. 1')})": (
         "variance", dict.fromkeys(["agent", "task", "step", "error_category", "task:agent", "agent:step",

@@ -3,7 +3,7 @@
 Every number comes from core: :func:`~ddr_explorer.core.reliability.summarize`
 of each term's draws and of :func:`~ddr_explorer.core.reliability.variance_shares`
 (shares per draw, residual included, SPEC sec. 3), and the capability-gap ratio
-of :func:`~ddr_explorer.core.reliability.capability_gap_ratio` (seed 003).
+of :func:`~ddr_explorer.core.reliability.capability_gap_ratio` (seed 003 (DDR paper 2026)).
 """
 
 from __future__ import annotations

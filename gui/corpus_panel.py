@@ -36,7 +36,7 @@ _POOLED = "All benchmarks (pooled)"
 
 
 def connectivity_lines(summary: dict) -> list[str]:
-    """Plain-language lines about connectivity and separability, from the inspect summary (seed 000 App. E)."""
+    """Plain-language lines about connectivity and separability, from the inspect summary (seed 000 (Hardy et al. 2026) App. E)."""
     lines = []
     comps = summary.get("components") or []
     if summary.get("connected"):

@@ -1,7 +1,7 @@
 """The ranks view: posterior rank intervals per model and the rank-dominance heatmap (SPEC sec. 5).
 
 Draws a :class:`~ddr_explorer.core.ranks.RankAnalysis` (rank distribution,
-pairwise dominance, global dominance and the heatmap order; seed 000 Figs.
+pairwise dominance, global dominance and the heatmap order; seed 000 (Hardy et al. 2026) Figs.
 11-14).  Models are listed in heatmap order (most dominant first) everywhere.
 """
 

@@ -1,4 +1,4 @@
-"""A capability scale across benchmarks: Bayesian Rasch (1PL) and 2PL item response models (seed 002 sec. 5.3).
+"""A capability scale across benchmarks: Bayesian Rasch (1PL) and 2PL item response models (seed 002 (Krsteski et al. 2026) sec. 5.3).
 
 Seed 002 sec. 5.3 fits a Rasch model to a pooled corpus: for each model-benchmark
 pair it keeps the scaffold with the highest fraction of successful trials, and

@@ -1,4 +1,4 @@
-"""Failure modes: where agents differ against where failures appear (seed 003 secs. 5.6-5.7, decision 5).
+"""Failure modes: where agents differ against where failures appear (seed 003 (DDR paper 2026) secs. 5.6-5.7, decision 5).
 
 Data.  A corpus with an ``error_category`` facet (and optionally ``step``): one record per check of a
 trace, ``result`` 1 when the check passed and 0 when the trace showed a failure of that category at

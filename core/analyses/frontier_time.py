@@ -1,6 +1,6 @@
 """The frontier over time: the best result on each task among models released by each quarter.
 
-Seed 002 sec. 5.1 (Figure 2f): "For each quarter, we consider only agents whose models had been
+Seed 002 (Krsteski et al. 2026) sec. 5.1 (Figure 2f): "For each quarter, we consider only agents whose models had been
 released by then.  For each task, we calculate each eligible agent's fraction of successful trials
 and retain the highest value.  The benchmark frontier is the mean of these task values, and the
 group frontier is the mean of its benchmark frontiers."  Because the best agent is chosen per task,

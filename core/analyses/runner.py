@@ -62,7 +62,7 @@ def run_analysis_studies(corpus, which, spec, settings, *, cache_dir: str | Path
     cache_dir
         The fit cache folder.
     n_splits, n_strata
-        Held-out splits (50 in seed 003), difficulty strata (4: quartiles).
+        Held-out splits (50 in seed 003 (DDR paper 2026)), difficulty strata (4: quartiles).
     posterior
         The main fit, when at hand (PSIS-LOO uses it if it kept every effect).
     progress, cancel

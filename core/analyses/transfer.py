@@ -1,4 +1,4 @@
-"""Transfer across benchmarks: do family rankings and the capability-gap ratio carry over (seed 003 sec. 5.5)?
+"""Transfer across benchmarks: do family rankings and the capability-gap ratio carry over (seed 003 (DDR paper 2026) sec. 5.5)?
 
 Seed 003 sec. 5.5 asks whether DDR diagnostics computed on one benchmark generalise to
 another.  Two answers, which may differ:
@@ -13,7 +13,7 @@ another.  Two answers, which may differ:
 
 How it is computed here
 -----------------------
-Each benchmark gets its own G-study fit (the per-benchmark model, seed 000 Eq. 2, through the
+Each benchmark gets its own G-study fit (the per-benchmark model, seed 000 (Hardy et al. 2026) Eq. 2, through the
 fit cache; :func:`~.refits.cold_fits`).  Per posterior draw:
 
 * a family's score on a benchmark is the best (``family_score="best"``, the default, as seed

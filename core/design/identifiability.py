@@ -1,7 +1,7 @@
 """Structural identifiability: which variance components the design can separate.
 
 Two variance components are separable when they imply different covariance
-structures on the observed cells (seed 000 Prop. E.2; the replication patterns
+structures on the observed cells (seed 000 (Hardy et al. 2026) Prop. E.2; the replication patterns
 of Table 15; Prop. E.3's conditions (i)-(iv)).  :func:`separability` examines
 the random-intercept terms of the pooled model (Eq. 6) or, for one benchmark,
 of the per-benchmark model (Eq. 2), exactly: the kernels' Gram matrix is

@@ -1,6 +1,6 @@
 """Presets meet the design: the terms of a preset that the corpus can separate.
 
-A preset (seed 000 Eq. 2 or Eq. 6, seed 003 Eq. 1) names its random-intercept
+A preset (seed 000 (Hardy et al. 2026) Eq. 2 or Eq. 6, seed 003 (DDR paper 2026) Eq. 1) names its random-intercept
 terms without looking at the data.  On a corpus whose design cannot separate
 some of them, e.g. a single benchmark where every model ran with one scaffold
 of its own, the ``scaffold``, ``task:scaffold`` and ``model:scaffold`` kernels

@@ -1,4 +1,4 @@
-"""Five estimators side by side: the method comparison of seed 000 App. G (Tables 20 and 21).
+"""Five estimators side by side: the method comparison of seed 000 (Hardy et al. 2026) App. G (Tables 20 and 21).
 
 :func:`methods_table` runs, on one corpus and one model formula (the same objects the Bayesian fit
 takes), every estimator that applies and returns per facet its share of the total variance:
@@ -171,7 +171,7 @@ def methods_table(data, spec: ModelSpec | str, *, posterior=None, object_of_meas
         shares fill the "Bayes GLMM" column.
     object_of_measurement
         ``"model"``, ``"system"`` or ``"agent"`` for Erho2 / Phi; None: the model's own
-        (:func:`~..reliability.object_for_terms`: agent for the ddr preset, seed 003 Eq. 1, else model).
+        (:func:`~..reliability.object_for_terms`: agent for the ddr preset, seed 003 (DDR paper 2026) Eq. 1, else model).
     estimators
         Which columns to compute.
     progress, cancel

@@ -1,4 +1,4 @@
-"""The DDR sheet's capability-scale and transfer section (seed 002 sec. 5.3, seed 003 sec. 5.5).
+"""The DDR sheet's capability-scale and transfer section (seed 002 (Krsteski et al. 2026) sec. 5.3, seed 003 (DDR paper 2026) sec. 5.5).
 
 Lays out what :mod:`~ddr_explorer.core.analyses.capability` and
 :mod:`~ddr_explorer.core.analyses.transfer` computed: core's headline sentences

@@ -121,7 +121,7 @@ class Notice:
 
 @dataclass(frozen=True)
 class Decision:
-    """One of the five buyer decisions (seed 003 sec. 6).
+    """One of the five buyer decisions (seed 003 (DDR paper 2026) sec. 6).
 
     Attributes
     ----------
@@ -213,7 +213,7 @@ def verdict(median: float, target: float, p_target: float, claim: str = "relativ
     """Class of a coefficient and its one-line verdict.
 
     The classes follow the detection-limit reference band (SNR 2-3, i.e.
-    Erho2 0.667-0.75; seed 000 Fig. 3) and the target.  These are descriptive
+    Erho2 0.667-0.75; seed 000 (Hardy et al. 2026) Fig. 3) and the target.  These are descriptive
     reference lines, not calibrated thresholds (SPEC sec. 4).
     """
     lo, hi = DETECTION_ERHO2
@@ -694,7 +694,7 @@ def _decision_difficulty(ct: SheetContent) -> Decision:
 
 
 def _frontier_note(inp) -> str:
-    """Decision 2's word on the frontier over time (seed 002 sec. 5.1), when it was run: saturated groups."""
+    """Decision 2's word on the frontier over time (seed 002 (Krsteski et al. 2026) sec. 5.1), when it was run: saturated groups."""
     front = inp.analysis("frontier")
     if front is None:
         return ""

@@ -1,4 +1,4 @@
-"""What the DDR sheet says about the other estimators (seed 000 App. C and G): computed here, laid out by
+"""What the DDR sheet says about the other estimators (seed 000 (Hardy et al. 2026) App. C and G): computed here, laid out by
 :mod:`.sheet`.
 
 - :func:`methods_rows`: the method-notes page's table of variance shares from every estimator (the
