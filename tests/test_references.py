@@ -125,3 +125,15 @@ def test_readme_lists_every_reference_once():
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     assert "## References" in readme and not SEED.search(readme)
     assert all(readme.count(r.full) == 1 for r in REFERENCES.values())
+
+
+def test_modules_pointing_at_a_seed_paper_name_it_in_words():
+    """Maintainers' "seed 000 sec. X" pointers may stay, but each module says once which paper it means."""
+    names = {"0": ("Hardy",), "2": ("Krsteski",), "3": ("DDR paper", "Deployment Decision Reliability")}
+    unnamed = []
+    for path in sorted([*(ROOT / "core").rglob("*.py"), *(ROOT / "gui").rglob("*.py")]):
+        src = path.read_text(encoding="utf-8")
+        for n in sorted(set(re.findall(r"[Ss]eed ?00([023])", src))):
+            if not any(w in src for w in names[n]):
+                unnamed.append(f"{path.relative_to(ROOT)}: seed 00{n}")
+    assert not unnamed, unnamed
