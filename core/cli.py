@@ -775,7 +775,7 @@ def build_parser() -> argparse.ArgumentParser:
                    "alias file <stem>.aliases.toml beside it that maps subjects back to model and scaffold")
     p.set_defaults(func=cmd_convert)
 
-    p = sub.add_parser("henderson", help="variance components by Henderson's Method I (closed form)")
+    p = sub.add_parser("henderson", help=f"variance components by Henderson's Method I (closed form; {cite('henderson1953')})")
     _add_corpus_arguments(p)
     p.add_argument("--formula", required=True,
                    help="random-intercept formula or preset, e.g. \"score ~ (1|person) + (1|task/rater)\"")
