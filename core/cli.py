@@ -21,6 +21,7 @@ import numpy as np
 
 from .. import __version__
 from .corpus.issues import CorpusError
+from .references import cite, references_text
 
 EXIT_OK, EXIT_FAILURE, EXIT_INVALID, EXIT_UNCONVERGED = 0, 1, 2, 3
 
@@ -211,7 +212,7 @@ def _design_from_args(args: argparse.Namespace, observed=None):
             d[field] = value
     if args.price_per_trial is not None:
         d["price_per_trial"] = args.price_per_trial
-    if observed is not None and observed.extra_facets:  # seed 003's steps and error categories
+    if observed is not None and observed.extra_facets:  # seed 003 (DDR paper 2026)'s steps and error categories
         d["extra_facets"] = dict(observed.extra_facets)
     d["object_of_measurement"] = args.object or (observed.object_of_measurement if observed is not None else "model")
     d["claim"] = args.claim
@@ -679,7 +680,7 @@ def _run_with_progress(progress: "_TerminalProgress", cancelled: type, invalid: 
 
 
 def cmd_methods(args: argparse.Namespace) -> int:
-    """``ddr methods``: variance shares from every estimator side by side (seed 000 Tables 20-21)."""
+    """``ddr methods``: variance shares from every estimator side by side (seed 000 (Hardy et al. 2026) Tables 20-21)."""
     from .estimators.design import EstimationCancelled
     from .estimators.methods import format_methods_table, methods_table
     from .model.formula import ModelSpecError, as_spec
@@ -756,7 +757,8 @@ def build_parser() -> argparse.ArgumentParser:
     dflt = SamplerSettings()
 
     parser = argparse.ArgumentParser(prog="ddr", description="DDR Explorer, headless: inspect corpora, fit "
-                                     "G-studies, run D-studies and write DDR sheets.")
+                                     "G-studies, run D-studies and write DDR sheets.",
+                                     epilog=references_text(), formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action="version", version=f"ddr {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
 
@@ -773,7 +775,7 @@ def build_parser() -> argparse.ArgumentParser:
                    "alias file <stem>.aliases.toml beside it that maps subjects back to model and scaffold")
     p.set_defaults(func=cmd_convert)
 
-    p = sub.add_parser("henderson", help="variance components by Henderson's Method I (closed form)")
+    p = sub.add_parser("henderson", help=f"variance components by Henderson's Method I (closed form; {cite('henderson1953')})")
     _add_corpus_arguments(p)
     p.add_argument("--formula", required=True,
                    help="random-intercept formula or preset, e.g. \"score ~ (1|person) + (1|task/rater)\"")
@@ -875,7 +877,7 @@ def build_parser() -> argparse.ArgumentParser:
                    "methods (the estimator table on the method-notes page; Laplace takes ~25 s on TB2), "
                    "scores (observed-scale score reliability; always run with --claim absolute), failures, "
                    "frontier")
-    p.add_argument("--splits", type=int, default=50, help="held-out 70/30 splits (default 50, seed 003)")
+    p.add_argument("--splits", type=int, default=50, help=f"held-out 70/30 splits (default 50, {cite('ddr2026')})")
     p.add_argument("--undated", choices=["stop", "drop"], default="stop",
                    help="frontier: models without a release date stop it (default), or are left out and named")
     p.add_argument("--scheduler", help="a Dask scheduler (tcp://host:8786) to run the refits on "
@@ -893,12 +895,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--corpus", type=Path, help="with a cached fit file (.h5) as PATH: the corpus it was fitted to")
     _add_preset_argument(p, "a model preset (default: pooled for several benchmarks, else per-benchmark)")
     p.add_argument("--formula", help="a random-intercept formula instead of --preset")
-    p.add_argument("--splits", type=int, default=50, help="held-out 70/30 splits (default 50, seed 003)")
+    p.add_argument("--splits", type=int, default=50, help=f"held-out 70/30 splits (default 50, {cite('ddr2026')})")
     p.add_argument("--strata", type=int, default=4, help="difficulty strata (default 4: quartiles)")
     p.add_argument("--undated", choices=["stop", "drop"], default="stop",
                    help="frontier: models without a release date stop it (default), or are left out and named")
     p.add_argument("--subjects", default="best-scaffold", choices=["best-scaffold", "every-agent"],
-                   help="capability: IRT subjects, the best scaffold per model-benchmark pair (seed 002) or every agent")
+                   help=f"capability: IRT subjects, the best scaffold per model-benchmark pair ({cite('krsteski2026')}) or every agent")
     p.add_argument("--irt", default="both", choices=["1pl", "2pl", "both"], help="capability: which IRT model(s)")
     p.add_argument("--external-ranking", type=Path, metavar="FILE",
                    help="capability: CSV/JSON of model -> rank (1 = best) or score, compared with the IRT abilities")

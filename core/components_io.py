@@ -1,7 +1,7 @@
 """Variance components reported elsewhere (a paper's table), read for a D-study.
 
 Two layouts are accepted, both naming the scale explicitly because a paper may
-report standard deviations (seed 000 Table 8) or variances (seed 003 Table 1):
+report standard deviations (seed 000 (Hardy et al. 2026) Table 8) or variances (seed 003 (DDR paper 2026) Table 1):
 
 JSON::
 

@@ -10,7 +10,7 @@ sampler's signature ``progress(phase, done, total, eta_seconds)``; ``cancel()``
 is polled between steps and between the sampler's chunks, and a cancelled
 build raises :class:`SheetCancelled` without touching the output file.
 
-Optional analyses (SPEC sec. 6; seed 003 secs. 5.3-5.4; seed 000 App. D.3)
+Optional analyses (SPEC sec. 6; seed 003 (DDR paper 2026) secs. 5.3-5.4; seed 000 (Hardy et al. 2026) App. D.3)
 need extra fits, so the sheet never runs them by itself.  ``analyses`` maps a
 key of :data:`~.inputs.ANALYSIS_KEYS` to either a ready result
 (:class:`~.inputs.DifficultyProfile`, :class:`~.inputs.HeldOutReliability`,
@@ -176,7 +176,7 @@ def analysis_runner(key: str, *, undated: str = "stop") -> Callable[[AnalysisCon
     key
         A key of :data:`~.inputs.ANALYSIS_KEYS` or a name of :data:`ANALYSIS_ALIASES`.
     undated
-        The frontier over time only (seed 002 sec. 5.1): ``"stop"`` when a model has no release
+        The frontier over time only (seed 002 (Krsteski et al. 2026) sec. 5.1): ``"stop"`` when a model has no release
         date (the analysis says which), or ``"drop"`` to leave those models out and name them
         (``frontier_time.frontier_over_time``).
 

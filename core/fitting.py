@@ -239,7 +239,7 @@ def components_from_posterior(post) -> VarianceComponents:
     """Per-draw variance components of a posterior (chains flattened), residual pi^2/3.
 
     ``sigma^2_k`` for every random-intercept term ``k`` of the fitted model
-    (seed 000 Eq. 1; SPEC sec. 2): each draw of the posterior gives one draw of
+    (seed 000 (Hardy et al. 2026) Eq. 1; SPEC sec. 2): each draw of the posterior gives one draw of
     every component, so every estimand downstream is computed per draw.  A
     posterior that carries ``variance_components`` (term -> sigma^2 draws) is
     used as it is; otherwise its ``sigma`` draws are squared.  The residual is
@@ -385,7 +385,7 @@ def components_for_dstudy(args):
     result = fit_corpus(corpus, preset, settings, cache_dir=getattr(args, "cache", None),
                         strict_terms=bool(getattr(args, "strict_terms", False)))
     comp = components_from_posterior(result.posterior)
-    # the object follows the fitted model (agents for seed 003's ddr preset), and so do the design's facets
+    # the object follows the fitted model (agents for seed 003 (DDR paper 2026)'s ddr preset), and so do the design's facets
     args.object = object_for_terms(comp.terms, getattr(args, "object", None))
     observed = observed_design(corpus, object_of_measurement=args.object, claim=getattr(args, "claim", "relative"),
                                prices=prices, facets=comp.facets)

@@ -132,7 +132,7 @@ class FacetWords:
 
     @property
     def allocation(self) -> str:
-        """The head of the budget's allocation of tasks (seed 000 sec. 5.4): ``Tasks per benchmark`` for a
+        """The head of the budget's allocation of tasks (seed 000 (Hardy et al. 2026) sec. 5.4): ``Tasks per benchmark`` for a
         fit with a benchmark facet, else ``Tasks across benchmarks`` (the allocation needs a pooled fit)."""
         return "Tasks per benchmark" if self.units.get("n_tasks", ("", "", ""))[2] else "Tasks across benchmarks"
 
@@ -144,7 +144,7 @@ def facet_words(obj, facets: Iterable[str] = ()) -> FacetWords:
 
     * **Tasks.** With a ``benchmark`` facet (seed 000 Eq. 6, pooled) a design has ``n_tasks`` tasks in
       each of ``n_benchmarks`` benchmarks: "tasks per benchmark".  Without one (seed 000 Eq. 2 of one
-      benchmark; seed 003 Eq. 1) the task facet holds every task of the corpus
+      benchmark; seed 003 (DDR paper 2026) Eq. 1) the task facet holds every task of the corpus
       (:func:`~.dstudy.observed.observed_sizes`): "tasks".
     * **Scaffolds** are counted per model ("scaffolds per model", seed 000 Eq. 2).
     * **Replicates** divide the residual: trials per (task, model, scaffold) cell; in an agent fit with

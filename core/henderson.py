@@ -1,6 +1,6 @@
 """Henderson's Method I for random-effects designs, crossed and nested.
 
-Seed 003 (sec. 3, "three estimators") cross-checks its Bayesian fit with
+Seed 003 (DDR paper 2026) (sec. 3, "three estimators") cross-checks its Bayesian fit with
 Henderson's Method I (Henderson 1953; Searle, Casella & McCulloch 1992,
 *Variance Components*, sec. 5.3).  For a random model
 

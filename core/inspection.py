@@ -8,10 +8,11 @@ from __future__ import annotations
 
 from .corpus.corpus import Corpus
 from .design import diagnose
+from .references import cite
 
 
 def _reported_articulation_vertices(vertices: list[str], n_benchmarks: int) -> list[str]:
-    """The articulation vertices worth reporting (seed 000 App. E.1).
+    """The articulation vertices worth reporting (seed 000 (Hardy et al. 2026) App. E.1).
 
     With one benchmark, every model and scaffold vertex is joined to that benchmark, so it
     is a cut vertex whenever the model-scaffold graph alone is not connected, and no other
@@ -112,7 +113,7 @@ def format_summary(s: dict, max_warnings: int = 12) -> str:
         for b, c in s["per_benchmark"].items():
             lines.append(f"{b[:27]:<28}{c['records']:>9,}{c['tasks']:>7,}{c['models']:>8,}{c['scaffolds']:>10,}"
                          f"{c['agents']:>8,}")
-    lines += ["", "Connectivity (seed 000, App. E)"]
+    lines += ["", f"Connectivity ({cite('hardy2026', 'App. E')})"]
     n_comp = len(s["components"])
     lines.append(f"  incidence graph: {'connected' if s['connected'] else f'{n_comp} components — contrasts across components are not identified'}")
     if n_comp > 1:

@@ -11,7 +11,7 @@ it, and the DDR sheet refuses it (:class:`~.report.inputs.ReportInputs`).
 
 Which point estimates
 ---------------------
-The D-study works on the latent logit scale with the logistic residual pi^2/3 (seed 000 Sec. 3.2),
+The D-study works on the latent logit scale with the logistic residual pi^2/3 (seed 000 (Hardy et al. 2026) Sec. 3.2),
 so the estimates must be on that scale too; the observed-scale estimators (Henderson's Method I,
 REML of the Gaussian LMM) estimate other quantities and are not used.  Two logit-scale estimates are
 offered, chosen by the size of the design:

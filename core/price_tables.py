@@ -1,6 +1,6 @@
 """Price files: USD per trial per benchmark, and USD per million tokens per model.
 
-Cost enters the D-study in one of three ways (SPEC section 4; seed 003 sec. 3): the corpus's
+Cost enters the D-study in one of three ways (SPEC section 4; seed 003 (DDR paper 2026) sec. 3): the corpus's
 ``cost`` column (:func:`~.dstudy.prices_from_cost_column`), token counts x a model price table
 (:func:`~.dstudy.prices_from_tokens`, read here by :func:`read_token_prices`), or a price per trial
 per benchmark typed in or read by :func:`read_trial_prices`.  Both readers name the file, line and

@@ -1,4 +1,4 @@
-"""Which models can be ranked against which: the connected parts of a design (SPEC sec. 6; seed 000 App. E).
+"""Which models can be ranked against which: the connected parts of a design (SPEC sec. 6; seed 000 (Hardy et al. 2026) App. E).
 
 Seed 000 App. E represents the observed design as the benchmark-model-scaffold
 incidence graph (:func:`~.design.incidence.connectivity`): an edge joins two
@@ -23,6 +23,7 @@ a model and its scaffold co-occur, so they always lie in one component.
 from __future__ import annotations
 
 from typing import Iterable, Sequence
+from .references import cite
 
 __all__ = ["model_parts", "parts_from_posterior", "part_reasons", "within_part_correlations"]
 
@@ -124,7 +125,7 @@ def part_reasons(parts: Sequence[Sequence[str]], what: str = "models") -> list[s
         others = [m for j, q in enumerate(parts) if j != k for m in q]
         out.append(f"Part {k + 1} of {n}: {what} {_names(p)} share no benchmark or scaffold, directly or through "
                    f"other {what}, with {_names(others)}, so no rank or dominance between the parts is identified "
-                   f"(seed 000 App. E); they are ranked among themselves.")
+                   f"({cite('hardy2026', 'App. E')}); they are ranked among themselves.")
     return out
 
 

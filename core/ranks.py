@@ -3,7 +3,7 @@
 The input is a matrix of latent-capability draws ``theta`` of shape ``(S,
 n_models)``; the caller forms it (``theta_mb = u_m + u_bm`` for benchmark ``b``
 of a pooled fit, ``u_m`` for a per-benchmark fit or the leaderboard universe
-score; seed 000 sec. 3.5).  Higher ``theta`` is better; rank 1 is the best.
+score; seed 000 (Hardy et al. 2026) sec. 3.5).  Higher ``theta`` is better; rank 1 is the best.
 
 Conventions
 -----------

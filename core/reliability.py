@@ -13,7 +13,7 @@ through the same code.
 Every estimand is computed **per draw** and only then summarised (median, 68%
 and 95% HDI): never as a ratio of posterior means (SPEC sec. 2).
 
-The D-study rule (SPEC sec. 3; seed 000 Tables 1 and 9; Brennan 2001, ch. 4)
+The D-study rule (SPEC sec. 3; seed 000 (Hardy et al. 2026) Tables 1 and 9; Brennan 2001, ch. 4)
 ------------------------------------------------------------------------------
 Let ``o`` be the facet set of the object of measurement (``{"model"}``, or
 ``{"model", "scaffold"}`` for a model-scaffold *system*) and ``n_f`` the number
@@ -63,6 +63,7 @@ from functools import cached_property
 from typing import Iterable, Mapping, Sequence
 
 import numpy as np
+from .references import cite
 
 __all__ = [
     "RESIDUAL_LOGISTIC",
@@ -170,7 +171,7 @@ def object_facets(obj: str | Iterable[str]) -> frozenset[str]:
     """Facet set of an object of measurement.
 
     ``"model"`` -> {model}; ``"system"`` (or ``"model:scaffold"``) -> {model,
-    scaffold}; any facet name or iterable of names is taken literally (seed 003
+    scaffold}; any facet name or iterable of names is taken literally (seed 003 (DDR paper 2026)
     uses ``"agent"``).
     """
     if isinstance(obj, str):
@@ -217,7 +218,7 @@ def object_for_terms(terms: Iterable[str], requested: str | None = None) -> str:
             return AGENT
         if requested == "model" and "model" not in facets:
             raise ValueError("this fit measures agents (its model has an agent facet, one model-scaffold pair per "
-                             "level, as seed 003 Eq. 1) and has no model term; use --object agent (the default for "
+                             f"level, as {cite('ddr2026', 'Eq. 1')}) and has no model term; use --object agent (the default for "
                              "this model), or fit a preset with a model term (per-benchmark, pooled) to compare "
                              "models")
         return requested
@@ -960,14 +961,14 @@ def estimand_table(components, obj="model", sizes: Mapping[str, float] | None = 
     draws = estimand_draws(c, o, sizes)
     pooled = "benchmark" in c.facets
     fit = "pooled" if pooled else "per-benchmark"
-    eq = {"Erho2": "seed 000 Eq. 7" if pooled else ("seed 000 Eq. 3" if o == {"model"} else "seed 000 Eq. 4"),
-          "SNR": "seed 000 Table 1", "Phi": "SPEC sec. 3 (absolute error)",
-          "Erho2_task_ceiling": "seed 000 Eq. 8", "Phi_task_ceiling": "limit n_tasks -> inf",
-          "capability_gap_ratio": "seed 003 sec. 3", "rho_AA": "seed 000 Eq. 5"}
+    eq = {"Erho2": cite("hardy2026", "Eq. 7" if pooled else ("Eq. 3" if o == {"model"} else "Eq. 4")),
+          "SNR": cite("hardy2026", "Table 1"), "Phi": f"{cite('brennan2001')} (absolute error)",
+          "Erho2_task_ceiling": cite("hardy2026", "Eq. 8"), "Phi_task_ceiling": "limit n_tasks -> inf",
+          "capability_gap_ratio": cite("ddr2026", "sec. 3"), "rho_AA": cite("hardy2026", "Eq. 5")}
     for level in ("universe", "benchmark", "task"):
         n = CONTRAST_EQUATIONS.get((fit, level))
         if n:
-            eq[f"delta_rho2_{level}"] = f"seed 000 Eq. {n}"
+            eq[f"delta_rho2_{level}"] = cite("hardy2026", f"Eq. {n}")
     summaries = {k: summarize(v, prob_positive=k.startswith("delta_rho2")) for k, v in draws.items()}
     w = design_weights(c, o, sizes)
     return EstimandTable(_object_name(o), w.sizes, summaries,

@@ -51,7 +51,7 @@ __all__ = [
 #: Value of the ``format`` key of a saved analysis.
 FILE_FORMAT = "ddr-explorer-analysis"
 #: Version of the file layout this code writes (and the newest it reads).  2: ``extra_facets``, the
-#: ``"agent"`` object (the ddr preset, seed 003 Eq. 1) and the gate as the default run length; version 1
+#: ``"agent"`` object (the ddr preset, seed 003 (DDR paper 2026) Eq. 1) and the gate as the default run length; version 1
 #: files read as before (no extra facets; ``sampler`` draws keep their fixed length).
 FILE_VERSION = 2
 #: Key of :attr:`AnalysisState.prices` for one price that every benchmark shares.
@@ -141,7 +141,7 @@ class AnalysisState:
         The corpus's own design (``{"n_tasks": ..., ...}``, see
         :func:`~.dstudy.observed_sizes`), marked on the D-study curves; None without a corpus.
     priors
-        Priors that differ from the defaults (SPEC sec. 2; seed 000 App. C.1.3):
+        Priors that differ from the defaults (SPEC sec. 2; seed 000 (Hardy et al. 2026) App. C.1.3):
         ``{"sigma": {"df": 3, "scale": 2.5}, "intercept": {"df": 3, "loc": 0, "scale": 2.5}}``;
         either key may be missing (``{}``: Student-t(3, 0, 2.5) and half-Student-t(3, 0, 2.5)).
     extra_facets

@@ -1,7 +1,7 @@
 """Render each view of the app offscreen into docs/*.png, from a real fit of the demo corpus.
 
 The window opens the bundled Terminal-Bench 2.0 demo corpus, fits the
-per-benchmark model (seed 000 Eq. 2) through the Model tab exactly as a user
+per-benchmark model (seed 000 (Hardy et al. 2026) Eq. 2) through the Model tab exactly as a user
 would (the fit is cached, so a second run reopens it at once), and saves one
 screenshot per tab, one while the fit runs, and one of the typed-components
 dialog.  The demo corpus has no cost column: the screenshots use a made-up price of
@@ -37,7 +37,7 @@ def _shoot_dialogs(ComponentsEntryDialog, shoot) -> None:  # noqa: N803 - the cl
     dialog.close()
     dialog.deleteLater()
     agents = ComponentsEntryDialog()
-    agents.preset_box.setCurrentIndex(agents.preset_box.findData("Agent terms (seed 003 Eq. 1)"))
+    agents.preset_box.setCurrentIndex(agents.preset_box.findData("Agent terms (DDR paper 2026, Eq. 1)"))
     for field, n in (("n_tasks", 40), ("n_replicates", 4)):  # the SIMULATED failure demo's design
         agents.size_spins[field].setValue(n)
     for facet, n in (("step", 3), ("error_category", 4)):

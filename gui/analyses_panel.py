@@ -3,7 +3,7 @@
 Draws the JSON-ready result of :func:`ddr_explorer.core.analyses.run_analyses`
 (the dict ``ddr analyses --json`` prints), so the screen and the CLI show the
 same numbers: Erho2 per task-difficulty stratum with its 95% HDI against the
-aggregate (seed 003 sec. 5.2, :mod:`ddr_explorer.core.analyses.difficulty`),
+aggregate (seed 003 (DDR paper 2026) sec. 5.2, :mod:`ddr_explorer.core.analyses.difficulty`),
 projected against held-out Erho2 over random trial splits
 (:mod:`ddr_explorer.core.analyses.heldout`), and the PSIS-LOO summary with Pareto k
 counts (:mod:`ddr_explorer.core.analyses.loo`).  Nothing is computed here.

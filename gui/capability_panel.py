@@ -1,4 +1,4 @@
-"""The capability scale (IRT, seed 002 sec. 5.3) and transfer across benchmarks (seed 003 sec. 5.5).
+"""The capability scale (IRT, seed 002 (Krsteski et al. 2026) sec. 5.3) and transfer across benchmarks (seed 003 (DDR paper 2026) sec. 5.5).
 
 Draws the JSON-ready results of ``ddr analyses --which capability,transfer`` (the dict
 :func:`ddr_explorer.core.analyses.run_analyses` returns), so the screen and the CLI show the same

@@ -40,6 +40,7 @@ from PySide6.QtWidgets import (
 from ..core.dstudy import DStudyDesign
 from ..core.formatting import facet_words
 from ..core.reliability import VarianceComponents, objects_for_terms, split_term
+from ..core.references import cite
 
 #: Object of measurement -> its entry in the Object box (the D-study panel's words).
 OBJECT_LABELS = {"model": "Model", "system": "Model-scaffold system", "agent": "Agent (model-scaffold pair)"}
@@ -52,21 +53,21 @@ _SIZED_ELSEWHERE = {"task", "scaffold", "benchmark", "model", "agent", "replicat
 
 #: Example tables: name -> (scale, {term: value}, design sizes).
 PRESETS: dict[str, tuple[str, dict[str, float | None], dict[str, float]]] = {
-    "Per-benchmark model terms (seed 000 Eq. 2)": (
+    f"Per-benchmark model terms ({cite('hardy2026', 'Eq. 2')})": (
         "sd", dict.fromkeys(["task", "model", "scaffold", "task:model", "task:scaffold", "model:scaffold"]), {}),
-    "Pooled model terms (seed 000 Eq. 6)": (
+    f"Pooled model terms ({cite('hardy2026', 'Eq. 6')})": (
         "sd", dict.fromkeys(["benchmark", "benchmark:task", "model", "scaffold", "benchmark:model",
                              "benchmark:scaffold", "model:scaffold", "benchmark:task:model", "benchmark:task:scaffold",
                              "benchmark:model:scaffold"]), {}),
-    # Posterior means of seed 000 Table 8 (HAL pooled fit; standard deviations on the latent scale).
-    "Seed 000 Table 8 (pooled, posterior means)": (
+    # Posterior means of seed 000 (Hardy et al. 2026) Table 8 (HAL pooled fit; standard deviations on the latent scale).
+    f"{cite('hardy2026', 'Table 8')} (pooled, posterior means)": (
         "sd", {"benchmark": 2.45, "benchmark:task": 2.41, "model": .78, "scaffold": .79, "benchmark:model": .52,
                "benchmark:scaffold": .69, "model:scaffold": .36, "benchmark:task:model": .88,
                "benchmark:task:scaffold": 1.03, "benchmark:model:scaffold": .55},
         {"n_tasks": 50, "n_scaffolds": 1, "n_benchmarks": 9}),
-    # Seed 003 Eq. 1 (the ddr preset): agent, task, step, error category and their two-way interactions.  The
+    # Seed 003 (DDR paper 2026) Eq. 1 (the ddr preset): agent, task, step, error category and their two-way interactions.  The
     # seed reports only sigma2_a and sigma2_a:t (Table 1, as % of total variance), not the whole set: blank.
-    "Agent terms (seed 003 Eq. 1)": (
+    f"Agent terms ({cite('ddr2026', 'Eq. 1')})": (
         "variance", dict.fromkeys(["agent", "task", "step", "error_category", "task:agent", "agent:step",
                                    "agent:error_category", "task:step", "task:error_category",
                                    "error_category:step"]), {}),
@@ -226,8 +227,8 @@ class ComponentsEntryDialog(QDialog):
         if any(v is None for v in rows.values()):
             self.message.setStyleSheet("color: #333333;")
             self.message.setText(f"{name}: the terms only; type each value"
-                                 + (" (seed 003 reports only σ² of agent and task:agent, as % of the total, "
-                                    "in its Table 1)." if "agent" in rows else "."))
+                                 + (f" ({cite('ddr2026')} reports only σ² of agent and task:agent, as % of the "
+                                    "total, in its Table 1)." if "agent" in rows else "."))
 
     def _on_load_file(self) -> None:
         from ..core.components_io import ComponentsFileError, read_components

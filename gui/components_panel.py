@@ -3,7 +3,7 @@
 Every number comes from core: :func:`~ddr_explorer.core.reliability.summarize`
 of each term's draws and of :func:`~ddr_explorer.core.reliability.variance_shares`
 (shares per draw, residual included, SPEC sec. 3), and the capability-gap ratio
-of :func:`~ddr_explorer.core.reliability.capability_gap_ratio` (seed 003).
+of :func:`~ddr_explorer.core.reliability.capability_gap_ratio` (seed 003 (DDR paper 2026)).
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ from PySide6.QtWidgets import (
 )
 
 from ..core.reliability import Summary, VarianceComponents, capability_gap_ratio, summarize, variance_shares
+from ..core.references import cite
 from . import plots
 from .plots import COLORS, fmt_interval, new_plot
 
@@ -133,7 +134,7 @@ class ComponentsPanel(QWidget):
                    "\u03c0\u00b2/3 unless given (SPEC sec. 3).")
         if self.gap_ratio is not None:
             g = self.gap_ratio
-            caption += (f"<br>Capability-gap ratio (seed 003) \u03c3\u00b2<sub>{object_of_measurement}</sub> / "
+            caption += (f"<br>Capability-gap ratio ({cite('ddr2026')}) \u03c3\u00b2<sub>{object_of_measurement}</sub> / "
                         f"(\u03c3\u00b2<sub>{object_of_measurement}</sub> + \u03c3\u00b2<sub>{object_of_measurement}"
                         f":task</sub>): {fmt_interval(g.median, *g.hdi95)}")
         self.caption = QLabel(caption)

@@ -28,6 +28,7 @@ from PySide6.QtWidgets import (
 )
 
 from ..core.design import CoverageMatrix, coverage_matrix
+from ..core.references import cite
 from . import plots
 from .plots import new_plot
 
@@ -35,7 +36,7 @@ _POOLED = "All benchmarks (pooled)"
 
 
 def connectivity_lines(summary: dict) -> list[str]:
-    """Plain-language lines about connectivity and separability, from the inspect summary (seed 000 App. E)."""
+    """Plain-language lines about connectivity and separability, from the inspect summary (seed 000 (Hardy et al. 2026) App. E)."""
     lines = []
     comps = summary.get("components") or []
     if summary.get("connected"):
@@ -123,7 +124,7 @@ class CorpusPanel(QWidget):
         connectivity = QWidget()
         cl = QVBoxLayout(connectivity)
         cl.setContentsMargins(4, 4, 4, 4)
-        cl.addWidget(QLabel("<b>Connectivity and separability</b> (seed 000 App. E)"))
+        cl.addWidget(QLabel(f"<b>Connectivity and separability</b> ({cite('hardy2026', 'App. E')})"))
         cl.addWidget(self.connectivity_view)
         cl.addStretch(1)
         scroll = QScrollArea()  # the lines wrap; a short pane scrolls rather than cutting them off

@@ -30,6 +30,7 @@ from PySide6.QtWidgets import (
 
 from ..core.formatting import convergence_verdict
 from ..core.model.diagnostics import MAX_R_HAT, MIN_ESS_BULK, Diagnostics
+from ..core.references import cite
 from . import plots
 from .components_panel import numeric_item, text_item
 
@@ -71,7 +72,7 @@ class DiagnosticsPanel(QWidget):
         verdict = _html(convergence_verdict({"converged": d.converged, "max_rhat": d.max_r_hat,
                                              "min_ess_bulk": d.min_ess_bulk, "divergences": d.divergences}))
         if d.converged:
-            head = f"<b style='color:#006400'>{verdict}</b>: R-hat \u2264 {MAX_R_HAT} and bulk ESS \u2265 " \
+            head = f"<b style='color:#006400'>{verdict}</b>: R-hat ({cite('vehtari2021')}) \u2264 {MAX_R_HAT} and bulk ESS \u2265 " \
                    f"{MIN_ESS_BULK} for every variance component, no divergent transition."
         else:
             head = f"<b style='color:#a40000'>{verdict}</b> \u2014 the numbers of this fit are not to be " \
@@ -80,7 +81,7 @@ class DiagnosticsPanel(QWidget):
                  "E-BFMI per chain: " + ", ".join(f"{v:.2f}" for v in np.atleast_1d(d.ebfmi))]
         lines += [f"warning: {w}" for w in d.warnings]
         if loo is not None:
-            lines.append(f"Pareto k (PSIS-LOO over {loo['n_cells']:,} cells): max {float(loo['max_pareto_k']):.2f}; "
+            lines.append(f"Pareto k (PSIS-LOO, {cite('vehtari2017')}, over {loo['n_cells']:,} cells): max {float(loo['max_pareto_k']):.2f}; "
                          f"{loo['good']} good (\u2264 0.7), {loo['bad']} bad, {loo['very_bad']} very bad (> 1)")
         elif pareto_k is None:
             lines.append("Pareto k (PSIS-LOO): not computed for this fit (Analysis > Run analyses)")

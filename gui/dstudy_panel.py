@@ -252,7 +252,7 @@ class DStudyPanel(QWidget):
 
         facets = self.components.facets
         # the words of each size, the CLI's and the sheet's (core.formatting.facet_words): a fit without a
-        # benchmark facet (seed 003's model, ddr preset) has one task facet over all tasks; an agent fit compares
+        # benchmark facet (seed 003 (DDR paper 2026)'s model, ddr preset) has one task facet over all tasks; an agent fit compares
         # agents and its replicates are traces
         self.facet_words = facet_words(self.state.object_of_measurement, facets)
         self.words = {f: (self.facet_words.label(f) if f != "n_replicates" else

@@ -40,6 +40,7 @@ from PySide6.QtWidgets import (
 from ..core.corpus.issues import CorpusError
 from .workers import BackgroundTask
 from ..core.session import SIZE_FIELDS, AnalysisState, SessionError
+from .about_dialog import add_help_menu
 from .corpus_panel import CorpusPanel
 from .plots import GuiThreadGarbageCollector
 
@@ -95,7 +96,7 @@ def _fit_job(corpus, spec, settings, cache_dir, use_cache):
         post = result.posterior
         components = components_from_posterior(post)
         ranks = {}
-        for obj in ("model", "system", "agent"):  # agent: the ddr preset's object (seed 003 Eq. 1)
+        for obj in ("model", "system", "agent"):  # agent: the ddr preset's object (seed 003 (DDR paper 2026) Eq. 1)
             try:
                 ranks[obj] = theta_from_posterior(post, obj)
             except (ValueError, KeyError):  # no model (or model:scaffold) effects kept: no ranks of that kind
@@ -312,6 +313,7 @@ class MainWindow(QMainWindow):
         self.typed_components_action = QAction("D-study from &typed components...", self,
                                                triggered=self._on_typed_components)
         analysis.addAction(self.typed_components_action)
+        self.about_action = add_help_menu(self)
         self.device_label = QLabel("device: detecting\u2026")
         self.statusBar().addPermanentWidget(self.device_label)
         self.statusBar().showMessage("Ready")
@@ -899,7 +901,7 @@ class MainWindow(QMainWindow):
 
     # -- the method comparison ------------------------------------------------------------
     def start_methods(self, lmm_settings=None) -> bool:
-        """Compare the estimators on the open corpus and the state's model (seed 000 Tables 20-21).
+        """Compare the estimators on the open corpus and the state's model (seed 000 (Hardy et al. 2026) Tables 20-21).
 
         Runs :func:`~ddr_explorer.core.estimators.methods.methods_table` on the worker with the Model
         tab's progress and cancel; the Bayes column is the current fit's when it is of the same

@@ -1,4 +1,4 @@
-"""The Methods tab: variance shares per facet from each estimator side by side (seed 000 Tables 20-21).
+"""The Methods tab: variance shares per facet from each estimator side by side (seed 000 (Hardy et al. 2026) Tables 20-21).
 
 Draws the result of :func:`ddr_explorer.core.estimators.methods.methods_table` (the table
 ``ddr methods --json`` prints) as it is: one row per facet (then the residual) with each

@@ -35,13 +35,14 @@ from ..core.model.formula import PRESET_FORMULAS, HalfStudentT, StudentT
 from ..core.model.posterior import SamplerSettings
 from ..core.model.stopping import GATE_PHASE
 from ..core.session import AnalysisState, SessionError
+from ..core.references import cite
 
 #: Model choices: the presets of core.model.formula, then a free formula.
 FORMULA = "formula"
 PRESET_LABELS = {
-    "per-benchmark": "Per benchmark (seed 000 Eq. 2)",
-    "pooled": "Pooled over benchmarks (seed 000 Eq. 6)",
-    "ddr": "DDR four-facet design (seed 003 Eq. 1)",
+    "per-benchmark": f"Per benchmark ({cite('hardy2026', 'Eq. 2')})",
+    "pooled": f"Pooled over benchmarks ({cite('hardy2026', 'Eq. 6')})",
+    "ddr": f"DDR four-facet design ({cite('ddr2026', 'Eq. 1')})",
 }
 #: Phases the sampler reports, with the words the progress bar shows.
 PHASES = {"compile": "Compiling the model", "warmup": "Warmup", "sampling": "Sampling",
@@ -199,7 +200,7 @@ class ModelPanel(QWidget):
         self.use_supported_button.clicked.connect(self.use_supported_formula)
         f1.addRow("", self.terms_notice)
         f1.addRow("", self.use_supported_button)
-        pri = QGroupBox("Priors (seed 000 App. C.1.3; brms defaults)")
+        pri = QGroupBox(f"Priors ({cite('hardy2026', 'App. C.1.3')}; brms defaults, {cite('burkner2017')})")
         f2 = QFormLayout(pri)
         row = QHBoxLayout()
         row.addWidget(QLabel("df"))

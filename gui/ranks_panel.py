@@ -1,7 +1,7 @@
 """The ranks view: posterior rank intervals per model and the rank-dominance heatmap (SPEC sec. 5).
 
 Draws a :class:`~ddr_explorer.core.ranks.RankAnalysis` (rank distribution,
-pairwise dominance, global dominance and the heatmap order; seed 000 Figs.
+pairwise dominance, global dominance and the heatmap order; seed 000 (Hardy et al. 2026) Figs.
 11-14).  Models are listed in heatmap order (most dominant first) everywhere.
 """
 
@@ -23,6 +23,7 @@ from PySide6.QtWidgets import (
 )
 
 from ..core.ranks import RankAnalysis
+from ..core.references import cite
 from . import plots
 from .components_panel import numeric_item, text_item
 from .plots import COLORS, new_plot
@@ -105,7 +106,7 @@ class RanksPanel(QWidget):
 
         self.caption = QLabel(
             f"{m} {noun}s, ordered by global dominance (mean over the others of P(\u03b8<sub>m</sub> > "
-            f"\u03b8<sub>m'</sub>); seed 000 Figs. 13-14). Rank 1 is the best; intervals are equal-tailed 95%. "
+            f"\u03b8<sub>m'</sub>); {cite('hardy2026', 'Figs. 13-14')}). Rank 1 is the best; intervals are equal-tailed 95%. "
             f"Columns of the heatmap follow the numbered rows."
             + (f"<br><b>Ranked within {len(r.parts)} parts of a disconnected design</b>: ranks count within each "
                "part, rows run part by part, and a dominance between two parts is not identified (blank). "

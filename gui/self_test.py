@@ -13,7 +13,7 @@ The self-test exercises every layer a user touches, with a fit small enough for 
    without PySide6).
 2. JAX initialises; its version, default backend and devices are printed.
 3. The bundled demo corpus (``resources/demo``, Terminal-Bench 2.0) loads and validates.
-4. A tiny Bayesian G-study (seed 000 Eq. 2, the per-benchmark crossed model) runs through
+4. A tiny Bayesian G-study (seed 000 (Hardy et al. 2026) Eq. 2, the per-benchmark crossed model) runs through
    :func:`ddr_explorer.core.fitting.fit_corpus`, cached in a temporary folder:
    2 chains x (40 warmup + 40 draws).
 5. Every variance-component draw is finite and positive, and (demo corpus only) the

@@ -134,7 +134,7 @@ def test_cli_json_failure_modes_and_frontier(fake_sampler, tmp_path, capsys):
     code = main(["analyses", str(demo), "--which", "failure-modes", "--splits", "5", "--cache", str(tmp_path),
                  "--quiet", *FAST])
     text = capsys.readouterr().out
-    assert code == 0 and "rank correlation variance vs activation" in text and "seed 003: 0.261" in text
+    assert code == 0 and "rank correlation variance vs activation" in text and "DDR paper 2026: 0.261" in text
 
 
 def test_cli_frontier_with_a_slice_and_a_bad_slice(tmp_path, capsys):

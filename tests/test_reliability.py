@@ -418,13 +418,13 @@ def test_estimand_table_contents_and_json():
     keys = set(tab.summaries)
     assert {"Erho2", "SNR", "Phi", "Erho2_task_ceiling", "capability_gap_ratio", "rho_AA", "delta_rho2_universe",
             "delta_rho2_benchmark", "delta_rho2_task", "share:model", "share:residual"} <= keys
-    assert tab.equations["Erho2"] == "seed 000 Eq. 7"
-    assert tab.equations["delta_rho2_benchmark"] == "seed 000 Eq. 14"
+    assert tab.equations["Erho2"] == "Hardy et al. 2026, Eq. 7"
+    assert tab.equations["delta_rho2_benchmark"] == "Hardy et al. 2026, Eq. 14"
     assert tab.summaries["delta_rho2_task"].prob_positive is not None
     d = json.loads(json.dumps(tab.to_dict()))
     assert d["sizes"] == {"benchmark": 9.0, "task": 14.0, "scaffold": 1.0, "replicate": 1.0}
     per = rel.estimand_table(per_bench(), "model", {"task": 10, "scaffold": 2})
-    assert per.equations["delta_rho2_universe"] == "seed 000 Eq. 11"
+    assert per.equations["delta_rho2_universe"] == "Hardy et al. 2026, Eq. 11"
     assert "delta_rho2_benchmark" not in per.summaries
 
 

@@ -79,7 +79,7 @@ def test_methods_table_on_the_method_notes_page(corpus, components, tmp_path):
     table = _table()
     inp = report_inputs_from(corpus, components, fit_info=CONVERGED, analyses={"methods": table})
     notes = _notes(pdf_pages(build_sheet(inp, tmp_path / "m.pdf", date_invariant=True)))
-    assert "Method notes" in notes and "Estimators compared (seed 000 Tables 20" in notes
+    assert "Method notes" in notes and "Estimators compared (Hardy et al. 2026, Tables 20" in notes
     for e in table.estimators:
         assert e in notes
     assert "Bayes LMM (observed), NOT converged" in notes  # an unconverged column is labelled
@@ -105,7 +105,7 @@ def test_claim_about_scores_says_score_reliability_is_lower_on_page_one(corpus, 
     assert f"score reliability \u03a6 {phi} against ranking reliability E\u03c1\u00b2 {erho}" in pages[0]
     assert "Scores are less reliable than rankings" in pages[0]
     notes = _notes(pages)
-    assert "Scores on the observed scale (seed 000 App. G.5)" in notes and phi in notes
+    assert "Scores on the observed scale (Hardy et al. 2026, App. G.5)" in notes and phi in notes
     # a ranking claim does not carry it
     rel = report_inputs_from(corpus, components, fit_info=CONVERGED, analyses={"score_reliability": score})
     assert "Scores on the observed scale." not in pdf_pages(build_sheet(rel, tmp_path / "r.pdf",

@@ -101,7 +101,7 @@ def test_default_priors_are_named_as_the_defaults(fake_sampler, tmp_path):
     res = write_ddr_sheet(corpus, tmp_path / "sheet.pdf", preset="per-benchmark", settings=SETTINGS,
                           cache_dir=tmp_path / "cache", date_invariant=True)
     methods = next(p for p in pdf_text(res.path) if "Method notes" in p)
-    assert "Priors of this fit (brms defaults, seed 000 App. C.1.3)" in methods
+    assert "Priors of this fit (brms defaults, Hardy et al. 2026, App. C.1.3)" in methods
     assert DEFAULT_SIGMA in methods and DEFAULT_MU in methods
 
 

@@ -1,4 +1,4 @@
-"""A capability scale across benchmarks: Bayesian Rasch (1PL) and 2PL item response models (seed 002 sec. 5.3).
+"""A capability scale across benchmarks: Bayesian Rasch (1PL) and 2PL item response models (seed 002 (Krsteski et al. 2026) sec. 5.3).
 
 Seed 002 sec. 5.3 fits a Rasch model to a pooled corpus: for each model-benchmark
 pair it keeps the scaffold with the highest fraction of successful trials, and
@@ -53,6 +53,7 @@ import pandas as pd
 
 from ..gate import MAX_R_HAT, MIN_ESS_BULK
 from ..reliability import summarize, to_jsonable
+from ..references import cite
 
 __all__ = ["IrtCells", "IrtFit", "CapabilityStudy", "irt_cells", "fit_irt", "item_fit", "kendall_draws_between",
            "capability_study", "capability_lines", "format_capability", "IRT_MODELS", "SUBJECT_MODES"]
@@ -667,7 +668,7 @@ def _iv(s: dict) -> str:
 
 def format_capability(d: dict, top: int = 15) -> str:
     """Plain text of :meth:`CapabilityStudy.to_dict` (what ``ddr analyses --which capability`` prints)."""
-    lines = [f"Capability scale (seed 002 sec. 5.3), subjects: {d['subjects']}"]
+    lines = [f"Capability scale ({cite('krsteski2026', 'sec. 5.3')}), subjects: {d['subjects']}"]
     if len(d["parts"]) > 1:
         lines.append(f"  the subject-task graph has {len(d['parts'])} parts; abilities are compared within a part only")
     for k, m in d["models"].items():
@@ -745,7 +746,7 @@ def capability_lines(d: dict) -> list[str]:
     if a:
         s = a["spearman"]
         out.append(f"1PL vs 2PL abilities: Spearman rho {fmt_estimate(s['median'], s['hdi95'][0], s['hdi95'][1], fmt_r)}"
-                   " (seed 002: 0.99).")
+                   f" ({cite('krsteski2026')}: 0.99).")
     if len(d["parts"]) > 1:
         out.append(f"The subject-task graph has {len(d['parts'])} unconnected parts: abilities are compared within "
                    "a part only.")

@@ -1,6 +1,6 @@
 """Which analyses a DDR sheet runs by default, and how long they will take (issue 15, item 6).
 
-``ddr report`` and the app's export run difficulty strata, seed 003's 50 hold-out splits and
+``ddr report`` and the app's export run difficulty strata, seed 003 (DDR paper 2026)'s 50 hold-out splits and
 PSIS-LOO by default when the refit engine's estimate for this corpus on this machine is under
 :data:`AUTO_BUDGET_SECONDS` (15 minutes). When all three are over it, the ones that fit in it
 together still run (:meth:`AnalysesPlan.within_budget`, cheapest first): on a 2-core machine the

@@ -1,4 +1,4 @@
-"""Difficulty-conditional reliability: one G-study per task-difficulty stratum (seed 003 sec. 3 and 5.3).
+"""Difficulty-conditional reliability: one G-study per task-difficulty stratum (seed 003 (DDR paper 2026) sec. 3 and 5.3).
 
 Tasks are split into quartiles of their mean success across agents
 (:func:`~.report.inputs.task_difficulty`: Q1 easiest, Q4 hardest), the G-study

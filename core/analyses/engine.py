@@ -2,7 +2,7 @@
 
 The refit-heavy analyses (difficulty quartiles, hold-out splits, leave-one-benchmark/model-out,
 PSIS-LOO) ask for G-study fits of parts of one corpus.  Each part is the parent's model on a
-subset or a split of the parent's binomial cells (SPEC sec. 1-2; seed 003 secs. 5.3-5.4; seed 000
+subset or a split of the parent's binomial cells (SPEC sec. 1-2; seed 003 (DDR paper 2026) secs. 5.3-5.4; seed 000 (Hardy et al. 2026)
 App. D.3-D.6), so :class:`RefitEngine` maps each job to a
 :class:`~ddr_explorer.core.model.refit.RefitRequest` (successes and trials per parent cell, 0
 trials where a cell is left out; cells matched by their facet keys) and fits them together with

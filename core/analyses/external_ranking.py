@@ -1,6 +1,6 @@
 """An external ranking file (a leaderboard, a vendor's list) against the latent posterior ranking.
 
-Seed 000 Table 3 compares the latent ranking with published leaderboards by
+Seed 000 (Hardy et al. 2026) Table 3 compares the latent ranking with published leaderboards by
 Kendall tau and Spearman rho; :func:`~.ranks.ranking_agreement` computes both
 (at the posterior mean of theta, and per draw).  This module reads the
 external ranking and says plainly what is wrong with a bad file.

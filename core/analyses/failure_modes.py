@@ -1,4 +1,4 @@
-"""Failure modes: where agents differ against where failures appear (seed 003 secs. 5.6-5.7, decision 5).
+"""Failure modes: where agents differ against where failures appear (seed 003 (DDR paper 2026) secs. 5.6-5.7, decision 5).
 
 Data.  A corpus with an ``error_category`` facet (and optionally ``step``): one record per check of a
 trace, ``result`` 1 when the check passed and 0 when the trace showed a failure of that category at
@@ -45,6 +45,7 @@ import pandas as pd
 
 from ..corpus import schema
 from ..ranks import spearman_rho
+from ..references import cite
 
 __all__ = ["FailureTaxonomy", "FailureModeStudy", "ProfileHoldOut", "NoErrorCategory", "trace_profiles",
            "activation_draws", "profile_holdout", "four_facet_spec", "category_spec", "failure_mode_study",
@@ -437,7 +438,7 @@ def format_failure_modes(d: dict) -> str:
     if "skipped" in d:
         return f"Failure modes: skipped - {d['skipped']}"
     ok = d["n_converged"] == d["n_fits"]
-    lines = [f"Failure modes (seed 003 secs. 5.6-5.7), {d['n_traces']} traces; {d['n_converged']} of {d['n_fits']} "
+    lines = [f"Failure modes ({cite('ddr2026', 'secs. 5.6-5.7')}), {d['n_traces']} traces; {d['n_converged']} of {d['n_fits']} "
              "fits converged" + (f" ({d['n_rerun']} rerun with twice the draws)" if d.get("n_rerun") else "")
              + ("" if ok else " - PROVISIONAL") + (f"; slice {d['slice']}" if d.get("slice") else ""),
              f"  four-facet G-study {d['formula'] or '(not run)'}:", f"  {'term':<28}{'sigma^2':>9}{'share':>8}   95% share"]
@@ -453,7 +454,7 @@ def format_failure_modes(d: dict) -> str:
     if s["median"] is not None:
         lines.append(f"  rank correlation variance vs activation: {d['spearman_point']:+.2f} (posterior medians); "
                      f"per draw median {s['median']:+.2f} [{s['lower95']:+.2f}, {s['upper95']:+.2f}], "
-                     f"P(rho < 0) = {s['p_negative']:.2f}; seed 003: -0.20 (n = 4, descriptive)")
+                     f"P(rho < 0) = {s['p_negative']:.2f}; {cite('ddr2026')}: -0.20 (n = 4, descriptive)")
     else:
         lines.append("  rank correlation variance vs activation: n/a (the categories' variances or rates tie in "
                      "every draw)")
@@ -463,5 +464,5 @@ def format_failure_modes(d: dict) -> str:
                      f"{round(100 * (1 - h['train_fraction']))} by cell ({', '.join(h['cell'])}; {h['n_cells']} cells):"
                      f" trace-level MAE {h['trace_mae']:.3f}, cell-level MAE {h['cell_mae']:.3f}, cell-level r "
                      + ("n/a" if h["cell_r"] is None else f"{h['cell_r']:.2f}")
-                     + " (seed 003: 0.261, 0.056, 0.83)")
+                     + f" ({cite('ddr2026')}: 0.261, 0.056, 0.83)")
     return "\n".join(lines)

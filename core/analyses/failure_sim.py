@@ -1,4 +1,4 @@
-"""A simulated failure-mode corpus with known parameters (seed 003 Eq. 1 plus a per-category a x t term).
+"""A simulated failure-mode corpus with known parameters (seed 003 (DDR paper 2026) Eq. 1 plus a per-category a x t term).
 
 SIMULATED DATA, not measurements of any agent.  It exists so the failure-mode path
 (:mod:`.failure_modes`) runs end to end and can be tested against known answers; the demo file

@@ -1,6 +1,6 @@
 """The frontier over time: the best result on each task among models released by each quarter.
 
-Seed 002 sec. 5.1 (Figure 2f): "For each quarter, we consider only agents whose models had been
+Seed 002 (Krsteski et al. 2026) sec. 5.1 (Figure 2f): "For each quarter, we consider only agents whose models had been
 released by then.  For each task, we calculate each eligible agent's fraction of successful trials
 and retain the highest value.  The benchmark frontier is the mean of these task values, and the
 group frontier is the mean of its benchmark frontiers."  Because the best agent is chosen per task,
@@ -31,6 +31,7 @@ import numpy as np
 import pandas as pd
 
 from ..corpus import schema
+from ..references import cite
 
 __all__ = ["MissingReleaseDates", "FrontierOverTime", "frontier_over_time", "format_frontier"]
 
@@ -49,7 +50,7 @@ class MissingReleaseDates(ValueError):
         shown = ", ".join(self.models[:12]) + (f" and {len(self.models) - 12} more" if len(self.models) > 12 else "")
         where = ("the corpus has no release_date column" if not has_column else
                  f"{len(self.models)} of {n_models} models have no release date: {shown}")
-        super().__init__(f"frontier over time: {where}. Every model needs its release date (seed 002 sec. 5.1 counts "
+        super().__init__(f"frontier over time: {where}. Every model needs its release date ({cite('krsteski2026', 'sec. 5.1')} counts "
                          "an agent from its model's release); add a release_date column to the corpus or join one "
                          "with --release-dates FILE (CSV model,release_date; JSON {model: date}; BRIDGE's "
                          "model_run_mapping.json)")
@@ -276,7 +277,7 @@ def format_frontier(d: dict) -> str:
     """Plain text of :meth:`FrontierOverTime.to_dict` (or of the stop record)."""
     if "stopped" in d:
         return f"Frontier over time: stopped - {d['stopped']}"
-    lines = [f"Frontier over time (seed 002 sec. 5.1): best eligible agent's success fraction per task, mean over "
+    lines = [f"Frontier over time ({cite('krsteski2026', 'sec. 5.1')}): best eligible agent's success fraction per task, mean over "
              f"tasks; 95% intervals: task bootstrap ({d['n_boot']})" + (f"; slice {d['slice']}" if d.get("slice") else "")]
     left = d.get("left_out_models_without_release_date") or []
     if left:

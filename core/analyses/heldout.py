@@ -1,4 +1,4 @@
-"""Held-out reliability: projected against replicated Erho2 over random 70/30 splits (seed 003 sec. 5.4).
+"""Held-out reliability: projected against replicated Erho2 over random 70/30 splits (seed 003 (DDR paper 2026) sec. 5.4).
 
 Seed 003: "50 random 70/30 splits stratified by (agent, task) cell. For each
 split we fit the G-study on training cells, project the implied Erho2 for the

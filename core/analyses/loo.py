@@ -1,4 +1,4 @@
-"""PSIS-LOO over binomial cells, with Pareto-k counts (seed 000 App. D.3; SPEC sec. 6).
+"""PSIS-LOO over binomial cells, with Pareto-k counts (seed 000 (Hardy et al. 2026) App. D.3; SPEC sec. 6).
 
 The observation left out is one binomial cell (benchmark, task, model,
 scaffold: the unit the model is fitted on, SPEC sec. 1).  Its log-likelihood

@@ -271,7 +271,7 @@ def cold_fits(jobs: Sequence[FitJob], settings=None, *, cache_dir: str | Path | 
 def coefficient_draws(posterior, design) -> np.ndarray:
     """Per-draw Erho2 (or Phi, by the design's claim) of ``design`` from a posterior's components.
 
-    Seed 000 Table 1 / SPEC sec. 3, computed per posterior draw
+    Seed 000 (Hardy et al. 2026) Table 1 / SPEC sec. 3, computed per posterior draw
     (:meth:`~.dstudy.DStudyModel.coefficient`), never from posterior means.
     """
     from ..dstudy import DStudyModel

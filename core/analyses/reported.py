@@ -3,7 +3,7 @@
 A refit of an analysis is read for a few numbers computed per posterior draw from its variance
 components, not for each component on its own:
 
-- a hold-out split's two fits (seed 003 sec. 5.4; :mod:`.heldout`): the posterior median of the
+- a hold-out split's two fits (seed 003 (DDR paper 2026) sec. 5.4; :mod:`.heldout`): the posterior median of the
   per-draw Erho2 at the split's held-out design;
 - a difficulty stratum (seed 003 sec. 5.3; :mod:`.difficulty`): the median and 95% HDI of the
   per-draw coefficient at the whole corpus's design.
@@ -50,7 +50,7 @@ class ReportedQuantity:
     Attributes
     ----------
     kind
-        ``"coefficient"`` (Erho2 or Phi of ``design``, by its claim; seed 000 Table 1) or
+        ``"coefficient"`` (Erho2 or Phi of ``design``, by its claim; seed 000 (Hardy et al. 2026) Table 1) or
         ``"component"`` (sigma^2 of ``term``).
     design
         The :class:`~ddr_explorer.core.dstudy.DStudyDesign` of a coefficient (its object, claim and

@@ -12,6 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..reliability import to_jsonable
+from ..references import cite
 
 __all__ = ["ANALYSIS_NAMES", "parse_which", "run_analysis_studies", "studies_to_dict", "sheet_analyses",
            "run_analyses", "format_analyses", "convergence_lines"]
@@ -61,7 +62,7 @@ def run_analysis_studies(corpus, which, spec, settings, *, cache_dir: str | Path
     cache_dir
         The fit cache folder.
     n_splits, n_strata
-        Held-out splits (50 in seed 003), difficulty strata (4: quartiles).
+        Held-out splits (50 in seed 003 (DDR paper 2026)), difficulty strata (4: quartiles).
     posterior
         The main fit, when at hand (PSIS-LOO uses it if it kept every effect).
     progress, cancel
@@ -299,7 +300,7 @@ def format_analyses(result: dict) -> str:
     lines = convergence_lines(result)
     d = result.get("difficulty")
     if d:
-        lines.append("Difficulty-conditional Erho2 (seed 003 sec. 5.3; every stratum at the corpus's design):")
+        lines.append(f"Difficulty-conditional Erho2 ({cite('ddr2026', 'sec. 5.3')}; every stratum at the corpus's design):")
         for s in d["strata"]:
             e = s["erho2"]
             lines.append(f"  {s['label']:<14} {s['n_tasks']:>4} tasks, mean success {s['mean_success']:.2f}: "
@@ -310,7 +311,7 @@ def format_analyses(result: dict) -> str:
                      f"gap aggregate - hardest {_f(d['gap_aggregate_minus_hardest'], '{:+.3f}')}")
     h = result.get("heldout")
     if h:
-        lines.append(f"Held-out reliability (seed 003 sec. 5.4), {h['n_splits']} splits of {h['train_fraction']}: "
+        lines.append(f"Held-out reliability ({cite('ddr2026', 'sec. 5.4')}), {h['n_splits']} splits of {h['train_fraction']}: "
                      f"Pearson r {_f(h['pearson_r'], '{:+.2f}')}, mean gap held-out - projected "
                      f"{_f(h['mean_gap'], '{:+.3f}')}")
     lo = result.get("loo")

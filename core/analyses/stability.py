@@ -1,4 +1,4 @@
-"""Leave-one-benchmark-out and leave-one-model-out stability (seed 000 App. D.4-D.6; SPEC sec. 6).
+"""Leave-one-benchmark-out and leave-one-model-out stability (seed 000 (Hardy et al. 2026) App. D.4-D.6; SPEC sec. 6).
 
 The G-study is refitted with each benchmark (or each model) left out.  One
 table row per fit, the full corpus first:

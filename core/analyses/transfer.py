@@ -1,4 +1,4 @@
-"""Transfer across benchmarks: do family rankings and the capability-gap ratio carry over (seed 003 sec. 5.5)?
+"""Transfer across benchmarks: do family rankings and the capability-gap ratio carry over (seed 003 (DDR paper 2026) sec. 5.5)?
 
 Seed 003 sec. 5.5 asks whether DDR diagnostics computed on one benchmark generalise to
 another.  Two answers, which may differ:
@@ -13,7 +13,7 @@ another.  Two answers, which may differ:
 
 How it is computed here
 -----------------------
-Each benchmark gets its own G-study fit (the per-benchmark model, seed 000 Eq. 2, through the
+Each benchmark gets its own G-study fit (the per-benchmark model, seed 000 (Hardy et al. 2026) Eq. 2, through the
 fit cache; :func:`~.refits.cold_fits`).  Per posterior draw:
 
 * a family's score on a benchmark is the best (``family_score="best"``, the default, as seed
@@ -46,6 +46,7 @@ import numpy as np
 import pandas as pd
 
 from ..reliability import summarize, to_jsonable
+from ..references import cite
 
 __all__ = ["FamilyMap", "FamilyMapError", "read_family_map", "TransferStudy", "transfer_study",
            "transfer_from_posteriors", "format_transfer", "transfer_lines", "gap_ratio_draws", "MIN_SHARED"]
@@ -411,7 +412,7 @@ def transfer_study(corpus, spec="per-benchmark", settings=None, cache_dir: str |
 
 def format_transfer(d: dict) -> str:
     """Plain text of :meth:`TransferStudy.to_dict` (what ``ddr analyses --which transfer`` prints)."""
-    lines = [f"Transfer across benchmarks (seed 003 sec. 5.5): {len(d['benchmarks'])} benchmark(s), family score "
+    lines = [f"Transfer across benchmarks ({cite('ddr2026', 'sec. 5.5')}): {len(d['benchmarks'])} benchmark(s), family score "
              f"'{d['family_score']}', family map {d['family_map']}; {d['n_converged']} of {d['n_fits']} fits converged"]
     if d["label"]:
         lines.append("  " + d["label"])

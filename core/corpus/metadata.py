@@ -2,7 +2,7 @@
 
 Leaderboard exports rarely carry task metadata or model release dates in the result rows; BRIDGE,
 for one, keeps human completion minutes per task in ``human_minutes_by_task.jsonl`` and release dates
-per model in ``model_run_mapping.json``.  The frontier over time (seed 002 sec. 5.1) needs a
+per model in ``model_run_mapping.json``.  The frontier over time (seed 002 (Krsteski et al. 2026) sec. 5.1) needs a
 ``release_date`` per model, and a slice by ``human_minutes`` needs the minutes per task.
 
 :func:`join_task_metadata` adds the columns of a task file (CSV, TSV, JSON lines or JSON; a task

@@ -48,7 +48,7 @@ NUMERIC_METADATA: tuple[str, ...] = (COST, *TOKEN_COLUMNS, "num_turns", "human_m
 #: Optional text metadata (task group, tags, model release date).
 TEXT_METADATA: tuple[str, ...] = ("task_group", "tags", "release_date", "difficulty_label")
 
-#: Optional extra facets (seed 003's four-facet design and judges).
+#: Optional extra facets (seed 003 (DDR paper 2026)'s four-facet design and judges).
 EXTRA_FACETS: tuple[str, ...] = ("step", "error_category", "judge")
 
 #: Every canonical name (verifier columns excepted), in output order.

@@ -1,7 +1,7 @@
 """Scoring rules over verifier results, rescoring, and counterfactual comparison.
 
 A verifier v_i applied to a trial gives a verifier result r_i; a scoring rule
-maps a trial's results r_1..r_N to its trial result S in {0, 1} (seed 002,
+maps a trial's results r_1..r_N to its trial result S in {0, 1} (seed 002 (Krsteski et al. 2026),
 sec. 3).  The rules here:
 
 * **direct**:    S = r_1 (one chosen verifier);

@@ -2,8 +2,8 @@
 
 A *slice* keeps the tasks of a corpus whose task-level value in one column
 matches, and every record of those tasks.  Any G-study, D-study or frontier
-run on the sliced corpus is then the study of that slice (seed 002 sec. 5.1
-reads the frontier per benchmark group; seed 003 sec. 5.3 fits one G-study per
+run on the sliced corpus is then the study of that slice (seed 002 (Krsteski et al. 2026) sec. 5.1
+reads the frontier per benchmark group; seed 003 (DDR paper 2026) sec. 5.3 fits one G-study per
 difficulty stratum).  The text form, used by ``ddr ... --slice`` and saved
 with an analysis::
 

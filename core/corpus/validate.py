@@ -295,7 +295,7 @@ def build_corpus(raw: pd.DataFrame, *, file: str | Path | None, format: str, nam
 
 
 def _check_duplicates(table: pd.DataFrame, raw: pd.DataFrame, fname, src, issues: list[CorpusIssue]) -> None:
-    # seed 003's extra facets (step, error category, judge) name checks within a trial: part of the record's key
+    # seed 003 (DDR paper 2026)'s extra facets (step, error category, judge) name checks within a trial: part of the record's key
     key = [c for c in (*schema.RECORD_KEY, *schema.EXTRA_FACETS) if c in table.columns]
     codes = [table[c].cat.codes.to_numpy().astype("int64") if isinstance(table[c].dtype, pd.CategoricalDtype)
              else pd.factorize(table[c], use_na_sentinel=True)[0].astype("int64") for c in key]

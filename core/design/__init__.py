@@ -1,6 +1,6 @@
 """Design diagnostics: what can this corpus tell apart, before anything is fitted?
 
-SPEC section 6; seed 000 Appendix E.  Everything here is a pure function of the
+SPEC section 6; seed 000 (Hardy et al. 2026) Appendix E.  Everything here is a pure function of the
 corpus's canonical table and returns a plain dataclass with a ``to_dict()``
 whose values are JSON-serialisable (dicts, lists, str, int, float, bool, None).
 

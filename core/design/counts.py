@@ -34,7 +34,7 @@ class FacetCounts:
     cells, replicated_cells
         Distinct (benchmark, task, model, scaffold) cells, and how many of them
         hold more than one trial (replicates separate cell-level variation from
-        the Bernoulli residual; seed 000 App. E.5).
+        the Bernoulli residual; seed 000 (Hardy et al. 2026) App. E.5).
     benchmarks, tasks, models, scaffolds, agents
         Observed levels; ``tasks`` counts (benchmark, task) pairs and ``agents``
         distinct (model, scaffold) pairs.

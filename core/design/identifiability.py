@@ -1,7 +1,7 @@
 """Structural identifiability: which variance components the design can separate.
 
 Two variance components are separable when they imply different covariance
-structures on the observed cells (seed 000 Prop. E.2; the replication patterns
+structures on the observed cells (seed 000 (Hardy et al. 2026) Prop. E.2; the replication patterns
 of Table 15; Prop. E.3's conditions (i)-(iv)).  :func:`separability` examines
 the random-intercept terms of the pooled model (Eq. 6) or, for one benchmark,
 of the per-benchmark model (Eq. 2), exactly: the kernels' Gram matrix is
@@ -26,6 +26,7 @@ import pandas as pd
 from ..corpus.corpus import Corpus
 from .cells import FACETS, CellIndex, _as_table, _exact_bincount_squares, _exact_sum_squares, cell_index
 from .incidence import Connectivity, _bipartite_components
+from ..references import cite
 
 __all__ = [
     "POOLED_TERMS",
@@ -596,7 +597,7 @@ def _separability(d: CellIndex, conn: Connectivity | None = None) -> Separabilit
         scope = "per-benchmark"
         prop = None
         notes.append(
-            "single benchmark: the benchmark-level split of seed 000 Eq. 6 (model vs benchmark:model, "
+            f"single benchmark: the benchmark-level split of {cite('hardy2026', 'Eq. 6')} (model vs benchmark:model, "
             "scaffold vs benchmark:scaffold, model:scaffold vs benchmark:model:scaffold) is not applicable; "
             "the per-benchmark terms of Eq. 2 are examined instead"
         )
@@ -606,7 +607,7 @@ def _separability(d: CellIndex, conn: Connectivity | None = None) -> Separabilit
     if d.n_cells and int((d.cell_trials > 1).sum()) == 0:
         notes.append(
             "no cell holds replicate trials: the highest-order interaction is folded into the residual "
-            "(seed 000 App. E.5)"
+            f"({cite('hardy2026', 'App. E.5')})"
         )
     return Separability(
         scope=scope,

@@ -1,6 +1,6 @@
 """Connectivity: do benchmarks, models and scaffolds form one comparison network?
 
-The incidence graph of seed 000 App. E.2 joins two levels of benchmark, model
+The incidence graph of seed 000 (Hardy et al. 2026) App. E.2 joins two levels of benchmark, model
 and scaffold when they co-occur in an observed record; its components say
 which contrasts are identified at all (Lemma E.1: contrasts between models or
 scaffolds of different components are not, App. E.7).  :func:`connectivity`

@@ -1,6 +1,6 @@
 """Presets meet the design: the terms of a preset that the corpus can separate.
 
-A preset (seed 000 Eq. 2 or Eq. 6, seed 003 Eq. 1) names its random-intercept
+A preset (seed 000 (Hardy et al. 2026) Eq. 2 or Eq. 6, seed 003 (DDR paper 2026) Eq. 1) names its random-intercept
 terms without looking at the data.  On a corpus whose design cannot separate
 some of them, e.g. a single benchmark where every model ran with one scaffold
 of its own, the ``scaffold``, ``task:scaffold`` and ``model:scaffold`` kernels
@@ -24,6 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..model.formula import ModelSpecError
+from ..references import cite
 
 __all__ = ["TERMS_NOTE_PREFIX", "DroppedTerm", "TermCheck", "UnsupportedTermsError", "supported_spec"]
 
@@ -88,7 +89,7 @@ class TermCheck:
         names = ", ".join(d.term for d in self.dropped)
         return (f"{TERMS_NOTE_PREFIX}: {names} of the {self.requested.name} preset, which this corpus's design "
                 f"cannot separate (their covariance kernels are linear combinations of other terms' on the "
-                f"observed cells, seed 000 Prop. E.2), so they were not sampled: "
+                f"observed cells, {cite('hardy2026', 'Prop. E.2')}), so they were not sampled: "
                 f"{'; '.join(d.reason for d in self.dropped)}. Fitted formula: {self.spec.formula}. "
                 f"`ddr inspect` shows the design; --strict-terms refuses such a fit instead.")
 
@@ -109,7 +110,7 @@ class UnsupportedTermsError(ModelSpecError):
         names = ", ".join(d.term for d in check.dropped)
         super().__init__(
             f"the {check.requested.name} preset has terms this corpus's design cannot separate: {names} "
-            f"({'; '.join(d.reason for d in check.dropped)}; seed 000 Prop. E.2). The design supports: "
+            f"({'; '.join(d.reason for d in check.dropped)}; {cite('hardy2026', 'Prop. E.2')}). The design supports: "
             f"{check.supported_formula} . "
             f"Fix: fit that formula (--formula '{check.supported_formula}'), or leave out --strict-terms to "
             f"fit the preset without those terms.")

@@ -14,7 +14,7 @@ Modules, in the order a D-study uses them:
   fixed budget of tasks;
 * :mod:`.frontier` - the cost frontier and the allocation of tasks across benchmarks;
 * :mod:`.allocation` - :func:`allocate_budget`, a budget's tasks per benchmark by each benchmark's
-  task variance and price (seed 000 sec. 5.4);
+  task variance and price (seed 000 (Hardy et al. 2026) sec. 5.4);
 * :mod:`.prices` - prices from a cost column or token counts, cost-aware rankings;
 * :mod:`.summary` - :func:`dstudy_summary`, the answer ``ddr dstudy`` prints.
 """

@@ -31,10 +31,10 @@ Definitions chosen where the papers are loose
   prices per benchmark but no per-benchmark task counts, each benchmark is
   charged the mean price (benchmarks are exchangeable draws).
 * **Unequal tasks per benchmark**: the benchmark-averaged score (the
-  unweighted mean of per-benchmark means, as Eq. 7 of seed 000 assumes) has
+  unweighted mean of per-benchmark means, as Eq. 7 of seed 000 (Hardy et al. 2026) assumes) has
   task-level error ``(1/n_b^2) sum_b (s2_IM[B] + e/(n_a n_r)) / n_i,b``, i.e.
   Eq. 7 with ``n_i`` replaced by the harmonic mean of the ``n_i,b``.
-* **Reliability per dollar** (seed 003): ``RPD = Erho2 / mean cost per
+* **Reliability per dollar** (seed 003 (DDR paper 2026)): ``RPD = Erho2 / mean cost per
   observation`` for a design, per draw; agents are ranked by *accuracy per
   dollar* = mean success / mean cost per trial, because ``Erho2`` is a
   property of the design and population, not of one agent (seed 003's

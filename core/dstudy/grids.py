@@ -83,7 +83,7 @@ def default_grid(over: str, observed: float = 1.0) -> np.ndarray:
     """The curve grid of a facet when none is given: :func:`curve_grid` reaching the observed size.
 
     The app's curves, the DDR sheet's and :meth:`~.curves.DStudyModel.view`'s default are this one
-    grid.  A facet without a slider (e.g. seed 003's ``step``) gets every integer up to
+    grid.  A facet without a slider (e.g. seed 003 (DDR paper 2026)'s ``step``) gets every integer up to
     ``max(10, 2 x observed)``.
     """
     f = _facet_of(over)

@@ -47,7 +47,7 @@ def observed_sizes(corpus, facets=()) -> dict[str, float]:
         A corpus or its canonical table (facet columns, ``trials``).
     facets
         The fit's facets (``VarianceComponents.facets``).  Those beyond benchmark, task, model and
-        scaffold (seed 003 Eq. 1's ``step`` and ``error_category``) are sized by their levels in the
+        scaffold (seed 003 (DDR paper 2026) Eq. 1's ``step`` and ``error_category``) are sized by their levels in the
         corpus (``extra_facets``), and they are part of the cell whose trials are the replicates:
         in seed 003's design a replicate is one trace's check at one step of one category.  A fit
         without a benchmark facet counts every benchmark's tasks as one task facet (``n_tasks`` all

@@ -1,6 +1,6 @@
 """Prices per trial from a corpus (its cost column or token counts) and cost-aware rankings of agents.
 
-Reliability per dollar (seed 003): ``RPD = Erho2 / mean cost per observation`` for a design, per
+Reliability per dollar (seed 003 (DDR paper 2026)): ``RPD = Erho2 / mean cost per observation`` for a design, per
 draw; agents are ranked by *accuracy per dollar* = mean success / mean cost per trial, because
 ``Erho2`` is a property of the design and population, not of one agent (seed 003's per-agent
 ``RPD(a, B)`` would otherwise rank agents by cost alone).

@@ -1,6 +1,6 @@
 """The sizes of a D-study design: how many tasks, scaffolds, benchmarks and trials, at what prices.
 
-A :class:`DStudyDesign` is what the D-study sliders move (seed 000 Table 1's ``n_f``; SPEC sec. 4):
+A :class:`DStudyDesign` is what the D-study sliders move (seed 000 (Hardy et al. 2026) Table 1's ``n_f``; SPEC sec. 4):
 tasks per benchmark (or an unequal allocation), scaffolds per model, benchmarks, trials per cell,
 the price per trial, the models compared, the object of measurement and the claim.  It knows its
 trial count and cost; the coefficients it reaches are computed in :mod:`.curves`.
@@ -65,7 +65,7 @@ class DStudyDesign:
         Optional unequal allocation ``{benchmark: n_tasks}``; overrides
         ``n_tasks`` and ``n_benchmarks`` (see the module note).
     extra_facets
-        Sizes of further facets of the fit (e.g. seed 003's ``step``).
+        Sizes of further facets of the fit (e.g. seed 003 (DDR paper 2026)'s ``step``).
     """
 
     n_tasks: float = 50

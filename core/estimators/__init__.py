@@ -1,4 +1,4 @@
-"""Point estimators of the variance components beside the Bayesian GLMM (seed 000 App. C and G).
+"""Point estimators of the variance components beside the Bayesian GLMM (seed 000 (Hardy et al. 2026) App. C and G).
 
 - :mod:`.reml`: REML for the Gaussian random-intercept model on the observed scale (lme4's lmer).
 - :mod:`.laplace`: the Laplace approximation for the binomial-logit GLMM by PIRLS (glmer, nAGQ = 1).

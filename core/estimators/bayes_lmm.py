@@ -1,4 +1,4 @@
-"""Bayesian linear mixed model on the observed scale (seed 000 App. C.2 and G.5).
+"""Bayesian linear mixed model on the observed scale (seed 000 (Hardy et al. 2026) App. C.2 and G.5).
 
 The model is the Gaussian, identity-link twin of the Bayesian GLMM (same formula, same terms,
 same priors: "all linear estimations use the same hyperparameters as above, except that the

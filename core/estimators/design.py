@@ -3,7 +3,7 @@
 Every estimator of this package fits the model of SPEC section 2 on one of two scales:
 
 - the observed scale (REML, Gaussian identity link): ``y_t = mu + sum_F u_F + e_t`` for every trial
-  or score ``y_t``, ``e_t ~ N(0, sigma_e^2)`` (seed 000 App. C.3);
+  or score ``y_t``, ``e_t ~ N(0, sigma_e^2)`` (seed 000 (Hardy et al. 2026) App. C.3);
 - the logit scale (Laplace, binomial logit link): ``logit p_c = mu + sum_F u_F`` (seed 000 App. C.4).
 
 Rows that share every facet level the model uses have the same random effects, so both likelihoods

@@ -1,4 +1,4 @@
-"""Distance components (DISCO), facet by facet (seed 000 App. C.5 and G.2; Rizzo & Szekely 2010).
+"""Distance components (DISCO), facet by facet (seed 000 (Hardy et al. 2026) App. C.5 and G.2; Rizzo & Szekely 2010).
 
 For one facet F whose levels split the N observations into groups k = 1..K of sizes n_k, seed 000
 Eqs. (18)-(19) define the within-group and total dispersions

@@ -1,7 +1,7 @@
 """Laplace approximation for the binomial-logit random-intercept GLMM (lme4's glmer, nAGQ = 1).
 
 The model is SPEC section 2's: ``logit p_c = beta + sum_F u_F``, ``u_F ~ N(0, sigma_F^2)``, successes
-``s_c ~ Binomial(n_c, p_c)`` (seed 000 App. C.4).  With ``b = Lambda_theta u``, ``u ~ N(0, I)`` and
+``s_c ~ Binomial(n_c, p_c)`` (seed 000 (Hardy et al. 2026) App. C.4).  With ``b = Lambda_theta u``, ``u ~ N(0, I)`` and
 ``theta_k = sigma_k`` (no residual scale to profile on the logit scale), the Laplace approximation to
 -2 log L (Bates et al. 2015; lme4's ``glmer`` vignette, sec. "PIRLS") is
 

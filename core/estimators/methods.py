@@ -1,4 +1,4 @@
-"""Five estimators side by side: the method comparison of seed 000 App. G (Tables 20 and 21).
+"""Five estimators side by side: the method comparison of seed 000 (Hardy et al. 2026) App. G (Tables 20 and 21).
 
 :func:`methods_table` runs, on one corpus and one model formula (the same objects the Bayesian fit
 takes), every estimator that applies and returns per facet its share of the total variance:
@@ -40,6 +40,7 @@ from .design import MixedDesign
 from .disco import disco
 from .laplace import laplace
 from .reml import reml
+from ..references import cite
 
 #: Column order and the scale of each estimator.
 ESTIMATORS: dict[str, str] = {"Henderson": "observed", "REML": "observed", "Bayes LMM": "observed",
@@ -174,7 +175,7 @@ def methods_table(data, spec: ModelSpec | str, *, posterior=None, object_of_meas
         shares fill the "Bayes GLMM" column.
     object_of_measurement
         ``"model"``, ``"system"`` or ``"agent"`` for Erho2 / Phi; None: the model's own
-        (:func:`~..reliability.object_for_terms`: agent for the ddr preset, seed 003 Eq. 1, else model).
+        (:func:`~..reliability.object_for_terms`: agent for the ddr preset, seed 003 (DDR paper 2026) Eq. 1, else model).
     estimators
         Which columns to compute.
     progress, cancel
@@ -321,9 +322,9 @@ def score_gap_sentence(gap: dict, obj: str = "model", *, symbols: tuple[str, str
             f"vs {erho} {fmt_coef(gap['Erho2'])}{iv(gap['Erho2_hdi95'])} (posterior means, 95% HDIs)")
     if gap["Phi"] < gap["Erho2"]:
         tail = ("; score reliability is lower than ranking reliability: reliable rankings do not imply reliable "
-                "scores (seed 000 G.5)")
+                f"scores ({cite('hardy2026', 'App. G.5')})")
     elif gap["Phi"] == gap["Erho2"]:  # no absolute-only error term (Eq. 22 holds with equality)
-        tail = "; scores are as reliable as rankings here (seed 000 G.5, Eq. 22)"
+        tail = f"; scores are as reliable as rankings here ({cite('hardy2026', 'App. G.5, Eq. 22')})"
     else:  # undefined (NaN) at this design
         tail = ""
     if gap.get("converged") is False:

@@ -1,4 +1,4 @@
-"""REML for the Gaussian random-intercept model on the observed scale (seed 000 App. C.3).
+"""REML for the Gaussian random-intercept model on the observed scale (seed 000 (Hardy et al. 2026) App. C.3).
 
 The model is the linear mixed model of SPEC section 2 with an identity link, fitted to the 0/1 trial
 results (or to a numeric score):

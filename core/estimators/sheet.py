@@ -4,7 +4,7 @@
   :func:`.methods.methods_table` on the sheet's corpus and formula, for the method-notes page.  Opt-in
   because the Laplace fit alone takes about 25 s on the TB2 demo.
 - ``score_reliability`` (run by itself when the claim is about scores, ``--claim absolute``): the
-  observed-scale Bayesian LMM (:mod:`.bayes_lmm`, seed 000 C.2) and its per-draw Phi and Erho2 of
+  observed-scale Bayesian LMM (:mod:`.bayes_lmm`, seed 000 (Hardy et al. 2026) C.2) and its per-draw Phi and Erho2 of
   scores at the corpus's observed design (seed 000 G.5), for page 1 and the method notes.
 """
 
@@ -38,6 +38,6 @@ def run_score_reliability(corpus, spec=None, progress=None, cancel=None, object_
     fit = bayes_lmm(MixedDesign.from_spec(corpus, spec), spec.priors, progress=progress, cancel=cancel)
     from ..reliability import split_term
 
-    facets = {f for t in spec.term_names for f in split_term(t)}  # seed 003's steps and categories are sized too
+    facets = {f for t in spec.term_names for f in split_term(t)}  # seed 003 (DDR paper 2026)'s steps and categories are sized too
     sizes = observed_design(corpus, object_of_measurement=object_of_measurement, facets=facets).sizes()
     return score_reliability(fit, object_of_measurement, sizes)

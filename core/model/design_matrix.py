@@ -2,7 +2,7 @@
 
 The fit never sees strings: each term F of a :class:`~.formula.ModelSpec` becomes
 an int32 vector ``codes[k]`` that maps every binomial cell c to its level of F,
-so that the linear predictor of seed 000 Eq. 2 / Eq. 6 is
+so that the linear predictor of seed 000 (Hardy et al. 2026) Eq. 2 / Eq. 6 is
 ``eta_c = mu + sum_k u_k[codes[k, c]]``: a gather per term, which JAX compiles
 to one fused loop.
 """

@@ -21,7 +21,7 @@ Two facets are derived rather than read from a column:
 - ``task`` is nested in ``benchmark`` (SPEC section 1): a task's level is the
   (benchmark, task) pair, so ``(1|task)`` in a pooled corpus is the same term as
   ``(1|benchmark:task)``; writing both is an aliasing error.
-- ``agent`` is the (model, scaffold) pair of seed 000 / seed 003; it needs the
+- ``agent`` is the (model, scaffold) pair of seed 000 (Hardy et al. 2026) / seed 003 (DDR paper 2026); it needs the
   ``model`` and ``scaffold`` columns.
 
 The highest-order interaction, whose levels are the binomial cells, is not

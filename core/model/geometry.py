@@ -290,7 +290,7 @@ class CollapsedGroup:
     """Terms that are constant within the levels of one "top" term, for the collapsed move.
 
     Every term k of the group has facets inside the top term's facets, so the top term's
-    levels ("runs", e.g. the benchmark:model:scaffold runs of seed 000 Eq. 6) carry the sum
+    levels ("runs", e.g. the benchmark:model:scaffold runs of seed 000 (Hardy et al. 2026) Eq. 6) carry the sum
     ``r = sum_{k in G} Z_k u_k``, whose prior is N(0, C(sigma)) with
     ``C = sum_k sigma_k^2 Z_k Z_k'`` (n_runs x n_runs, positive definite because the top
     term contributes sigma_top^2 I).

@@ -1,6 +1,6 @@
 """How the model is parameterised for NUTS, and the moves that run beside it.
 
-The model (SPEC section 2, seed 000 Eq. 2 and Eq. 6)::
+The model (SPEC section 2, seed 000 (Hardy et al. 2026) Eq. 2 and Eq. 6)::
 
     successes_c ~ Binomial(trials_c, logistic(eta_c)),   eta_c = mu + sum_k u_k[level_k(c)]
     u_k ~ N(0, sigma_k^2 I),  sigma_k ~ half-Student-t(3, 0, 2.5),  mu ~ Student-t(3, 0, 2.5)

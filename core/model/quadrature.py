@@ -1,6 +1,6 @@
 """Integrating one weakly identified random-intercept term out of the likelihood.
 
-In the pooled leaderboard (seed 000 Eq. 6) the cell-level interaction benchmark:task:model has
+In the pooled leaderboard (seed 000 (Hardy et al. 2026) Eq. 6) the cell-level interaction benchmark:task:model has
 about one level per cell: on the HAL-scale corpus 27,427 levels carry 1.5 single-trial cells
 each.  Sampled with NUTS, each level is a coordinate the data barely inform, and its sigma can
 only move together with all of them: that term had the smallest bulk ESS of the pooled fit

@@ -7,7 +7,7 @@ analyses need:
 
 - a subset of cells (difficulty quartiles, LOBO, LOMO, PSIS-LOO refits): the parent's
   counts where kept, 0 elsewhere;
-- a split of each cell's trials (hold-out training and held-out parts, seed 003 sec. 5.4):
+- a split of each cell's trials (hold-out training and held-out parts, seed 003 (DDR paper 2026) sec. 5.4):
   the part's own counts per cell;
 - a reweighting (a bootstrap): counts times integer weights.
 
@@ -15,7 +15,7 @@ Whatever the implementation, a returned :class:`~.posterior.Posterior` reads lik
 of the kept cells: levels with no trials left are not in ``levels`` / ``random_effects``,
 ``n_cells`` and ``n_trials`` count the kept cells, and its diagnostics are its own.
 
-How (seed 000 Eq. 2 / Eq. 6, SPEC section 2; items of :mod:`.parameterisation`):
+How (seed 000 (Hardy et al. 2026) Eq. 2 / Eq. 6, SPEC section 2; items of :mod:`.parameterisation`):
 
 1. **Masked data, not rebuilt designs.**  A refit keeps the parent's cells and levels and
    changes only the per-cell counts.  A cell with 0 trials adds ``0 * eta - 0 * softplus(eta)

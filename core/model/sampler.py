@@ -1,4 +1,4 @@
-"""NUTS for the crossed random-intercept binomial-logit model (seed 000 Eq. 2 and Eq. 6): :func:`fit`.
+"""NUTS for the crossed random-intercept binomial-logit model (seed 000 (Hardy et al. 2026) Eq. 2 and Eq. 6): :func:`fit`.
 
 The model (SPEC section 2)::
 

@@ -20,7 +20,7 @@ draws), few looks (one every ``check_every`` draws), and a rule on the mixing of
 measures the coverage of the 90% intervals under this rule (docs/sampler-measurements.md).
 
 A refit that reports a few quantities computed from its components (a hold-out split's Erho2 at
-its held-out design, seed 003 sec. 5.4; a difficulty stratum's coefficient, sec. 5.3) is stopped
+its held-out design, seed 003 (DDR paper 2026) sec. 5.4; a difficulty stratum's coefficient, sec. 5.3) is stopped
 by :func:`check_reported` instead: R-hat <= 1.01 on every component and every reported quantity,
 bulk and tail ESS >= the margin x 400 on the reported quantities only, no divergence (the parent
 fit, whose components are what it reports, keeps :func:`check_gate`).

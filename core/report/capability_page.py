@@ -1,4 +1,4 @@
-"""The DDR sheet's capability-scale and transfer section (seed 002 sec. 5.3, seed 003 sec. 5.5).
+"""The DDR sheet's capability-scale and transfer section (seed 002 (Krsteski et al. 2026) sec. 5.3, seed 003 (DDR paper 2026) sec. 5.5).
 
 Lays out what :mod:`~ddr_explorer.core.analyses.capability` and
 :mod:`~ddr_explorer.core.analyses.transfer` computed: core's headline sentences
@@ -16,6 +16,7 @@ from html import escape
 from reportlab.graphics.shapes import Drawing, Line, String
 
 from ..formatting import fmt_coef, fmt_estimate, fmt_r
+from ..references import cite
 from . import styles as st
 from .figures import Plot, nice_ticks
 
@@ -87,7 +88,7 @@ def transfer_sentence(transfer) -> str | None:
             f"{escape(str(worst['benchmark_b']))}, 95% {fmt_r(worst['rho_lower95'])}\u2013"
             f"{fmt_r(worst['rho_upper95'])}){prov}. ")
     if neg or worst["rho_lower95"] < 0:
-        text += ("A ranking from another benchmark need not hold on yours (seed 003 sec. 5.5): sample the tasks "
+        text += (f"A ranking from another benchmark need not hold on yours ({cite('ddr2026', 'sec. 5.5')}): sample the tasks "
                  "from your own domain.")
     else:
         text += "Rankings carry over between these benchmarks; a new domain still needs its own sample."
@@ -114,14 +115,14 @@ def capability_section(capability, transfer, p, ss, width: float) -> list:
     figs = []
     if capability is not None:
         d = capability.to_dict()
-        story.append(Paragraph("Capability scale (IRT; seed 002 sec. 5.3)", ss["h2"]))
+        story.append(Paragraph(f"Capability scale (IRT; {cite('krsteski2026', 'sec. 5.3')})", ss["h2"]))
         for line in capability_lines(d):
             story.append(p(escape(line.strip()), "body_after"))
         main = next(iter(d["models"]))
         figs.append(ability_figure(d["models"][main]["abilities"], width * 0.5 - 6))
     if transfer is not None:
         t = transfer.to_dict()
-        story.append(Paragraph("Transfer across benchmarks (seed 003 sec. 5.5)", ss["h2"]))
+        story.append(Paragraph(f"Transfer across benchmarks ({cite('ddr2026', 'sec. 5.5')})", ss["h2"]))
         for line in transfer_lines(t):
             story.append(p(escape(line), "body_after"))
         if any(not g.get("error") for g in t["gap_ratio"]):

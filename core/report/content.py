@@ -30,6 +30,7 @@ from ..dstudy.summary import dstudy_summary
 from ..formatting import (E_RHO2, GEQ, LEQ, NDASH, PHI, SIGMA2, TIMES, FacetWords, facet_words, fmt_coef,  # noqa: F401
                           fmt_interval, fmt_n, fmt_pct, fmt_prob, fmt_r, fmt_sig3, fmt_usd, fmt_var)
 from ..rank_parts import model_parts
+from ..references import cite
 from ..ranks import RankAgreement, RankAnalysis, rank_analysis, ranking_agreement
 from ..reliability import (DETECTION_ERHO2, RESIDUAL_LOGISTIC, Summary, canonical_term, capability_gap_ratio,
                            split_term, summarize, variance_shares)
@@ -120,7 +121,7 @@ class Notice:
 
 @dataclass(frozen=True)
 class Decision:
-    """One of the five buyer decisions (seed 003 sec. 6).
+    """One of the five buyer decisions (seed 003 (DDR paper 2026) sec. 6).
 
     Attributes
     ----------
@@ -216,7 +217,7 @@ def verdict(median: float, target: float, p_target: float, claim: str = "relativ
     """Class of a coefficient and its one-line verdict.
 
     The classes follow the detection-limit reference band (SNR 2-3, i.e.
-    Erho2 0.667-0.75; seed 000 Fig. 3) and the target.  These are descriptive
+    Erho2 0.667-0.75; seed 000 (Hardy et al. 2026) Fig. 3) and the target.  These are descriptive
     reference lines, not calibrated thresholds (SPEC sec. 4).
     """
     lo, hi = DETECTION_ERHO2
@@ -463,7 +464,7 @@ def _notices(ct: SheetContent) -> list[Notice]:
         out.append(Notice("serious", "Disconnected design.",
                           f"The benchmark-model-scaffold graph falls into {n_comp} components: models in different "
                           "components never met on common tasks, so their contrasts are not identified "
-                          "(seed 000 App. E). Ranks and dominance are computed and shown within each component only."))
+                          f"({cite('hardy2026', 'App. E')}). Ranks and dominance are computed and shown within each component only."))
     if ct.headline["median"] < NEAR_ZERO:
         out.append(Notice("serious", "Reliability near zero.",
                           f"{E_RHO2 if ct.estimand == 'Erho2' else PHI} median {fmt_coef(ct.headline['median'])}: "
@@ -473,7 +474,7 @@ def _notices(ct: SheetContent) -> list[Notice]:
         out.append(Notice("serious", "Components the design cannot separate.",
                           "; ".join(f"{escape(term_label(t))} with {', '.join(escape(_partner(p)) for p in ps)}"
                                     for t, ps in confounded)
-                          + ": the corpus lacks the overlap that tells them apart (seed 000 Prop. E.2-E.3), so "
+                          + f": the corpus lacks the overlap that tells them apart ({cite('hardy2026', 'Prop. E.2-E.3')}), so "
                           "the split between them leans on the prior."))
     if s.get("n_scaffolds") == 1:
         out.append(Notice("caution", "One scaffold.",
@@ -497,7 +498,7 @@ def _notices(ct: SheetContent) -> list[Notice]:
         out.append(Notice("caution", f"Few {noun}s.",
                           f"Only {n_models} {noun}s: the {noun} variance rests on {n_models} values, its interval is "
                           "wide, and training-cell reliability tends to overstate what a replication finds "
-                          "(seed 003 sec. 5.4)."))
+                          f"({cite('ddr2026', 'sec. 5.4')})."))
     if inp.observed_design.claim == "absolute":  # seed 000 G.5: scores are less reliable than rankings
         from .estimators import score_notice_text
 
@@ -562,7 +563,7 @@ def _allocation(c, d: DStudyDesign, budget: float, words: FacetWords) -> tuple[d
         return None, f"{words.allocation} within {fmt_usd(budget)}: not computed ({escape(why)})."
     sym = E_RHO2 if d.estimand == "Erho2" else PHI
     med = {k: v["median"] for k, v in alloc["summaries"].items()}
-    text = (f"Reliability-aware allocation of {fmt_usd(budget)} (seed 000 sec. 5.4): the tasks per benchmark that "
+    text = (f"Reliability-aware allocation of {fmt_usd(budget)} ({cite('hardy2026', 'sec. 5.4')}): the tasks per benchmark that "
             f"maximise the median {sym} of the pooled score, {fmt_coef(med['optimal'])} for "
             f"{fmt_usd(alloc['costs']['optimal'])}")
     if "equal" in med:
@@ -732,7 +733,7 @@ def _decision_difficulty(ct: SheetContent) -> Decision:
     text = (f"<b>Not run here:</b> difficulty-conditional reliability needs a separate G-study on each quartile "
             f"of tasks ({diff.n_strata} more fits). Mean success by quartile: {strata}. "
             f"Until it is run, do not assume the headline {fmt_coef(ct.headline['median'])} holds on hard tasks "
-            f"(seed 003: 0.752 fell to 0.000 in the hardest quartile). ")
+            f"({cite('ddr2026')}: 0.752 fell to 0.000 in the hardest quartile). ")
     if diff.n_never_solved or diff.n_always_solved:
         text += (f"{fmt_n(diff.n_never_solved)} task{'s' if diff.n_never_solved != 1 else ''} never solved and "
                  f"{fmt_n(diff.n_always_solved)} always solved cannot separate agents.")
@@ -740,7 +741,7 @@ def _decision_difficulty(ct: SheetContent) -> Decision:
 
 
 def _frontier_note(inp) -> str:
-    """Decision 2's word on the frontier over time (seed 002 sec. 5.1), when it was run: saturated groups."""
+    """Decision 2's word on the frontier over time (seed 002 (Krsteski et al. 2026) sec. 5.1), when it was run: saturated groups."""
     front = inp.analysis("frontier")
     if front is None:
         return ""
@@ -853,9 +854,9 @@ def _decision_holdout(ct: SheetContent) -> Decision:
     text = (f"<b>Not run here</b> (it needs 50 splits: 100 refits). Demand from the vendor: {sym} re-estimated on "
             f"held-out cells over {GEQ} 50 random 70/30 splits stratified by (agent, task) cell, reported next to the "
             f"training-cell projection with the Pearson r across splits. "
-            + (f"With {n_models} {noun}, expect the projection to be optimistic (seed 003: r = \u22120.90 and a "
+            + (f"With {n_models} {noun}, expect the projection to be optimistic ({cite('ddr2026')}: r = \u22120.90 and a "
                "0.30 shortfall with 3 agents)." if n_models and n_models < 20 else
-               "Seed 003 found the projection optimistic (r = \u22120.90) with few agents; more models help but do "
+               f"{cite('ddr2026')} found the projection optimistic (r = \u22120.90) with few agents; more models help but do "
                "not remove the check."))
     return Decision(4, q, text + loo_text, "not run")
 
@@ -878,7 +879,7 @@ def _decision_taxonomy(ct: SheetContent) -> Decision:
         if h and h.get("trace_mae") is not None:
             text += (f"Over {h['n_splits']} random 70/30 splits of the traces, a cell's training rates predict a "
                      f"held-out trace's failure profile with MAE {fmt_coef(h['trace_mae'])}, but the held-out cell's "
-                     f"rates with MAE {fmt_coef(h['cell_mae'])} (r = {fmt_r(h['cell_r'])}; seed 003: 0.261, 0.056, "
+                     f"rates with MAE {fmt_coef(h['cell_mae'])} (r = {fmt_r(h['cell_r'])}; {cite('ddr2026')}: 0.261, 0.056, "
                      "0.83). ")
         text += ("Variance is not frequency: spend evaluation effort where agents differ; use frequencies only for "
                  "system-level rates, never to predict a single trace.")
@@ -894,9 +895,9 @@ def _decision_taxonomy(ct: SheetContent) -> Decision:
     # no number here comes from a computation the project does not have: say what is missing and how to get it
     text = ("<b>Not computed:</b> a failure taxonomy needs an error-category facet, and this corpus has none. "
             "To get one, add an error_category column (also read as error, error_type, failure_category or failure_mode) "
-            "naming each trial's failure category, and fit the ddr preset (seed 003 Eq. 1: agent, task, step, "
+            f"naming each trial's failure category, and fit the ddr preset ({cite('ddr2026', 'Eq. 1')}: agent, task, step, "
             "error category); the sheet then shows the error-category variances. If a vendor shows one, the categories "
-            "with the most failures are not necessarily where agents differ (seed 003: rank correlation \u22120.20); "
+            f"with the most failures are not necessarily where agents differ ({cite('ddr2026')}: rank correlation \u22120.20); "
             f"ask for the per-category agent {TIMES} task variance and treat trace-level failure profiles "
             "as unpredictable (72% of their variance is trace-specific).")
     return Decision(5, q, text, "not run")

@@ -1,4 +1,4 @@
-"""What the DDR sheet says about the other estimators (seed 000 App. C and G): computed here, laid out by
+"""What the DDR sheet says about the other estimators (seed 000 (Hardy et al. 2026) App. C and G): computed here, laid out by
 :mod:`.sheet`.
 
 - :func:`methods_rows`: the method-notes page's table of variance shares from every estimator (the
@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from xml.sax.saxutils import escape
 
 from ..formatting import E_RHO2, PHI, fmt_coef
+from ..references import cite
 
 __all__ = ["MethodsRows", "methods_rows", "score_sentence", "score_notice_text"]
 
@@ -49,7 +50,8 @@ def methods_rows(table) -> MethodsRows:
     secs = data.get("seconds") or {}
     caption = ("Share of each term in the total variance per estimator (observed scale: over \u03c3\u00b2 incl. "
                "\u03c3\u00b2<sub>e</sub>; logit: incl. \u03c0\u00b2/3; Bayesian columns: posterior means of per-draw "
-               f"shares, as seed 000 Table 20; DISCO: normalised over facets, no residual). {E_RHO2} and {PHI} at "
+               f"shares, as {cite('hardy2026', 'Table 20')}; Henderson's Method I: {cite('henderson1953')}; REML: lme4's "
+               f"criterion, {cite('bates2015')}; DISCO ({cite('rizzo2010')}): normalised over facets, no residual). {E_RHO2} and {PHI} at "
                "the corpus's observed design; DISCO's row is the object grouping's \u03b7. Formula "
                f"{escape(str(data.get('formula', '')))}. Wall time: "
                + ", ".join(f"{e} {secs[e]:.1f} s" for e in est if e in secs) + ".")
@@ -63,14 +65,14 @@ def score_sentence(score) -> str:
     """Seed 000 G.5 for one :class:`~ddr_explorer.core.estimators.bayes_lmm.ScoreReliability` (markup)."""
     phi, erho = score.phi, score.erho2
     iv = lambda s: f"[{fmt_coef(s.hdi95[0])}, {fmt_coef(s.hdi95[1])}]"  # noqa: E731
-    text = (f"On the observed (0/1) scale, the Bayesian linear mixed model (seed 000 App. C.2) gives score "
+    text = (f"On the observed (0/1) scale, the Bayesian linear mixed model ({cite('hardy2026', 'App. C.2')}) gives score "
             f"reliability {PHI} {fmt_coef(phi.median)} {iv(phi)} against ranking reliability {E_RHO2} "
             f"{fmt_coef(erho.median)} {iv(erho)} (medians, 95% HDIs, per draw at this design). ")
     if phi.median < erho.median:
         text += ("Scores are less reliable than rankings: a stable order of models does not make their scores, or "
-                 "a threshold decision on them, reproducible (seed 000 App. G.5).")
+                 f"a threshold decision on them, reproducible ({cite('hardy2026', 'App. G.5')}).")
     else:
-        text += f"Here scores are as reliable as rankings ({PHI} = {E_RHO2}, seed 000 Eq. 22)."
+        text += f"Here scores are as reliable as rankings ({PHI} = {E_RHO2}, {cite('hardy2026', 'Eq. 22')})."
     if not score.converged:
         problems = "; ".join(score.verdict.get("problems") or [])
         text += f" <b>Not converged</b> ({escape(problems)}): provisional."
@@ -80,7 +82,7 @@ def score_sentence(score) -> str:
 def score_notice_text(score) -> str:
     """Page 1's notice for a claim about scores: the sentence, or why there is none."""
     if score is None:
-        return ("Absolute reliability of scores is most interpretable on the observed scale (seed 000 App. G.5), "
+        return (f"Absolute reliability of scores is most interpretable on the observed scale ({cite('hardy2026', 'App. G.5')}), "
                 "but the observed-scale Bayesian LMM was not run or failed; the latent-scale "
                 f"{PHI} above is the only one on this sheet.")
     return score_sentence(score)

@@ -284,7 +284,7 @@ def _note(d: Drawing, plot: Plot, text: str):
 # D-study curves
 # ---------------------------------------------------------------------------
 
-#: The axis words of a pooled model fit (seed 000 Eq. 6), for a curve drawn without its fit's words.
+#: The axis words of a pooled model fit (seed 000 (Hardy et al. 2026) Eq. 6), for a curve drawn without its fit's words.
 _POOLED_WORDS = facet_words("model", ("benchmark", "task", "model", "scaffold"))
 
 
@@ -476,7 +476,7 @@ def cost_frontier_figure(frontier, width: float = 300, height: float = 200, *, o
 
 
 def rank_shift_figure(ranking, width: float = 220, height: float = 200, *, n_labels: int = 5) -> Drawing:
-    """Agents' rank by accuracy against their rank by accuracy per dollar (seed 003 sec. 5.2).
+    """Agents' rank by accuracy against their rank by accuracy per dollar (seed 003 (DDR paper 2026) sec. 5.2).
 
     Points above the diagonal gain places when cost counts (green), points
     below lose places (vermillion); the largest movers are labelled.
@@ -777,7 +777,7 @@ def failure_modes_figure(tax, width: float = 260, height: float = 170) -> Drawin
 
 
 def frontier_time_figure(frontier, width: float = 260, height: float = 170, *, max_groups: int = 6) -> Drawing:
-    """Group frontier per release quarter with its 95% task-bootstrap band (seed 002 sec. 5.1, Fig. 2f)."""
+    """Group frontier per release quarter with its 95% task-bootstrap band (seed 002 (Krsteski et al. 2026) sec. 5.1, Fig. 2f)."""
     d = Drawing(width, height)
     q = len(frontier.quarters)
     x = np.arange(q, dtype=float)

@@ -67,7 +67,7 @@ ANALYSIS_KEYS: tuple[str, ...] = ("difficulty", "held_out", "loo", "failure_taxo
 
 _ANALYSIS_TYPES = {"difficulty": DifficultyProfile, "held_out": HeldOutReliability, "loo": LooSummary,
                    "failure_taxonomy": FailureTaxonomy, "frontier": FrontierOverTime}
-_ANALYSIS_TYPES.update(capability=CapabilityStudy, transfer=TransferStudy)  # seed 002 sec. 5.3, seed 003 sec. 5.5
+_ANALYSIS_TYPES.update(capability=CapabilityStudy, transfer=TransferStudy)  # seed 002 (Krsteski et al. 2026) sec. 5.3, seed 003 (DDR paper 2026) sec. 5.5
 
 
 def _analysis_type(key: str) -> type:

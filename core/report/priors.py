@@ -4,7 +4,7 @@ The priors are read from the fit itself (``posterior.spec.priors``, which the
 cache stores in the fit's spec metadata and :func:`~ddr_explorer.core.fitting.posterior_from_entry`
 rebuilds), never assumed: a user who edits them in the Model tab must see the
 edited values next to the numbers they produced (SPEC sec. 2; the defaults are
-brms's, seed 000 App. C.1.3).
+brms's, seed 000 (Hardy et al. 2026) App. C.1.3).
 
 The dictionary form is :meth:`~ddr_explorer.core.model.formula.Priors.to_dict`:
 ``{"intercept": {"df", "loc", "scale"}, "sigma": {"df", "scale"},

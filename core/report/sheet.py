@@ -45,8 +45,10 @@ from reportlab.platypus import (BaseDocTemplate, CondPageBreak, Frame, KeepInFra
 
 from ..files import write_bytes_atomic
 from ..formatting import convergence_verdict, facet_words, object_noun, plural, run_length_text
+from ..references import cite
 from . import figures as fig
 from . import styles as st
+from .citations import references_block
 from .content import (E_RHO2, GEQ, PHI, SIGMA2, TIMES, SheetContent, escape, fmt_coef, fmt_interval, fmt_n,
                       held_out_reading, refit_convergence_notes, fmt_pct, fmt_prob, fmt_r, fmt_sig3, fmt_usd, fmt_var, sheet_content, term_label)
 from .inputs import ReportInputs
@@ -374,7 +376,7 @@ def _dstudy_pages(ct: SheetContent) -> list:
              _p(f"Each curve varies one facet of the design and holds the others at the observed design "
                 f"({ct.design_text}). The coefficient is computed per posterior draw and summarised by its median "
                 f"and 68%/95% highest-density intervals; the detection band marks SNR 2\u20133 ({E_RHO2} "
-                f"0.667\u20130.750), a descriptive reference, not a calibrated threshold (seed 000 Fig. 3).",
+                f"0.667\u20130.750), a descriptive reference, not a calibrated threshold ({cite('hardy2026', 'Fig. 3')}).",
                 "body_after")]
     half = (st.FRAME_WIDTH - 12) / 2
     drawings, flat = [], []
@@ -406,7 +408,7 @@ def _dstudy_pages(ct: SheetContent) -> list:
                         "(the corpus cannot say how much it would matter).", "caption"))
     if ct.breadth is not None:
         story.append(_p(f"Bottom right: a fixed budget of {fmt_n(ct.breadth.total_tasks)} tasks spread over more "
-                        "benchmarks (seed 000 Corollary 3.2): breadth raises reliability whenever benchmark-by-model "
+                        f"benchmarks ({cite('hardy2026', 'Corollary 3.2')}): breadth raises reliability whenever benchmark-by-model "
                         "variance is present.", "caption"))
     story += [Paragraph("Every estimand of the observed design", ss["h2"]),
               _estimands_table(ct.summary["estimands"], "Estimand (observed design)")]
@@ -536,7 +538,7 @@ def _cost_page(ct: SheetContent) -> list:
     story += _allocation_table(ct)
     rpd = ct.view.readouts.rpd
     if rpd is not None:
-        story.append(_p(f"Reliability per dollar of the observed design (seed 003): RPD = {_sym(ct)} / mean cost per "
+        story.append(_p(f"Reliability per dollar of the observed design ({cite('ddr2026')}): RPD = {_sym(ct)} / mean cost per "
                         f"observation = {fmt_sig3(rpd.median)} per USD per trial (95% interval "
                         f"{fmt_sig3(rpd.hdi95[0])}\u2013{fmt_sig3(rpd.hdi95[1])}).", "caption"))
     acc = inp.accuracy
@@ -553,7 +555,7 @@ def _cost_page(ct: SheetContent) -> list:
               Paragraph(f"Accuracy and accuracy per dollar, top {min(15, n_agents)} of {n_agents} agents by accuracy",
                         ss["h2"]),
               _agent_table(ct, True),
-              _p(f"Accuracy per dollar = mean success / mean cost per trial (the per-agent reading of seed 003's RPD "
+              _p(f"Accuracy per dollar = mean success / mean cost per trial (the per-agent reading of the RPD of {cite('ddr2026')} "
                  f"ranks; see method notes). Spearman correlation of the two rankings {fmt_r(acc.spearman)}, "
                  f"Kendall {fmt_r(acc.kendall)}."
                  + (f" Agents without cost: {len(acc.missing_cost)}." if acc.missing_cost else ""), "caption")]
@@ -624,13 +626,13 @@ def _difficulty_page(ct: SheetContent) -> list:
         t.setStyle(st.data_table_style(len(rows)))
         if prof is not None:
             gap = prof.gap
-            txt = ("One G-study per stratum of tasks (quartiles of mean success across agents; seed 003 sec. 5.3). "
+            txt = (f"One G-study per stratum of tasks (quartiles of mean success across agents; {cite('ddr2026', 'sec. 5.3')}). "
                    + (f"Gap all tasks \u2212 hardest stratum: <b>{fmt_coef(gap)}</b>. " if gap is not None else "")
                    + "A buyer whose production tasks are hard should read the hardest stratum's number.")
         else:
             txt = (f"<b>Not run.</b> The per-stratum G-studies (one fit per quartile) were not supplied, so "
                    f"{_sym(ct)} by difficulty is unknown; the figure shows how the tasks split into quartiles of mean "
-                   f"success across agents, the strata those fits would use. Seed 003 found aggregate 0.752 "
+                   f"success across agents, the strata those fits would use. {cite('ddr2026')} found aggregate 0.752 "
                    f"collapsing to 0.000 in the hardest quartile on \u03c4\u00b2 action_checks.")
             if diff is not None and (diff.n_never_solved or diff.n_always_solved):
                 txt += (f" {_count(diff.n_never_solved, 'task')} never solved and {fmt_n(diff.n_always_solved)} "
@@ -647,7 +649,7 @@ def _difficulty_page(ct: SheetContent) -> list:
         txt = (f"{held.n_splits} random {round(100 * held.train_fraction)}/{round(100 * (1 - held.train_fraction))} "
                f"splits stratified by {escape(held.stratified_by)}. For each split the G-study was fitted on the "
                f"training cells, {_sym(ct)} projected for the observed design, and compared with {_sym(ct)} on the "
-               f"held-out cells (seed 003 sec. 5.4). Pearson r = <b>{fmt_r(r)}</b> (Spearman {fmt_r(held.spearman)}); "
+               f"held-out cells ({cite('ddr2026', 'sec. 5.4')}). Pearson r = <b>{fmt_r(r)}</b> (Spearman {fmt_r(held.spearman)}); "
                f"mean held-out \u2212 projected = <b>{gap_txt}</b>. "
                + held_out_reading(held))
         lay = Table([[drawing, "", _p(txt, "body")]], colWidths=[half, 12, half])
@@ -657,10 +659,10 @@ def _difficulty_page(ct: SheetContent) -> list:
         story.append(_p("<b>Not run.</b> Held-out reliability needs 50 random 70/30 splits (100 refits) of the cells "
                         "stratified by (agent, task) cell; for each, fit on the training cells, project "
                         f"{_sym(ct)} for the observed design, and compute {_sym(ct)} on the held-out cells; report "
-                        "the Pearson r across splits and the mean gap. Seed 003 found r = \u22120.90 and a 0.30 "
+                        f"the Pearson r across splits and the mean gap. {cite('ddr2026')} found r = \u22120.90 and a 0.30 "
                         "shortfall on \u03c4\u00b2 action_checks with three agents: training-cell projections can be "
                         "optimistic when agents are few.", "note"))
-    story.append(Paragraph("PSIS-LOO (seed 000 App. D.3)", ss["h2"]))
+    story.append(Paragraph(f"PSIS-LOO ({cite('hardy2026', 'App. D.3')}; {cite('vehtari2017')})", ss["h2"]))
     if loo is not None:
         rows = [[_p("Pareto k", "cell_head"), _p("observations", "cell_head_right"), _p("share", "cell_head_right")]]
         for lab, n in (("good (k \u2264 0.7)", loo.good), ("bad (0.7 < k \u2264 1)", loo.bad),
@@ -690,7 +692,7 @@ def _issue19_sections(ct: SheetContent, half: float) -> list:
     tax, front = ct.inputs.analysis("failure_taxonomy"), ct.inputs.analysis("frontier")
     if tax is not None:
         cap = ("Each point an error category: where agents differ (agent × task variance, its own G-study) "
-               "against where failures appear (share of traces). Seed 003 sec. 5.7. Decision 5 reads this.")
+               f"against where failures appear (share of traces). {cite('ddr2026', 'sec. 5.7')}. Decision 5 reads this.")
         out += [Paragraph("Failure modes: variance is not frequency", ss["h2"]),
                 Table([[[fig.failure_modes_figure(tax, half, 170), _p(cap, "caption")], "",
                         [_p(ct.decisions[4].answer, "small")]]], colWidths=[half, 12, half])]
@@ -698,7 +700,7 @@ def _issue19_sections(ct: SheetContent, half: float) -> list:
         last = [(g, row[np.isfinite(row)][-1]) for g, row in zip(front.groups, front.group_frontier)
                 if np.isfinite(row).any()]
         txt = ("Best success fraction per task among agents whose models were released by each quarter, mean over "
-               "tasks, then over benchmarks (seed 002 sec. 5.1). Last quarter: "
+               f"tasks, then over benchmarks ({cite('krsteski2026', 'sec. 5.1')}). Last quarter: "
                + "; ".join(f"{escape(g)} {fmt_coef(v)}" for g, v in last) + ". A group near 1 is saturated: its "
                "tasks no longer separate the best agents, so target harder tasks (decision 2).")
         if front.left_out_models:
@@ -726,7 +728,7 @@ def _ranks_page(ct: SheetContent) -> list:
     noun = object_noun(ct.design.object_of_measurement)  # what is ranked: models, systems or agents (ddr preset)
     story.append(_p(f"Rows and columns ordered by global dominance (the mean over other {noun}s of P(\u03b8<sub>m</sub> "
                     f"&gt; \u03b8<sub>m'</sub>)); {fmt_n(ra.ranks.probabilities.shape[0])} {noun}s, "
-                    f"{fmt_n(inp.theta.shape[0])} posterior draws (seed 000 Figs. 13\u201314)."
+                    f"{fmt_n(inp.theta.shape[0])} posterior draws ({cite('hardy2026', 'Figs. 13–14')})."
                     + (f" The {shown} most dominant of {m} {noun}s are shown." if shown < m else ""), "body_after"))
     if ra.parts is not None:
         story.append(_p(f"<b>Ranked within {len(ra.parts)} parts of a disconnected design.</b> Models are numbered "
@@ -741,7 +743,7 @@ def _ranks_page(ct: SheetContent) -> list:
             f"{_count(ct.n_certain_ranks, noun)} with a certain rank.")
     if ct.agreement is not None:
         a = ct.agreement
-        txt += (f" Agreement of the latent ranking with the observed mean success per {noun} (seed 000 Table 10): "
+        txt += (f" Agreement of the latent ranking with the observed mean success per {noun} ({cite('hardy2026', 'Table 10')}): "
                 f"Kendall \u03c4 = {fmt_r(a.kendall_tau)}, Spearman \u03c1 = {fmt_r(a.spearman_rho)} "
                 f"(per draw: \u03c4 median {fmt_r(a.kendall_draws.median)}, 95% "
                 f"{fmt_r(a.kendall_draws.hdi95[0])}\u2013{fmt_r(a.kendall_draws.hdi95[1])}).")
@@ -774,7 +776,7 @@ def _diagnostics_page(ct: SheetContent) -> list:
                 ("settings", escape(", ".join(f"{k}={v}" for k, v in settings.items())) if settings else
                  "not recorded"),
                 ("converged", {True: "yes", False: "<b>NO</b>", None: "not checked here"}[conv]),
-                ("max split R-hat", f"{float(info['max_rhat']):.3f} (needs \u2264 1.01)"
+                ("max split R-hat", f"{float(info['max_rhat']):.3f} (needs \u2264 1.01; {cite('vehtari2021')})"
                  if info.get("max_rhat") is not None else "n/a"),
                 ("min bulk ESS", f"{fmt_n(round(float(info['min_ess_bulk'])))} (needs \u2265 400)"
                  if info.get("min_ess_bulk") is not None else "n/a"),
@@ -804,7 +806,7 @@ def _diagnostics_page(ct: SheetContent) -> list:
     lay.setStyle(st.layout_style())
     story.append(lay)
     # connectivity and separability
-    story.append(Paragraph("Connectivity and separability (seed 000 App. E)", ss["h2"]))
+    story.append(Paragraph(f"Connectivity and separability ({cite('hardy2026', 'App. E')})", ss["h2"]))
     n_comp = len(s.get("components") or [])
     av = s.get("articulation_vertices") or []
     state = "connected" if s.get("connected") else f"{n_comp} components"
@@ -863,8 +865,8 @@ def _priors_note(info) -> str:
     pri = info.get("priors")
     if not pri:
         return "Priors: not recorded with these components (they were supplied, not fitted here)."
-    origin = ("brms defaults, seed 000 App. C.1.3" if priors_are_default(pri) else
-              "edited from the brms defaults of seed 000 App. C.1.3")
+    origin = (f"brms defaults, {cite('hardy2026', 'App. C.1.3')}" if priors_are_default(pri) else
+              f"edited from the brms defaults of {cite('hardy2026', 'App. C.1.3')}")
     return f"Priors of this fit ({origin}): {priors_text(pri, markup=True)}."
 
 
@@ -883,11 +885,11 @@ def _estimators_section(ct: SheetContent) -> list:
         first = 100
         t = Table(rows, colWidths=[first] + [(st.FRAME_WIDTH - first) / n] * n, repeatRows=1, hAlign="LEFT")
         t.setStyle(st.data_table_style(len(rows)))
-        out += [KeepTogether([Paragraph("Estimators compared (seed 000 Tables 20\u201321)", ss["h2"]), t]),
+        out += [KeepTogether([Paragraph(f"Estimators compared ({cite('hardy2026', 'Tables 20–21')})", ss["h2"]), t]),
                 _p(mr.caption, "method")]
     score = ct.inputs.analysis("score_reliability")
     if score is not None:
-        out += [Paragraph("Scores on the observed scale (seed 000 App. G.5)", ss["h2"]),
+        out += [Paragraph(f"Scores on the observed scale ({cite('hardy2026', 'App. G.5')})", ss["h2"]),
                 _p(score_sentence(score), "method")]
     return out
 
@@ -902,7 +904,7 @@ def _methods_page(ct: SheetContent) -> list:
              Paragraph("Model", ss["h2"]),
              b("Each trial succeeds with probability p, logit p = \u03b7 = \u03bc + \u03a3<sub>F</sub> u<sub>F</sub>, "
                "with an independent random intercept u<sub>F</sub> ~ N(0, \u03c3\u00b2<sub>F</sub>) for "
-               "every term F of the formula (seed 000 Eqs. 2 and 6; seed 003 Eq. 1). The latent residual is the "
+               f"every term F of the formula ({cite('hardy2026', 'Eqs. 2 and 6')}; {cite('ddr2026', 'Eq. 1')}). The latent residual is the "
                "logistic variance e = \u03c0\u00b2/3 \u2248 3.29; the highest-order cell interaction is "
                f"folded into it. {_priors_note(info)} This sheet's formula: "
                f"<font face='{st.FONT_MONO}' size='7'>{escape(info.get('formula', 'n/a'))}</font>."),
@@ -913,33 +915,33 @@ def _methods_page(ct: SheetContent) -> list:
                "model-scaffold system) and design D:"),
              e(f"{E_RHO2}<sub>o</sub> = \u03c3\u00b2<sub>o</sub> / (\u03c3\u00b2<sub>o</sub> + "
                "\u03c3\u00b2<sub>\u03b4</sub>(D)),  SNR = \u03c3\u00b2<sub>o</sub> / "
-               f"\u03c3\u00b2<sub>\u03b4</sub> = {E_RHO2} / (1 \u2212 {E_RHO2})   (seed 000 Eq. 1)"),
+               f"\u03c3\u00b2<sub>\u03b4</sub> = {E_RHO2} / (1 \u2212 {E_RHO2})   ({cite('hardy2026', 'Eq. 1')})"),
              e("\u03c3\u00b2<sub>\u03b4</sub>(D) = \u03a3 over terms that contain the object and other "
                "facets of \u03c3\u00b2<sub>F</sub> / \u03a0 n<sub>f</sub> (f in F outside the object), "
                "plus e / \u03a0 n<sub>f</sub> over every non-object facet and replicates"),
              e("per benchmark: E\u03c1\u00b2<sub>M</sub> = \u03c3\u00b2<sub>M</sub> / "
                "(\u03c3\u00b2<sub>M</sub> + \u03c3\u00b2<sub>IM</sub>/n<sub>i</sub> + "
-               "\u03c3\u00b2<sub>MA</sub>/n<sub>a</sub> + e/(n<sub>i</sub> n<sub>a</sub>))   (seed 000 "
-               "Eq. 3)"),
+               "\u03c3\u00b2<sub>MA</sub>/n<sub>a</sub> + e/(n<sub>i</sub> n<sub>a</sub>))   "
+               f"({cite('hardy2026', 'Eq. 3')})"),
              e("pooled: \u03c3\u00b2<sub>\u03b4</sub> = \u03c3\u00b2<sub>BM</sub>/n<sub>b</sub> "
                "+ \u03c3\u00b2<sub>MA</sub>/n<sub>a</sub> + \u03c3\u00b2<sub>BMA</sub>/"
                "(n<sub>b</sub>n<sub>a</sub>) + \u03c3\u00b2<sub>IM[B]</sub>/(n<sub>b</sub>n<sub>i</sub>)"
-               " + e/(n<sub>b</sub>n<sub>i</sub>n<sub>a</sub>)   (seed 000 Eq. 7)"),
+               f" + e/(n<sub>b</sub>n<sub>i</sub>n<sub>a</sub>)   ({cite('hardy2026', 'Eq. 7')})"),
              b(f"{PHI} (dependability, for threshold decisions) adds the main effects of the non-object facets and "
                f"their interactions to the error, so {PHI} \u2264 {E_RHO2}. The task-only ceiling is the limit as "
-               "tasks \u2192 \u221e (seed 000 Eq. 8). Variance shares: \u03c0<sub>k</sub> = "
+               f"tasks \u2192 \u221e ({cite('hardy2026', 'Eq. 8')}). Variance shares: \u03c0<sub>k</sub> = "
                "\u03c3\u00b2<sub>k</sub> / (\u03a3<sub>j</sub> \u03c3\u00b2<sub>j</sub> + e). "
-               "Capability-gap ratio (seed 003 sec. 3): \u03c3\u00b2<sub>agent</sub> / "
+               f"Capability-gap ratio ({cite('ddr2026', 'sec. 3')}): \u03c3\u00b2<sub>agent</sub> / "
                "(\u03c3\u00b2<sub>agent</sub> + \u03c3\u00b2<sub>agent\u00d7task</sub>), with "
                "the object's universe-score variance as \u03c3\u00b2<sub>agent</sub> and its task "
                "interactions (nested in benchmark where pooled) as \u03c3\u00b2<sub>agent\u00d7task</sub>. "
-               "Detection-limit band: SNR 2\u20133, i.e. E\u03c1\u00b2 0.667\u20130.750 (seed 000 "
-               "Fig. 3), descriptive reference lines, not calibrated thresholds."),
-             b("Model-versus-scaffold contrasts \u0394\u03c1\u00b2 (seed 000 Eqs. 11\u201315): "
+               "Detection-limit band: SNR 2\u20133, i.e. E\u03c1\u00b2 0.667\u20130.750 "
+               f"({cite('hardy2026', 'Fig. 3')}), descriptive reference lines, not calibrated thresholds."),
+             b(f"Model-versus-scaffold contrasts \u0394\u03c1\u00b2 ({cite('hardy2026', 'Eqs. 11–15')}): "
                "(V<sub>M</sub> \u2212 V<sub>A</sub>) / D, where D is the total system variance of the design (the "
                "denominator of the system reliability) and V<sub>M</sub>, V<sub>A</sub> sum the model-only and "
-               "scaffold-only terms at the level named, so the contrast lies in [\u22121, 1]; the seed's row "
-               "formula can be unbounded. Inter-scaffold reliability \u03c1<sub>AA'</sub>: seed 000 Eq. 5."),
+               "scaffold-only terms at the level named, so the contrast lies in [\u22121, 1]; the paper's row "
+               f"formula can be unbounded. Inter-scaffold reliability \u03c1<sub>AA'</sub>: {cite('hardy2026', 'Eq. 5')}."),
              Paragraph("Decision studies and cost", ss["h2"]),
              b("Budget frontier: per draw, the smallest whole n whose coefficient reaches the target, from "
                "U/(U + A + B/n) \u2265 T, i.e. n \u2265 B/(U(1 \u2212 T)/T \u2212 A) (\u201cnever\u201d when the "
@@ -948,11 +950,11 @@ def _methods_page(ct: SheetContent) -> list:
                "\u03a3<sub>b</sub> n<sub>i,b</sub> \u00d7 replicates trials; its cost is the sum of their per-trial "
                "prices. The cost frontier is the best median coefficient reachable at each cost over a grid of "
                "designs; the cheapest design meeting the target needs P(coefficient \u2265 target) \u2265 0.5."),
-             b(f"Reliability per dollar (seed 003): RPD = {E_RHO2} / mean cost per observation, for a design. The "
-               "seed's per-agent RPD(a, B) is loose: a design's reliability is shared by all agents, so dividing it "
+             b(f"Reliability per dollar ({cite('ddr2026')}): RPD = {E_RHO2} / mean cost per observation, for a design. The "
+               "paper's per-agent RPD(a, B) is loose: a design's reliability is shared by all agents, so dividing it "
                "by each agent's cost would rank agents by cost alone. Agents are therefore ranked by accuracy per "
                "dollar = mean success / mean cost per trial, against their ranking by accuracy."),
-             b("Tasks per benchmark within a budget (seed 000 sec. 5.4): with n<sub>b</sub> tasks in benchmark b "
+             b(f"Tasks per benchmark within a budget ({cite('hardy2026', 'sec. 5.4')}): with n<sub>b</sub> tasks in benchmark b "
                "the pooled error is Eq. 7's with the task terms replaced by (1/K²) Σ<sub>b</sub> "
                "v<sub>b</sub> / n<sub>b</sub>, v<sub>b</sub> the error one task of b adds; the counts maximise the "
                "median coefficient within the budget (continuous optimum n<sub>b</sub> ∝ "
@@ -962,22 +964,20 @@ def _methods_page(ct: SheetContent) -> list:
              b("Latent capability \u03b8<sub>m</sub> = u<sub>m</sub> (per benchmark, or the leaderboard universe "
                "score when pooled; SPEC sec. 5). Dominance P(\u03b8<sub>m</sub> &gt; \u03b8<sub>m'</sub> | y) per "
                "pair, global dominance = its mean over m' \u2260 m, rank intervals = 2.5% and 97.5% order "
-               "statistics of each model's rank (seed 000 Figs. 13\u201314). Difficulty strata: quartiles of the "
+               f"statistics of each model's rank ({cite('hardy2026', 'Figs. 13–14')}). Difficulty strata: quartiles of the "
                "tasks' mean success across agents (every agent weighted equally), Q1 easiest; one G-study per "
                "stratum; gap = aggregate \u2212 hardest (difference of medians; the fits are separate). Held-out "
                "reliability: 50 random 70/30 splits stratified by (agent, task) cell, projected against held-out "
-               "coefficient, Pearson r across splits and the mean gap (seed 003 sec. 5.4). PSIS-LOO Pareto-k "
-               "classes \u2264 0.7, 0.7\u20131, &gt; 1 (seed 000 App. D.3), each cell's tail sized by its "
-               "relative efficiency ESS/S estimated from the chains (Vehtari et al. 2017)."),
+               f"coefficient, Pearson r across splits and the mean gap ({cite('ddr2026', 'sec. 5.4')}). PSIS-LOO Pareto-k "
+               f"classes \u2264 0.7, 0.7\u20131, &gt; 1 ({cite('hardy2026', 'App. D.3')}), each cell's tail sized by its "
+               f"relative efficiency ESS/S estimated from the chains ({cite('vehtari2017')})."),
              *(b(t) for t in refit_convergence_notes(ct)),
              *_estimators_section(ct),
              Paragraph("Sources", ss["h2"]),
-             _p("Seed 000: <i>Agent Evaluation Reliability: More Tasks Won't (Always) Fix An Agent Leaderboard</i> "
-                "(Bayesian G-theory for sparse leaderboards: estimands, D-studies, detection limits, dominance). "
-                "Seed 002: <i>Messier: A High-Resolution Corpus for Cross-Benchmark Agent Evaluation</i> (record "
-                "schema, scoring rules). Seed 003: <i>Deployment Decision Reliability</i> (four-facet G-study, "
-                "capability-gap ratio, cost-aware, difficulty-conditional and held-out reliability, the DDR sheet). "
-                "Brennan, R. L. (2001), <i>Generalizability Theory</i>, Springer.", "small")]
+             _p(f"{cite('hardy2026')}: Bayesian G-theory for sparse leaderboards (estimands, D-studies, detection "
+                f"limits, dominance). {cite('krsteski2026')}: record schema, scoring rules. {cite('ddr2026')}: "
+                "four-facet G-study, capability-gap ratio, cost-aware, difficulty-conditional and held-out "
+                f"reliability, the DDR sheet. {cite('brennan2001')}: generalizability theory.", "small")]
     return story
 
 
@@ -1022,6 +1022,7 @@ def render_sheet(content: SheetContent, *, date_invariant: bool = False, date: s
             story += part
             story.append(PageBreak())
     story.pop()  # no blank last page
+    story += references_block(story, st.stylesheet()["h2"], st.stylesheet()["small"])  # the last page lists exactly the works cited
     doc.build(story, canvasmaker=partial(_SheetCanvas, footer=footer_lines(inp, date=date)))
     return buf.getvalue()
 

@@ -22,7 +22,7 @@ from ddr_explorer.core.reliability import generalizability  # noqa: E402
 from ddr_explorer.gui.components_entry import PRESETS, ComponentsEntryDialog  # noqa: E402
 from ddr_explorer.gui.main_window import MainWindow  # noqa: E402
 
-AGENT_SET = "Agent terms (seed 003 Eq. 1)"
+AGENT_SET = "Agent terms (DDR paper 2026, Eq. 1)"
 VALUES = {"agent": 1.0, "task": 0.3, "step": 0.1, "error_category": 0.2, "task:agent": 0.5, "agent:step": 0.2,
           "agent:error_category": 0.4, "task:step": 0.1, "task:error_category": 0.1, "error_category:step": 0.05}
 
@@ -77,7 +77,7 @@ def test_agent_term_set_offers_the_agent_and_its_sizes(qtbot):
     assert (d.n_tasks, d.n_replicates, d.n_scaffolds, d.n_benchmarks, d.n_models) == (40, 4, 1, 1, 10)
     assert d.trial_count() == 10 * 40 * 4  # agents x tasks x traces
     # back to a model term set: the model objects and sizes again, no step or category size
-    dialog.preset_box.setCurrentIndex(dialog.preset_box.findData("Pooled model terms (seed 000 Eq. 6)"))
+    dialog.preset_box.setCurrentIndex(dialog.preset_box.findData("Pooled model terms (Hardy et al. 2026, Eq. 6)"))
     assert [box.itemData(i) for i in range(box.count())] == ["model", "system"]
     assert set(_rows(dialog)) == {"Tasks per benchmark", "Scaffolds per model", "Benchmarks",
                                   "Replicates (trials per cell)", "Models compared", "Price per trial", "Object",

@@ -250,7 +250,7 @@ def test_typed_components_errors_name_the_row(qtbot):
 def test_presets_and_design(qtbot):
     dialog = ComponentsEntryDialog()
     qtbot.addWidget(dialog)
-    name = "Seed 000 Table 8 (pooled, posterior means)"
+    name = "Hardy et al. 2026, Table 8 (pooled, posterior means)"
     dialog.preset_box.setCurrentIndex(dialog.preset_box.findData(name))
     scale, rows, sizes = PRESETS[name]
     assert dialog.values() == rows and dialog.scale == scale

@@ -17,7 +17,7 @@ from ..issues import CorpusError, CorpusIssue, error, warning
 #: How much of a file the sniffers look at.
 HEAD_BYTES = 65536
 
-#: Scoring rules for verifier results (SPEC section 1; seed 002 sec. 3 and 5.2).
+#: Scoring rules for verifier results (SPEC section 1; seed 002 (Krsteski et al. 2026) sec. 3 and 5.2).
 SCORING_RULES = ("direct", "all-pass", "threshold")
 
 #: At most this many located errors of one kind are listed one by one; the
