@@ -126,31 +126,37 @@ class _ShrinkToFit(Flowable):
 
     A large coverage grid under a long fit table would otherwise push the rest of
     a section onto a page of its own; shrunk by up to about a third it stays readable.
-    When even that does not fit, the block moves whole to the next page.
+    When even that does not fit, the block moves whole to the next page, and there
+    it is shrunk as far as it must be to fit the page.
     """
 
     def __init__(self, flowables, min_scale: float = 0.62):
         super().__init__()
         self._content = list(flowables)
         self.min_scale = min_scale
-        self._frame = None
+        # Not ``_frame``: reportlab sets ``flowable._frame`` to the page's Frame before it asks a
+        # flowable to split, and a split that returned that Frame ended the build in an
+        # AttributeError (getSpaceBefore) whenever the block had to move to the next page.
+        self._shrunk = None
 
     def wrap(self, aw, ah):
         _, natural = _listWrapOn(self._content, aw, self.canv)
-        if natural <= ah or ah >= self.min_scale * natural:
-            self._frame = KeepInFrame(aw, ah, self._content, mode="shrink")
-            self._frame.canv = self.canv
-            return self._frame.wrap(aw, ah)
-        self._frame = None
+        # ``_postponed`` is reportlab's mark of a flowable it already moved to a new frame: on a
+        # fresh page there is no better place, so shrink as much as it takes.
+        if natural <= ah or ah >= self.min_scale * natural or getattr(self, "_postponed", False):
+            self._shrunk = KeepInFrame(aw, ah, self._content, mode="shrink")
+            self._shrunk.canv = self.canv
+            return self._shrunk.wrap(aw, ah)
+        self._shrunk = None
         return aw, natural
 
     def split(self, aw, ah):
-        if self._frame is not None:
-            return [self._frame]
+        if self._shrunk is not None:
+            return [self._shrunk]
         return []  # too little room even shrunk: the frame moves the whole block to the next page
 
     def draw(self):
-        self._frame.drawOn(self.canv, 0, 0)
+        self._shrunk.drawOn(self.canv, 0, 0)
 
 
 class _SheetCanvas(Canvas):
