@@ -17,7 +17,7 @@ fit they waited for.  :func:`build_sections` therefore
 3. puts a line saying what was left out and why in the section's place, and
    returns the sections left out (:class:`LeftOutSection`), whose
    :meth:`~LeftOutSection.message` ``ddr report`` prints on stderr (it then
-   exits with :data:`EXIT_SHEET_INCOMPLETE`) and the app shows.
+   exits with status 4, ``core.cli.EXIT_SHEET_INCOMPLETE``) and the app shows.
 
 Nothing here knows what a section says; :mod:`.sheet` gives the builders.
 """
@@ -27,18 +27,19 @@ from __future__ import annotations
 import io
 import warnings
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Callable, Sequence
 
-from reportlab.platypus import BaseDocTemplate, PageBreak
+from reportlab.platypus import BaseDocTemplate, Frame, PageBreak, PageTemplate, Paragraph
 from reportlab.platypus.flowables import Flowable
 
 from ..errors import DDRWarning
+from . import styles as st
+from .content import escape
 
-__all__ = ["EXIT_SHEET_INCOMPLETE", "LeftOutSection", "SectionDocTemplate", "SheetLayout", "SheetLayoutError",
-           "build_sections", "check_flowables", "incomplete_message", "warn_if_incomplete"]
-
-#: ``ddr report``'s exit status when the PDF was written without one or more of its sections.
-EXIT_SHEET_INCOMPLETE = 4
+__all__ = ["LeftOutSection", "SectionDocTemplate", "SheetLayout", "SheetLayoutError",
+           "SheetWritten", "build_sections", "check_flowables", "incomplete_message", "left_out_note", "sheet_doc",
+           "warn_if_incomplete"]
 
 #: Longest reason quoted on the sheet and on stderr (reportlab's messages quote whole flowables).
 MAX_REASON_CHARS = 240
@@ -72,6 +73,13 @@ class LeftOutSection:
 def incomplete_message(left_out: Sequence[LeftOutSection]) -> str:
     """One paragraph for every section left out (empty when the sheet is complete)."""
     return "\n".join(s.message() for s in left_out)
+
+
+def left_out_note(left: LeftOutSection) -> list:
+    """What the sheet prints in the place of a section left out."""
+    return [Paragraph(f"<b>Section left out: {escape(left.section)}.</b> It could not be laid out for this corpus "
+                      f"({escape(left.reason)}). The rest of the sheet is complete, and the fit is kept.",
+                      st.stylesheet()["note"])]
 
 
 def warn_if_incomplete(left_out: Sequence[LeftOutSection]) -> None:
@@ -162,6 +170,22 @@ class SectionDocTemplate(BaseDocTemplate):
         return super()._endBuild()
 
 
+def sheet_doc(buf, *, title: str, subject: str, invariant: bool) -> SectionDocTemplate:
+    """The sheet's document template (one body frame per page) writing into ``buf``.
+
+    ``invariant``: reportlab's fixed creation date and document ID, for byte-identical builds.
+    """
+    doc = SectionDocTemplate(buf, pagesize=st.PAGE_SIZE, leftMargin=st.MARGIN_LEFT, rightMargin=st.MARGIN_RIGHT,
+                             topMargin=st.MARGIN_TOP, bottomMargin=st.MARGIN_BOTTOM, title=title,
+                             author="DDR Explorer", subject=subject, creator="DDR Explorer",
+                             keywords="generalizability theory, reliability, agent evaluation",
+                             invariant=1 if invariant else 0)
+    frame = Frame(st.MARGIN_LEFT, st.MARGIN_BOTTOM, st.FRAME_WIDTH, st.FRAME_HEIGHT, id="body", leftPadding=0,
+                  rightPadding=0, topPadding=0, bottomPadding=0)
+    doc.addPageTemplates([PageTemplate(id="page", frames=[frame])])
+    return doc
+
+
 @dataclass(frozen=True)
 class SheetLayout:
     """The PDF bytes and the sections left out of them (empty when the sheet is complete)."""
@@ -242,3 +266,19 @@ def build_sections(sections: Sequence[tuple[str, Callable[[], list]]], *,
             continue
         order = [name for name, _ in sections]
         return SheetLayout(buf.getvalue(), tuple(sorted(left_out.values(), key=lambda s: order.index(s.section))))
+
+
+@dataclass(frozen=True)
+class SheetWritten:
+    """What :func:`~.sheet.write_sheet` wrote: the PDF's path and the sections left out of it."""
+
+    path: Path
+    left_out: tuple[LeftOutSection, ...] = ()
+
+    @property
+    def complete(self) -> bool:
+        return not self.left_out
+
+    def message(self) -> str:
+        """The lines to print or show when the sheet is incomplete (empty when it is complete)."""
+        return incomplete_message(self.left_out)

@@ -33,15 +33,13 @@ from __future__ import annotations
 
 import datetime as _dt
 import math
-from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 
 import numpy as np
 from reportlab.pdfgen.canvas import Canvas
 from reportlab.platypus.flowables import Flowable, _listWrapOn
-from reportlab.platypus import (CondPageBreak, Frame, KeepInFrame, KeepTogether, PageTemplate, Paragraph, Spacer,
-                                Table)
+from reportlab.platypus import (CondPageBreak, KeepInFrame, KeepTogether, Paragraph, Spacer, Table)
 
 from ..files import write_bytes_atomic
 from ..formatting import convergence_verdict, facet_words, object_noun, plural, run_length_text
@@ -51,7 +49,7 @@ from .content import (E_RHO2, GEQ, PHI, SIGMA2, TIMES, SheetContent, escape, fmt
                       held_out_reading, fmt_pct, fmt_prob, fmt_r, fmt_sig3, fmt_usd, fmt_var, sheet_content, term_label)
 from .inputs import ReportInputs
 from .priors import priors_are_default, priors_text
-from .sections import LeftOutSection, SectionDocTemplate, SheetLayout, build_sections, warn_if_incomplete
+from .sections import SheetLayout, SheetWritten, build_sections, left_out_note, sheet_doc, warn_if_incomplete
 
 __all__ = ["SheetWritten", "build_sheet", "footer_lines", "lay_out_sheet", "render_sheet", "write_sheet"]
 
@@ -978,12 +976,6 @@ _SECTIONS = (("page 1", _page_one), ("the design study", _dstudy_pages), ("what 
              ("diagnostics and data coverage", _diagnostics_page), ("method notes", _methods_page))
 
 
-def _left_out_note(left: LeftOutSection) -> list:
-    """What stands in the place of a section that could not be laid out."""
-    return [_p(f"<b>Section left out: {escape(left.section)}.</b> It could not be laid out for this corpus "
-               f"({escape(left.reason)}). The rest of the sheet is complete, and the fit is kept.", "note")]
-
-
 def lay_out_sheet(content: SheetContent, *, date_invariant: bool = False, date: str | None = None) -> SheetLayout:
     """The PDF of a computed sheet, and the sections that had to be left out of it.
 
@@ -1010,17 +1002,7 @@ def lay_out_sheet(content: SheetContent, *, date_invariant: bool = False, date: 
     elif date is None:
         date = _dt.date.today().isoformat()
     title = f"Deployment Decision Reliability \u2014 {inp.title or inp.corpus_name}"
-
-    def new_doc(buf):
-        doc = SectionDocTemplate(buf, pagesize=st.PAGE_SIZE, leftMargin=st.MARGIN_LEFT, rightMargin=st.MARGIN_RIGHT,
-                                 topMargin=st.MARGIN_TOP, bottomMargin=st.MARGIN_BOTTOM, title=title,
-                                 author="DDR Explorer", subject=content.question, creator="DDR Explorer",
-                                 keywords="generalizability theory, reliability, agent evaluation",
-                                 invariant=1 if date_invariant else 0)
-        frame = Frame(st.MARGIN_LEFT, st.MARGIN_BOTTOM, st.FRAME_WIDTH, st.FRAME_HEIGHT, id="body", leftPadding=0,
-                      rightPadding=0, topPadding=0, bottomPadding=0)
-        doc.addPageTemplates([PageTemplate(id="page", frames=[frame])])
-        return doc
+    new_doc = partial(sheet_doc, title=title, subject=content.question, invariant=date_invariant)
 
     def page_one():
         # Page 1 must stand alone: whatever it holds is shrunk to one page rather than spilling over.
@@ -1028,7 +1010,7 @@ def lay_out_sheet(content: SheetContent, *, date_invariant: bool = False, date: 
 
     # A section with nothing to say (capability and transfer not run) takes no page.
     sections = [(name, page_one if build is _page_one else partial(build, content)) for name, build in _SECTIONS]
-    return build_sections(sections, new_doc=new_doc, note=_left_out_note,
+    return build_sections(sections, new_doc=new_doc, note=left_out_note,
                           canvasmaker=partial(_SheetCanvas, footer=footer_lines(inp, date=date)))
 
 
@@ -1051,24 +1033,11 @@ def render_sheet(content: SheetContent, *, date_invariant: bool = False, date: s
     return layout.data
 
 
-@dataclass(frozen=True)
-class SheetWritten:
-    """What :func:`write_sheet` wrote: the PDF's path and the sections left out of it (empty when complete)."""
-
-    path: Path
-    left_out: tuple[LeftOutSection, ...] = ()
-
-    @property
-    def complete(self) -> bool:
-        return not self.left_out
-
-
 def write_sheet(inputs: ReportInputs, path, *, date_invariant: bool = False) -> SheetWritten:
     """Build the DDR sheet of ``inputs``, write it to ``path`` atomically, and say which sections were left out.
 
-    The one writer of the sheet: ``ddr report`` (through :func:`~...ddr_sheet.write_ddr_sheet`) and the
-    app's File > Export DDR sheet call it, and print or show :func:`.sections.incomplete_message` of
-    ``left_out``.  Parameters as for :func:`build_sheet`.
+    ``ddr report`` (through :func:`~...ddr_sheet.write_ddr_sheet`) and the app's File > Export DDR sheet
+    call it and print or show :meth:`.sections.SheetWritten.message`.  Parameters as for :func:`build_sheet`.
 
     Raises
     ------
