@@ -55,9 +55,9 @@ class Shape:
         ``"binary"`` (one 0/1 response per task and agent), ``"k-of-n"``
         (5 trials per cell) or ``"varying"`` (1 to 6 trials, cell by cell).
     difficulty
-        ``"mixed"`` (success rates spread out) or ``"extreme"`` (about a third
-        of the tasks never solved, a third always solved, and one model that
-        solves nothing).
+        ``"mixed"`` (success rates spread out) or ``"extreme"`` (a third of the
+        tasks never solved, a third always solved, and one model that solves
+        none of the others).
     extras
         The optional columns present: a subset of :data:`EXTRAS`.
     names
@@ -133,7 +133,7 @@ def corpus_table(shape: Shape, seed: int = 0) -> pd.DataFrame:
 
     Success probabilities come from a model ability plus a task easiness on the
     logit scale; ``difficulty="extreme"`` pins a third of the tasks at 0 and a
-    third at 1 and makes model 0 solve nothing.
+    third at 1 and makes model 0 fail the rest.
     """
     rng = np.random.default_rng(seed)
     models = [_label("model", i, shape.names) for i in range(shape.models)]
@@ -157,7 +157,7 @@ def corpus_table(shape: Shape, seed: int = 0) -> pd.DataFrame:
                 p = 1.0 / (1.0 + np.exp(-(ability[m] + e)))
                 if shape.difficulty == "extreme":
                     k = tasks.index(t) % 3
-                    p = 0.0 if k == 0 or m == models[0] else (1.0 if k == 1 else p)
+                    p = 0.0 if k == 0 else 1.0 if k == 1 else 0.0 if m == models[0] else p
                 n = {"binary": 1, "k-of-n": 5, "varying": int(rng.integers(1, 7))}[shape.responses]
                 rows.append({"benchmark": b, "task": t, "model": m, "scaffold": s, "successes": int(rng.binomial(n, p)),
                              "trials": n})
