@@ -1031,6 +1031,8 @@ class MainWindow(QMainWindow):
         def done(written) -> None:
             if written.complete:
                 self.statusBar().showMessage(f"Wrote {written.path}")
+                if self.error_view.text().startswith("The DDR sheet is incomplete"):  # an earlier sheet's
+                    self.error_view.hide()
             else:  # the sheet is written without a section: the same lines as `ddr report` prints on stderr
                 self.statusBar().showMessage(f"Wrote {written.path} without {len(written.left_out)} of its sections")
                 self.error_view.setText("The DDR sheet is incomplete:\n" + written.message())
