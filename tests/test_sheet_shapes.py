@@ -4,11 +4,12 @@ The shapes come from ``tests/report_shapes.py`` (one benchmark or three; one sca
 crossed; 2, 30, 150 models; binary, k-of-n and varying trials; extreme tasks; cost, dates, task metadata,
 error categories; long unicode ids; the py-irt leaderboard of 89 tasks and 112 subjects that used to end in a
 traceback).  The fit is the suite's moment stand-in (``fake_sampler``): the sheet's layout, not the
-posterior, is under test, and the whole matrix takes about 30 s on two busy cores.
+posterior, is under test: the whole file takes about 20 s of CPU time (a minute of wall time on two
+cores shared by several test runs).
 
 Before the coverage block of the diagnostics page could move to the next page, six of the twelve shapes
-(all those with 30 or more models whose coverage grid did not fit under the fit table) ended in reportlab's
-``AttributeError: getSpaceBefore``.
+ended in reportlab's ``AttributeError: getSpaceBefore``: every one whose model-by-scaffold coverage grid did
+not fit under the fit table (112 or 150 models, or 30 models crossed with three scaffolds).
 """
 
 from __future__ import annotations
