@@ -3,7 +3,8 @@
 Every number it prints comes from the same core functions the app and the DDR
 sheet use.  Exit status: 0 on success, 2 on invalid input (the message goes to
 stderr), 3 when ``ddr fit`` made or reopened a fit that did not converge (unless
-``--allow-unconverged``), 1 on an unexpected failure, 130 when interrupted.
+``--allow-unconverged``), 4 when ``ddr report`` wrote the sheet without a section it
+could not lay out, 1 on an unexpected failure, 130 when interrupted.
 """
 
 from __future__ import annotations
@@ -24,6 +25,8 @@ from .corpus.issues import CorpusError
 from .references import cite, references_text
 
 EXIT_OK, EXIT_FAILURE, EXIT_INVALID, EXIT_UNCONVERGED = 0, 1, 2, 3
+#: ``ddr report`` wrote the sheet without one or more sections (each named on stderr and on the sheet).
+EXIT_SHEET_INCOMPLETE = 4
 
 
 def _add_corpus_arguments(p: argparse.ArgumentParser) -> None:
@@ -517,13 +520,19 @@ def cmd_report(args: argparse.Namespace) -> int:
         progress.done()
         print(f"ddr: {exc}", file=sys.stderr)
         return EXIT_INVALID
+    except Exception as exc:  # noqa: BLE001 - after a long fit, a reason and the kept fit, never a traceback
+        progress.done()
+        print(f"ddr: the DDR sheet could not be written ({type(exc).__name__}: {exc}); any fit made is kept in "
+              "the cache, so running the command again does not refit", file=sys.stderr)
+        return EXIT_FAILURE
     progress.done()
     for message in result.messages:
         print(f"ddr: {message}", file=sys.stderr)
     origin = "cached fit" if result.from_cache else "new fit"
-    print(f"ddr: wrote {result.path} ({origin}{'' if result.fit_path is None else ' ' + str(result.fit_path)})",
-          file=sys.stderr)
-    return EXIT_OK
+    print(f"ddr: wrote {result.path} ({origin}{'' if result.fit_path is None else ' ' + str(result.fit_path)})"
+          + ("" if result.complete else f", without {len(result.left_out)} of its sections (exit status "
+             f"{EXIT_SHEET_INCOMPLETE})"), file=sys.stderr)
+    return EXIT_OK if result.complete else EXIT_SHEET_INCOMPLETE
 
 
 def _report_analyses(args: argparse.Namespace):
@@ -848,7 +857,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=cmd_fit)
 
-    p = sub.add_parser("report", help="fit (or reuse the cache) and write the DDR sheet PDF")
+    p = sub.add_parser("report", help="fit (or reuse the cache) and write the DDR sheet PDF",
+                       epilog="exit status: 0 the sheet was written whole; 4 the sheet was written without one or "
+                              "more sections that could not be laid out (each named on stderr and, in its place, "
+                              "on the sheet; the fit is kept); 2 invalid input; 1 the sheet could not be written; "
+                              "130 cancelled")
     _add_corpus_arguments(p)
     p.add_argument("-o", "--output", type=Path, required=True, help="the PDF to write")
     _add_preset_argument(p, "a model preset (default: pooled for several benchmarks, else per-benchmark)")

@@ -31,7 +31,8 @@ from pathlib import Path
 from typing import Any, Callable, Mapping
 
 from .report.inputs import ANALYSIS_KEYS, ReportInputs, report_inputs_from
-from .report.sheet import build_sheet
+from .report.sections import LeftOutSection
+from .report.sheet import write_sheet
 
 __all__ = ["AnalysisContext", "SheetCancelled", "SheetResult", "analysis_runner", "ANALYSIS_ALIASES",
            "write_ddr_sheet"]
@@ -156,7 +157,11 @@ class SheetResult:
     converged
         The fit's convergence verdict (None when unknown).
     messages
-        Things the caller should show (a damaged cache file that was refitted, an unconverged fit).
+        Things the caller should show (a damaged cache file that was refitted, an unconverged fit, a
+        section of the sheet left out).
+    left_out
+        The sections of the sheet that could not be laid out and were left out, each with a line on the
+        sheet saying why (:mod:`.report.sections`); empty when the sheet is complete.
     """
 
     path: Path
@@ -166,6 +171,12 @@ class SheetResult:
     from_cache: bool
     converged: bool | None
     messages: list[str] = field(default_factory=list)
+    left_out: tuple[LeftOutSection, ...] = ()
+
+    @property
+    def complete(self) -> bool:
+        """Whether the sheet has every section (``ddr report`` exits 4 when not)."""
+        return not self.left_out
 
 
 def analysis_runner(key: str, *, undated: str = "stop") -> Callable[[AnalysisContext], Any]:
@@ -329,6 +340,8 @@ def write_ddr_sheet(source, output, *, corpus=None, load_options: Mapping[str, A
     ------
     SheetCancelled
         ``cancel()`` returned True; the output was not written.
+    ddr_explorer.core.report.sections.SheetLayoutError
+        The sheet could not be laid out even without its failing sections (nothing was written).
     ValueError
         Invalid input (the message names the file and the fix).
     ddr_explorer.core.corpus.issues.CorpusError
@@ -434,7 +447,8 @@ def write_ddr_sheet(source, output, *, corpus=None, load_options: Mapping[str, A
     _emit(progress, "inputs", 1, 1)
     _check(cancel, "before writing the PDF")
     _emit(progress, "sheet", 0, 1)
-    path = build_sheet(inputs, output, date_invariant=date_invariant)
+    written = write_sheet(inputs, output, date_invariant=date_invariant)
+    messages += [s.message() for s in written.left_out]  # the sheet says the same in the section's place
     _emit(progress, "sheet", 1, 1)
-    return SheetResult(path=path, inputs=inputs, fit_key=fit_key, fit_path=fit_path, from_cache=from_cache,
-                       converged=converged, messages=messages)
+    return SheetResult(path=written.path, inputs=inputs, fit_key=fit_key, fit_path=fit_path, from_cache=from_cache,
+                       converged=converged, messages=messages, left_out=written.left_out)

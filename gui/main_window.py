@@ -1009,7 +1009,9 @@ class MainWindow(QMainWindow):
         :meth:`~ddr_explorer.core.analyses.defaults.AnalysesPlan.within_budget`), then writes the sheet; ``"run"``
         runs them whatever the estimate, ``"skip"`` writes the sheet without them ("not run").  ``plan``: that
         estimate when already made (the menu makes it in the background: it looks up the refits in the cache).
-        Emits :attr:`sheet_written` with the path, or :attr:`sheet_failed` with the reason.
+        Emits :attr:`sheet_written` with the path, or :attr:`sheet_failed` with the reason; a sheet written
+        without a section it could not lay out is written, and the window shows the lines ``ddr report``
+        prints for it (:class:`~ddr_explorer.core.report.sections.SheetWritten`).
         Returns False when there is no fit to report.
         """
         if self.fit_result is None or self.corpus is None:
@@ -1033,14 +1035,21 @@ class MainWindow(QMainWindow):
 
         def job():
             from ..core.report.inputs import report_inputs_from
-            from ..core.report.sheet import build_sheet
+            from ..core.report.sheet import write_sheet
 
             inputs = report_inputs_from(corpus, posterior=post, corpus_summary=summary, **kw)
-            return build_sheet(inputs, path, date_invariant=date_invariant)
+            return write_sheet(inputs, path, date_invariant=date_invariant)  # `ddr report`'s writer
 
-        def done(out) -> None:
-            self.statusBar().showMessage(f"Wrote {out}")
-            self.sheet_written.emit(Path(out))
+        def done(written) -> None:
+            if written.complete:
+                self.statusBar().showMessage(f"Wrote {written.path}")
+                if self.error_view.text().startswith("The DDR sheet is incomplete"):  # an earlier sheet's
+                    self.error_view.hide()
+            else:  # the sheet is written without a section: the same lines as `ddr report` prints on stderr
+                self.statusBar().showMessage(f"Wrote {written.path} without {len(written.left_out)} of its sections")
+                self.error_view.setText("The DDR sheet is incomplete:\n" + written.message())
+                self.error_view.show()
+            self.sheet_written.emit(Path(written.path))
 
         def failed(exc: BaseException) -> None:
             text = f"{path}: {type(exc).__name__}: {exc}"

@@ -32,7 +32,6 @@ are byte-identical.
 from __future__ import annotations
 
 import datetime as _dt
-import io
 import math
 from functools import partial
 from pathlib import Path
@@ -40,8 +39,7 @@ from pathlib import Path
 import numpy as np
 from reportlab.pdfgen.canvas import Canvas
 from reportlab.platypus.flowables import Flowable, _listWrapOn
-from reportlab.platypus import (BaseDocTemplate, CondPageBreak, Frame, KeepInFrame, KeepTogether, PageBreak,
-                                PageTemplate, Paragraph, Spacer, Table)
+from reportlab.platypus import (CondPageBreak, KeepInFrame, KeepTogether, Paragraph, Spacer, Table)
 
 from ..files import write_bytes_atomic
 from ..formatting import convergence_verdict, facet_words, object_noun, plural, run_length_text
@@ -53,8 +51,9 @@ from .content import (E_RHO2, GEQ, PHI, SIGMA2, TIMES, SheetContent, escape, fmt
                       held_out_reading, refit_convergence_notes, fmt_pct, fmt_prob, fmt_r, fmt_sig3, fmt_usd, fmt_var, sheet_content, term_label)
 from .inputs import ReportInputs
 from .priors import priors_are_default, priors_text
+from .sections import SheetLayout, SheetWritten, build_sections, left_out_note, sheet_doc, warn_if_incomplete
 
-__all__ = ["build_sheet", "render_sheet", "footer_lines"]
+__all__ = ["SheetWritten", "build_sheet", "footer_lines", "lay_out_sheet", "render_sheet", "write_sheet"]
 
 #: Longest name printed in a table cell before it is cut with an ellipsis (the rest wraps).
 MAX_NAME_CHARS = 60
@@ -128,31 +127,37 @@ class _ShrinkToFit(Flowable):
 
     A large coverage grid under a long fit table would otherwise push the rest of
     a section onto a page of its own; shrunk by up to about a third it stays readable.
-    When even that does not fit, the block moves whole to the next page.
+    When even that does not fit, the block moves whole to the next page, and there
+    it is shrunk as far as it must be to fit the page.
     """
 
     def __init__(self, flowables, min_scale: float = 0.62):
         super().__init__()
         self._content = list(flowables)
         self.min_scale = min_scale
-        self._frame = None
+        # Not ``_frame``: reportlab sets ``flowable._frame`` to the page's Frame before it asks a
+        # flowable to split, and a split that returned that Frame ended the build in an
+        # AttributeError (getSpaceBefore) whenever the block had to move to the next page.
+        self._shrunk = None
 
     def wrap(self, aw, ah):
         _, natural = _listWrapOn(self._content, aw, self.canv)
-        if natural <= ah or ah >= self.min_scale * natural:
-            self._frame = KeepInFrame(aw, ah, self._content, mode="shrink")
-            self._frame.canv = self.canv
-            return self._frame.wrap(aw, ah)
-        self._frame = None
+        # ``_postponed`` is reportlab's mark of a flowable it already moved to a new frame: on a
+        # fresh page there is no better place, so shrink as much as it takes.
+        if natural <= ah or ah >= self.min_scale * natural or getattr(self, "_postponed", False):
+            self._shrunk = KeepInFrame(aw, ah, self._content, mode="shrink")
+            self._shrunk.canv = self.canv
+            return self._shrunk.wrap(aw, ah)
+        self._shrunk = None
         return aw, natural
 
     def split(self, aw, ah):
-        if self._frame is not None:
-            return [self._frame]
+        if self._shrunk is not None:
+            return [self._shrunk]
         return []  # too little room even shrunk: the frame moves the whole block to the next page
 
     def draw(self):
-        self._frame.drawOn(self.canv, 0, 0)
+        self._shrunk.drawOn(self.canv, 0, 0)
 
 
 class _SheetCanvas(Canvas):
@@ -985,8 +990,57 @@ def _methods_page(ct: SheetContent) -> list:
 # Build
 # ---------------------------------------------------------------------------
 
+#: The sheet's sections in page order, with the name a note or message gives one left out (:mod:`.sections`).
+_SECTIONS = (("page 1", _page_one), ("the design study", _dstudy_pages), ("what reliability costs", _cost_page),
+             ("hard tasks and replications", _difficulty_page), ("ranks and dominance", _ranks_page),
+             ("capability scale and transfer", _capability_page),
+             ("diagnostics and data coverage", _diagnostics_page), ("method notes", _methods_page))
+
+
+def lay_out_sheet(content: SheetContent, *, date_invariant: bool = False, date: str | None = None) -> SheetLayout:
+    """The PDF of a computed sheet, and the sections that had to be left out of it.
+
+    Parameters
+    ----------
+    content
+        From :func:`.content.sheet_content`.
+    date_invariant
+        Omit the build date and fix reportlab's creation date and document ID.
+    date
+        The date printed in the footer (default: today, ISO format); ignored
+        when ``date_invariant``.
+
+    Returns
+    -------
+    SheetLayout
+        ``data`` (the PDF bytes) and ``left_out``: each section whose builder
+        failed, returned something that is not a flowable, or could not be laid
+        out, is left out with a line saying why (:func:`.sections.build_sections`).
+    """
+    inp = content.inputs
+    if date_invariant:
+        date = None
+    elif date is None:
+        date = _dt.date.today().isoformat()
+    title = f"Deployment Decision Reliability \u2014 {inp.title or inp.corpus_name}"
+    new_doc = partial(sheet_doc, title=title, subject=content.question, invariant=date_invariant)
+
+    def page_one():
+        # Page 1 must stand alone: whatever it holds is shrunk to one page rather than spilling over.
+        return [KeepInFrame(st.FRAME_WIDTH, st.FRAME_HEIGHT - 1, _page_one(content), mode="shrink")]
+
+    # A section with nothing to say (capability and transfer not run) takes no page.
+    sections = [(name, page_one if build is _page_one else partial(build, content)) for name, build in _SECTIONS]
+    ss = st.stylesheet()
+    return build_sections(sections, new_doc=new_doc, note=left_out_note,
+                          canvasmaker=partial(_SheetCanvas, footer=footer_lines(inp, date=date)),
+                          # the last page lists exactly the works the sheet cites
+                          closing=lambda story: references_block(story, ss["h2"], ss["small"]))
+
+
 def render_sheet(content: SheetContent, *, date_invariant: bool = False, date: str | None = None) -> bytes:
-    """The PDF bytes of a computed sheet.
+    """The PDF bytes of a computed sheet (:func:`lay_out_sheet`; a :class:`~..errors.DDRWarning` names any
+    section left out).
 
     Parameters
     ----------
@@ -998,33 +1052,31 @@ def render_sheet(content: SheetContent, *, date_invariant: bool = False, date: s
         The date printed in the footer (default: today, ISO format); ignored
         when ``date_invariant``.
     """
-    inp = content.inputs
-    if date_invariant:
-        date = None
-    elif date is None:
-        date = _dt.date.today().isoformat()
-    buf = io.BytesIO()
-    title = f"Deployment Decision Reliability \u2014 {inp.title or inp.corpus_name}"
-    doc = BaseDocTemplate(buf, pagesize=st.PAGE_SIZE, leftMargin=st.MARGIN_LEFT, rightMargin=st.MARGIN_RIGHT,
-                          topMargin=st.MARGIN_TOP, bottomMargin=st.MARGIN_BOTTOM, title=title,
-                          author="DDR Explorer", subject=content.question, creator="DDR Explorer",
-                          keywords="generalizability theory, reliability, agent evaluation",
-                          invariant=1 if date_invariant else 0)
-    frame = Frame(st.MARGIN_LEFT, st.MARGIN_BOTTOM, st.FRAME_WIDTH, st.FRAME_HEIGHT, id="body", leftPadding=0,
-                  rightPadding=0, topPadding=0, bottomPadding=0)
-    doc.addPageTemplates([PageTemplate(id="page", frames=[frame])])
-    # Page 1 must stand alone: whatever it holds is shrunk to one page rather than spilling over.
-    story = [KeepInFrame(st.FRAME_WIDTH, st.FRAME_HEIGHT - 1, _page_one(content), mode="shrink"), PageBreak()]
-    for section in (_dstudy_pages, _cost_page, _difficulty_page, _ranks_page, _capability_page, _diagnostics_page,
-                    _methods_page):
-        part = section(content)
-        if part:  # a section with nothing to say (capability and transfer not run) takes no page
-            story += part
-            story.append(PageBreak())
-    story.pop()  # no blank last page
-    story += references_block(story, st.stylesheet()["h2"], st.stylesheet()["small"])  # the last page lists exactly the works cited
-    doc.build(story, canvasmaker=partial(_SheetCanvas, footer=footer_lines(inp, date=date)))
-    return buf.getvalue()
+    layout = lay_out_sheet(content, date_invariant=date_invariant, date=date)
+    warn_if_incomplete(layout.left_out)
+    return layout.data
+
+
+def write_sheet(inputs: ReportInputs, path, *, date_invariant: bool = False) -> SheetWritten:
+    """Build the DDR sheet of ``inputs``, write it to ``path`` atomically, and say which sections were left out.
+
+    ``ddr report`` (through :func:`~...ddr_sheet.write_ddr_sheet`) and the app's File > Export DDR sheet
+    call it and print or show :meth:`.sections.SheetWritten.message`.  Parameters as for :func:`build_sheet`.
+
+    Raises
+    ------
+    FileNotFoundError
+        The folder of ``path`` does not exist.
+    SheetLayoutError
+        Nothing could be laid out (nothing is written).
+    """
+    path = Path(path)
+    if not path.parent.is_dir():
+        raise FileNotFoundError(f"cannot write the DDR sheet to {path}: the folder {path.parent} does not exist; "
+                                "create it or choose another path")
+    layout = lay_out_sheet(sheet_content(inputs), date_invariant=date_invariant)
+    write_bytes_atomic(path, layout.data)
+    return SheetWritten(path, layout.left_out)
 
 
 def build_sheet(inputs: ReportInputs, path, *, date_invariant: bool = False) -> Path:
@@ -1049,12 +1101,11 @@ def build_sheet(inputs: ReportInputs, path, *, date_invariant: bool = False) -> 
     -----
     The PDF is written to a temporary file in the same folder and moved over
     ``path`` with :func:`os.replace`, so a failed build never leaves a
-    half-written sheet (or destroys the previous one).
+    half-written sheet (or destroys the previous one).  A section that cannot
+    be laid out is left out with a line saying why, and a
+    :class:`~..errors.DDRWarning` names it; :func:`write_sheet` returns the
+    sections left out instead.
     """
-    path = Path(path)
-    if not path.parent.is_dir():
-        raise FileNotFoundError(f"cannot write the DDR sheet to {path}: the folder {path.parent} does not exist; "
-                                "create it or choose another path")
-    data = render_sheet(sheet_content(inputs), date_invariant=date_invariant)
-    write_bytes_atomic(path, data)
-    return path
+    written = write_sheet(inputs, path, date_invariant=date_invariant)
+    warn_if_incomplete(written.left_out)
+    return written.path
