@@ -296,15 +296,27 @@ def _split_subjects(raw: pd.DataFrame, ids: pd.Series, mapping: ColumnMapping, f
     unmapped = [str(u) for u, (_, lay) in zip(uniques, split) if lay is None]
     if unmapped:
         issues.append(warning("subject-fallback", f"{len(unmapped)} subject ids match no convention (e.g. "
-                              f"{', '.join(map(repr, unmapped[:3]))}); each is a model of its own with scaffold "
-                              "'unknown'.", "map the scaffold with --columns scaffold=... or --scaffold NAME.",
+                              f"{', '.join(map(repr, unmapped[:3]))}); each is a model of its own and names no "
+                              "scaffold.", "map the scaffold with --columns scaffold=... or --scaffold NAME.",
                               file=fname, column=col, count=len(unmapped)))
+    from .importers.unsplit import merge_model_spellings, pool_unnamed_scaffolds
+
+    subjects, _merges, more = merge_model_spellings([s for s, _ in split], file=fname, column=col)
+    issues.extend(more)
     missing = codes < 0
-    models = np.array([s.model for s, _ in split] + [None], dtype=object)
-    scaffolds = np.array([s.scaffold for s, _ in split] + [None], dtype=object)
+    models = np.array([s.model for s in subjects] + [None], dtype=object)
+    scaffolds = np.array([s.scaffold for s in subjects] + [None], dtype=object)
     idx = np.where(missing, len(split), codes)
     raw = raw.copy()
-    for role, values in (("model", models[idx]), ("scaffold", scaffolds[idx]),
+    if "scaffold" not in mapping.columns and "scaffold" not in mapping.constants:
+        part = pd.DataFrame({"scaffold": scaffolds[idx]})
+        part, _info, more = pool_unnamed_scaffolds(part, text.to_numpy(dtype=object), [str(u) for u in uniques],
+                                                   stack.unknown_scaffolds, file=fname, column=col)
+        issues.extend(more)
+        scaffolds_of_rows = part["scaffold"].to_numpy(dtype=object)
+    else:
+        scaffolds_of_rows = scaffolds[idx]
+    for role, values in (("model", models[idx]), ("scaffold", scaffolds_of_rows),
                          (schema.TRIAL_ID, np.asarray(text.to_numpy(dtype=object)))):
         if role not in mapping.columns and role not in mapping.constants:
             raw[role] = values

@@ -125,10 +125,11 @@ def test_subject_role_splits_system_ids(tmp_path):
                  "20240820_honeycomb,a__b-1,0\n", encoding="utf-8")
     c = load_corpus(p, columns="subject=system", benchmark="swebench")
     t = c.table.astype(str).drop_duplicates("trial").set_index("trial")
-    assert (t.loc["20240620_sweagent_claude3.5sonnet", "model"], t.loc["20240620_sweagent_claude3.5sonnet",
-                                                                      "scaffold"]) == ("claude3.5sonnet", "SWE-agent")
-    assert (t.loc["20240820_honeycomb", "model"], t.loc["20240820_honeycomb", "scaffold"]) == ("20240820_honeycomb",
-                                                                                             "unknown")
+    # honeycomb names no scaffold: "unknown" is not made a scaffold, the file has one scaffold (unsplit.py)
+    assert t.loc["20240620_sweagent_claude3.5sonnet", "model"] == "claude3.5sonnet"
+    assert t.loc["20240820_honeycomb", "model"] == "20240820_honeycomb"
+    assert set(t["scaffold"]) == {"(scaffolds not separated)"}
+    assert "1 of 3 subject ids name no scaffold" in next(w for w in c.warnings if w.code == "scaffold-unknown").message
     w = next(w for w in c.warnings if w.code == "subject-ids-mapped")
     assert "3 of 3 subject ids (100%)" in w.message
 
