@@ -539,8 +539,10 @@ def read(path: str | Path, *, aliases="auto", benchmark: str | None = None, veri
     if is_ver.any():
         raw, scoring_note = _fold_verifiers(raw, ver, is_ver, scoring or "all-pass", gamma, verifier, path, issues)
 
+    named = {sid for sid, (sub, lay) in zip(subj_ids, split)  # a [subjects] entry's scaffold is the user's word
+             if sub.rule == "explicit" and lay is not None and "scaffold" in lay.rules.subjects.get(sid, {})}
     raw, not_separated, more = pool_unnamed_scaffolds(raw, raw["trial"].to_numpy(), subj_ids,
-                                                      stack.unknown_scaffolds, file=path)
+                                                      stack.unknown_scaffolds, named=named, file=path)
     issues.extend(more)
     repeated = _repeated_agents(raw)
     if repeated:

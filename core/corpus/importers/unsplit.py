@@ -78,7 +78,7 @@ def merge_model_spellings(subjects: list, enabled: bool = True, *, file=None, co
 
 
 def pool_unnamed_scaffolds(raw: pd.DataFrame, id_of_row, subject_ids: list[str], unknown: set[str], *,
-                           file=None, column: str = "subject_id"
+                           named=frozenset(), file=None, column: str = "subject_id"
                            ) -> tuple[pd.DataFrame, dict | None, list[CorpusIssue]]:
     """Give every record one scaffold when some records' scaffold is unknown (module docstring).
 
@@ -92,6 +92,10 @@ def pool_unnamed_scaffolds(raw: pd.DataFrame, id_of_row, subject_ids: list[str],
         Every subject id of the file, in file order.
     unknown
         Scaffold names that mean "the id names no scaffold".
+    named
+        Subject ids whose scaffold an alias file's ``[subjects]`` entry gives by name: taken as
+        written, even "unknown" (the user's word; ``ddr convert --to py-irt`` writes such entries
+        so that a table reads back as it was).
 
     Returns
     -------
@@ -103,7 +107,9 @@ def pool_unnamed_scaffolds(raw: pd.DataFrame, id_of_row, subject_ids: list[str],
     """
     if raw.empty:
         return raw, None, []
-    is_unknown = raw["scaffold"].astype(str).isin(unknown).to_numpy()
+    is_unknown = raw["scaffold"].astype(str).isin(unknown).to_numpy().copy()
+    if named:
+        is_unknown &= ~pd.Series(np.asarray(id_of_row, dtype=object)).isin(set(named)).to_numpy()
     if not is_unknown.any():
         return raw, None, []
     hit = set(np.asarray(id_of_row, dtype=object)[is_unknown])
