@@ -171,13 +171,16 @@ def resolve_column(raw: pd.DataFrame, name: str, original: dict[str, str] | None
     return None
 
 
-def _nested_keys(raw: pd.DataFrame, limit: int = 12) -> list[str]:
-    """Dotted names of the keys of nested objects (first rows), for error messages."""
+def _nested_keys(raw: pd.DataFrame, limit: int = 12, names: dict[str, str] | None = None) -> list[str]:
+    """The file's column names (``names``: name in ``raw`` -> the file's, for columns the synonyms
+    renamed), nested objects' keys in dotted form (first rows), for error messages."""
+    names = names or {}
     out: list[str] = []
     for c in raw.columns:
         if str(c).startswith("_"):
             continue
         sample = next((v for v in raw[c].head(50) if isinstance(v, dict)), None)
+        c = names.get(str(c), str(c))
         if sample is None:
             out.append(str(c))
             continue
@@ -227,7 +230,7 @@ def apply_mapping(raw: pd.DataFrame, column_sources: dict[str, str], mapping: Co
         values = resolve_column(raw, col, original)
         if values is None:
             errors.append(error("unknown-column", f"--columns maps {role} to '{col}', but the file has no such "
-                                f"column (columns: {', '.join(_nested_keys(raw))}).",
+                                f"column (columns: {', '.join(_nested_keys(raw, names=sources))}).",
                                 f"write {role}=<one of those names>; a dotted name reaches into nested JSON "
                                 "objects.", file=fname, column=col))
             continue

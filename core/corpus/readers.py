@@ -195,6 +195,8 @@ def read_jsonl(path: Path, encoding: str | None = None) -> tuple[pd.DataFrame, d
     keep = np.array([bool(line.strip()) for line in lines])
     try:
         tbl = pajson.read_json(io.BytesIO(data), read_options=pajson.ReadOptions(block_size=1 << 24))
+        while any(pa.types.is_struct(f.type) for f in tbl.schema):  # nested objects -> dotted columns
+            tbl = tbl.flatten()
         raw = tbl.to_pandas()
     except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError):
         raise CorpusError([_locate_json_problem(data, path)]) from None

@@ -188,7 +188,8 @@ def build_corpus(raw: pd.DataFrame, *, file: str | Path | None, format: str, nam
                             "check that it is the right file and that it has rows below the header.", file=fname))
         raise CorpusError([i for i in issues if i.severity == "error"] or issues)
 
-    header = [src(str(x)) for x in raw.columns if not str(x).startswith("_")]  # the file's own names
+    # the file's own names: not the canonical names synonyms gave them, not the constants of --columns
+    header = [src(str(x)) for x in raw.columns if not str(x).startswith("_") and "==" not in src(str(x))]
     missing = [c for c in schema.REQUIRED_FACETS if c not in raw.columns]
     if schema.SCAFFOLD in missing:  # one scaffold, said, rather than a refusal
         raw = raw.assign(**{schema.SCAFFOLD: schema.SCAFFOLD_NOT_NAMED})

@@ -214,3 +214,17 @@ def test_guess_roles_by_name_then_values(tmp_path):
     bad = {"who": "subject", "what": "task", "ok": "task"}
     assert "'task' is given to 2 columns (what, ok): choose one." in mapping_problems(bad, {"benchmark": "b"})
     assert shape_key(["a", "b"]) == shape_key(["b", "a"]) != shape_key(["a", "c"])
+
+
+def test_nested_per_run_jsonl_is_read_by_dotted_synonyms(tmp_path):
+    """{"metadata": {"instance_id", "model_name", "resolved"}} rows: detected, flattened, matched; no scaffold."""
+    c = load_corpus(runs_jsonl(tmp_path / "runs.jsonl"), benchmark="swe-bench-verified")
+    assert c.format == "jsonl"
+    assert (c.n_records, c.n_levels("task"), c.n_levels("model"), c.n_successes) == (3, 2, 2, 2)
+    assert set(c.table["scaffold"].astype(str)) == {"(scaffold not named)"}
+    assert list(c.table["input_tokens"]) == [100, 200, 300]  # usage.input_tokens
+    with pytest.raises(CorpusError) as exc:
+        load_corpus(tmp_path / "runs.jsonl")
+    [issue] = exc.value.issues
+    assert "(columns found: agent_run_id, metadata.instance_id, metadata.model_name, metadata.resolved, " \
+           "metadata.usage.input_tokens)" in issue.message
