@@ -160,3 +160,12 @@ def test_sheet_says_how_many_ids_were_not_split(tmp_path):
     text = notes["Subject ids not split."]
     assert text.startswith("2 of 10 subject ids name no scaffold")
     assert "the fit has no scaffold terms" in text and "--aliases FILE" in text and "Subject ids" in text
+
+
+def test_several_models_without_orgs(tmp_path):
+    """A Terminal-Bench router run without "_at_<org>" parts: one harness, several models, reported."""
+    c = pyirt.read(pyirt_file(tmp_path / "tb.jsonl", ["warp_claude-haiku-4-5,gpt-5_2", "claude_code_claude_opus_4_6",
+                                                       "terminus_2_gpt_5_2"]))
+    sub = c.provenance["subjects"]["warp_claude-haiku-4-5,gpt-5_2"]
+    assert (sub["model"], sub["scaffold"]) == ("claude-haiku-4-5+gpt-5_2", "Warp")
+    assert [w.row for w in c.warnings if w.code == "several-models"] == [1]

@@ -260,7 +260,8 @@ _AT = "_at_"
 def _model_part(part: str, rules: AliasRules) -> tuple[str, list[str], bool, bool]:
     """Model name(s) of a model part; returns (model, orgs, several models, several named by a rule)."""
     names, orgs = [], []
-    for piece in part.split(",") if _AT in part else [part]:
+    several = "," in part and all(p.strip() for p in part.split(","))  # "a_at_x,b_at_y" or, without orgs, "a,b"
+    for piece in part.split(",") if several else [part]:
         piece = piece.strip()
         if _AT in piece:
             piece, org = piece.rsplit(_AT, 1)
