@@ -133,24 +133,24 @@ class _ShrinkToFit(Flowable):
         super().__init__()
         self._content = list(flowables)
         self.min_scale = min_scale
-        self._frame = None
+        self._kept = None  # not "_frame": reportlab sets that attribute to the Frame a flowable is added to
 
     def wrap(self, aw, ah):
         _, natural = _listWrapOn(self._content, aw, self.canv)
         if natural <= ah or ah >= self.min_scale * natural:
-            self._frame = KeepInFrame(aw, ah, self._content, mode="shrink")
-            self._frame.canv = self.canv
-            return self._frame.wrap(aw, ah)
-        self._frame = None
+            self._kept = KeepInFrame(aw, ah, self._content, mode="shrink")
+            self._kept.canv = self.canv
+            return self._kept.wrap(aw, ah)
+        self._kept = None
         return aw, natural
 
     def split(self, aw, ah):
-        if self._frame is not None:
-            return [self._frame]
+        if self._kept is not None:
+            return [self._kept]
         return []  # too little room even shrunk: the frame moves the whole block to the next page
 
     def draw(self):
-        self._frame.drawOn(self.canv, 0, 0)
+        self._kept.drawOn(self.canv, 0, 0)
 
 
 class _SheetCanvas(Canvas):

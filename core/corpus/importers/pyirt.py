@@ -35,6 +35,12 @@ is a run with several models, named ``multiple_models`` if the alias file sets
 it, else the names joined with ``+`` (reported).  Model and scaffold names
 then go through the ``[models]`` and ``[scaffolds]`` alias tables.
 
+Two file-wide rules follow (:mod:`.unsplit`, both reported): model names that
+differ only in case and ``-_.`` are merged (``gpt4o`` / ``gpt-4o``; alias key
+``merge_models = false`` keeps them apart), and when some records' scaffold is
+unknown, "unknown" is not made a scaffold level: every record gets the one
+scaffold ``"(scaffolds not separated)"`` and fits have no scaffold terms.
+
 Benchmark and task of an item
 -----------------------------
 The ``benchmark=`` option names one benchmark for every item.  Otherwise the
