@@ -7,6 +7,7 @@ both show the same numbers.
 from __future__ import annotations
 
 from .corpus.corpus import Corpus
+from .corpus.importers.unsplit import format_subject_ids, subject_id_summary
 from .design import diagnose
 from .references import cite
 
@@ -73,6 +74,7 @@ def inspect_corpus(corpus: Corpus) -> dict:
         "separable_components": sep["separable_components"],
         "not_separable": sep["not_separable"],
         "suggested_terms": sep["suggested_terms"],
+        "subject_ids": subject_id_summary(corpus.provenance),
         "warnings": [w.to_dict() for w in corpus.warnings],
         "errors": [],
         "provenance": corpus.provenance,
@@ -137,6 +139,8 @@ def format_summary(s: dict, max_warnings: int = 12) -> str:
         lines.append(f"  a formula the design supports: {' + '.join(f'(1|{t})' for t in s['suggested_terms'])}")
     if "scoring_rules" in s and "error" not in s["scoring_rules"]:
         lines += ["", f"Verifiers: {', '.join(s['verifiers'])} (see --json for the scoring-rule comparison)"]
+    if s.get("subject_ids"):
+        lines += ["", *format_subject_ids(s["subject_ids"])]
     warnings = s["warnings"]
     lines += ["", f"Warnings ({len(warnings)})" if warnings else "No warnings"]
     for w in warnings[:max_warnings]:

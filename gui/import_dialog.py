@@ -201,6 +201,14 @@ class IdMappingDialog(QDialog):
                    f"({m.get('share_mapped', 0):.0%}): {m.get('split', 0)} into a model and a scaffold, "
                    f"{m.get('model_only', 0)} to a model only, {m.get('no_rule', 0)} by no rule (shaded)."
                    if m else f"{len(subjects)} subject ids.")
+        pooled = corpus.provenance.get("scaffolds_not_separated")
+        if pooled:  # core/corpus/importers/unsplit.py: "unknown" is never a scaffold level
+            summary += (f" {pooled['not_split']} ids name no scaffold, so scaffolds are not separated and fits "
+                        "have no scaffold terms: give those rows their scaffold.")
+        merges = corpus.provenance.get("model_merges") or []
+        if merges:
+            summary += (f" {sum(len(x['spellings']) for x in merges)} model spellings were merged into "
+                        f"{len(merges)} models (ddr inspect lists them).")
         intro = QLabel(summary + " Edit a model or scaffold to fix a row, then save the rows as an alias file "
                        "and open the corpus with it.")
         intro.setWordWrap(True)

@@ -34,7 +34,7 @@ def test_inspect_demo_json(capsys):
 @pytest.mark.parametrize("rel,counts", [
     ("terminal-bench-2/meta.json", dict(n_records=7387, n_trials=36867, n_models=29, n_scaffolds=18, n_agents=81, n_tasks=89)),
     ("terminal-bench-2/responses_raw.jsonl", dict(n_records=7304, n_trials=36452, n_models=29, n_scaffolds=18, n_agents=81, n_tasks=88)),
-    ("bridge/all_a_pyirt.jsonl", dict(n_records=85453, n_trials=85453, n_benchmarks=5, n_tasks=943, n_models=132, n_scaffolds=28, n_agents=175)),
+    ("bridge/all_a_pyirt.jsonl", dict(n_records=85453, n_trials=85453, n_benchmarks=5, n_tasks=943, n_models=128, n_scaffolds=1, n_agents=128)),
     ("bridge/gdpval_normalized_results.jsonl", dict(n_records=3520, n_models=16, n_tasks=220)),
     ("bridge/swebench_normalized_results.jsonl", dict(n_records=2994, n_models=6, n_tasks=500)),
     ("bridge/mlebench_normalized_results.jsonl", dict(n_records=494, n_models=13, n_tasks=38)),

@@ -161,7 +161,7 @@ def mapping_problems(roles: dict[str, str], constants: dict[str, str] | None = N
     have = set(used) | set(constants)
     if SUBJECT in have:
         have |= {"model", "scaffold"}
-    for r in ("benchmark", "task", "model", "scaffold"):
+    for r in ("benchmark", "task", "model"):  # no scaffold: one scaffold, with a note (core/corpus/validate.py)
         if r not in have:
             hints = ["type one name for every row"] if r in ("benchmark", "scaffold") else []
             if r in ("model", "scaffold"):

@@ -171,13 +171,16 @@ def resolve_column(raw: pd.DataFrame, name: str, original: dict[str, str] | None
     return None
 
 
-def _nested_keys(raw: pd.DataFrame, limit: int = 12) -> list[str]:
-    """Dotted names of the keys of nested objects (first rows), for error messages."""
+def _nested_keys(raw: pd.DataFrame, limit: int = 12, names: dict[str, str] | None = None) -> list[str]:
+    """The file's column names (``names``: name in ``raw`` -> the file's, for columns the synonyms
+    renamed), nested objects' keys in dotted form (first rows), for error messages."""
+    names = names or {}
     out: list[str] = []
     for c in raw.columns:
         if str(c).startswith("_"):
             continue
         sample = next((v for v in raw[c].head(50) if isinstance(v, dict)), None)
+        c = names.get(str(c), str(c))
         if sample is None:
             out.append(str(c))
             continue
@@ -227,7 +230,7 @@ def apply_mapping(raw: pd.DataFrame, column_sources: dict[str, str], mapping: Co
         values = resolve_column(raw, col, original)
         if values is None:
             errors.append(error("unknown-column", f"--columns maps {role} to '{col}', but the file has no such "
-                                f"column (columns: {', '.join(_nested_keys(raw))}).",
+                                f"column (columns: {', '.join(_nested_keys(raw, names=sources))}).",
                                 f"write {role}=<one of those names>; a dotted name reaches into nested JSON "
                                 "objects.", file=fname, column=col))
             continue
@@ -296,15 +299,27 @@ def _split_subjects(raw: pd.DataFrame, ids: pd.Series, mapping: ColumnMapping, f
     unmapped = [str(u) for u, (_, lay) in zip(uniques, split) if lay is None]
     if unmapped:
         issues.append(warning("subject-fallback", f"{len(unmapped)} subject ids match no convention (e.g. "
-                              f"{', '.join(map(repr, unmapped[:3]))}); each is a model of its own with scaffold "
-                              "'unknown'.", "map the scaffold with --columns scaffold=... or --scaffold NAME.",
+                              f"{', '.join(map(repr, unmapped[:3]))}); each is a model of its own and names no "
+                              "scaffold.", "map the scaffold with --columns scaffold=... or --scaffold NAME.",
                               file=fname, column=col, count=len(unmapped)))
+    from .importers.unsplit import merge_model_spellings, pool_unnamed_scaffolds
+
+    subjects, _merges, more = merge_model_spellings([s for s, _ in split], file=fname, column=col)
+    issues.extend(more)
     missing = codes < 0
-    models = np.array([s.model for s, _ in split] + [None], dtype=object)
-    scaffolds = np.array([s.scaffold for s, _ in split] + [None], dtype=object)
+    models = np.array([s.model for s in subjects] + [None], dtype=object)
+    scaffolds = np.array([s.scaffold for s in subjects] + [None], dtype=object)
     idx = np.where(missing, len(split), codes)
     raw = raw.copy()
-    for role, values in (("model", models[idx]), ("scaffold", scaffolds[idx]),
+    if "scaffold" not in mapping.columns and "scaffold" not in mapping.constants:
+        part = pd.DataFrame({"scaffold": scaffolds[idx]})
+        part, _info, more = pool_unnamed_scaffolds(part, text.to_numpy(dtype=object), [str(u) for u in uniques],
+                                                   stack.unknown_scaffolds, file=fname, column=col)
+        issues.extend(more)
+        scaffolds_of_rows = part["scaffold"].to_numpy(dtype=object)
+    else:
+        scaffolds_of_rows = scaffolds[idx]
+    for role, values in (("model", models[idx]), ("scaffold", scaffolds_of_rows),
                          (schema.TRIAL_ID, np.asarray(text.to_numpy(dtype=object)))):
         if role not in mapping.columns and role not in mapping.constants:
             raw[role] = values

@@ -30,7 +30,7 @@ CANONICAL_FORMATS = ("csv", "tsv", "jsonl", "parquet")
 
 # -- column names ---------------------------------------------------------------
 def map_columns(columns: list[str]) -> tuple[dict[str, str], list[CorpusIssue]]:
-    """Map file column names to canonical names.
+    """Map file column names to canonical names (:data:`.schema.SYNONYMS`, also after a dotted prefix).
 
     Returns
     -------
@@ -43,12 +43,26 @@ def map_columns(columns: list[str]) -> tuple[dict[str, str], list[CorpusIssue]]:
     rename: dict[str, str] = {}
     taken: dict[str, str] = {}
     issues: list[CorpusIssue] = []
-    # exact canonical names first, so that a synonym never displaces them
-    ordered = sorted(columns, key=lambda c: 0 if schema.normalise_name(c) in schema.SYNONYMS else 1)
+
+    def role_of(col) -> tuple[int, str | None]:
+        """(priority, canonical name): the exact canonical name, then a synonym, then either of them as
+        the last part of a dotted name (``metadata.instance_id`` -> task, as exports of nested JSON
+        write it)."""
+        whole = schema.normalise_name(col)
+        if whole in schema.SYNONYMS:
+            return 0, whole
+        if whole in table:
+            return 1, table[whole]
+        if "." in str(col):
+            return 2, table.get(schema.normalise_name(str(col).rsplit(".", 1)[-1]))
+        return 3, None
+
+    # exact canonical names first, then synonyms, then dotted names: a nearer match is never displaced
+    ordered = sorted(columns, key=lambda c: role_of(c)[0])
     for col in ordered:
         if str(col).startswith(schema.VERIFIER_PREFIX):
             continue
-        canonical = table.get(schema.normalise_name(col))
+        canonical = role_of(col)[1]
         if canonical is None:
             continue
         if canonical in taken:
@@ -181,6 +195,8 @@ def read_jsonl(path: Path, encoding: str | None = None) -> tuple[pd.DataFrame, d
     keep = np.array([bool(line.strip()) for line in lines])
     try:
         tbl = pajson.read_json(io.BytesIO(data), read_options=pajson.ReadOptions(block_size=1 << 24))
+        while any(pa.types.is_struct(f.type) for f in tbl.schema):  # nested objects -> dotted columns
+            tbl = tbl.flatten()
         raw = tbl.to_pandas()
     except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError):
         raise CorpusError([_locate_json_problem(data, path)]) from None

@@ -15,6 +15,11 @@ from __future__ import annotations
 #: Facets that every record must carry.  ``task`` is nested in ``benchmark``.
 REQUIRED_FACETS: tuple[str, ...] = ("benchmark", "task", "model", "scaffold")
 
+#: The scaffold facet's name, and the one scaffold of a table that names none (a per-run export of one
+#: leaderboard): a single level, so fits have no scaffold terms (core/corpus/validate.py says so).
+SCAFFOLD = "scaffold"
+SCAFFOLD_NOT_NAMED = "(scaffold not named)"
+
 #: Optional trial / run / replicate identifier.
 TRIAL_ID = "trial"
 

@@ -112,7 +112,28 @@ def _stripped_category(col: pd.Series) -> pd.Series:
     return pd.Series(pd.Categorical.from_codes(codes, categories=uniques.astype(object).astype(str)), index=col.index)
 
 
-def _suggest(missing: str, columns: list[str]) -> str:
+def _guessed_columns(raw: pd.DataFrame, sources: dict[str, str], missing: list[str]) -> str | None:
+    """The ``--columns`` line the column guesser (:mod:`.column_guess`, the app's import dialog) would
+    use on this file, plus ``--benchmark NAME`` when no column can be the benchmark; None when it
+    guesses nothing."""
+    from .column_guess import guess_roles, to_mapping
+
+    head = raw[[c for c in raw.columns if not str(c).startswith("_")]].head(200)
+    head = head.rename(columns={c: sources.get(c, c) for c in head.columns})
+    try:
+        mapping = to_mapping(guess_roles(head))
+    except Exception:  # noqa: BLE001 - a hint must never hide the error it explains
+        return None
+    mapping.columns = {r: c for r, c in mapping.columns.items() if not r.startswith(schema.VERIFIER_PREFIX)}
+    if not mapping.columns:
+        return None
+    line = f"--columns {mapping.to_text()}"
+    if "benchmark" in missing and "benchmark" not in mapping.columns:
+        line += " --benchmark NAME"
+    return f"the column guesser reads this file as: {line} (check it, then run again with it)"
+
+
+def _suggest(missing: str, columns: list[str], guess: str | None = None) -> str:
     names = [str(c) for c in columns if not str(c).startswith("_")]
     close = difflib.get_close_matches(missing, names, n=1, cutoff=0.6)
     syn = ", ".join(schema.SYNONYMS.get(missing, ())[:4])
@@ -125,6 +146,8 @@ def _suggest(missing: str, columns: list[str]) -> str:
     fix += f", or map a column to it: --columns {missing}=<column> (dotted names reach into nested JSON)"
     if missing in ("benchmark", "scaffold"):
         fix += f", or name one {missing} for every row: --{missing} NAME"
+    if guess:
+        fix += f"; {guess}"
     return fix + "."
 
 
@@ -165,15 +188,31 @@ def build_corpus(raw: pd.DataFrame, *, file: str | Path | None, format: str, nam
                             "check that it is the right file and that it has rows below the header.", file=fname))
         raise CorpusError([i for i in issues if i.severity == "error"] or issues)
 
+    # the file's own names: not the canonical names synonyms gave them, not the constants of --columns
+    header = [src(str(x)) for x in raw.columns if not str(x).startswith("_") and "==" not in src(str(x))]
     missing = [c for c in schema.REQUIRED_FACETS if c not in raw.columns]
-    for c in missing:
-        issues.append(error("missing-column", f"no '{c}' column (columns found: "
-                            f"{', '.join(str(x) for x in raw.columns if not str(x).startswith('_'))}).",
-                            _suggest(c, list(raw.columns)), file=fname, column=c))
+    if schema.SCAFFOLD in missing:  # one scaffold, said, rather than a refusal
+        raw = raw.assign(**{schema.SCAFFOLD: schema.SCAFFOLD_NOT_NAMED})
+        missing.remove(schema.SCAFFOLD)
+        sources[schema.SCAFFOLD] = f"none in the file: '{schema.SCAFFOLD_NOT_NAMED}'"
+        issues.append(warning("scaffold-not-named", f"the file has no scaffold column: every record gets the one "
+                              f"scaffold '{schema.SCAFFOLD_NOT_NAMED}', so fits have no scaffold terms and a model's "
+                              "effect is its effect in the harness that ran it.",
+                              "name the harness with --scaffold NAME, or map a column to it with --columns "
+                              "scaffold=COLUMN.", file=fname, column=schema.SCAFFOLD, count=len(raw)))
     has_result = schema.RESULT in raw.columns
     has_cells = schema.SUCCESSES in raw.columns or schema.TRIALS in raw.columns
-    if not has_result and not has_cells:
-        issues.append(error("missing-column", "no result column.", _FIX_RESULT + ".", file=fname, column="result"))
+    no_result = not has_result and not has_cells
+    guess = _guessed_columns(raw, sources, [*missing, *(["result"] if no_result else [])]) \
+        if missing or no_result else None
+    for i, c in enumerate(missing):  # the guesser's line once, with the first missing role
+        issues.append(error("missing-column", f"no '{c}' column (columns found: {', '.join(header)}).",
+                            _suggest(c, header, guess if i == 0 else guess and "or use the column guesser's "
+                                     "--columns line above"), file=fname, column=c))
+    if no_result:
+        hint = (guess if not missing else "or use the column guesser's --columns line above") if guess else None
+        issues.append(error("missing-column", f"no result column (columns found: {', '.join(header)}).",
+                            _FIX_RESULT + (f"; {hint}" if hint else "") + ".", file=fname, column="result"))
     elif has_cells and not (schema.SUCCESSES in raw.columns and schema.TRIALS in raw.columns):
         have = schema.SUCCESSES if schema.SUCCESSES in raw.columns else schema.TRIALS
         need = schema.TRIALS if have == schema.SUCCESSES else schema.SUCCESSES

@@ -476,7 +476,15 @@ def _notices(ct: SheetContent) -> list[Notice]:
                                     for t, ps in confounded)
                           + f": the corpus lacks the overlap that tells them apart ({cite('hardy2026', 'Prop. E.2-E.3')}), so "
                           "the split between them leans on the prior."))
-    if s.get("n_scaffolds") == 1:
+    ids = s.get("subject_ids") or {}
+    if ids.get("scaffolds_not_separated"):  # core/corpus/importers/unsplit.py: "unknown" is never a scaffold
+        out.append(Notice("caution", "Subject ids not split.",
+                          f"{ids['not_split']} of {ids['ids']} subject ids name no scaffold (e.g. "
+                          f"{escape(', '.join(ids.get('not_split_examples', [])[:2]))}), so scaffolds were not "
+                          "separated: the fit has no scaffold terms, 'model' averages over the harnesses its runs "
+                          f"used, and the reliability ignores how rankings change across scaffolds. To fit them, "
+                          f"{escape(ids['how_to_map'].replace(' to fit scaffold terms', ''))}."))
+    elif s.get("n_scaffolds") == 1:
         out.append(Notice("caution", "One scaffold.",
                           f"The scaffold, model {TIMES} scaffold and task {TIMES} scaffold variances "
                           "cannot be estimated: every model ran in one "

@@ -70,10 +70,34 @@ def test_parse_columns_errors(text, kw, column, words):
 def test_csv_refused_without_mapping_says_how(runs_csv):
     with pytest.raises(CorpusError) as exc:
         load_corpus(runs_csv)
-    missing = {i.column: i for i in exc.value.issues if i.code == "missing-column"}
-    assert set(missing) == {"benchmark", "task", "model", "scaffold", "result"}
-    assert "--columns task=<column>" in missing["task"].fix
-    assert "--scaffold NAME" in missing["scaffold"].fix and "--benchmark NAME" in missing["benchmark"].fix
+    # task, model and result are synonyms under the dotted prefix; no scaffold is one scaffold: only the
+    # benchmark is missing, and the fix is the --columns line the column guesser would use
+    [issue] = exc.value.issues
+    assert (issue.code, issue.column) == ("missing-column", "benchmark")
+    assert ("(columns found: agent_run_id, metadata.instance_id, metadata.model_name, metadata.resolved)"
+            in issue.message)
+    assert ("the column guesser reads this file as: --columns trial=agent_run_id,task=metadata.instance_id,"
+            "model=metadata.model_name,result=metadata.resolved --benchmark NAME") in issue.fix
+
+
+def test_dotted_synonyms_and_one_scaffold(runs_csv):
+    c = load_corpus(runs_csv, benchmark="swe-bench-verified")
+    t = c.table.astype(str)
+    assert (c.n_records, c.n_levels("task"), c.n_levels("model"), c.n_successes) == (5, 3, 2, 3)
+    assert set(t["scaffold"]) == {"(scaffold not named)"}
+    w = next(w for w in c.warnings if w.code == "scaffold-not-named")
+    assert w.count == 5 and "--scaffold NAME" in w.fix and "no scaffold terms" in w.message
+
+
+def test_missing_roles_list_the_files_own_header(tmp_path):
+    """Columns the synonyms renamed are listed as the file writes them, not by their canonical names."""
+    p = tmp_path / "runs.csv"
+    p.write_text("Model_Name,Task_ID,passed,harness\ngpt-4o,t1,1,h\n", encoding="utf-8")
+    with pytest.raises(CorpusError) as exc:
+        load_corpus(p)
+    [issue] = exc.value.issues
+    assert "(columns found: Model_Name, Task_ID, passed, harness)" in issue.message
+    assert "--columns model=Model_Name,task=Task_ID,result=passed,scaffold=harness --benchmark NAME" in issue.fix
 
 
 def test_csv_with_mapping_and_constants(runs_csv):
@@ -125,10 +149,11 @@ def test_subject_role_splits_system_ids(tmp_path):
                  "20240820_honeycomb,a__b-1,0\n", encoding="utf-8")
     c = load_corpus(p, columns="subject=system", benchmark="swebench")
     t = c.table.astype(str).drop_duplicates("trial").set_index("trial")
-    assert (t.loc["20240620_sweagent_claude3.5sonnet", "model"], t.loc["20240620_sweagent_claude3.5sonnet",
-                                                                      "scaffold"]) == ("claude3.5sonnet", "SWE-agent")
-    assert (t.loc["20240820_honeycomb", "model"], t.loc["20240820_honeycomb", "scaffold"]) == ("20240820_honeycomb",
-                                                                                             "unknown")
+    # honeycomb names no scaffold: "unknown" is not made a scaffold, the file has one scaffold (unsplit.py)
+    assert t.loc["20240620_sweagent_claude3.5sonnet", "model"] == "claude3.5sonnet"
+    assert t.loc["20240820_honeycomb", "model"] == "20240820_honeycomb"
+    assert set(t["scaffold"]) == {"(scaffolds not separated)"}
+    assert "1 of 3 subject ids name no scaffold" in next(w for w in c.warnings if w.code == "scaffold-unknown").message
     w = next(w for w in c.warnings if w.code == "subject-ids-mapped")
     assert "3 of 3 subject ids (100%)" in w.message
 
@@ -177,7 +202,8 @@ def test_guess_roles_by_name_then_values(tmp_path):
     assert roles == {"agent_run_id": "trial", "metadata.instance_id": "task", "metadata.model_name": "model",
                      "metadata.resolved": "result", "metadata.usage.input_tokens": "input_tokens"}
     problems = mapping_problems(roles, {}, df)
-    assert len(problems) == 2 and problems[0].startswith("no column is the benchmark")
+    # without a scaffold column the file loads with one scaffold and a note: not a problem
+    assert len(problems) == 1 and problems[0].startswith("no column is the benchmark")
     assert mapping_problems(roles, {"benchmark": "b", "scaffold": "h"}, df) == []
     text = to_mapping(roles, {"benchmark": "b", "scaffold": "h"}).to_text()
     assert load_corpus(tmp_path / "runs.jsonl", columns=text).n_records == 3
@@ -188,3 +214,17 @@ def test_guess_roles_by_name_then_values(tmp_path):
     bad = {"who": "subject", "what": "task", "ok": "task"}
     assert "'task' is given to 2 columns (what, ok): choose one." in mapping_problems(bad, {"benchmark": "b"})
     assert shape_key(["a", "b"]) == shape_key(["b", "a"]) != shape_key(["a", "c"])
+
+
+def test_nested_per_run_jsonl_is_read_by_dotted_synonyms(tmp_path):
+    """{"metadata": {"instance_id", "model_name", "resolved"}} rows: detected, flattened, matched; no scaffold."""
+    c = load_corpus(runs_jsonl(tmp_path / "runs.jsonl"), benchmark="swe-bench-verified")
+    assert c.format == "jsonl"
+    assert (c.n_records, c.n_levels("task"), c.n_levels("model"), c.n_successes) == (3, 2, 2, 2)
+    assert set(c.table["scaffold"].astype(str)) == {"(scaffold not named)"}
+    assert list(c.table["input_tokens"]) == [100, 200, 300]  # usage.input_tokens
+    with pytest.raises(CorpusError) as exc:
+        load_corpus(tmp_path / "runs.jsonl")
+    [issue] = exc.value.issues
+    assert "(columns found: agent_run_id, metadata.instance_id, metadata.model_name, metadata.resolved, " \
+           "metadata.usage.input_tokens)" in issue.message

@@ -14,6 +14,7 @@ from ddr_explorer.core.corpus.importers import pyirt  # noqa: E402
 from ddr_explorer.core.corpus.io import load_corpus  # noqa: E402
 from ddr_explorer.gui.import_dialog import ColumnMappingDialog, IdMappingDialog  # noqa: E402
 from ddr_explorer.gui.main_window import MainWindow  # noqa: E402
+from PySide6.QtWidgets import QLabel  # noqa: E402
 
 RUNS = """agent_run_id,metadata.instance_id,metadata.model_name,metadata.resolved
 r1,django__django-11099,gpt-4o,True
@@ -40,7 +41,8 @@ def test_guesses_validates_and_gives_the_mapping(qtbot, tmp_path):
     assert d.table.rowCount() == 6  # the role row and the 5 rows of the file
     ok = d.buttons.button(d.buttons.StandardButton.Ok)
     assert not ok.isEnabled()
-    assert any("benchmark" in p for p in d.problem_list()) and any("scaffold" in p for p in d.problem_list())
+    # no scaffold is one scaffold with a note (core/corpus/validate.py), not a problem of the mapping
+    assert any("benchmark" in p for p in d.problem_list()) and not any("scaffold" in p for p in d.problem_list())
     d.benchmark_edit.setText("swe-bench-verified")
     d.scaffold_edit.setText("leaderboard harness")
     assert d.problem_list() == [] and ok.isEnabled()
@@ -111,3 +113,7 @@ def test_id_mapping_table_edit_and_save(qtbot, tmp_path):
     assert (s["20240620_sweagent_claude3.5sonnet"]["model"], s["20240620_sweagent_claude3.5sonnet"]["scaffold"]) \
         == ("claude3.5sonnet", "SWE-agent")
     assert back.provenance["id_mapping"]["no_rule"] == 0  # every row is now an explicit entry
+    # ... but "mystery" still names no scaffold: scaffolds stay not separated, and the table says so
+    assert c.provenance["scaffolds_not_separated"]["not_split"] == 2
+    assert back.provenance["scaffolds_not_separated"]["examples"] == ["mystery"]
+    assert any("2 ids name no scaffold, so scaffolds are not separated" in lab.text() for lab in d.findChildren(QLabel))

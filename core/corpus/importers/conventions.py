@@ -209,5 +209,8 @@ def subjects_toml(rows: dict[str, tuple[str, str]], *, source: str | None = None
     if source:
         lines.append(f"source = {q(source)}")
     lines += ["", "[subjects]"]
-    lines += [f"{q(sid)} = {{ model = {q(m)}, scaffold = {q(s)} }}" for sid, (m, s) in rows.items()]
+    # a row without a real scaffold gets no scaffold key: it stays "names no scaffold" (unsplit.py), because
+    # an entry that names a scaffold is taken as written
+    lines += [f"{q(sid)} = {{ model = {q(m)}" + ("" if str(s).strip() in ("", UNKNOWN) else f", scaffold = {q(s)}")
+              + " }" for sid, (m, s) in rows.items()]
     return "\n".join(lines) + "\n"

@@ -41,17 +41,36 @@ _CANONICAL_BY_SUFFIX = {".csv": "csv", ".tsv": "tsv", ".tab": "tsv", ".parquet":
 _JSON_SUFFIXES = (".jsonl", ".ndjson", ".json")
 
 
-def is_canonical_record(obj: dict) -> bool:
-    """True for a flat JSON object whose keys name at least three canonical facets.
+def _dotted(obj: dict, prefix: str = "") -> dict:
+    """A nested JSON object's leaves by dotted name (``{"metadata": {"instance_id": ...}}`` ->
+    ``metadata.instance_id``), as the JSON-lines reader flattens them."""
+    out = {}
+    for k, v in obj.items():
+        if isinstance(v, dict):
+            out.update(_dotted(v, f"{prefix}{k}."))
+        else:
+            out[f"{prefix}{k}"] = v
+    return out
 
-    py-irt and normalized rows nest objects (``responses``, ``metadata``,
-    verifier ``score``) and never name a scaffold; canonical rows are flat.
+
+def is_canonical_record(obj: dict) -> bool:
+    """True for a JSON object whose keys name at least three canonical facets, or, for a per-run
+    export that nests its fields (``{"metadata": {"instance_id", "model_name", "resolved"}}``), two
+    facets and a result under their dotted names.
+
+    py-irt and normalized rows (sniffed before this) nest objects (``responses``, ``metadata``,
+    verifier ``score``) and never name a scaffold.
     """
-    if any(isinstance(v, (dict, list)) for v in obj.values()):
+    if any(isinstance(v, list) for v in obj.values()):
         return False
     table = schema.synonym_table()
-    named = {table.get(schema.normalise_name(k)) for k in obj}
-    return len(named & set(schema.REQUIRED_FACETS)) >= 3
+    nested = any(isinstance(v, dict) for v in obj.values())
+    keys = _dotted(obj) if nested else obj
+    named = {table.get(schema.normalise_name(str(k).rsplit(".", 1)[-1])) for k in keys}
+    facets = len(named & set(schema.REQUIRED_FACETS))
+    if not nested:
+        return facets >= 3
+    return facets >= 2 and bool(named & {schema.RESULT, schema.SUCCESSES})
 
 
 def detect_format(path: str | Path) -> str:

@@ -35,6 +35,12 @@ is a run with several models, named ``multiple_models`` if the alias file sets
 it, else the names joined with ``+`` (reported).  Model and scaffold names
 then go through the ``[models]`` and ``[scaffolds]`` alias tables.
 
+Two file-wide rules follow (:mod:`.unsplit`, both reported): model names that
+differ only in case and ``-_.`` are merged (``gpt4o`` / ``gpt-4o``; alias key
+``merge_models = false`` keeps them apart), and when some records' scaffold is
+unknown, "unknown" is not made a scaffold level: every record gets the one
+scaffold ``"(scaffolds not separated)"`` and fits have no scaffold terms.
+
 Benchmark and task of an item
 -----------------------------
 The ``benchmark=`` option names one benchmark for every item.  Otherwise the
@@ -55,6 +61,7 @@ Every key is optional::
     benchmark = "terminal-bench-2.0"   # benchmark of items no [[benchmarks]] rule matches
     default_scaffold = "unknown"       # scaffold of subjects whose id names none
     multiple_models = "Multiple"       # model name of runs that list several models
+    merge_models = false               # keep model spellings apart (default: merged, see model_keys.py)
 
     [meta]                             # free text, shown in provenance
     description = "..."
@@ -80,6 +87,11 @@ Every key is optional::
     [[benchmarks]]                     # item id -> benchmark, first full match wins
     name = "mlebench"
     regex = '^(?P<task>.+)::(?P<verifier>[A-Za-z0-9_]+)$'
+
+    [harness_model]                    # "<harness>_<model>" ids, harness names as data
+    model_start = '(?:gpt|claude)'     # (core/corpus/importers/harnesses.py)
+    [harness_model.harnesses]
+    "Claude Code" = ["claude-code"]
 
 ``scaffold_by_benchmark`` gives a subject a different scaffold on some
 benchmarks (BRIDGE's model-named subjects ran each benchmark in another
@@ -142,6 +154,7 @@ class AliasRules:
     scaffolds: dict[str, str] = field(default_factory=dict)
     benchmarks: list[tuple[str, re.Pattern]] = field(default_factory=list)
     meta: dict = field(default_factory=dict)
+    merge_models: bool = True
 
 
 def _alias_error(path, message: str, fix: str, column: str | None = None) -> CorpusError:
@@ -175,6 +188,11 @@ def load_aliases(path: str | Path) -> AliasRules:
     rules.benchmark = text("benchmark")
     rules.default_scaffold = text("default_scaffold") or UNKNOWN
     rules.multiple_models = text("multiple_models")
+    merge = doc.get("merge_models", True)
+    if not isinstance(merge, bool):
+        raise _alias_error(path, f"'merge_models' must be true or false, not {merge!r}.",
+                           "write merge_models = false to keep every model spelling apart.", "merge_models")
+    rules.merge_models = merge
     for table in ("subjects", "scaffold_prefixes", "models", "scaffolds"):
         if not isinstance(doc.get(table, {}), dict):
             raise _alias_error(path, f"'{table}' must be a table.", f"write it as [{table}].", table)
@@ -200,6 +218,14 @@ def load_aliases(path: str | Path) -> AliasRules:
         if "model" not in rx.groupindex and not pat.get("model"):
             raise _alias_error(path, f"{where} gives no model.", "add a (?P<model>...) group or model = '...'.", where)
         rules.subject_patterns.append((rx, pat.get("scaffold"), pat.get("model")))
+    if "harness_model" in doc:  # harness names as data (core/corpus/importers/harnesses.py)
+        from .harnesses import harness_patterns
+
+        try:
+            rules.subject_patterns.extend(harness_patterns(doc["harness_model"]))
+        except ValueError as exc:
+            raise _alias_error(path, str(exc), "see core/corpus/importers/harnesses.py for the table's format.",
+                               "harness_model") from None
     rules.models = {str(k): str(v) for k, v in doc.get("models", {}).items()}
     rules.scaffolds = {str(k): str(v) for k, v in doc.get("scaffolds", {}).items()}
     for i, b in enumerate(doc.get("benchmarks", []), start=1):
@@ -240,7 +266,8 @@ _AT = "_at_"
 def _model_part(part: str, rules: AliasRules) -> tuple[str, list[str], bool, bool]:
     """Model name(s) of a model part; returns (model, orgs, several models, several named by a rule)."""
     names, orgs = [], []
-    for piece in part.split(",") if _AT in part else [part]:
+    several = "," in part and all(p.strip() for p in part.split(","))  # "a_at_x,b_at_y" or, without orgs, "a,b"
+    for piece in part.split(",") if several else [part]:
         piece = piece.strip()
         if _AT in piece:
             piece, org = piece.rsplit(_AT, 1)
@@ -440,6 +467,7 @@ def read(path: str | Path, *, aliases="auto", benchmark: str | None = None, veri
 
     # -- subjects -> model, scaffold --------------------------------------------------------------
     from .conventions import build_stack, format_mapping, mapping_summary
+    from .unsplit import merge_model_spellings, pool_unnamed_scaffolds
 
     rules, how = resolve_aliases(aliases, path, subj_ids)
     stack = build_stack(rules, how, conventions=how != "none")
@@ -449,7 +477,9 @@ def read(path: str | Path, *, aliases="auto", benchmark: str | None = None, veri
                               "pass aliases=<file> (--aliases) to use another mapping, or aliases=None for none.",
                               file=path, column="subject_id"))
     split = [stack.split(s) for s in subj_ids]
-    subjects = [sub for sub, _ in split]
+    subjects, model_merges, more = merge_model_spellings([sub for sub, _ in split], rules.merge_models and how != "none",
+                                                        file=path)
+    issues.extend(more)
     id_mapping = mapping_summary([(sid, sub, lay) for sid, (sub, lay) in zip(subj_ids, split)],
                                  stack.unknown_scaffolds)
     if subj_ids and stack.layers:
@@ -516,16 +546,11 @@ def read(path: str | Path, *, aliases="auto", benchmark: str | None = None, veri
     if is_ver.any():
         raw, scoring_note = _fold_verifiers(raw, ver, is_ver, scoring or "all-pass", gamma, verifier, path, issues)
 
-    unknown_names = stack.unknown_scaffolds
-    unknown_scaffold = sorted({sid for sid, sub in zip(subj_ids, subjects) if sub.scaffold in unknown_names})
-    if unknown_scaffold:
-        n_rec = int(raw["scaffold"].isin(unknown_names).sum())
-        issues.append(warning("scaffold-unknown", f"{len(unknown_scaffold)} of {len(subj_ids)} subject ids name "
-                              f"no scaffold (e.g. {', '.join(unknown_scaffold[:3])}); their {n_rec} records have "
-                              f"scaffold {' or '.join(map(repr, sorted(set(raw['scaffold'][raw['scaffold'].isin(unknown_names)].astype(str)))))}.",
-                              "name the scaffolds in the alias file if you know them; until then the model and "
-                              "scaffold effects of these subjects cannot be told apart.",
-                              file=path, column="subject_id", count=n_rec))
+    named = {sid for sid, (sub, lay) in zip(subj_ids, split)  # a [subjects] entry's scaffold is the user's word
+             if sub.rule == "explicit" and lay is not None and "scaffold" in lay.rules.subjects.get(sid, {})}
+    raw, not_separated, more = pool_unnamed_scaffolds(raw, raw["trial"].to_numpy(), subj_ids,
+                                                      stack.unknown_scaffolds, named=named, file=path)
+    issues.extend(more)
     repeated = _repeated_agents(raw)
     if repeated:
         ex = "; ".join(f"{m} with {a} ({n} runs)" for m, a, n in repeated[:3])
@@ -542,14 +567,17 @@ def read(path: str | Path, *, aliases="auto", benchmark: str | None = None, veri
         "aliases_chosen": how,
         "conventions": [lay.label for lay in stack.layers if lay.is_convention],
         "id_mapping": id_mapping,
+        "model_merges": model_merges,
+        "scaffolds_not_separated": not_separated,
         "alias_meta": rules.meta,
         "benchmark_option": benchmark,
         "subjects": {sid: {"model": sub.model, "scaffold": sub.scaffold, "rule": sub.rule, "line": line,
                            "mapped_by": None if lay is None else lay.label,
+                           **({"spelled": found.model} if found.model != sub.model else {}),
                            **({"orgs": sub.orgs} if sub.orgs else {}),
                            **({"scaffold_by_benchmark": sub.scaffold_by_benchmark}
                               if sub.scaffold_by_benchmark else {})}
-                     for sid, sub, line, (_, lay) in zip(subj_ids, subjects, subj_lines, split)},
+                     for sid, sub, line, (found, lay) in zip(subj_ids, subjects, subj_lines, split)},
         "fallback_subjects": [sid for sid, sub in zip(subj_ids, subjects) if sub.fallback],
         "agents_with_repeated_runs": [{"model": m, "scaffold": a, "runs": n} for m, a, n in repeated],
         "unmatched_items": list(map(str, unmatched)),

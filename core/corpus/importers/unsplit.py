@@ -1,0 +1,169 @@
+"""What a file's subject ids leave undecided, settled in the open.
+
+Two rules, applied by every importer that splits subject ids (py-irt files and
+a table's ``subject`` column, :mod:`.columns`):
+
+* **Model spellings are merged** (:mod:`.model_keys`): ``gpt4o``, ``gpt-4o`` and
+  ``GPT-4o`` are one model.  Every merge is reported (warning
+  ``model-spellings-merged``, provenance ``model_merges``); an alias file with
+  ``merge_models = false`` keeps the spellings apart.
+* **"unknown" is never a level of the scaffold facet.**  An id that names no
+  scaffold (a product such as ``20240820_honeycomb``, a bare model name, an id
+  no rule splits) does not say which harness ran; putting all such ids under
+  one scaffold "unknown" would fit a scaffold variance between that grab-bag and
+  the real harnesses (seed 000 Eq. 2 reads a scaffold level as one harness).  So
+  when any record's scaffold is unknown, every record gets the one scaffold
+  :data:`SCAFFOLDS_NOT_SEPARATED`: the scaffold facet has a single level, the
+  presets' scaffold terms are left out of every fit (:mod:`..design.presets`),
+  and a model's effect averages over the harnesses its runs used.  The split
+  each id got is kept (provenance ``subjects``, the app's id table, ``ddr
+  inspect``), the warning ``scaffold-unknown`` and provenance
+  ``scaffolds_not_separated`` say how many ids were not split, and the DDR
+  sheet's "Read with care" box says how to map them (``--aliases FILE``, or the
+  app's Subject ids table, which saves one).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+import pandas as pd
+
+from ..issues import CorpusIssue, warning
+from .model_keys import format_merges, merge_spellings
+
+__all__ = ["SCAFFOLDS_NOT_SEPARATED", "HOW_TO_MAP", "merge_model_spellings", "pool_unnamed_scaffolds",
+           "subject_id_summary", "format_subject_ids"]
+
+#: The one scaffold of a file whose ids do not all name their scaffold.
+SCAFFOLDS_NOT_SEPARATED = "(scaffolds not separated)"
+
+#: How a user maps ids to their scaffolds (messages, the sheet, the app).
+HOW_TO_MAP = ("map the ids to their scaffolds with an alias file (--aliases FILE; the app's Analysis > Subject ids "
+              "table saves one) to fit scaffold terms")
+
+
+def merge_model_spellings(subjects: list, enabled: bool = True, *, file=None, column: str = "subject_id"
+                          ) -> tuple[list, list[dict], list[CorpusIssue]]:
+    """Merge the spellings of one model among the subjects' models (see the module docstring).
+
+    Parameters
+    ----------
+    subjects
+        One split subject (:class:`.pyirt.Subject`) per id.
+    enabled
+        False (``merge_models = false`` in the alias file): nothing is merged.
+
+    Returns
+    -------
+    subjects, merges, issues
+        The subjects with merged model names, the merges (:func:`.model_keys.merge_spellings`)
+        and a warning naming them.
+    """
+    if not enabled or not subjects:
+        return subjects, [], []
+    rename, merges = merge_spellings(s.model for s in subjects)
+    if not merges:
+        return subjects, [], []
+    out = [replace(s, model=rename.get(s.model, s.model)) for s in subjects]
+    n_sp = sum(len(m["spellings"]) for m in merges)
+    issue = warning("model-spellings-merged",
+                    f"{n_sp} model spellings that differ only in case and '-', '_', '.' were merged into "
+                    f"{len(merges)} models: {format_merges(merges)}.",
+                    "set merge_models = false in an alias file (--aliases) to keep them apart, or rename models "
+                    "in its [models] table.", file=None if file is None else str(file), column=column,
+                    count=n_sp)
+    return out, merges, [issue]
+
+
+def pool_unnamed_scaffolds(raw: pd.DataFrame, id_of_row, subject_ids: list[str], unknown: set[str], *,
+                           named=frozenset(), file=None, column: str = "subject_id"
+                           ) -> tuple[pd.DataFrame, dict | None, list[CorpusIssue]]:
+    """Give every record one scaffold when some records' scaffold is unknown (module docstring).
+
+    Parameters
+    ----------
+    raw
+        The importer's table (``scaffold`` column as split).
+    id_of_row
+        The subject id of each row of ``raw``.
+    subject_ids
+        Every subject id of the file, in file order.
+    unknown
+        Scaffold names that mean "the id names no scaffold".
+    named
+        Subject ids whose scaffold an alias file's ``[subjects]`` entry gives by name: taken as
+        written, even "unknown" (the user's word; ``ddr convert --to py-irt`` writes such entries
+        so that a table reads back as it was).
+
+    Returns
+    -------
+    raw, info, issues
+        ``info`` (None when every record names its scaffold) holds ``ids``,
+        ``not_split`` (ids with a record of unknown scaffold), ``examples``,
+        ``records``, ``scaffolds_named`` (the real scaffolds the split ids named)
+        and ``scaffold`` (the one scaffold given to every record).
+    """
+    if raw.empty:
+        return raw, None, []
+    is_unknown = raw["scaffold"].astype(str).isin(unknown).to_numpy().copy()
+    if named:
+        is_unknown &= ~pd.Series(np.asarray(id_of_row, dtype=object)).isin(set(named)).to_numpy()
+    if not is_unknown.any():
+        return raw, None, []
+    hit = set(np.asarray(id_of_row, dtype=object)[is_unknown])
+    named = sorted(set(raw["scaffold"].astype(str)[~is_unknown]))
+    ids = [s for s in subject_ids if s in hit]
+    info = {"ids": len(subject_ids), "not_split": len(ids), "examples": ids[:5], "records": int(is_unknown.sum()),
+            "scaffolds_named": named, "scaffold": SCAFFOLDS_NOT_SEPARATED}
+    raw = raw.copy()
+    raw["scaffold"] = SCAFFOLDS_NOT_SEPARATED
+    kept = (f"; the {len(named)} scaffold{'s' if len(named) != 1 else ''} the other ids name "
+            f"({', '.join(named[:4])}{', ...' if len(named) > 4 else ''}) are kept in the id table but not fitted"
+            if named else "")
+    issue = warning("scaffold-unknown",
+                    f"{len(ids)} of {len(subject_ids)} subject ids name no scaffold for some or all of their records "
+                    f"(e.g. {', '.join(ids[:3])}). "
+                    f"'unknown' is not made a scaffold: every record gets the one scaffold "
+                    f"'{SCAFFOLDS_NOT_SEPARATED}', so fits have no scaffold terms and a model's effect averages "
+                    f"over the harnesses its runs used{kept}.", HOW_TO_MAP + ".",
+                    file=None if file is None else str(file), column=column, count=len(ids))
+    return raw, info, [issue]
+
+
+def subject_id_summary(provenance: dict | None) -> dict | None:
+    """How a corpus's subject ids were read, for ``ddr inspect`` and the DDR sheet (None: no subject ids).
+
+    Keys: ``ids``, ``split`` (into a model and a scaffold), ``model_only``, ``no_rule``,
+    ``by_rules`` (ids per convention or alias file), ``model_merges``, ``not_split`` (ids whose
+    records name no scaffold; 0 when the scaffold facet is fitted), ``scaffolds_not_separated``
+    (True when every record got :data:`SCAFFOLDS_NOT_SEPARATED`) and ``how_to_map``.
+    """
+    p = provenance or {}
+    m = p.get("id_mapping")
+    if not m:
+        return None
+    pooled = p.get("scaffolds_not_separated") or None
+    return {"ids": m.get("ids", 0), "split": m.get("split", 0), "model_only": m.get("model_only", 0),
+            "no_rule": m.get("no_rule", 0), "by_rules": dict(m.get("by_rules") or {}),
+            "model_merges": list(p.get("model_merges") or []),
+            "not_split": pooled["not_split"] if pooled else 0,
+            "not_split_examples": pooled["examples"] if pooled else [],
+            "scaffolds_not_separated": bool(pooled), "how_to_map": HOW_TO_MAP}
+
+
+def format_subject_ids(s: dict) -> list[str]:
+    """The ``Subject ids`` lines of ``ddr inspect``: every heuristic split and merge, counted."""
+    by = ", ".join(f"{k} {v}" for k, v in sorted(s["by_rules"].items(), key=lambda kv: -kv[1])) or "none"
+    lines = ["Subject ids",
+             f"  {s['ids']} ids: {s['split']} split into a model and a scaffold, {s['model_only']} read as a "
+             f"model only, {s['no_rule']} matched no rule (rules used: {by})"]
+    if s["scaffolds_not_separated"]:
+        lines.append(f"  {s['not_split']} ids name no scaffold (e.g. {', '.join(s['not_split_examples'][:3])}): "
+                     f"scaffolds are not separated, fits have no scaffold terms")
+        lines.append(f"  to fit them: {s['how_to_map']}")
+    for m in s["model_merges"]:
+        lines.append("  merged: " + " / ".join(f"{k} ({n})" for k, n in m["spellings"].items())
+                     + f" -> {m['model']}")
+    return lines
