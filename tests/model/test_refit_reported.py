@@ -30,8 +30,10 @@ from .test_refit import design  # noqa: E402,F401 - the fixture
 from .test_stopping import _ar1  # noqa: E402
 
 PARENT = SamplerSettings(stop="fixed", draws=200, warmup=150, chains=2, seed=3, chunk_size=50)
+# The ceiling leaves room to reach the first passing look whatever the CPU's floating-point code paths: on an
+# AMD EPYC box the same seed's refit had R-hat 1.023 on sigma[task:model] at 600 draws and passed later.
 GATE = SamplerSettings(draws=100, warmup=150, chains=2, seed=3, chunk_size=50, stop="gate", check_every=50,
-                       max_draws=600)
+                       max_draws=1500)
 DESIGN = DStudyDesign(n_tasks=30, n_scaffolds=3, n_replicates=3)
 
 
