@@ -147,8 +147,9 @@ def csv_cases() -> list[Case]:
     rows = [list(r) for r in ROWS]
     rows[4][1] = '"t5'  # line 6: an unterminated quote swallows the rest of the file
     cases.append(_text_case("csv-unterminated-quote", _table(rows), 6, ".csv"))
-    text = _table(_with("trials", "abc", 9))
-    text = text.replace("bench,t1,m2", 'bench,"t1\nsecond line",m2', 1)  # a quoted newline on line 3
+    rows = [[*r, "ok"] for r in _with("trials", "abc", 9)]
+    rows[1][7] = '"first\nsecond"'  # a quoted newline on line 3 shifts the later lines by one
+    text = _table(rows, header=[*HEADER, "note"])
     cases.append(_text_case("csv-quoted-newline-then-bad-value", text, 12, ".csv"))
     cases.append(_text_case("csv-nul-header", _table(header=["bench\x00mark", *HEADER[1:]]), 1, ".csv"))
     return cases
