@@ -204,18 +204,50 @@ def _record_lines(data: bytes, delimiter: str, n_records: int) -> np.ndarray:
 
 
 # -- JSONL -------------------------------------------------------------------------------
+def _json_kind(v) -> str:
+    """The JSON type of a value as a reader of columns sees it (whole and fractional numbers apart)."""
+    if v is None:
+        return "null"
+    if isinstance(v, bool):
+        return "true/false"
+    if isinstance(v, int):
+        return "a whole number" if abs(v) < 2 ** 63 else "a whole number beyond 64 bits"
+    if isinstance(v, float):
+        return "a number with a fraction" if v == v and abs(v) != float("inf") else "a non-finite number"
+    if isinstance(v, str):
+        return "text"
+    return "a list" if isinstance(v, list) else "an object"
+
+
 def _locate_json_problem(data: bytes, path: Path) -> CorpusIssue:
-    for i, line in enumerate(data.decode("utf-8").splitlines(), start=1):
+    """Scan JSON lines that pyarrow refused: the first bad line, or the first field whose type changes."""
+    from .importers._common import json_problem
+
+    first_seen: dict[str, tuple[str, int]] = {}
+    for i, line in enumerate(data.decode("utf-8").split("\n"), start=1):
         if not line.strip():
             continue
         try:
             obj = json.loads(line)
-        except json.JSONDecodeError as exc:
-            return error("bad-json", f"invalid JSON ({exc.msg} at character {exc.colno}).",
+        except (json.JSONDecodeError, RecursionError, ValueError) as exc:
+            return error("bad-json", f"invalid JSON ({json_problem(exc)}).",
                          "each line must be one complete JSON object.", file=path, row=i)
         if not isinstance(obj, dict):
             return error("bad-json", f"the line holds a JSON {type(obj).__name__}, not an object.",
                          "each line must be one JSON object with the corpus fields.", file=path, row=i)
+        for key, value in obj.items():
+            kind = _json_kind(value)
+            if kind in ("a list", "an object", "a whole number beyond 64 bits", "a non-finite number"):
+                return error("bad-json", f"'{key}' is {kind} ({json.dumps(value)[:40]}), not a plain value.",
+                             f"give '{key}' one plain value (text or a number) on every line.", file=path, row=i,
+                             column=str(key))
+            if kind == "null":
+                continue
+            seen = first_seen.setdefault(key, (kind, i))
+            if seen[0] != kind and {seen[0], kind} != {"a whole number", "a number with a fraction"}:
+                return error("bad-json", f"'{key}' is {kind} ({json.dumps(value)[:40]}) here but {seen[0]} on "
+                             f"line {seen[1]}.", f"give '{key}' the same type on every line.", file=path, row=i,
+                             column=str(key))
     return error("bad-json", "the file cannot be read as JSON lines.",
                  "check that fields have the same type on every line.", file=path)
 

@@ -226,11 +226,13 @@ def _check_result_agrees(raw: pd.DataFrame, k: pd.Series, n: pd.Series, fname, s
     trials when it says pass where none passed or fail where all passed.
     """
     scratch: list[CorpusIssue] = []
-    r = _binary_result(raw, fname, src, scratch)
+    given = raw[schema.RESULT].notna().to_numpy()  # JSON lines may give a result on some records only
+    r = _binary_result(raw.loc[given], fname, src, scratch)
     if r is None:
         issues.extend(scratch)
         return
-    rv, kv, nv = r.to_numpy(), k.to_numpy(), n.to_numpy()
+    rv, kv, nv = r.to_numpy(), k.to_numpy()[given], n.to_numpy()[given]
+    raw = raw.loc[given]
     bad = ((nv == 1) & (rv != kv)) | ((nv > 1) & (((rv == 1) & (kv == 0)) | ((rv == 0) & (kv == nv))))
     if bad.any():
         row, cnt = _where(raw, bad)
