@@ -21,15 +21,31 @@ import time
 from collections import Counter
 from pathlib import Path
 
+def _use_source(folder: str) -> None:
+    """Import ``ddr_explorer`` from ``folder`` (a package folder of another checkout) instead of this one.
+
+    For the numbers before a change: ``git archive <commit> core gui resources ddr_explorer`` unpacked,
+    with ``ddr_explorer/{core,gui,resources}`` linked to the unpacked folders.
+    """
+    sys.meta_path[:] = [f for f in sys.meta_path if "editable" not in repr(f).lower()]
+    sys.path.insert(0, folder)
+
+
+SOURCE = os.environ.get("DDR_HOSTILE_SOURCE")
+if SOURCE:
+    _use_source(SOURCE)
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "hostile"))
 import hostile_cases as hc  # noqa: E402
 
 MEMORY_CAP = 3 << 30
+#: Bytes a decompression-bomb case inflates to (DDR_HOSTILE_BOMB_MB; 1,536 MiB by default, above the
+#: 1,024 MiB cap of one Inspect log member, and a few MB on disk).
+BOMB = int(os.environ.get("DDR_HOSTILE_BOMB_MB", "1536")) << 20
 
 
 def _child(name: str, folder: str) -> None:
     resource.setrlimit(resource.RLIMIT_DATA, (MEMORY_CAP, MEMORY_CAP))
-    case = next(c for c in hc.all_cases() if c.name == name)
+    case = next(c for c in hc.all_cases(BOMB) if c.name == name)
     try:
         res = hc.run_case(case, Path(folder))
     except MemoryError:
@@ -73,17 +89,19 @@ def main() -> int:
     if args.child:
         _child(args.child, args.folder)
         return 0
-    cases = [c for c in hc.all_cases() if not args.only or args.only in c.name]
+    cases = [c for c in hc.all_cases(BOMB) if not args.only or args.only in c.name]
     counts: Counter = Counter()
     by_kind: dict[str, Counter] = {}
     worst = (0.0, "")
     failures = []
     slowest = (0.0, "")
+    peaks = []
     with tempfile.TemporaryDirectory() as tmp:
         for i, case in enumerate(cases):
             folder = Path(tmp) / f"c{i}"
             if case.isolate:
                 res, peak = _isolated(case, folder)
+                peaks.append(f"{case.name} {peak:,.0f} MB ({res.status})")
                 if peak > worst[0]:
                     worst = (peak, case.name)
             else:
@@ -105,6 +123,8 @@ def main() -> int:
     print(f"{'peak memory, this process':<34}{own:>6.0f} MB")
     print(f"{'slowest case':<34}{slowest[0]:>6.1f} s ({slowest[1]})")
     print("by kind: " + "; ".join(f"{k}: {dict(v)}" for k, v in by_kind.items()))
+    print(f"code: {SOURCE or 'this checkout'}; decompression bombs of {BOMB >> 20:,} MiB")
+    print("isolated cases, peak resident memory: " + "; ".join(peaks))
     if args.list_failures:
         for f in failures:
             print("  ", *f)

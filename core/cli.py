@@ -34,6 +34,9 @@ def _add_corpus_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--scoring", choices=["direct", "all-pass", "threshold"],
                    help="scoring rule for verifier results (default: the importer's)")
     p.add_argument("--gamma", type=float, help="threshold of the 'threshold' scoring rule (default 0.5)")
+    p.add_argument("--max-log-mb", type=float, metavar="MIB",
+                   help="Inspect .eval logs: the most one archive member may inflate to before it is read "
+                        "(default 1024)")
     p.add_argument("--field-mapping", choices=["auto", "shifted", "straight"],
                    help="Terminal-Bench meta.json: whether its result fields are shifted one place (default: auto)")
     _add_mapping_arguments(p)

@@ -47,7 +47,13 @@ def load_corpus(path: str | Path, format: str | None = None, *, encoding: str | 
     _check_options(path, options)
     # issue 19: metadata joined from files beside the corpus, then a slice of tasks (core/corpus/slicing.py)
     extra = {k: options.pop(k, None) for k in ("task_metadata", "release_dates", "slice")}
-    corpus = _load(path, format, encoding, options)
+    try:
+        corpus = _load(path, format, encoding, options)
+    except OSError as exc:  # a file of the corpus (or a log in its folder) the user may not read
+        where = exc.filename or path
+        raise CorpusError([error("unreadable", f"the file cannot be read ({exc.strerror or exc}).",
+                                 "check the file's permissions (and that it is not being written), or copy it "
+                                 "somewhere you can read it.", file=where)]) from None
     if extra["task_metadata"]:
         from .metadata import join_task_metadata
 

@@ -38,7 +38,7 @@ HEADER = ["benchmark", "task", "model", "scaffold", "trial", "successes", "trial
 ROWS = [["bench", f"t{t}", f"m{m}", "s", "r1", str((t + m) % 5), "5"] for t in range(1, 5) for m in range(1, 4)]
 
 #: Seconds one case may run before it counts as a hang.
-TIME_LIMIT = 10.0
+TIME_LIMIT = 15.0
 
 
 @dataclass
@@ -60,6 +60,7 @@ class Outcome:
     status: str
     seconds: float
     message: str
+    cpu_seconds: float = 0.0
 
 
 # -- text corpora --------------------------------------------------------------------------------------
@@ -725,7 +726,7 @@ def run_case(case: Case, folder: Path, time_limit: float = TIME_LIMIT) -> Outcom
     """Build and run one case in this process under a time limit; classify the result."""
     folder.mkdir(parents=True, exist_ok=True)
     argv, file, line = case.build(folder)
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     old = signal.signal(signal.SIGALRM, _alarm)
     signal.setitimer(signal.ITIMER_REAL, time_limit)
     try:
@@ -751,4 +752,5 @@ def run_case(case: Case, folder: Path, time_limit: float = TIME_LIMIT) -> Outcom
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, old)
     res.seconds = time.perf_counter() - t0
+    res.cpu_seconds = time.process_time() - c0
     return res
