@@ -66,6 +66,9 @@ def non_scalar_kind(col: pd.Series) -> tuple[str | None, np.ndarray]:
             isinstance(dtype, pd.PeriodDtype):
         return "dates or times", col.notna().to_numpy()
     if dtype == object:
+        if pd.api.types.infer_dtype(col, skipna=True) in ("string", "integer", "floating", "mixed-integer-float",
+                                                          "decimal", "empty"):
+            return None, np.zeros(len(col), dtype=bool)  # the common case, decided in C without a Python loop
         kinds = col.map(lambda v: "lists or objects" if isinstance(v, (list, tuple, dict, set, np.ndarray)) else
                         "raw bytes" if isinstance(v, (bytes, bytearray)) else
                         "true/false values" if isinstance(v, (bool, np.bool_)) else
