@@ -318,3 +318,30 @@ def test_a_file_that_cannot_be_read_is_named_not_a_traceback(tmp_path, monkeypat
     assert ddr(["inspect", str(p), *argv]) == 2
     err = capsys.readouterr().err
     assert f"{p}: the file cannot be read (Permission denied). Fix: check the" in err and "permissions" in err
+
+
+def test_undecided_meta_json_names_the_flag_that_decides_it(tmp_path, capsys):
+    """The fix said mapping='shifted', which no ddr flag took; --field-mapping does."""
+    case = next(c for c in CASES if c.name == "terminal-bench-undecided-mapping")
+    argv, p, _ = case.build(tmp_path)
+    assert ddr(argv) == 2
+    assert "pass --field-mapping shifted or --field-mapping straight" in capsys.readouterr().err
+    assert ddr([*argv, "--field-mapping", "shifted"]) == 0
+
+
+def test_cached_levels_that_are_not_the_corpus_are_found(tmp_path):
+    """A fit whose level names are not the corpus's is not used, whatever the file's checksums say."""
+    import types
+
+    import pandas as pd
+
+    from ddr_explorer.core.corpus.io import load_corpus
+    from ddr_explorer.core.fitting import levels_mismatch
+
+    p = tmp_path / "c.csv"
+    p.write_text(hc._table())
+    corpus = load_corpus(p)
+    same = types.SimpleNamespace(levels={"model": pd.DataFrame({"model": ["m1", "m2", "m3"]})})
+    other = types.SimpleNamespace(levels={"model": pd.DataFrame({"model": ["m1", "m7", "m3"]})})
+    assert levels_mismatch(same, corpus) is None
+    assert levels_mismatch(other, corpus) == "level 'm7' of term 'model' is not in the corpus"
