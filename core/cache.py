@@ -8,6 +8,8 @@ plain ``h5py`` still reads every array.  Nothing in it is pickled.  Layout::
                                    key (hex SHA-256), package_version, created,
                                    meta (JSON text: spec with priors, sampler settings,
                                    corpus hash and name, verdict, levels, notes, device, ...),
+                                   content_sha256 (one checksum over the key, meta and every
+                                   array's name, dimensions, labels and checksum),
                                    n_arrays (the number of arrays; written last)
     /posterior              mu (chain, draw); sigma (chain, draw, term), coordinate
                             term = the term names; u_<term> (chain, draw, <term>_level)
@@ -35,7 +37,8 @@ one.  A file is written under a unique temporary name in the same folder and
 renamed over the final name (:func:`~.files.atomic_path`), so readers only ever
 see a complete file, and two processes writing one key both leave a complete
 file (the last rename wins; both are identical fits).  On read, the format
-marker, version, key, array count and every array's checksum are verified; a
+marker, version, key, array count, every array's checksum and the content checksum (which
+covers the labels: a changed model name is found, not read as another model) are verified; a
 truncated, corrupt or foreign file is reported as a :class:`CacheProblem` and
 the caller refits.  A file of format version 1 (DDR Explorer's own HDF5 layout
 before this one) is reported as an old-format file and refitted once.
@@ -249,9 +252,9 @@ class FitCache:
                         v.attrs["ddr_name"] = name
                         named = list(entry.dims.get(name, []))
                         v.attrs["ddr_dims"] = json.dumps(named)
-                        v.attrs["sha256"] = _digest(arr)
+                        v.attrs["sha256"] = sha = _digest(arr)
                         covered.append((name, named, {d: [str(x) for x in entry.coords[d]] for d in named
-                                                      if d in entry.coords}, _digest(arr)))
+                                                      if d in entry.coords}, sha))
                 f.attrs["content_sha256"] = _content_digest(key, meta_text, covered)
                 f.attrs["n_arrays"] = len(entry.arrays)  # last: a file without it is incomplete
         return final
@@ -412,6 +415,7 @@ def _read_open_file(f, expect_key: str | None) -> CacheEntry:
     out: dict[str, np.ndarray] = {}
     dims: dict[str, list[str]] = {}
     coords: dict[str, list[str]] = {}
+    shas: dict[str, str] = {}
     try:
         f.visititems(visit)
         for ds in found:
@@ -419,7 +423,8 @@ def _read_open_file(f, expect_key: str | None) -> CacheEntry:
             arr = ds[()]
             if _text(ds.attrs.get("dtype")) == "bool":
                 arr = arr.astype(bool)
-            if _digest(arr) != _text(ds.attrs.get("sha256")):
+            shas[name] = _digest(arr)
+            if shas[name] != _text(ds.attrs.get("sha256")):
                 raise CacheFileError(f"array {name!r} fails its checksum")
             out[name] = arr
             dims[name] = json.loads(_text(ds.attrs.get("ddr_dims", "[]")))
@@ -433,8 +438,7 @@ def _read_open_file(f, expect_key: str | None) -> CacheEntry:
         raise CacheFileError(f"damaged data: {exc}") from None
     if len(out) != _int(f.attrs["n_arrays"]):
         raise CacheFileError("the file holds fewer arrays than it was written with")
-    covered = [(name, dims[name], {d: coords[d] for d in dims[name] if d in coords}, _digest(out[name]))
-               for name in out]
+    covered = [(name, dims[name], {d: coords[d] for d in dims[name] if d in coords}, shas[name]) for name in out]
     if _content_digest(_text(f.attrs.get("key")), meta_text, covered) != content:
         raise CacheFileError("its labels or metadata fail their checksum (the file was changed after it was "
                              "written)")
