@@ -8,6 +8,8 @@ plain ``h5py`` still reads every array.  Nothing in it is pickled.  Layout::
                                    key (hex SHA-256), package_version, created,
                                    meta (JSON text: spec with priors, sampler settings,
                                    corpus hash and name, verdict, levels, notes, device, ...),
+                                   content_sha256 (one checksum over the key, meta and every
+                                   array's name, dimensions, labels and checksum),
                                    n_arrays (the number of arrays; written last)
     /posterior              mu (chain, draw); sigma (chain, draw, term), coordinate
                             term = the term names; u_<term> (chain, draw, <term>_level)
@@ -35,7 +37,8 @@ one.  A file is written under a unique temporary name in the same folder and
 renamed over the final name (:func:`~.files.atomic_path`), so readers only ever
 see a complete file, and two processes writing one key both leave a complete
 file (the last rename wins; both are identical fits).  On read, the format
-marker, version, key, array count and every array's checksum are verified; a
+marker, version, key, array count, every array's checksum and the content checksum (which
+covers the labels: a changed model name is found, not read as another model) are verified; a
 truncated, corrupt or foreign file is reported as a :class:`CacheProblem` and
 the caller refits.  A file of format version 1 (DDR Explorer's own HDF5 layout
 before this one) is reported as an old-format file and refitted once.
@@ -95,6 +98,19 @@ def cache_key(*, corpus_hash: str, spec: dict, priors: dict, settings: dict, ver
 
 def _digest(a: np.ndarray) -> str:
     return hashlib.sha256(np.ascontiguousarray(a).tobytes()).hexdigest()
+
+
+def _content_digest(key: str, meta_text: str, arrays: list[tuple[str, list[str], dict[str, list[str]], str]]) -> str:
+    """SHA-256 of everything a cache file holds besides the arrays' bytes (whose own checksums it includes).
+
+    The key, the metadata JSON (the levels' names, the spec, the settings), and per array its entry
+    name, dimension names, the labels of those dimensions and its checksum: one flipped byte in a model
+    name is found on read, not used as another model.
+    """
+    doc = {"key": key, "meta": meta_text,
+           "arrays": sorted([name, list(dims), {d: list(v) for d, v in sorted(labels.items())}, sha]
+                            for name, dims, labels, sha in arrays)}
+    return hashlib.sha256(canonical_json(doc).encode()).hexdigest()
 
 
 @dataclass
@@ -162,6 +178,28 @@ class FitCache:
 
     def __init__(self, root: str | Path):
         self.root = Path(root)
+        self.removed_temporaries = remove_stale_temporaries(self.root)
+
+    def check_writable(self) -> None:
+        """Raise :class:`CacheFolderError` unless a fit can be stored here (before a fit runs, not after).
+
+        The folder is created when missing; a file in its place, or a folder that cannot be written, is
+        an error that says so, so that a long fit is not lost at its end.
+        """
+        import os
+        import tempfile
+
+        if self.root.exists() and not self.root.is_dir():
+            raise CacheFolderError(f"{self.root}: the cache folder is a file; name a folder (it is created when "
+                                   "missing), or run without the cache (--no-cache)")
+        try:
+            self.root.mkdir(parents=True, exist_ok=True)
+            fd, probe = tempfile.mkstemp(dir=self.root, prefix=".write-check-", suffix=".tmp")
+            os.close(fd)
+            os.unlink(probe)
+        except OSError as exc:
+            raise CacheFolderError(f"{self.root}: the cache folder cannot be written ({exc.strerror or exc}); name a "
+                                   "writable folder, or run without the cache (--no-cache)") from None
 
     def path_for(self, key: str) -> Path:
         return self.root / f"fit-{key[:32]}.h5"
@@ -182,7 +220,9 @@ class FitCache:
                 f.attrs["key"] = key
                 f.attrs["package_version"] = _package_version()
                 f.attrs["created"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-                f.attrs["meta"] = canonical_json(entry.meta)
+                meta_text = canonical_json(entry.meta)
+                f.attrs["meta"] = meta_text
+                covered = []
                 for gname, variables in groups.items():
                     g = f.create_group(gname)
                     sizes: dict[str, int] = {}
@@ -210,8 +250,12 @@ class FitCache:
                         if arr.dtype.kind == "b":
                             v.attrs["dtype"] = "bool"
                         v.attrs["ddr_name"] = name
-                        v.attrs["ddr_dims"] = json.dumps(list(entry.dims.get(name, [])))
-                        v.attrs["sha256"] = _digest(arr)
+                        named = list(entry.dims.get(name, []))
+                        v.attrs["ddr_dims"] = json.dumps(named)
+                        v.attrs["sha256"] = sha = _digest(arr)
+                        covered.append((name, named, {d: [str(x) for x in entry.coords[d]] for d in named
+                                                      if d in entry.coords}, sha))
+                f.attrs["content_sha256"] = _content_digest(key, meta_text, covered)
                 f.attrs["n_arrays"] = len(entry.arrays)  # last: a file without it is incomplete
         return final
 
@@ -244,6 +288,52 @@ class FitCache:
             self.path_for(key).unlink()
         except FileNotFoundError:
             pass
+
+
+class CacheFolderError(ValueError):
+    """The cache folder cannot hold a new fit (it is a file, or not writable); checked before sampling."""
+
+
+#: Temporary files of a write older than this are a killed writer's leftovers (a write takes seconds).
+STALE_SECONDS = 24 * 3600
+
+
+def remove_stale_temporaries(root: Path, max_age: float = STALE_SECONDS) -> list[Path]:
+    """Remove the temporary files a killed writer left in a cache folder (``.fit-<key>.h5.<random>.tmp``).
+
+    Only files older than ``max_age`` seconds that no process holds locked are removed (HDF5 locks a
+    file it writes), so a write in progress is never touched.
+
+    Returns
+    -------
+    list of Path
+        The files removed.
+    """
+    import fcntl
+    import os
+
+    removed = []
+    try:
+        candidates = list(Path(root).glob(".fit-*.tmp"))
+    except OSError:
+        return removed
+    now = time.time()
+    for p in candidates:
+        try:
+            if now - p.stat().st_mtime < max_age:
+                continue
+            fd = os.open(p, os.O_RDONLY)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # fails while a writer holds it
+            except OSError:
+                continue
+            finally:
+                os.close(fd)
+            p.unlink()
+            removed.append(p)
+        except OSError:
+            continue
+    return removed
 
 
 class CacheFileError(ValueError):
@@ -280,53 +370,76 @@ def read_fit_file(path: str | Path, expect_key: str | None = None) -> CacheEntry
         f = h5py.File(path, "r")
     except (OSError, ValueError) as exc:
         raise CacheFileError(f"not a readable HDF5 file: {exc}") from None
-    with f:
-        fmt = _text(f.attrs.get("format"))
-        if fmt != FORMAT:
-            raise CacheFileError(f"not a DDR Explorer fit file (format={fmt!r})")
-        version = _int(f.attrs.get("format_version"))
-        if version in OLD_FORMAT_VERSIONS:
-            raise CacheFileError(f"old-format file: DDR Explorer fit format version {version} (plain HDF5), "
-                                 f"from before format {FORMAT_VERSION} (an ArviZ netCDF file); a new fit of its "
-                                 "corpus replaces it")
-        if version != FORMAT_VERSION:
-            raise CacheFileError(f"format version {f.attrs.get('format_version')} is not {FORMAT_VERSION}")
-        if expect_key is not None and _text(f.attrs.get("key")) != expect_key:
-            raise CacheFileError("the file belongs to another fit (key mismatch)")
-        if "n_arrays" not in f.attrs:
-            raise CacheFileError("the file is incomplete (its writer did not finish)")
-        try:
-            meta = json.loads(_text(f.attrs["meta"]))
-        except (KeyError, TypeError, ValueError) as exc:
-            raise CacheFileError(f"unreadable metadata: {exc}") from None
-        found: list[h5py.Dataset] = []
+    try:
+        with f:
+            return _read_open_file(f, expect_key)
+    except CacheFileError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - HDF5 raises KeyError, OSError, RuntimeError... for damaged bytes
+        raise CacheFileError(f"damaged file ({type(exc).__name__}: {exc})") from None
 
-        def visit(name, obj):
-            if isinstance(obj, h5py.Dataset) and "ddr_name" in obj.attrs:
-                found.append(obj)
 
-        out: dict[str, np.ndarray] = {}
-        dims: dict[str, list[str]] = {}
-        coords: dict[str, list[str]] = {}
-        try:
-            f.visititems(visit)
-            for ds in found:
-                name = _text(ds.attrs["ddr_name"])
-                arr = ds[()]
-                if _text(ds.attrs.get("dtype")) == "bool":
-                    arr = arr.astype(bool)
-                if _digest(arr) != _text(ds.attrs.get("sha256")):
-                    raise CacheFileError(f"array {name!r} fails its checksum")
-                out[name] = arr
-                dims[name] = json.loads(_text(ds.attrs.get("ddr_dims", "[]")))
-                for d in dims[name]:
-                    c = ds.parent.get(_safe(d))
-                    if c is not None and c.dtype.kind in "OSU":
-                        coords[d] = [_text(x) for x in c[()]]
-        except (OSError, KeyError, RuntimeError, TypeError, ValueError) as exc:
-            if isinstance(exc, CacheFileError):
-                raise
-            raise CacheFileError(f"damaged data: {exc}") from None
-        if len(out) != _int(f.attrs["n_arrays"]):
-            raise CacheFileError("the file holds fewer arrays than it was written with")
+def _read_open_file(f, expect_key: str | None) -> CacheEntry:
+    """The entry of an open fit file, every checksum verified."""
+    import h5py
+
+    fmt = _text(f.attrs.get("format"))
+    if fmt != FORMAT:
+        raise CacheFileError(f"not a DDR Explorer fit file (format={fmt!r})")
+    version = _int(f.attrs.get("format_version"))
+    if version in OLD_FORMAT_VERSIONS:
+        raise CacheFileError(f"old-format file: DDR Explorer fit format version {version} (plain HDF5), "
+                             f"from before format {FORMAT_VERSION} (an ArviZ netCDF file); a new fit of its "
+                             "corpus replaces it")
+    if version != FORMAT_VERSION:
+        raise CacheFileError(f"format version {f.attrs.get('format_version')} is not {FORMAT_VERSION}")
+    if expect_key is not None and _text(f.attrs.get("key")) != expect_key:
+        raise CacheFileError("the file belongs to another fit (key mismatch)")
+    if "n_arrays" not in f.attrs:
+        raise CacheFileError("the file is incomplete (its writer did not finish)")
+    try:
+        meta_text = _text(f.attrs["meta"])
+        meta = json.loads(meta_text)
+    except (KeyError, TypeError, ValueError, RecursionError) as exc:
+        raise CacheFileError(f"unreadable metadata: {exc}") from None
+    content = _text(f.attrs.get("content_sha256"))
+    if content is None:
+        raise CacheFileError("the file has no checksum of its labels and metadata (written by an older "
+                             "version); a new fit replaces it")
+    found: list[h5py.Dataset] = []
+
+    def visit(name, obj):
+        if isinstance(obj, h5py.Dataset) and "ddr_name" in obj.attrs:
+            found.append(obj)
+
+    out: dict[str, np.ndarray] = {}
+    dims: dict[str, list[str]] = {}
+    coords: dict[str, list[str]] = {}
+    shas: dict[str, str] = {}
+    try:
+        f.visititems(visit)
+        for ds in found:
+            name = _text(ds.attrs["ddr_name"])
+            arr = ds[()]
+            if _text(ds.attrs.get("dtype")) == "bool":
+                arr = arr.astype(bool)
+            shas[name] = _digest(arr)
+            if shas[name] != _text(ds.attrs.get("sha256")):
+                raise CacheFileError(f"array {name!r} fails its checksum")
+            out[name] = arr
+            dims[name] = json.loads(_text(ds.attrs.get("ddr_dims", "[]")))
+            for d in dims[name]:
+                c = ds.parent.get(_safe(d))
+                if c is not None and c.dtype.kind in "OSU":
+                    coords[d] = [_text(x) for x in c[()]]
+    except (OSError, KeyError, RuntimeError, TypeError, ValueError) as exc:
+        if isinstance(exc, CacheFileError):
+            raise
+        raise CacheFileError(f"damaged data: {exc}") from None
+    if len(out) != _int(f.attrs["n_arrays"]):
+        raise CacheFileError("the file holds fewer arrays than it was written with")
+    covered = [(name, dims[name], {d: coords[d] for d in dims[name] if d in coords}, shas[name]) for name in out]
+    if _content_digest(_text(f.attrs.get("key")), meta_text, covered) != content:
+        raise CacheFileError("its labels or metadata fail their checksum (the file was changed after it was "
+                             "written)")
     return CacheEntry(arrays=out, meta=meta, dims=dims, coords=coords)

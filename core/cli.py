@@ -38,6 +38,11 @@ def _add_corpus_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--scoring", choices=["direct", "all-pass", "threshold"],
                    help="scoring rule for verifier results (default: the importer's)")
     p.add_argument("--gamma", type=float, help="threshold of the 'threshold' scoring rule (default 0.5)")
+    p.add_argument("--max-log-mb", type=float, metavar="MIB",
+                   help="Inspect .eval logs: the most one archive member may inflate to before it is read "
+                        "(default 1024)")
+    p.add_argument("--field-mapping", choices=["auto", "shifted", "straight"],
+                   help="Terminal-Bench meta.json: whether its result fields are shifted one place (default: auto)")
     _add_mapping_arguments(p)
 
 
@@ -361,6 +366,21 @@ def fit_summary(result) -> dict:
     }
 
 
+def _cache_folder_refused(args: argparse.Namespace) -> bool:
+    """Say (and return True) when ``--cache`` cannot take a fit: before the corpus is read or anything sampled."""
+    if getattr(args, "no_cache", False):
+        return False
+    from .cache import CacheFolderError, FitCache
+    from .files import default_cache_dir
+
+    try:
+        FitCache(args.cache or default_cache_dir()).check_writable()
+    except CacheFolderError as exc:
+        print(f"ddr: {exc}", file=sys.stderr)
+        return True
+    return False
+
+
 def cmd_fit(args: argparse.Namespace) -> int:
     from .fitting import fit_corpus, settings_from_args
     from .model.formula import ModelSpecError, as_spec
@@ -368,6 +388,8 @@ def cmd_fit(args: argparse.Namespace) -> int:
 
     if (args.formula is None) == (args.preset is None):
         print("ddr: give exactly one of --formula or --preset", file=sys.stderr)
+        return EXIT_INVALID
+    if _cache_folder_refused(args):
         return EXIT_INVALID
     try:
         corpus = _load(args)
@@ -474,6 +496,8 @@ def cmd_report(args: argparse.Namespace) -> int:
     from .model.formula import ModelSpecError, as_spec
     from .ddr_sheet import SheetCancelled, write_ddr_sheet
 
+    if _cache_folder_refused(args):
+        return EXIT_INVALID
     try:
         if args.formula and args.preset:
             raise ValueError("give at most one of --formula or --preset")
@@ -603,6 +627,8 @@ def cmd_analyses(args: argparse.Namespace) -> int:
     from .model.formula import ModelSpecError, as_spec
     from .model.posterior import FitCancelled
 
+    if _cache_folder_refused(args):
+        return EXIT_INVALID
     try:
         which = parse_which(args.which)
         posterior = None

@@ -215,7 +215,11 @@ def fit_corpus(corpus: Corpus, spec="per-benchmark", settings=None, *, cache_dir
                                                             for v in OLD_FORMAT_VERSIONS))
         if entry is not None:
             try:
-                return FitResult(posterior_from_entry(entry), key, cache.path_for(key), True, terms=check)
+                cached = posterior_from_entry(entry)
+                mismatch = levels_mismatch(cached, corpus)
+                if mismatch:
+                    raise ValueError(mismatch)
+                return FitResult(cached, key, cache.path_for(key), True, terms=check)
             except (KeyError, TypeError, ValueError) as exc:  # readable but not what this version expects
                 problem = f"cached fit {cache.path_for(key)} is unusable ({exc}); refitting"
         elif problem_obj is not None:
@@ -224,11 +228,32 @@ def fit_corpus(corpus: Corpus, spec="per-benchmark", settings=None, *, cache_dir
             cache.discard(key)
             if problem_obj is not None and problem_obj.path != cache.path_for(key):
                 problem_obj.path.unlink(missing_ok=True)  # the old-format file: refitted now, so once
+    if cache is not None:
+        cache.check_writable()  # a cache folder that cannot take the fit is said now, not after the sampling
     post = fit(corpus, spec, settings, progress=progress, cancel=cancel)
     if check.note:  # stored with the fit: a cache hit, the sheet and the app read it from the posterior
         post.notes.insert(0, check.note)
     path = cache.store(key, posterior_to_entry(post, corpus)) if cache is not None else None
     return FitResult(post, key, path, False, problem, terms=check)
+
+
+def levels_mismatch(post, corpus) -> str | None:
+    """Why a cached fit's levels are not the corpus's (None when every level is one of the corpus's).
+
+    The key already ties a cache file to the corpus's content; this check makes sure that the names the
+    file gives its levels (models, tasks, ...) are names of the corpus, so that a label never moves to
+    another model unnoticed.
+    """
+    table = corpus.table
+    for term, lv in (getattr(post, "levels", None) or {}).items():
+        cols = [c for c in lv.columns if c in table.columns]
+        if not cols or len(lv) == 0:
+            continue
+        have = set(map(tuple, table[cols].astype(str).drop_duplicates().to_numpy().tolist()))
+        for row in lv[cols].astype(str).to_numpy().tolist():
+            if tuple(row) not in have:
+                return f"level {'|'.join(row)!r} of term {term!r} is not in the corpus"
+    return None
 
 
 # -- what the D-study, ranks and report take from a posterior -----------------------------

@@ -43,6 +43,7 @@ __all__ = [
     "SIZE_FIELDS",
     "SessionError",
     "StateEvents",
+    "set_aside",
     "AnalysisState",
     "Session",
     "ALL_BENCHMARKS",
@@ -418,7 +419,10 @@ class AnalysisState:
             data["sampler"] = {**sampler, "stop": "fixed"}
         kw = {}
         for name, value in data.items():
-            value = _normalise(name, value)
+            try:
+                value = _normalise(name, value)
+            except (OverflowError, TypeError, ValueError):
+                raise SessionError(f"{where}: field {name!r} holds a value out of range: {shown(value)[:80]}") from None
             _check_field(name, value, where)
             kw[name] = value
         return cls(**kw)
@@ -438,19 +442,112 @@ class AnalysisState:
 
     @classmethod
     def load(cls, path: str | Path) -> "AnalysisState":
-        """Read a state written by :meth:`save`; errors name the file, line and field."""
+        """Read a state written by :meth:`save`; errors name the file, line and field.
+
+        Whatever the file holds (another encoding, a number of 400 digits, nesting 100,000 deep,
+        ``Infinity``, a value far outside its range), the only exception is :class:`SessionError`.
+        """
         path = Path(path)
         try:
-            text = path.read_text(encoding="utf-8")
+            if path.exists() and not path.is_file():
+                raise SessionError(f"{path}: not a regular file (a folder, pipe or device); name a saved analysis")
+            size = path.stat().st_size
+            if size > MAX_FILE_BYTES:
+                raise SessionError(f"{path}: {size:,} bytes, more than a saved analysis ever holds "
+                                   f"({MAX_FILE_BYTES:,}); this is not a DDR Explorer analysis file")
+            data = path.read_bytes()
         except FileNotFoundError:
             raise SessionError(f"{path}: the file does not exist") from None
         except OSError as exc:
-            raise SessionError(f"{path}: cannot be read ({exc.strerror})") from None
+            raise SessionError(f"{path}: cannot be read ({exc.strerror or exc})") from None
+        text = _decode(data, path)
         try:
-            data = json.loads(text)
+            doc = json.loads(text, parse_constant=_reject_constant, parse_int=_bounded_int)
         except json.JSONDecodeError as exc:
             raise SessionError(f"{path}, line {exc.lineno}, column {exc.colno}: invalid JSON ({exc.msg})") from None
-        return cls.from_dict(data, where=str(path))
+        except _NotFinite as exc:
+            raise SessionError(f"{path}: holds {exc.args[0]}, which is not a number a saved analysis can hold; "
+                               "write a finite number (or delete the file to start afresh)") from None
+        except RecursionError:
+            raise SessionError(f"{path}: nested too deeply to be a saved analysis (it holds objects or lists "
+                               "inside each other thousands of levels deep)") from None
+        except ValueError as exc:  # an integer of more digits than Python converts (int_max_str_digits)
+            raise SessionError(f"{path}: unreadable number ({exc})") from None
+        try:
+            return cls.from_dict(doc, where=str(path))
+        except SessionError:
+            raise
+        except (TypeError, ValueError, OverflowError, RecursionError) as exc:
+            # a value that passed the JSON reader but not the field checks' arithmetic
+            raise SessionError(f"{path}: a field holds a value out of range ({type(exc).__name__}: {exc})") from None
+
+
+#: Largest session file read: a saved analysis is a few kB (a megabyte leaves room for long price lists).
+MAX_FILE_BYTES = 1 << 20
+#: Largest integer a session file may hold (a seed of 2^32 - 1 and sizes far below it).
+_MAX_INT_DIGITS = 15
+
+
+class _NotFinite(ValueError):
+    pass
+
+
+def _reject_constant(name: str):
+    """``json.loads``' hook for ``NaN``, ``Infinity`` and ``-Infinity``: never a value of an analysis."""
+    raise _NotFinite(name)
+
+
+def _bounded_int(text: str) -> int:
+    """``json.loads``' hook for integers: one of more than 15 digits is refused before it is converted."""
+    if len(text.lstrip("-")) > _MAX_INT_DIGITS:
+        raise _NotFinite(f"the integer {text[:20]}... ({len(text.lstrip('-'))} digits)")
+    return int(text)
+
+
+def _decode(data: bytes, path: Path) -> str:
+    """The file's text; the app writes UTF-8, so anything else is named with where it stops being UTF-8."""
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        raise SessionError(f"{path}: saved as UTF-16; a saved analysis is UTF-8 text (re-save it as UTF-8, or "
+                           "delete the file to start afresh)")
+    if data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise SessionError(f"{path}, line {line}: byte 0x{data[exc.start]:02x} is not UTF-8; a saved analysis is "
+                           "UTF-8 text (re-save it as UTF-8, or delete the file to start afresh)") from None
+    if "\x00" in text:
+        line = text.count("\n", 0, text.index("\x00")) + 1
+        raise SessionError(f"{path}, line {line}: holds a NUL character; this is not a saved analysis")
+    return text
+
+
+def set_aside(path: str | Path) -> Path | None:
+    """Rename an unusable session file beside itself (``<name>.unusable-<UTC time>``); never delete it.
+
+    The app calls this when the last session cannot be restored, so that the next start does not
+    meet the same file again, while the user keeps it to inspect or mend.
+
+    Returns
+    -------
+    Path or None
+        Where the file now is; None when it could not be moved (a read-only folder: the app still starts).
+    """
+    import time
+
+    path = Path(path)
+    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+    target = path.with_name(f"{path.name}.unusable-{stamp}")
+    n = 1
+    while target.exists():
+        n += 1
+        target = path.with_name(f"{path.name}.unusable-{stamp}-{n}")
+    try:
+        path.rename(target)
+    except OSError:
+        return None
+    return target
 
 
 #: The name of the common pattern, for readers who look for it.
@@ -481,6 +578,45 @@ def _normalise(name: str, value):
     return value
 
 
+#: Largest design size (tasks, scaffolds, benchmarks, replicates, models) an analysis may hold.
+MAX_SIZE = 1e7
+#: Largest price or budget in USD an analysis may hold.
+MAX_USD = 1e12
+
+#: Sampler settings as a file may give them: whole numbers with their range, flags, names, seconds.
+_SAMPLER_INTS = {"draws": (1, 10 ** 6), "warmup": (0, 10 ** 6), "chains": (1, 1024), "seed": (0, 2 ** 32 - 1),
+                 "max_tree_depth": (1, 30), "chunk_size": (1, 10 ** 6), "collapsed_steps": (1, 10 ** 6),
+                 "scale_steps": (0, 1000), "quadrature_nodes": (0, 1000), "max_draws": (1, 10 ** 7),
+                 "check_every": (1, 10 ** 6)}
+_SAMPLER_BOOLS = ("dense_globals", "keep_random_effects", "float64", "pool_adaptation", "nested_centring",
+                  "adaptive_warmup")
+_SAMPLER_NONE = ("draws", "collapsed_steps", "max_draws", "max_seconds")
+
+
+def _sampler_value_problem(key: str, v) -> str | None:
+    """Why one sampler setting from a file is out of its type or range (None: it is fine)."""
+    if v is None and key in _SAMPLER_NONE:
+        return None
+    if key in _SAMPLER_INTS:
+        lo, hi = _SAMPLER_INTS[key]
+        if not (isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_))):
+            return f"it should be a whole number from {lo:,} to {hi:,}"
+        if not lo <= v <= hi:
+            return f"it should lie between {lo:,} and {hi:,}"
+    elif key in _SAMPLER_BOOLS:
+        if not isinstance(v, bool):
+            return "it should be true or false"
+    elif key == "max_seconds":
+        if not (_is_number(v) and math.isfinite(v) and 0 < v <= 1e7):
+            return "it should be a number of seconds above 0 (at most 10,000,000) or null"
+    elif key == "target_accept":
+        if not (_is_number(v) and 0 < v < 1):
+            return "it should be a probability strictly between 0 and 1"
+    elif not isinstance(v, str):
+        return "it should be a name (text)"
+    return None
+
+
 def _check_field(name: str, value, where: str) -> None:
     def fail(msg: str):
         raise SessionError(f"{where}: field {name!r} {msg}")
@@ -488,6 +624,8 @@ def _check_field(name: str, value, where: str) -> None:
     if name in ("corpus_path", "corpus_format"):
         if value is not None and not (isinstance(value, str) and value.strip()):
             fail(f"should be a non-empty string or null, got {shown(value)}")
+        if isinstance(value, str) and (len(value) > 4096 or any(ord(ch) < 32 for ch in value)):
+            fail("holds a control character or is longer than any path; give the corpus file's path")
     elif name == "corpus_options":
         if not isinstance(value, Mapping):
             fail(f"should be an object of corpus reading options, got {type(value).__name__}")
@@ -517,6 +655,10 @@ def _check_field(name: str, value, where: str) -> None:
         unknown = sorted(set(value) - known)
         if unknown:
             fail(f"has unknown setting(s) {', '.join(map(repr, unknown))}; settings are {', '.join(sorted(known))}")
+        for key, v in value.items():
+            problem = _sampler_value_problem(key, v)
+            if problem:
+                fail(f"is invalid: {key} = {shown(v)[:40]}; {problem}")
         try:
             SamplerSettings(**value)
         except (TypeError, ValueError) as exc:
@@ -528,23 +670,23 @@ def _check_field(name: str, value, where: str) -> None:
         if value not in _CLAIMS:
             fail(f"should be 'relative' (ranking) or 'absolute' (threshold decisions), got {shown(value)}")
     elif name in SIZE_FIELDS:
-        if not (_is_number(value) and math.isfinite(value) and value >= 1):
-            fail(f"should be a number >= 1, got {shown(value)}")
+        if not (_is_number(value) and math.isfinite(value) and 1 <= value <= MAX_SIZE):
+            fail(f"should be a number >= 1, got {shown(value)} (sizes are at most {MAX_SIZE:,.0f})")
     elif name == "n_models":
-        if not (isinstance(value, (int, np.integer)) and not isinstance(value, bool) and value >= 1):
-            fail(f"should be a whole number >= 1, got {shown(value)}")
+        if not (isinstance(value, (int, np.integer)) and not isinstance(value, bool) and 1 <= value <= MAX_SIZE):
+            fail(f"should be a whole number >= 1, got {shown(value)} (at most {MAX_SIZE:,.0f})")
     elif name == "prices":
         if not isinstance(value, Mapping):
             fail(f"should be an object {{benchmark: USD per trial}}, got {type(value).__name__}")
         for b, p in value.items():
-            if not (_is_number(p) and math.isfinite(p) and p >= 0):
+            if not (_is_number(p) and math.isfinite(p) and 0 <= p <= MAX_USD):
                 fail(f"gives benchmark {b!r} the price {p!r}; prices are USD per trial, numbers >= 0")
     elif name == "target":
         if value is not None and not (_is_number(value) and 0 < value < 1):
             fail(f"should be a coefficient in the interval (0, 1) or null for the claim's default, got {shown(value)}")
     elif name == "budget":
-        if value is not None and not (_is_number(value) and math.isfinite(value) and value > 0):
-            fail(f"should be a positive number of USD or null, got {shown(value)}")
+        if value is not None and not (_is_number(value) and math.isfinite(value) and 0 < value <= MAX_USD):
+            fail(f"should be a positive number of USD (at most {MAX_USD:,.0f}) or null, got {shown(value)}")
     elif name == "priors":
         if not isinstance(value, Mapping):
             fail('should be an object like {"sigma": {"df": 3, "scale": 2.5}}, got ' + type(value).__name__)
@@ -569,8 +711,8 @@ def _check_field(name: str, value, where: str) -> None:
             if k in ("benchmark", "task", "model", "scaffold", "agent"):
                 fail(f"names {k!r}, which is a design size of its own; extra facets are the fit's others "
                      "(e.g. step, error_category)")
-            if not (_is_number(v) and math.isfinite(v) and v >= 1):
-                fail(f"gives {k} = {shown(v)}; levels are numbers >= 1")
+            if not (_is_number(v) and math.isfinite(v) and 1 <= v <= MAX_SIZE):
+                fail(f"gives {k} = {shown(v)}; levels are numbers >= 1 (at most {MAX_SIZE:,.0f})")
     elif name == "observed":
         if value is None:
             return
@@ -580,5 +722,5 @@ def _check_field(name: str, value, where: str) -> None:
         if unknown:
             fail(f"has unknown size(s) {', '.join(map(repr, unknown))}; sizes are {', '.join(SIZE_FIELDS)}")
         for k, v in value.items():
-            if not (_is_number(v) and math.isfinite(v) and v >= 1):
-                fail(f"gives {k} = {shown(v)}; sizes are numbers >= 1")
+            if not (_is_number(v) and math.isfinite(v) and 1 <= v <= MAX_SIZE):
+                fail(f"gives {k} = {shown(v)}; sizes are numbers >= 1 (at most {MAX_SIZE:,.0f})")

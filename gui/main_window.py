@@ -39,7 +39,7 @@ from PySide6.QtWidgets import (
 
 from ..core.corpus.issues import CorpusError
 from .workers import BackgroundTask
-from ..core.session import SIZE_FIELDS, AnalysisState, SessionError
+from ..core.session import SIZE_FIELDS, AnalysisState, SessionError, set_aside
 from .about_dialog import add_help_menu
 from .corpus_panel import CorpusPanel
 from .plots import GuiThreadGarbageCollector
@@ -1239,18 +1239,26 @@ class MainWindow(QMainWindow):
             return None
 
     def restore_last_session(self) -> bool:
-        """Reopen the analysis saved on the last close; False when there is none (or it is unusable)."""
+        """Reopen the analysis saved on the last close; False when there is none (or it is unusable).
+
+        Whatever the file holds, the app starts: an unusable file is renamed beside itself
+        (:func:`~ddr_explorer.core.session.set_aside`, never deleted) and the status bar says why, so the
+        next start does not meet it again.
+        """
         path = self.last_session_path()
-        if not path.exists():
-            return False
         try:
+            if not path.exists():
+                return False
             state = AnalysisState.load(path)
-        except SessionError as exc:
-            self.statusBar().showMessage(f"The last session could not be restored: {exc}")
+            if not (state.corpus_path and Path(state.corpus_path).exists()):
+                return False
+            self.open_analysis(path)
+        except Exception as exc:  # noqa: BLE001 - no file may stop the app from starting
+            aside = set_aside(path)
+            where = f"; it was moved to {aside}" if aside else ""
+            self.statusBar().showMessage(f"The last session could not be restored: {exc}{where}")
+            self._pending_state = None
             return False
-        if not (state.corpus_path and Path(state.corpus_path).exists()):
-            return False
-        self.open_analysis(path)
         return True
 
     def closeEvent(self, event) -> None:  # noqa: N802 - Qt override

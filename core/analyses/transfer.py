@@ -37,7 +37,6 @@ from __future__ import annotations
 
 import csv
 import io
-import re
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -45,6 +44,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from ..corpus.patterns import PatternError, compile_user_pattern
 from ..reliability import summarize, to_jsonable
 from ..references import cite
 
@@ -117,9 +117,9 @@ def _toml_map(path: Path, text: str) -> FamilyMap:
     for k, p in enumerate(data.get("patterns") or [], start=1):
         if not isinstance(p, dict) or not isinstance(p.get("regex"), str) or not isinstance(p.get("family"), str):
             raise FamilyMapError(f"{path}, [[patterns]] entry {k}: give regex = '...' and family = '...'")
-        try:
-            pats.append((re.compile(p["regex"]), p["family"].strip()))
-        except re.error as exc:
+        try:  # a user's pattern runs on the linear-time engine: none can hang the analysis
+            pats.append((compile_user_pattern(p["regex"]), p["family"].strip()))
+        except PatternError as exc:
             raise FamilyMapError(f"{path}, [[patterns]] entry {k}, regex {p['regex']!r}: {exc}") from None
     if not models and not pats:
         raise FamilyMapError(f"{path}: no family given; add [models], [families] or [[patterns]]")
@@ -167,6 +167,8 @@ def read_family_map(path: str | Path) -> FamilyMap:
     """
     path = Path(path)
     try:
+        if path.exists() and not path.is_file():
+            raise FamilyMapError(f"{path}: not a regular file (a folder, pipe or device); name a family map")
         text = path.read_bytes().decode("utf-8-sig")
     except OSError as exc:
         raise FamilyMapError(f"{path}: cannot read the family map ({exc.strerror or exc})") from None

@@ -273,7 +273,8 @@ def apply_mapping(raw: pd.DataFrame, column_sources: dict[str, str], mapping: Co
 #: ``argparse`` attribute -> :func:`~.io.load_corpus` option, for every command that reads a corpus.
 _ARG_OPTIONS = (("benchmark", "benchmark"), ("aliases", "aliases"), ("scoring", "scoring"), ("gamma", "gamma"),
                 ("columns", "columns"), ("scaffold", "scaffold"), ("slice", "slice"),
-                ("task_metadata", "task_metadata"), ("release_dates", "release_dates"))
+                ("task_metadata", "task_metadata"), ("release_dates", "release_dates"), ("field_mapping", "mapping"),
+                ("max_log_mb", "max_member_mb"))
 
 
 def options_from_args(args) -> dict:

@@ -44,9 +44,16 @@ def load_corpus(path: str | Path, format: str | None = None, *, encoding: str | 
     """
     path = Path(path)
     options = dict(options)
+    _check_options(path, options)
     # issue 19: metadata joined from files beside the corpus, then a slice of tasks (core/corpus/slicing.py)
     extra = {k: options.pop(k, None) for k in ("task_metadata", "release_dates", "slice")}
-    corpus = _load(path, format, encoding, options)
+    try:
+        corpus = _load(path, format, encoding, options)
+    except OSError as exc:  # a file of the corpus (or a log in its folder) the user may not read
+        where = exc.filename or path
+        raise CorpusError([error("unreadable", f"the file cannot be read ({exc.strerror or exc}).",
+                                 "check the file's permissions (and that it is not being written), or copy it "
+                                 "somewhere you can read it.", file=where)]) from None
     if extra["task_metadata"]:
         from .metadata import join_task_metadata
 
@@ -62,6 +69,46 @@ def load_corpus(path: str | Path, format: str | None = None, *, encoding: str | 
         corpus = apply_slice(corpus, extra["slice"], file=path)
     corpus.provenance["load_options"] = _saved_options(encoding, {**options, **extra})
     return corpus
+
+
+def require_regular_file(path: Path, what: str = "corpus file") -> None:
+    """Refuse a path that is not a regular file (a FIFO blocks a reader for good; /dev/zero never ends).
+
+    Missing files and folders are left to the caller, which has its own words for them.
+    """
+    import stat
+
+    try:
+        mode = path.stat().st_mode
+    except OSError:
+        return
+    if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+        kind = ("a named pipe (FIFO)" if stat.S_ISFIFO(mode) else "a device" if stat.S_ISCHR(mode) or
+                stat.S_ISBLK(mode) else "a socket" if stat.S_ISSOCK(mode) else "not a regular file")
+        raise CorpusError([error("not-a-file", f"this is {kind}, not a regular file; reading it could block or "
+                                 "never end.", f"save the {what} to a regular file and name that.", file=path)])
+
+
+def _check_options(path: Path, options: dict) -> None:
+    """Refuse what no reader can use before any file is read: special files, a threshold that is not finite."""
+    require_regular_file(path)
+    for key, what in (("aliases", "alias file"), ("release_dates", "release-date file")):
+        if options.get(key) is not None and not isinstance(options[key], (dict, list)):
+            require_regular_file(Path(options[key]), what)
+    meta = options.get("task_metadata")
+    for m in (meta if isinstance(meta, (list, tuple)) else [meta] if meta is not None else []):
+        require_regular_file(Path(m), "task-metadata file")
+    gamma = options.get("gamma")
+    if gamma is not None:
+        import math
+
+        try:
+            ok = math.isfinite(float(gamma)) and 0.0 <= float(gamma) <= 1.0
+        except (TypeError, ValueError):
+            ok = False
+        if not ok:
+            raise CorpusError([error("bad-option", f"gamma = {gamma} is not a threshold in [0, 1].",
+                                     "give --gamma a number from 0 to 1, e.g. 0.5.", file=path, column="gamma")])
 
 
 def _saved_options(encoding, options: dict) -> dict:

@@ -196,6 +196,21 @@ def merge_task_metadata(paths, tables: list[pd.DataFrame] | None = None) -> tupl
     return merged, keys
 
 
+def _refuse_infinite(path: Path, table: pd.DataFrame) -> None:
+    """A task field of inf (or 1e400, which reads as inf) would slice and sort as a real number: refuse it."""
+    import numpy as np
+
+    for c in table.columns:
+        if pd.api.types.is_float_dtype(table[c].dtype):
+            inf = np.isinf(table[c].to_numpy())
+            if inf.any():
+                i = int(np.flatnonzero(inf)[0])
+                line = i + (2 if path.suffix.lower() in (".csv", ".tsv", ".tab") else 1)
+                raise CorpusError([error("not-finite", f"'{c}' is {table[c].iat[i]}, not a finite number",
+                                         f"write a finite number in '{c}', or leave it empty where it is unknown",
+                                         file=path, row=line, column=str(c), count=int(inf.sum()))])
+
+
 def join_task_metadata(corpus, path):
     """The corpus with the columns of one or several per-task files joined to its records (a new corpus).
 
@@ -217,6 +232,8 @@ def join_task_metadata(corpus, path):
 
     paths = [Path(p) for p in (path if isinstance(path, (list, tuple)) else [path])]
     tables = [read_task_metadata(p) for p in paths]
+    for p, own in zip(paths, tables):
+        _refuse_infinite(p, own)
     t = corpus.table
     for p, own in zip(paths, tables):  # a file none of whose tasks is the corpus's: the wrong file (or wrong ids)
         k = ["benchmark", "task"] if "benchmark" in own.columns else ["task"]

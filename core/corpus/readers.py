@@ -111,25 +111,33 @@ def decode_bytes(data: bytes, path: Path, encoding: str | None = None) -> bytes:
 # -- CSV / TSV -----------------------------------------------------------------------
 def _locate_csv_problem(text: bytes, path: Path, delimiter: str) -> CorpusIssue:
     """Scan a CSV that pyarrow refused and describe the first bad line."""
-    reader = csv.reader(io.StringIO(text.decode("utf-8")), delimiter=delimiter)
+    reader = csv.reader(io.StringIO(text.decode("utf-8"), newline=""), delimiter=delimiter)
     try:
         header = next(reader)
     except StopIteration:
         return error("empty", "the file is empty.", "check that it is the right file.", file=path)
     except csv.Error as exc:
         return error("bad-csv", f"the header cannot be read: {exc}.", "fix the header line.", file=path, row=1)
+    start = reader.line_num + 1
     try:
         for fields in reader:
             if fields and len(fields) != len(header):
+                if reader.line_num > start and any("\n" in f for f in fields):
+                    # a quote opened on the record's first line swallowed the lines after it
+                    return error("unterminated-quote", f"a quoted value opened on line {start} runs to line "
+                                 f"{reader.line_num} (the quote is never closed where the value ends).",
+                                 'close the quote on that line, or double a quote inside a value ("").',
+                                 file=path, row=start)
                 extra = len(fields) > len(header)
                 return error("ragged-row", f"{len(fields)} fields where the header has {len(header)}.",
                              ("quote values that contain the delimiter, or remove the extra field."
                               if extra else "fill in the missing fields (leave them empty between delimiters)."),
-                             file=path, row=reader.line_num,
+                             file=path, row=start,
                              column=None if extra else header[len(fields)])
+            start = reader.line_num + 1
     except csv.Error as exc:
         return error("bad-csv", f"unreadable CSV: {exc}.", "check the quoting on that line.", file=path,
-                     row=reader.line_num)
+                     row=start)
     return error("bad-csv", "the file cannot be parsed as delimited text.", "check its delimiter and quoting.",
                  file=path)
 
@@ -140,14 +148,29 @@ def read_delimited(path: Path, delimiter: str = ",", encoding: str | None = None
     if not data.strip():
         raise CorpusError([error("empty", "the file is empty.", "check that it is the right file.", file=path)])
     data = decode_bytes(data, path, encoding)
+    if b"\r" in data and b"\n" not in data:
+        raise CorpusError([error("cr-line-endings", "the lines end in a bare carriage return (CR, the line ending "
+                                 "of classic Mac OS), which this reader does not split on.",
+                                 "save the file with LF or CRLF line endings (any text editor's 'line endings' "
+                                 "setting, or: tr '\\r' '\\n' < in.csv > out.csv).", file=path, row=1)])
     header_line = data[: data.find(b"\n")] if b"\n" in data else data
-    header = next(csv.reader([header_line.decode("utf-8").rstrip("\r")], delimiter=delimiter))
+    try:
+        header = next(csv.reader([header_line.decode("utf-8").rstrip("\r")], delimiter=delimiter))
+    except (csv.Error, StopIteration) as exc:
+        raise CorpusError([error("bad-csv", f"the header line cannot be read ({exc}).",
+                                 "fix the header: column names separated by the delimiter.", file=path,
+                                 row=1)]) from None
+    if any("\x00" in h for h in header):
+        raise CorpusError([error("control-character", "the header holds a NUL character.",
+                                 "save the file as plain text (UTF-8) with column names only.", file=path, row=1)])
     rename, issues = map_columns(header)
     # facets arrive dictionary-encoded (pandas categoricals): few names, many rows
     as_text = {c: (pa.dictionary(pa.int32(), pa.string()) if canon in (*schema.REQUIRED_FACETS, schema.TRIAL_ID)
                    else pa.string())
                for c, canon in rename.items()
                if canon in (*schema.REQUIRED_FACETS, schema.TRIAL_ID, *schema.TEXT_METADATA, *schema.EXTRA_FACETS)}
+    # counts as text: pyarrow reads "0x10" as 16 and "true" as a boolean; validation parses them strictly
+    as_text.update({c: pa.string() for c, canon in rename.items() if canon in (schema.SUCCESSES, schema.TRIALS)})
     try:
         tbl = pacsv.read_csv(
             io.BytesIO(data),
@@ -164,23 +187,81 @@ def read_delimited(path: Path, delimiter: str = ",", encoding: str | None = None
         raise CorpusError([error("duplicate-column", f"the header names '{dup}' twice.",
                                  "give every column a distinct name.", file=path, row=1, column=dup)])
     raw = raw.rename(columns=rename)
-    raw[SOURCE_ROW] = np.arange(2, len(raw) + 2, dtype="int64")
+    raw[SOURCE_ROW] = _record_lines(data, delimiter, len(raw))
     return raw, {"columns": {v: k for k, v in rename.items()}, "issues": issues}
 
 
+def _record_lines(data: bytes, delimiter: str, n_records: int) -> np.ndarray:
+    """The file line each record starts on (the header is line 1).
+
+    One record per line is the rule, and then the lines are 2, 3, ...; a blank line or a quoted value
+    that spans lines shifts every later record, so then the lines are counted the way a CSV reader
+    reads the file.
+    """
+    n_lines = data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
+    if b'"' not in data and n_lines - 1 == n_records:
+        return np.arange(2, n_records + 2, dtype="int64")
+    starts = []
+    reader = csv.reader(io.StringIO(data.decode("utf-8"), newline=""), delimiter=delimiter)
+    try:
+        next(reader)
+        line = reader.line_num
+        for fields in reader:
+            if fields:
+                starts.append(line + 1)
+            line = reader.line_num
+    except csv.Error:
+        pass
+    if len(starts) != n_records:  # the two readers disagree: keep the plain numbering rather than guess
+        return np.arange(2, n_records + 2, dtype="int64")
+    return np.asarray(starts, dtype="int64")
+
+
 # -- JSONL -------------------------------------------------------------------------------
+def _json_kind(v) -> str:
+    """The JSON type of a value as a reader of columns sees it (whole and fractional numbers apart)."""
+    if v is None:
+        return "null"
+    if isinstance(v, bool):
+        return "true/false"
+    if isinstance(v, int):
+        return "a whole number" if abs(v) < 2 ** 63 else "a whole number beyond 64 bits"
+    if isinstance(v, float):
+        return "a number with a fraction" if v == v and abs(v) != float("inf") else "a non-finite number"
+    if isinstance(v, str):
+        return "text"
+    return "a list" if isinstance(v, list) else "an object"
+
+
 def _locate_json_problem(data: bytes, path: Path) -> CorpusIssue:
-    for i, line in enumerate(data.decode("utf-8").splitlines(), start=1):
+    """Scan JSON lines that pyarrow refused: the first bad line, or the first field whose type changes."""
+    from .importers._common import json_problem
+
+    first_seen: dict[str, tuple[str, int]] = {}
+    for i, line in enumerate(data.decode("utf-8").split("\n"), start=1):
         if not line.strip():
             continue
         try:
             obj = json.loads(line)
-        except json.JSONDecodeError as exc:
-            return error("bad-json", f"invalid JSON ({exc.msg} at character {exc.colno}).",
+        except (json.JSONDecodeError, RecursionError, ValueError) as exc:
+            return error("bad-json", f"invalid JSON ({json_problem(exc)}).",
                          "each line must be one complete JSON object.", file=path, row=i)
         if not isinstance(obj, dict):
             return error("bad-json", f"the line holds a JSON {type(obj).__name__}, not an object.",
                          "each line must be one JSON object with the corpus fields.", file=path, row=i)
+        for key, value in obj.items():
+            kind = _json_kind(value)
+            if kind in ("a list", "an object", "a whole number beyond 64 bits", "a non-finite number"):
+                return error("bad-json", f"'{key}' is {kind} ({json.dumps(value)[:40]}), not a plain value.",
+                             f"give '{key}' one plain value (text or a number) on every line.", file=path, row=i,
+                             column=str(key))
+            if kind == "null":
+                continue
+            seen = first_seen.setdefault(key, (kind, i))
+            if seen[0] != kind and {seen[0], kind} != {"a whole number", "a number with a fraction"}:
+                return error("bad-json", f"'{key}' is {kind} ({json.dumps(value)[:40]}) here but {seen[0]} on "
+                             f"line {seen[1]}.", f"give '{key}' the same type on every line.", file=path, row=i,
+                             column=str(key))
     return error("bad-json", "the file cannot be read as JSON lines.",
                  "check that fields have the same type on every line.", file=path)
 

@@ -10,10 +10,13 @@ reported once, at its first row, with the number of rows it affects.
 from __future__ import annotations
 
 import difflib
+import re
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from . import schema
 from ..errors import shown
@@ -42,23 +45,93 @@ def _value(raw: pd.DataFrame, column: str, mask: np.ndarray):
     return raw[column].iat[int(np.flatnonzero(mask)[0])]
 
 
+#: Most trials (or successes) one record may count: far above any evaluation, far below where int64 sums
+#: or float64 arithmetic stop being exact (a timestamp or an id read as a count lands far above it).
+MAX_COUNT = 10 ** 9
+
+#: A decimal number as text: digits, an optional fraction and exponent (no hex, no underscores, no words).
+_DECIMAL = r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?"
+
+
+def non_scalar_kind(col: pd.Series) -> tuple[str | None, np.ndarray]:
+    """What a column holds instead of plain numbers or text, and where: dates, true/false, lists, bytes.
+
+    Returns ``(None, empty mask)`` for a column of numbers or strings.  Parquet and JSON keep types that
+    a count or a name must not silently become (a timestamp is 1.7e18 nanoseconds; ``True`` is 1).
+    """
+    dtype = col.dtype
+    if pd.api.types.is_bool_dtype(dtype):
+        return "true/false values", col.notna().to_numpy()
+    if pd.api.types.is_datetime64_any_dtype(dtype) or pd.api.types.is_timedelta64_dtype(dtype) or \
+            isinstance(dtype, pd.PeriodDtype):
+        return "dates or times", col.notna().to_numpy()
+    if dtype == object:
+        if pd.api.types.infer_dtype(col, skipna=True) in ("string", "integer", "floating", "mixed-integer-float",
+                                                          "decimal", "empty"):
+            return None, np.zeros(len(col), dtype=bool)  # the common case, decided in C without a Python loop
+        kinds = col.map(lambda v: "lists or objects" if isinstance(v, (list, tuple, dict, set, np.ndarray)) else
+                        "raw bytes" if isinstance(v, (bytes, bytearray)) else
+                        "true/false values" if isinstance(v, (bool, np.bool_)) else
+                        "dates or times" if hasattr(v, "isoformat") else None)
+        mask = kinds.notna().to_numpy()
+        if mask.any():
+            return str(kinds[mask].iloc[0]), mask
+    return None, np.zeros(len(col), dtype=bool)
+
+
 def _coerce_int(raw: pd.DataFrame, column: str, file, src: str, issues: list[CorpusIssue]) -> pd.Series | None:
-    """Convert a column to int64, reporting values that are not whole numbers."""
+    """Convert a column to int64, reporting every value that is not a whole count from 0 to :data:`MAX_COUNT`.
+
+    Whatever the container typed the column as (text, float, int, bool, timestamp, list), only whole
+    decimal numbers pass; a refused value is quoted as the file wrote it.
+    """
     col = raw[column]
-    num = pd.to_numeric(col, errors="coerce")
-    bad = (num.isna() & col.notna()).to_numpy() | (num.notna() & (num != np.floor(num))).to_numpy()
-    missing = col.isna().to_numpy()
+    kind, mask = non_scalar_kind(col)
+    if kind:
+        row, n = _where(raw, mask)
+        issues.append(error("not-a-count", f"'{src}' holds {kind} ({shown(_value(raw, column, mask))[:60]}), "
+                            "not counts of trials.", f"write whole numbers in '{src}' (a count per record, "
+                            "e.g. 3); check that the right column is mapped to it.",
+                            file=file, row=row, column=src, count=n))
+        return None
+    if pd.api.types.is_numeric_dtype(col.dtype):
+        num = col.astype("float64")
+        missing = col.isna().to_numpy()
+        notnum = np.zeros(len(col), dtype=bool)
+    else:
+        text = col.astype("string[pyarrow]").str.strip()  # pyarrow's string kernels: a million rows in ~0.1 s
+        missing = (text.isna() | (text == "")).to_numpy()
+        ok = text.str.fullmatch(_DECIMAL).fillna(False).to_numpy(dtype=bool)
+        # the strings passed the pattern, so pyarrow's cast reads them exactly as decimal numbers (fast)
+        num = pd.Series(pc.cast(pa.array(text.where(ok), type=pa.string()), pa.float64())
+                        .to_numpy(zero_copy_only=False), index=col.index)
+        notnum = ~missing & ~ok
+    values = num.to_numpy()
+    with np.errstate(invalid="ignore"):
+        finite = np.isfinite(values)
+        nonfinite = ~missing & ~notnum & ~finite
+        frac = finite & (values != np.floor(values))
+        huge = finite & ~frac & (np.abs(values) > MAX_COUNT)
+    bad = notnum | nonfinite | frac
     if bad.any():
         row, n = _where(raw, bad)
-        issues.append(error("not-an-integer", f"'{_value(raw, column, bad)}' is not a whole number.",
-                            f"write whole numbers in '{src}'.", file=file, row=row, column=src, count=n))
+        v = _value(raw, column, bad)
+        what = "is not a finite number" if nonfinite[np.flatnonzero(bad)[0]] else "is not a whole number"
+        issues.append(error("not-an-integer", f"'{v}' {what}.", f"write whole numbers in '{src}'.",
+                            file=file, row=row, column=src, count=n))
+    if huge.any():
+        row, n = _where(raw, huge)
+        issues.append(error("count-too-large", f"'{_value(raw, column, huge)}' is more than {MAX_COUNT:,} trials in "
+                            "one record.", f"check that '{src}' holds counts of trials (not ids, timestamps or "
+                            "sizes); split a larger cell into several records.", file=file, row=row, column=src,
+                            count=n))
     if missing.any():
         row, n = _where(raw, missing)
         issues.append(error("missing-value", f"'{src}' is empty.", f"fill in '{src}' or drop the row.",
                             file=file, row=row, column=src, count=n))
-    if bad.any() or missing.any():
+    if bad.any() or huge.any() or missing.any():
         return None
-    return num.astype("int64")
+    return pd.Series(values.astype("int64"), index=col.index)
 
 
 def _binary_result(raw: pd.DataFrame, file, src: str, issues: list[CorpusIssue]) -> pd.Series | None:
@@ -110,6 +183,70 @@ def _stripped_category(col: pd.Series) -> pd.Series:
         codes = np.where(codes == empty_code, -1, codes - (codes > empty_code))
         uniques = uniques.delete(empty_code)
     return pd.Series(pd.Categorical.from_codes(codes, categories=uniques.astype(object).astype(str)), index=col.index)
+
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
+def _facet(raw: pd.DataFrame, c: str, fname, src: str, issues: list[CorpusIssue]) -> pd.Series | None:
+    """A facet column (names of levels) as stripped categories, or None with an issue.
+
+    Names are text (or numbers): lists, objects, bytes, dates or true/false in a name column are refused,
+    and so are control characters (a NUL or an escape byte in an id makes two ids look alike on screen).
+    """
+    kind, mask = non_scalar_kind(raw[c])
+    if kind:
+        row, n = _where(raw, mask)
+        issues.append(error("not-a-name", f"'{src}' holds {kind} ({shown(_value(raw, c, mask))[:60]}), not names.",
+                            f"write each {c}'s name as text; check that the right column is mapped to '{c}'.",
+                            file=fname, row=row, column=src, count=n))
+        return None
+    try:
+        col = _stripped_category(raw[c])
+    except (TypeError, ValueError, UnicodeDecodeError) as exc:  # unhashable or undecodable values
+        issues.append(error("not-a-name", f"'{src}' cannot be read as names ({exc}).",
+                            f"write each {c}'s name as text.", file=fname, column=src))
+        return None
+    cats = pd.Index(col.cat.categories)
+    controlled = cats[cats.astype(str).str.contains(_CONTROL)]
+    if len(controlled):
+        mask = col.isin(controlled).to_numpy()
+        row, n = _where(raw, mask)
+        bad = str(controlled[0])
+        ch = _CONTROL.search(bad).group()
+        issues.append(error("control-character", f"the {c} name {bad!r} holds the control character "
+                            f"U+{ord(ch):04X}.", "remove it: names are printable text (a stray NUL or escape byte "
+                            "makes two names look alike).", file=fname, row=row, column=src, count=n))
+        return None
+    return col
+
+
+def _check_result_agrees(raw: pd.DataFrame, k: pd.Series, n: pd.Series, fname, src: str,
+                         issues: list[CorpusIssue]) -> None:
+    """A 'result' column beside successes/trials: refuse it where it contradicts them, else say it is unused.
+
+    It contradicts a record of one trial when it differs from the successes, and a record of several
+    trials when it says pass where none passed or fail where all passed.
+    """
+    scratch: list[CorpusIssue] = []
+    given = raw[schema.RESULT].notna().to_numpy()  # JSON lines may give a result on some records only
+    r = _binary_result(raw.loc[given], fname, src, scratch)
+    if r is None:
+        issues.extend(scratch)
+        return
+    rv, kv, nv = r.to_numpy(), k.to_numpy()[given], n.to_numpy()[given]
+    raw = raw.loc[given]
+    bad = ((nv == 1) & (rv != kv)) | ((nv > 1) & (((rv == 1) & (kv == 0)) | ((rv == 0) & (kv == nv))))
+    if bad.any():
+        row, cnt = _where(raw, bad)
+        i0 = int(np.flatnonzero(bad)[0])
+        issues.append(error("result-contradicts-counts", f"the result {rv[i0]} contradicts successes/trials "
+                            f"{kv[i0]}/{nv[i0]}.", f"give either '{src}' (one row per trial) or successes and "
+                            "trials, not both; or correct the row.", file=fname, row=row, column=src, count=cnt))
+    else:
+        issues.append(warning("result-unused", f"'{src}' is given beside successes and trials; the counts are used "
+                              "and the result column is ignored.", f"drop '{src}' to silence this.",
+                              file=fname, column=src))
 
 
 def _guessed_columns(raw: pd.DataFrame, sources: dict[str, str], missing: list[str]) -> str | None:
@@ -223,14 +360,20 @@ def build_corpus(raw: pd.DataFrame, *, file: str | Path | None, format: str, nam
 
     out: dict[str, pd.Series] = {}
     for c in schema.REQUIRED_FACETS:
-        out[c] = _stripped_category(raw[c])
+        facet = _facet(raw, c, fname, src(c), issues)
+        if facet is None:
+            continue
+        out[c] = facet
         empty = out[c].isna().to_numpy()
         if empty.any():
             row, n = _where(raw, empty)
-            issues.append(error("missing-value", f"'{src(c)}' is empty.", f"fill in the {c} name or drop the row.",
-                                file=fname, row=row, column=src(c), count=n))
+            issues.append(error("missing-value", f"'{src(c)}' is empty (or a missing-value marker such as NA, "
+                                "null or NaN, which the reader takes as empty).",
+                                f"fill in the {c} name or drop the row.", file=fname, row=row, column=src(c), count=n))
     if schema.TRIAL_ID in raw.columns:
-        out[schema.TRIAL_ID] = _stripped_category(raw[schema.TRIAL_ID])
+        facet = _facet(raw, schema.TRIAL_ID, fname, src(schema.TRIAL_ID), issues)
+        if facet is not None:
+            out[schema.TRIAL_ID] = facet
 
     # -- results ---------------------------------------------------------------
     if schema.SUCCESSES in raw.columns:
@@ -256,6 +399,8 @@ def build_corpus(raw: pd.DataFrame, *, file: str | Path | None, format: str, nam
                                     "check the two columns are not swapped; successes count the trials that passed.",
                                     file=fname, row=row, column=src(schema.SUCCESSES), count=cnt))
             out[schema.SUCCESSES], out[schema.TRIALS] = k, n
+            if schema.RESULT in raw.columns:
+                _check_result_agrees(raw, k, n, fname, src(schema.RESULT), issues)
     else:
         r = _binary_result(raw, fname, src(schema.RESULT), issues)
         if r is not None:
@@ -273,6 +418,12 @@ def build_corpus(raw: pd.DataFrame, *, file: str | Path | None, format: str, nam
             row, cnt = _where(raw, notnum)
             issues.append(error("not-a-number", f"'{_value(raw, c, notnum)}' is not a number.",
                                 f"write a number in '{src(c)}'.", file=fname, row=row, column=src(c), count=cnt))
+        infinite = np.isinf(num.to_numpy())
+        if infinite.any():
+            row, cnt = _where(raw, infinite)
+            issues.append(error("not-finite", f"'{_value(raw, c, infinite)}' is not a finite number.",
+                                f"write a finite number in '{src(c)}' (leave it empty where it is unknown).",
+                                file=fname, row=row, column=src(c), count=cnt))
         if c == schema.COST:
             nan = num.isna().to_numpy() & ~notnum
             if nan.any():

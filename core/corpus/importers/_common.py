@@ -58,6 +58,15 @@ def head_object(head: bytes) -> dict | None:
     return obj if isinstance(obj, dict) else None
 
 
+def json_problem(exc: BaseException) -> str:
+    """What ``json.loads`` refused, in words: the decoder's message, nesting too deep, a too-long integer."""
+    if isinstance(exc, json.JSONDecodeError):
+        return f"{exc.msg} at character {exc.colno}"
+    if isinstance(exc, RecursionError):
+        return "nested too deeply: lists or objects inside each other thousands of levels deep"
+    return str(exc).split(";")[0]  # int_max_str_digits: "Exceeds the limit (4300 digits) ..."
+
+
 def decode_text(data: bytes, path: Path) -> str:
     """Decode a JSON file as UTF-8 (a BOM is allowed), naming the line of a bad byte."""
     if data.startswith(b"\xef\xbb\xbf"):
@@ -98,10 +107,10 @@ def read_json_lines(path: Path) -> tuple[list[tuple[int, dict]], list[CorpusIssu
             continue
         try:
             obj = loads(line)
-        except json.JSONDecodeError as exc:
+        except (json.JSONDecodeError, RecursionError, ValueError) as exc:
             bad += 1
             if bad <= MAX_LISTED:
-                issues.append(error("bad-json", f"invalid JSON ({exc.msg} at character {exc.colno}).",
+                issues.append(error("bad-json", f"invalid JSON ({json_problem(exc)}).",
                                     "each line must be one complete JSON object; fix or remove this line.",
                                     file=path, row=i))
             continue

@@ -60,6 +60,12 @@ from ._common import check_scoring_options, ignored_options, raise_if_nothing_le
 
 FORMAT = "inspect"
 SUFFIXES = (".eval", ".json")
+#: Largest size (MiB) one member of an ``.eval`` archive (or one ``.json`` log) may inflate to before it is
+#: read: far above a real header or sample summary list, far below what exhausts a laptop's memory
+#: (inspect_ai parses a member whole; a 2 GiB member of blanks peaks near 4.4 GB).
+MAX_MEMBER_MB = 1024
+#: Largest size (MiB) all members of one archive together may inflate to.
+MAX_TOTAL_MB = 8192
 
 #: Inspect's letter values (inspect_ai.scorer: CORRECT, INCORRECT, PARTIAL, NOANSWER).
 _LETTERS = {"C": 1.0, "I": 0.0, "P": 0.5, "N": 0.0}
@@ -86,6 +92,50 @@ def log_files(folder: Path) -> list[Path]:
                 if sniff(p, fh.read(4096)):
                     out.append(p)
     return out
+
+
+def check_log_size(path: Path, max_member_mb: float = MAX_MEMBER_MB, max_total_mb: float = MAX_TOTAL_MB) -> None:
+    """Refuse a log that would inflate past the caps, before inspect_ai reads any of it.
+
+    An ``.eval`` log is a zip archive: each member's inflated size is in the archive's directory, and
+    Python's zip reader (which inspect_ai uses) never yields more than that size, so the directory is
+    checked without inflating anything.  A ``.json`` log is checked by its size on disk.
+
+    Raises
+    ------
+    CorpusError
+        Naming the log, the member, its size and the cap, and the option that raises the cap.
+    """
+    import zipfile
+
+    cap, total_cap = max_member_mb * 2 ** 20, max_total_mb * 2 ** 20
+    fix = (f"check that this is an Inspect log you trust; if it is, raise the cap with --max-log-mb "
+           f"(now {max_member_mb:g} MiB; from Python: max_member_mb=).")
+    if path.suffix.lower() != ".eval":
+        size = path.stat().st_size
+        if size > cap:
+            raise CorpusError([error("log-too-large", f"the log is {size / 2 ** 20:,.0f} MiB, above the cap of "
+                                     f"{max_member_mb:g} MiB on what is read of one log.", fix, file=path)])
+        return
+    try:
+        with zipfile.ZipFile(path) as z:
+            infos = z.infolist()
+    except (zipfile.BadZipFile, OSError, ValueError, EOFError) as exc:
+        raise CorpusError([error("bad-log", f"not a readable .eval archive ({exc}).",
+                                 "check that the file is a complete Inspect log (an interrupted eval leaves a "
+                                 "partial one); re-run or remove it.", file=path)]) from None
+    total = 0
+    for info in infos:
+        total += info.file_size
+        if info.file_size > cap:
+            raise CorpusError([error("log-member-too-large", f"member '{info.filename}' inflates to "
+                                     f"{info.file_size / 2 ** 20:,.0f} MiB ({info.compress_size / 2 ** 20:,.1f} MiB "
+                                     f"compressed), above the cap of {max_member_mb:g} MiB per member.", fix,
+                                     file=path, column=info.filename)])
+    if total > total_cap:
+        raise CorpusError([error("log-too-large", f"its members inflate to {total / 2 ** 20:,.0f} MiB in all, above "
+                                 f"the cap of {max_total_mb:g} MiB per log.", "check that this is an Inspect log "
+                                 "you trust; from Python, raise max_total_mb=.", file=path)])
 
 
 def _inspect_api(path: Path):
@@ -131,7 +181,8 @@ def _scaffold_of(header) -> str:
 
 def read(path: str | Path, *, benchmark: str | None = None, scaffold: str | None = None, aliases=None,
          scoring: str | None = None, gamma: float | None = None, verifier: str | None = None,
-         name: str | None = None, **other) -> Corpus:
+         name: str | None = None, max_member_mb: float = MAX_MEMBER_MB, max_total_mb: float = MAX_TOTAL_MB,
+         **other) -> Corpus:
     """Read one Inspect AI log or a folder of them.
 
     Parameters
@@ -150,6 +201,9 @@ def read(path: str | Path, *, benchmark: str | None = None, scaffold: str | None
         ``all-pass`` for several); ``threshold`` needs ``gamma``.
     name
         Display name of the corpus (the file or folder name by default).
+    max_member_mb, max_total_mb
+        Caps (MiB) on what one member of an ``.eval`` archive, and all its members together, inflate to
+        (:func:`check_log_size`); ``--max-log-mb`` raises the first.
 
     Raises
     ------
@@ -159,11 +213,13 @@ def read(path: str | Path, *, benchmark: str | None = None, scaffold: str | None
     """
     path = Path(path)
     check_scoring_options(path, scoring, gamma)
-    read_header, read_summaries = _inspect_api(path)
     files = log_files(path) if path.is_dir() else [path]
     if not files:
         raise CorpusError([error("no-logs", "the folder holds no Inspect AI log (.eval or .json).",
                                  "name a folder of Inspect logs, or one log file.", file=path)])
+    for f in files:  # every log's sizes before inspect_ai reads (or is even imported for) any of them
+        check_log_size(f, max_member_mb, max_total_mb)
+    read_header, read_summaries = _inspect_api(path)
     issues: list[CorpusIssue] = list(ignored_options(path, FORMAT, other))
     from .conventions import build_stack
     from .pyirt import load_aliases

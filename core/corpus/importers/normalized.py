@@ -47,7 +47,7 @@ from .. import schema
 from ..corpus import Corpus
 from ...errors import shown
 from ..issues import CorpusError, error, warning
-from ..validate import SOURCE_ROW, build_corpus
+from ..validate import SOURCE_ROW, build_corpus, non_scalar_kind
 from ._common import (check_scoring_options, head_object, ignored_options, raise_if_nothing_left, read_json_lines,
                       score_verifiers)
 
@@ -216,6 +216,16 @@ def read(path: str | Path, *, style: str = "auto", benchmark: str | None = None,
                                   "which means it was not recorded; the corpus has no cost column.",
                                   "pass zero_cost='keep' if the runs really cost nothing, or give prices per "
                                   "benchmark instead.", file=path, column=sources.get(schema.COST)))
+
+    # -- names must be names (a list or object cannot be grouped, and would not be a level) -----------
+    for c in ("benchmark", "model", "task", "trial"):
+        kind, mask = non_scalar_kind(raw[c]) if c in raw else (None, None)
+        if kind:
+            i = int(np.flatnonzero(mask)[0])
+            raise CorpusError([error("not-a-name", f"\"{sources.get(c, c)}\" holds {kind} "
+                                     f"({shown(raw[c].iat[i])[:60]}), not a name.",
+                                     f"give \"{sources.get(c, c)}\" as text on every line.", file=path,
+                                     row=int(lines[i]), column=sources.get(c, c), count=int(mask.sum()))])
 
     # -- trial ids -------------------------------------------------------------------------------
     group = ["benchmark", "model", "task"]

@@ -120,6 +120,7 @@ from .. import schema
 from ..corpus import Corpus
 from ...errors import shown
 from ..issues import CorpusError, CorpusIssue, error, warning
+from ..patterns import PatternError, compile_user_pattern
 from ..validate import SOURCE_ROW, build_corpus
 from ._common import (MAX_LISTED, check_scoring_options, head_object, ignored_options, raise_if_nothing_left,
                       read_json_lines, resources_dir, score_verifiers)
@@ -161,6 +162,14 @@ def _alias_error(path, message: str, fix: str, column: str | None = None) -> Cor
     return CorpusError([error("bad-alias-file", message, fix, file=path, column=column)])
 
 
+def _is_shipped(path: Path) -> bool:
+    """True for an alias file that ships with the product (``resources/aliases``)."""
+    try:
+        return path.resolve().is_relative_to(resources_dir().resolve() / "aliases")
+    except (OSError, ValueError):
+        return False
+
+
 def load_aliases(path: str | Path) -> AliasRules:
     """Read an alias file (TOML).
 
@@ -172,11 +181,21 @@ def load_aliases(path: str | Path) -> AliasRules:
     """
     path = Path(path)
     try:
-        doc = tomllib.loads(path.read_text(encoding="utf-8"))
+        if path.exists() and not path.is_file():
+            raise _alias_error(path, "not a regular file (a folder, pipe or device).", "name an alias file (TOML).")
+        doc = tomllib.loads(path.read_bytes().decode("utf-8"))
     except FileNotFoundError:
         raise _alias_error(path, "the alias file does not exist.", "check the path given as aliases=.") from None
+    except OSError as exc:
+        raise _alias_error(path, f"the alias file cannot be read ({exc.strerror or exc}).",
+                           "check the path and the file's permissions.") from None
+    except UnicodeDecodeError as exc:
+        raise _alias_error(path, f"byte 0x{exc.object[exc.start]:02x} at position {exc.start} is not UTF-8.",
+                           "TOML files are UTF-8: re-save the alias file as UTF-8.") from None
     except tomllib.TOMLDecodeError as exc:
         raise _alias_error(path, f"not valid TOML: {exc}.", "fix the TOML syntax at the place named.") from None
+    # the shipped files are ours (and use lookaheads); a user's patterns run on the linear-time engine
+    compile_pattern = re.compile if _is_shipped(path) else compile_user_pattern
     rules = AliasRules(source=str(path), meta=dict(doc.get("meta", {})))
 
     def text(key, where=None):
@@ -210,10 +229,10 @@ def load_aliases(path: str | Path) -> AliasRules:
     for i, pat in enumerate(doc.get("subject_patterns", []), start=1):
         where = f"subject_patterns[{i}]"
         try:
-            rx = re.compile(pat["regex"])
+            rx = compile_pattern(pat["regex"])
         except (KeyError, TypeError):
             raise _alias_error(path, f"{where} has no regex.", "give regex = '...'.", where) from None
-        except re.error as exc:
+        except (re.error, PatternError) as exc:
             raise _alias_error(path, f"{where}: bad regex ({exc}).", "fix the regular expression.", where) from None
         if "model" not in rx.groupindex and not pat.get("model"):
             raise _alias_error(path, f"{where} gives no model.", "add a (?P<model>...) group or model = '...'.", where)
@@ -234,8 +253,8 @@ def load_aliases(path: str | Path) -> AliasRules:
             raise _alias_error(path, f"{where} needs a name and a regex.", "give name = '...' and regex = '...'.",
                                where)
         try:
-            rules.benchmarks.append((b["name"], re.compile(b["regex"])))
-        except re.error as exc:
+            rules.benchmarks.append((b["name"], compile_pattern(b["regex"])))
+        except (re.error, PatternError) as exc:
             raise _alias_error(path, f"{where}: bad regex ({exc}).", "fix the regular expression.", where) from None
     return rules
 

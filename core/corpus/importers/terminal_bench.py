@@ -269,6 +269,11 @@ def read(path: str | Path, *, benchmark: str = DEFAULT_BENCHMARK, mapping: str =
         raise CorpusError([error("bad-json", f"invalid JSON ({exc.msg}, character {exc.colno}).",
                                  "repair the JSON (a missing comma or quote is the usual cause).",
                                  file=path, row=exc.lineno)]) from None
+    except (RecursionError, ValueError) as exc:
+        from ._common import json_problem
+
+        raise CorpusError([error("bad-json", f"unreadable JSON ({json_problem(exc)}).",
+                                 "check that this is a Terminal-Bench meta.json.", file=path)]) from None
     if not isinstance(doc, dict) or not isinstance(doc.get("results"), list):
         raise CorpusError([error("missing-field", "no 'results' list at the top level.",
                                  "a Terminal-Bench meta.json holds {\"results\": [{..., \"task_results\": "
@@ -289,7 +294,8 @@ def read(path: str | Path, *, benchmark: str = DEFAULT_BENCHMARK, mapping: str =
     if chosen is None:
         raise CorpusError([error("mapping-undecided", "cannot tell whether the result fields are shifted "
                                  f"one place to the right (evidence: {evidence}).",
-                                 "pass mapping='shifted' or mapping='straight' to the Terminal-Bench importer.",
+                                 "pass --field-mapping shifted or --field-mapping straight (from Python: "
+                                 "mapping='shifted' or mapping='straight').",
                                  file=path, column="results")])
     fields = MAPPINGS[chosen]
 
