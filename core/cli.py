@@ -73,6 +73,10 @@ class _DeprecatedDesignFlag(argparse.Action):
 def _add_preset_argument(p: argparse.ArgumentParser, help: str) -> None:
     p.add_argument("--preset", choices=PRESETS, help=f"{help}: {', '.join(PRESETS)}")
     p.add_argument("--design", choices=PRESETS, action=_DeprecatedDesignFlag, dest="preset", help=argparse.SUPPRESS)
+    _add_strict_terms_argument(p)
+
+
+def _add_strict_terms_argument(p: argparse.ArgumentParser) -> None:
     p.add_argument("--strict-terms", action="store_true",
                    help="refuse (exit 2) a preset whose terms the corpus's design cannot separate, and print the "
                    "formula it supports (default: fit the preset without those terms, with a note)")
@@ -362,30 +366,28 @@ def cmd_fit(args: argparse.Namespace) -> int:
     from .model.formula import ModelSpecError, as_spec
     from .model.posterior import FitCancelled
 
-    if (args.formula is None) == (args.preset is None):
-        print("ddr: give exactly one of --formula or --preset", file=sys.stderr)
-        return EXIT_INVALID
+    if args.formula is not None and args.preset is not None:
+        return _fit_refusal(args, "give at most one of --formula or --preset")
     try:
         corpus = _load(args)
-        spec = as_spec(args.formula or args.preset)
+        from .design.presets import default_preset
+
+        spec = as_spec(args.formula or args.preset or default_preset(corpus))
         spec.validate(corpus.table.columns)
         settings = settings_from_args(args)
     except CorpusError as exc:
         _print_errors(exc)
-        return EXIT_INVALID
+        return _fit_refusal(args, None, issues=[str(i) for i in exc.issues])
     except (ModelSpecError, ValueError) as exc:
-        print(f"ddr: {exc}", file=sys.stderr)
-        return EXIT_INVALID
+        return _fit_refusal(args, str(exc))
     progress = _TerminalProgress(not args.quiet)
     try:
         result = fit_corpus(corpus, spec, settings, cache_dir=args.cache, use_cache=not args.no_cache,
                             progress=progress, strict_terms=args.strict_terms)
     except FitCancelled as exc:
-        print(f"ddr: {exc}", file=sys.stderr)
-        return 130
+        return _fit_refusal(args, str(exc), code=130)
     except ModelSpecError as exc:  # --strict-terms: the preset has terms the design cannot separate
-        print(f"ddr: {exc}", file=sys.stderr)
-        return EXIT_INVALID
+        return _fit_refusal(args, str(exc), supported_formula=getattr(exc, "supported_formula", None))
     finally:
         progress.done()
     if result.cache_problem:
@@ -399,6 +401,9 @@ def cmd_fit(args: argparse.Namespace) -> int:
     from .formatting import convergence_verdict, fmt_interval, fmt_var
 
     d = out["diagnostics"]
+    print(convergence_verdict(d))  # first, as the README promises: whether the numbers below can be used
+    for p in d["problems"]:
+        print(f"  problem: {p}")
     print(f"{args.path}: {out['formula']}")
     if "slice" in out:
         kept = out["slice"]["tasks"]
@@ -415,11 +420,25 @@ def cmd_fit(args: argparse.Namespace) -> int:
     from .report.priors import priors_text
 
     print(f"priors: {priors_text(out['priors'])}")
-    print(convergence_verdict(d))
-    for p in d["problems"]:
-        print(f"  problem: {p}")
     print(f"cache: {out['cache']['path']}")
     return _fit_exit(out, args)
+
+
+def _fit_refusal(args: argparse.Namespace, message: str | None, *, code: int = EXIT_INVALID,
+                 issues: list[str] | None = None, supported_formula: str | None = None) -> int:
+    """A fit that did not run: the reason on stderr (``message``; the corpus ``issues`` are printed by the
+    caller) and, with ``--json``, one JSON error object on stdout, so a script reading stdout learns why."""
+    if message is not None:
+        print(f"ddr: {message}", file=sys.stderr)
+    if getattr(args, "json", False):
+        err = {"error": message or f"invalid input: {len(issues or [])} problem(s)", "exit_code": code,
+               "file": str(args.path)}
+        if issues:
+            err["issues"] = issues
+        if supported_formula:
+            err["supported_formula"] = supported_formula
+        print(json.dumps(err, indent=2))
+    return code
 
 
 def _run_length_line(post) -> str:
@@ -612,8 +631,9 @@ def cmd_analyses(args: argparse.Namespace) -> int:
         if posterior is None:
             if args.formula and args.preset:
                 raise ValueError("give at most one of --formula or --preset")
-            default = "pooled" if corpus.n_levels("benchmark") > 1 else "per-benchmark"
-            spec = as_spec(args.formula or args.preset or default)
+            from .design.presets import default_preset
+
+            spec = as_spec(args.formula or args.preset or default_preset(corpus))
             settings = settings_from_args(args)
         spec.validate(corpus.table.columns)
         if args.strict_terms:  # refuse before any refit (each refit would fit the reduced preset)
@@ -679,20 +699,34 @@ def _run_with_progress(progress: "_TerminalProgress", cancelled: type, invalid: 
 
 
 def cmd_methods(args: argparse.Namespace) -> int:
-    """``ddr methods``: variance shares from every estimator side by side (seed 000 Tables 20-21)."""
+    """``ddr methods``: variance shares from every estimator side by side (seed 000 Tables 20-21).
+
+    An agent corpus gets the formula the fit fits (a preset reduced to the terms its design separates);
+    a plain G-study table with the formula's response column gets the same estimators on that formula.
+    """
+    from .design.presets import UnsupportedTermsError, default_preset, supported_spec
     from .estimators.design import EstimationCancelled
     from .estimators.methods import format_methods_table, methods_table
     from .model.formula import ModelSpecError, as_spec
 
+    lhs = args.formula.split("~", 1)[0].strip() if args.formula and "~" in args.formula else ""
+    scores = _read_score_table(args.path, lhs) if lhs else None
+    if scores is not None:
+        return _methods_of_score_table(args, scores, lhs)
     try:
         if args.formula and args.preset:
             raise ValueError("give at most one of --formula or --preset")
+        if args.object not in (None, "model", "system", "agent"):
+            raise ValueError(f"--object {args.object!r}: an agent corpus measures model, system or agent (a facet "
+                             "name is for a plain score table whose formula names its response column)")
         corpus = _load(args)
-        default = "pooled" if corpus.n_levels("benchmark") > 1 else "per-benchmark"
-        spec = as_spec(args.formula or args.preset or default)
+        spec = as_spec(args.formula or args.preset or default_preset(corpus))
         spec.validate(corpus.table.columns)
+        check = supported_spec(corpus, spec)  # the fit's own reduction: the cache key is of the fitted spec
+        if check.changed and args.strict_terms:
+            raise UnsupportedTermsError(check)
         from .reliability import object_for_terms
-        args.object = object_for_terms(spec.term_names, args.object)  # the model's own: agent for ddr
+        args.object = object_for_terms(check.spec.term_names, args.object)  # the model's own: agent for ddr
         posterior = None
         if not args.no_bayes:  # the Bayesian column only from a fit already in the cache: never fit here
             from .cache import FitCache
@@ -700,7 +734,7 @@ def cmd_methods(args: argparse.Namespace) -> int:
             from .fitting import fit_key, posterior_from_entry, settings_from_args
 
             cache = FitCache(args.cache or default_cache_dir())
-            entry, _ = cache.load(fit_key(corpus, spec, settings_from_args(args)))
+            entry, _ = cache.load(fit_key(corpus, check.spec, settings_from_args(args)))
             posterior = None if entry is None else posterior_from_entry(entry)
     except CorpusError as exc:
         _print_errors(exc)
@@ -719,6 +753,39 @@ def cmd_methods(args: argparse.Namespace) -> int:
     print(json.dumps({"file": str(args.path), "corpus_hash": corpus.content_hash, **table.to_dict()}, indent=2)
           if args.json else format_methods_table(table))
     return EXIT_OK
+
+
+def _methods_of_score_table(args: argparse.Namespace, scores, response: str) -> int:
+    """``ddr methods TABLE --formula 'score ~ ...'``: every estimator on a plain G-study table."""
+    from .estimators.design import EstimationCancelled
+    from .estimators.methods import format_methods_table
+    from .estimators.score_table import score_table_methods
+    from .model.formula import ModelSpecError
+
+    if args.preset:
+        print("ddr: give at most one of --formula or --preset", file=sys.stderr)
+        return EXIT_INVALID
+    progress = _TerminalProgress(not args.quiet)
+    est = ("Henderson", "REML", "Laplace", "DISCO") if args.no_bayes else ("Henderson", "REML", "Bayes LMM",
+                                                                           "Laplace", "DISCO")
+    table, code = _run_with_progress(
+        progress, EstimationCancelled, (ModelSpecError, ValueError),
+        lambda: _in_file(args.path, lambda: score_table_methods(
+            scores, args.formula, response, object_of_measurement=args.object, estimators=est, progress=progress)))
+    if code is not None:
+        return code
+    source = {"file": str(args.path), "response": response, "rows": int(len(scores))}
+    print(json.dumps({**source, **table.to_dict()}, indent=2) if args.json
+          else f"{args.path}: {len(scores):,} observations of {response!r}\n" + format_methods_table(table))
+    return EXIT_OK
+
+
+def _in_file(path: Path, job):
+    """Run ``job()``; a ValueError it raises names ``path`` (bad input is reported with its file)."""
+    try:
+        return job()
+    except ValueError as exc:
+        raise ValueError(f"{path}: {exc}") from None
 
 
 def cmd_formats(args: argparse.Namespace) -> int:
@@ -928,9 +995,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--formula", help="a random-intercept formula")
     p.add_argument("--preset", choices=["per-benchmark", "pooled", "ddr"],
                    help="a named model (default: pooled for several benchmarks, else per-benchmark)")
-    p.add_argument("--object", choices=["model", "system", "agent"],
-                   help="object of measurement for Erho2/Phi (default: the model's own: agent for the ddr preset, "
-                        "else model)")
+    p.add_argument("--object",
+                   help="object of measurement for Erho2/Phi: model, system or agent (default: the model's own: agent "
+                        "for the ddr preset, else model); on a plain score table a facet of the formula (default: "
+                        "its first one-facet term)")
+    _add_strict_terms_argument(p)
     p.add_argument("--no-bayes", action="store_true", help="leave out both Bayesian columns (the cached GLMM fit "
                    "and the observed-scale LMM, which samples)")
     p.add_argument("--cache", type=Path, help="cache folder where `ddr fit` stored the Bayesian fit")

@@ -372,7 +372,9 @@ def components_for_dstudy(args):
 
     corpus = load_corpus(path, getattr(args, "format", None), **options_from_args(args))
     settings = settings_from_args(args)
-    preset = getattr(args, "preset", None) or "per-benchmark"
+    from .design.presets import default_preset
+
+    preset = getattr(args, "preset", None) or default_preset(corpus)
     prices = None
     token_prices = getattr(args, "token_prices", None)
     if token_prices is not None:  # before the fit: a bad price file costs nothing

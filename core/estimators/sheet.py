@@ -16,7 +16,9 @@ from ..model.formula import as_spec
 def _spec_of(corpus, spec):
     if spec is not None:
         return as_spec(spec)
-    return as_spec("pooled" if corpus.n_levels("benchmark") > 1 else "per-benchmark")
+    from ..design.presets import default_preset
+
+    return as_spec(default_preset(corpus))
 
 
 def run_methods(corpus, posterior=None, spec=None, progress=None, cancel=None,
