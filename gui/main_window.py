@@ -916,8 +916,11 @@ class MainWindow(QMainWindow):
         if obj not in objects_for_terms(spec.term_names):  # e.g. the ddr preset before its fit: its own object
             obj = None
         post = None if self.fit_result is None else self.fit_result.posterior
-        if post is not None and post.spec.formula != spec.formula:
-            mp.append_log(f"The current fit is of {post.spec.formula}, not {spec.formula}: no Bayes column")
+        from ..core.design.presets import supported_spec
+
+        compared = supported_spec(corpus, spec).spec  # what every estimator fits: the preset the design separates
+        if post is not None and post.spec.formula != compared.formula:
+            mp.append_log(f"The current fit is of {post.spec.formula}, not {compared.formula}: no Bayes column")
             post = None
 
         def job(progress, cancel):
