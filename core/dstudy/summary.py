@@ -88,6 +88,8 @@ def dstudy_summary(components, design: DStudyDesign, target: float | None = None
         "design": design.to_dict(),
         "sizes": table.sizes,
         "estimands": estimands,
+        # estimands this fit cannot estimate, with the reason (never a number that follows from a left-out term)
+        "not_estimable": dict(table.not_estimable),
         "min_n": min_n,
         "p_target": model.p_target_met(design, target),
         "n_draws": c.n_draws if hasattr(c, "n_draws") else None,
@@ -126,6 +128,8 @@ def format_dstudy(s: dict) -> str:
              f"{'estimand':<34}{'median':>9}{'95% interval':>22}"]
     for name, e in s["estimands"].items():
         lines.append(f"{name:<34}{fmt_coef(e['median']):>9}   [{fmt_coef(e['lower95'])}, {fmt_coef(e['upper95'])}]")
+    for name, why in (s.get("not_estimable") or {}).items():
+        lines.append(f"{name:<34}{'n/a':>9}   not estimable: {why}")
     lines += ["", f"target {sym} >= {fmt_coef(s['target'])}:  P(target met) = {fmt_prob(s['p_target'])}"]
     for over, m in s["min_n"].items():
         def n(x):

@@ -32,7 +32,7 @@ from ..formatting import (E_RHO2, GEQ, LEQ, NDASH, PHI, SIGMA2, TIMES, FacetWord
 from ..rank_parts import model_parts
 from ..ranks import RankAgreement, RankAnalysis, rank_analysis, ranking_agreement
 from ..reliability import (DETECTION_ERHO2, RESIDUAL_LOGISTIC, Summary, canonical_term, capability_gap_ratio,
-                           split_term, summarize, variance_shares)
+                           gap_ratio_not_estimable, split_term, summarize, variance_shares)
 from .inputs import DifficultyProfile, FailureTaxonomy, HeldOutReliability, LooSummary, ReportInputs
 
 __all__ = [
@@ -168,7 +168,7 @@ class SheetContent:
     verdict_text: str
     meaning_text: str
     components: list[ComponentRow]
-    gap: Summary
+    gap: Summary | None  # None: not estimable from this fit (gap_text says why)
     gap_text: str
     frontier: CostFrontier | None
     search: BudgetSearch
@@ -343,8 +343,11 @@ def sheet_content(inputs: ReportInputs) -> SheetContent:
     rows.append(ComponentRow("residual", "trial noise (residual)",
                              f"logistic residual {fmt_var(RESIDUAL_LOGISTIC)} = \u03c0\u00b2/3, fixed",
                              summarize(c.residual), summarize(shares["residual"]), True))
-    gap = summarize(capability_gap_ratio(c, obj))
-    if gap.median >= 0.5:
+    gap_why = gap_ratio_not_estimable(c, obj)
+    gap = None if gap_why is not None else summarize(capability_gap_ratio(c, obj))
+    if gap is None:  # a ratio of 1 by construction is not a finding (the fit has no agent-by-task term)
+        gap_read = ""
+    elif gap.median >= 0.5:
         gap_read = (f"most {obj_label}-related variance is a uniform capability gap: "
                     f"the better {obj_plural} tend to be better on most tasks")
     elif gap.median >= 0.2:
@@ -354,9 +357,10 @@ def sheet_content(inputs: ReportInputs) -> SheetContent:
         gap_read = (f"{obj_plural} differ mainly in <i>which</i> tasks they solve (specialisation), "
                     "not overall: route tasks to specialists rather than pick one winner")
     # Running text spells variances in words: sub- and superscripts crowd tight lines.
-    gap_text = (f"<b>Capability-gap ratio</b> = {escape(obj_label)} variance / ({escape(obj_label)} + "
-                f"{escape(obj_label)} {TIMES} task variance) = <b>{fmt_coef(gap.median)}</b> "
-                f"{fmt_interval(*gap.hdi95)}: {gap_read}.")
+    gap_def = (f"<b>Capability-gap ratio</b> = {escape(obj_label)} variance / ({escape(obj_label)} + "
+               f"{escape(obj_label)} {TIMES} task variance)")
+    gap_text = (f"{gap_def}: <b>not estimable</b>: {escape(gap_why)}." if gap is None
+                else f"{gap_def} = <b>{fmt_coef(gap.median)}</b> {fmt_interval(*gap.hdi95)}: {gap_read}.")
 
     # -- cost ------------------------------------------------------------------
     # The same search as the app's D-study tab and `ddr dstudy --budget` (core.dstudy.budget).

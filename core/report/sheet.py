@@ -393,6 +393,10 @@ def _dstudy_pages(ct: SheetContent) -> list:
                      _p(fmt_interval(e["lower68"], e["upper68"], fmt), "cell_right"),
                      _p(fmt_prob(pp) if pp is not None else "", "cell_right"),
                      _p(escape(e.get("equation") or ""), "cell_muted")])
+    for name, why in (ct.summary.get("not_estimable") or {}).items():  # said, never printed as a number
+        rows.append([_p(_ESTIMAND_NAMES.get(name, escape(name)), "cell"), _p("not estimable", "cell_right"),
+                     _p("", "cell_right"), _p("", "cell_right"), _p("", "cell_right"),
+                     _p(escape(why), "cell_muted")])
     t = Table(rows, colWidths=[170, 50, 85, 85, 40, st.FRAME_WIDTH - 430], repeatRows=1, hAlign="LEFT")
     t.setStyle(st.data_table_style(len(rows)))
     story += [Paragraph("Every estimand of the observed design", ss["h2"]), t]
