@@ -241,12 +241,19 @@ def cmd_dstudy(args: argparse.Namespace) -> int:
         else:
             from .fitting import components_for_dstudy
 
-            components, observed, verdict = components_for_dstudy(args)
+            quiet = getattr(args, "quiet", False)
+            progress = _TerminalProgress(not quiet)
+            try:  # a fit not in the cache is said before it starts, then shows its progress
+                components, observed, verdict = components_for_dstudy(
+                    args, progress=progress, announce=None if quiet else lambda t: print(t, file=sys.stderr))
+            finally:
+                progress.done()
         design = _design_from_args(args, observed)
         if observed is not None:  # the state's prices apply to the observed design too (frontier grid)
             observed = dataclasses.replace(observed, price_per_trial=design.price_per_trial)
         summary = dstudy_summary(components, design, target=args.target, budget=args.budget, observed=observed,
                                  verdict=verdict)
+        summary["design_source"] = _design_source(args)
         if getattr(args, "slice", None) and args.path is not None:  # issue 19: the D-study is of a slice of tasks
             from .corpus.slicing import parse_slice, slice_text
 
@@ -269,6 +276,16 @@ def cmd_dstudy(args: argparse.Namespace) -> int:
 
         print(format_external(summary["external_ranking"]))
     return EXIT_OK
+
+
+def _design_source(args: argparse.Namespace) -> str:
+    """Where ``ddr dstudy``'s sizes came from: the corpus's or the fit file's observed design, or defaults, and
+    which of them the command line set."""
+    base = getattr(args, "design_source", None) or "default sizes (a components file records no design)"
+    given = [f"--{flag} {getattr(args, attr)}" for flag, attr in (
+        ("n-tasks", "n_tasks"), ("n-scaffolds", "n_scaffolds"), ("n-benchmarks", "n_benchmarks"),
+        ("replicates", "replicates"), ("n-models", "n_models")) if getattr(args, attr, None) is not None]
+    return base + (f"; set on the command line: {', '.join(given)}" if given else "")
 
 
 def _dstudy_preview(args: argparse.Namespace) -> int:
@@ -867,7 +884,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--token-prices", type=Path, metavar="FILE",
                    help="USD per million input/output tokens per model (CSV model,input,output or JSON); "
                    "prices per trial from the corpus's token counts")
-    _add_preset_argument(p, "model preset to fit a corpus with (default per-benchmark)")
+    _add_preset_argument(p, "model preset to fit a corpus with (default: pooled for several benchmarks, else "
+                         "per-benchmark)")
     p.add_argument("--format", help="force the corpus format")
     _add_mapping_arguments(p, benchmark=True)
     p.add_argument("--draws", type=int, help=_draws_help("when fitting"))
@@ -881,6 +899,7 @@ def build_parser() -> argparse.ArgumentParser:
                    "latent ranking")
     p.add_argument("--external-kind", choices=["rank", "score"],
                    help="read the external ranking's values as ranks or scores (default: from the file)")
+    p.add_argument("--quiet", action="store_true", help="no progress or notes on stderr")
     p.add_argument("--preview", action="store_true",
                    help="no sampling: the D-study of point estimates of the corpus's components (Laplace GLMM, or a "
                    "rough fit on large designs), labelled as a preview; never on the DDR sheet")

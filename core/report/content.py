@@ -644,16 +644,28 @@ def _decision_tasks(ct: SheetContent) -> Decision:
     if req["p_reachable"] < 0.995:
         text += (f"In {fmt_pct(1 - req['p_reachable'], 0)} of posterior draws no number of tasks suffices "
                  f"(ceiling {fmt_coef(ceiling.median)}).")
-    else:
+    elif ceiling.median < 0.9995:
         text += f"More tasks cannot pass the task-only ceiling {fmt_coef(ceiling.median)}."
+    else:  # a "ceiling" of 1 is none: every error term of this fit averages out over tasks
+        text += "Every error term of this fit averages out over tasks, so more tasks keep raising it towards 1."
     return Decision(1, "How many tasks should we sample?", text, "answered")
 
 
-def _refits_note(result) -> str:
-    """How many of an analysis's refits passed the convergence gate; PROVISIONAL when not all did."""
+def _refits_note(result, parts: str | None = None) -> str:
+    """How many of an analysis's refits passed the convergence gate; PROVISIONAL when not all did.
+
+    ``parts`` names what was fitted when the count includes more than refits (the difficulty study counts
+    the whole corpus's fit beside its strata's refits: "the whole corpus and 4 strata"), so that the count
+    agrees with the refits the plan announced."""
     n, k = getattr(result, "n_fits", None), getattr(result, "n_converged", None)
     if n is None or k is None:
         return ""
+    if parts:
+        of = f"{fmt_n(k)} of {fmt_n(n)} fits ({parts})"
+        if k == n:
+            return f" ({of} converged.)"
+        return (f" <b>PROVISIONAL: only {of} converged</b>; rerun the analysis with more draws before relying "
+                "on it.")
     # what the gate was checked on: a refit that reports one coefficient is judged on it (analyses.reported)
     on = getattr(result, "converged_on", None)
     on = escape(on).replace("&lt;=", LEQ).replace("&gt;=", GEQ) if on else None
@@ -681,7 +693,10 @@ def _decision_difficulty(ct: SheetContent) -> Decision:
         if best:
             text += f"The leaderboard discriminates best in {escape(best[1].split(' ')[0])}. "
         text += ("If your production tasks resemble the hard stratum, read its number, not the headline, "
-                 "and sample evaluation tasks from it.") + _refits_note(prof)
+                 "and sample evaluation tasks from it.")
+        n_strata = len(prof.labels)
+        text += _refits_note(prof, f"the whole corpus and {n_strata} strat{'a' if n_strata != 1 else 'um'}"
+                             if prof.n_fits == n_strata + 1 else None)
         return Decision(2, q, text + _frontier_note(inp), "answered")
     if diff is None:
         return Decision(2, q, "Not run: needs the corpus's task results to form difficulty strata.", "not run")

@@ -400,6 +400,11 @@ def _dstudy_pages(ct: SheetContent) -> list:
     t = Table(rows, colWidths=[170, 50, 85, 85, 40, st.FRAME_WIDTH - 430], repeatRows=1, hAlign="LEFT")
     t.setStyle(st.data_table_style(len(rows)))
     story += [Paragraph("Every estimand of the observed design", ss["h2"]), t]
+    if any(name.startswith("delta_rho2") for name in ct.summary["estimands"]):
+        story.append(_p("\u0394\u03c1\u00b2: the model's share minus the scaffold's share of one system variance "
+                        "(Hardy et al. 2026, Eqs. 11\u201315), in [\u22121, 1]. Below 0 the scaffold matters more "
+                        "than the model; an interval that reaches below 0 means the data do not say which matters "
+                        "more. P(&gt; 0) is the posterior probability that the model does.", "caption"))
     # smallest designs
     rows = [[_p("Facet varied (others at the observed design)", "cell_head"), _p("observed", "cell_head_right"),
              _p("median needed", "cell_head_right"), _p("95% interval", "cell_head_right"),
