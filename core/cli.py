@@ -134,23 +134,9 @@ def cmd_convert(args: argparse.Namespace) -> int:
 
 def _read_score_table(path: Path, response: str):
     """A generic long table (G-study data) if it has the response column, else None."""
-    import pandas as pd
+    from .estimators.score_table import read_score_table
 
-    suffix = path.suffix.lower()
-    try:
-        if suffix in (".parquet", ".pq"):
-            head = pd.read_parquet(path)
-        elif suffix in (".csv", ".tsv", ".txt", ".tab"):
-            head = pd.read_csv(path, sep="\t" if suffix != ".csv" else ",", nrows=0)
-        else:
-            return None
-    except Exception:  # noqa: BLE001 - not a plain table: let the corpus loader explain
-        return None
-    if response not in head.columns:
-        return None
-    if suffix in (".parquet", ".pq"):
-        return head
-    return pd.read_csv(path, sep="\t" if suffix != ".csv" else ",")
+    return read_score_table(path, response)
 
 
 def cmd_henderson(args: argparse.Namespace) -> int:

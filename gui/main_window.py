@@ -293,6 +293,9 @@ class MainWindow(QMainWindow):
         self.methods_action = QAction("Compare &estimators (REML, Laplace, DISCO, Henderson, Bayes)", self,
                                       triggered=lambda: self.start_methods())
         analysis.addAction(self.methods_action)
+        self.score_table_action = QAction("Compare estimators on a &G-study table (any long table and formula)...",
+                                          self, triggered=self._on_score_table_methods)
+        analysis.addAction(self.score_table_action)
         self.failure_action = QAction("Failure &modes (error categories)", self,
                                       triggered=lambda: self.start_issue19("failure-modes"))
         analysis.addAction(self.failure_action)
@@ -898,6 +901,15 @@ class MainWindow(QMainWindow):
         self._slots["Capability"].replace(_placeholder(CAPABILITY_EMPTY))
 
     # -- the method comparison ------------------------------------------------------------
+    def _on_score_table_methods(self) -> None:
+        """Ask for a G-study table and its formula, then compare the estimators on it (gui.score_table_methods)."""
+        from .score_table_methods import ScoreTableDialog, start_score_table_methods
+
+        dialog = ScoreTableDialog(self)
+        if dialog.exec():
+            path, formula, obj, bayes = dialog.values()
+            start_score_table_methods(self, path, formula, obj, bayes=bayes)
+
     def start_methods(self, lmm_settings=None) -> bool:
         """Compare the estimators on the open corpus and the state's model (seed 000 Tables 20-21).
 

@@ -23,7 +23,34 @@ from ..model.formula import ModelSpec, as_spec
 from .design import MixedDesign
 from .methods import MethodsTable, _run_estimators
 
-__all__ = ["score_table_methods", "observed_sizes", "is_binary_response"]
+__all__ = ["score_table_methods", "observed_sizes", "is_binary_response", "read_score_table", "response_of"]
+
+
+def response_of(formula: str) -> str:
+    """The response column a formula names (``"score"`` of ``score ~ (1|p) + ...``; ``""`` without one)."""
+    return formula.split("~", 1)[0].strip() if "~" in formula else ""
+
+
+def read_score_table(path, response: str) -> pd.DataFrame | None:
+    """A long table (CSV, TSV or Parquet) with a ``response`` column, else None (not such a table: an agent
+    corpus, or a file the corpus readers should explain)."""
+    from pathlib import Path
+
+    path = Path(path)
+    suffix = path.suffix.lower()
+    sep = "\t" if suffix in (".tsv", ".txt", ".tab") else ","
+    try:
+        if suffix in (".parquet", ".pq"):
+            head = pd.read_parquet(path)
+        elif suffix in (".csv", ".tsv", ".txt", ".tab"):
+            head = pd.read_csv(path, sep=sep, nrows=0)
+        else:
+            return None
+    except Exception:  # noqa: BLE001 - not a plain table: let the corpus loader explain
+        return None
+    if not response or response not in head.columns:
+        return None
+    return head if suffix in (".parquet", ".pq") else pd.read_csv(path, sep=sep)
 
 
 def _term_columns(table: pd.DataFrame, spec: ModelSpec) -> dict[str, list[str]]:
