@@ -109,14 +109,13 @@ def start_score_table_methods(window, path: str | Path, formula: str, object_of_
         mp.finish(text)
 
     def done(result) -> None:
-        from .main_window import TABS
         from .methods_panel import MethodsPanel
 
         ended("done")
         mp.append_log(f"Estimators compared on {path.name}: " + ", ".join(result.estimators))
         window.methods_panel = MethodsPanel(result)
         window._slots["Methods"].replace(window.methods_panel)
-        window.tabs.setCurrentIndex(TABS.index("Methods"))
+        window.tabs.setCurrentWidget(window._slots["Methods"])
         window.methods_finished.emit(result)
 
     def failed(exc: BaseException) -> None:
@@ -127,13 +126,11 @@ def start_score_table_methods(window, path: str | Path, formula: str, object_of_
         mp.message.setText(text)
         window.methods_failed.emit(text)
 
-    from .main_window import TABS
-
     mp.set_running(True)
     window.fit_action.setEnabled(False)
     window.cancel_action.setEnabled(True)
     mp.append_log(f"Comparing the estimators on {path.name} ({len(table):,} rows), formula {formula}")
     window.methods_task = BackgroundTask(job, on_done=done, on_error=failed, on_progress=mp.show_progress,
                                          with_callbacks=True, parent=window)
-    window.tabs.setCurrentIndex(TABS.index("Model"))
+    window.tabs.setCurrentWidget(window._slots["Model"])  # its progress and log, as for the agent corpora
     return True

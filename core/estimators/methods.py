@@ -348,8 +348,8 @@ def format_methods_table(table: MethodsTable) -> str:
     scale = f"{'(scale)':<{w}}" + "".join(f"{table.scales[e]:>12}" for e in est)
     lines = [f"Variance shares by estimator; formula: {table.formula}"]
     if table.dropped:  # before the numbers: every column is of the reduced formula
-        lines.append(f"Terms left out of every estimator (this design cannot separate them; Hardy et al. 2026, Prop. E.2): "
-                     + "; ".join(d["reason"] for d in table.dropped) + ".")
+        lines.append("Terms left out of every estimator (this design cannot separate them; Hardy et al. 2026, "
+                     "Prop. E.2): " + "; ".join(d["reason"] for d in table.dropped) + ".")
     lines += [head, scale]
     for t in table.terms:
         row = f"{t:<{w}}"
