@@ -927,13 +927,9 @@ class MainWindow(QMainWindow):
         corpus, obj = self.corpus, self.state.object_of_measurement
         if obj not in objects_for_terms(spec.term_names):  # e.g. the ddr preset before its fit: its own object
             obj = None
+        # core compares the fit's terms with the formula every estimator fits (the preset reduced to what the
+        # design separates, on the worker) and leaves the Bayes GLMM column out, with a note, when they differ
         post = None if self.fit_result is None else self.fit_result.posterior
-        from ..core.design.presets import supported_spec
-
-        compared = supported_spec(corpus, spec).spec  # what every estimator fits: the preset the design separates
-        if post is not None and post.spec.formula != compared.formula:
-            mp.append_log(f"The current fit is of {post.spec.formula}, not {compared.formula}: no Bayes column")
-            post = None
 
         def job(progress, cancel):
             from ..core.estimators.methods import methods_table
