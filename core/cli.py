@@ -267,7 +267,8 @@ def cmd_dstudy(args: argparse.Namespace) -> int:
 def _design_source(args: argparse.Namespace) -> str:
     """Where ``ddr dstudy``'s sizes came from: the corpus's or the fit file's observed design, or defaults, and
     which of them the command line set."""
-    base = getattr(args, "design_source", None) or "default sizes (a components file records no design)"
+    base = (getattr(args, "design_source", None)
+            or "the defaults (50 tasks, 2 models): a components file records no design")
     given = [f"--{flag} {getattr(args, attr)}" for flag, attr in (
         ("n-tasks", "n_tasks"), ("n-scaffolds", "n_scaffolds"), ("n-benchmarks", "n_benchmarks"),
         ("replicates", "replicates"), ("n-models", "n_models")) if getattr(args, attr, None) is not None]

@@ -431,7 +431,8 @@ def components_for_dstudy(args, *, progress=None, announce=None):
         args.design_source = (
             f"the observed design of corpus {rec.get('corpus_name') or '?'}, recorded in the fit file {path.name}"
             if observed is not None else
-            f"default sizes: the fit file {path.name} records no observed design (fitted before fits recorded it); "
+            f"the defaults (50 tasks, 2 models): the fit file {path.name} records no observed design (written before "
+            "fit files recorded it); "
             "give the corpus instead, or the sizes (--n-tasks, --n-models, ...)")
         return comp, observed, verdict_of(post)
     from .corpus.columns import options_from_args
