@@ -205,3 +205,13 @@ def test_the_cli_runs_the_bayesian_lmm_on_a_score_table(tmp_path, capsys, monkey
     assert seen == {"terms": ("p", "t", "r:t", "p:t"), "binary": False}
     assert out["estimators"] == ["Henderson", "REML", "Bayes LMM", "DISCO"]
     assert out["coefficients"]["Bayes LMM"]["Erho2"] == pytest.approx(out["coefficients"]["REML"]["Erho2"])
+
+
+def test_the_sheets_score_reliability_fits_the_reduced_preset_too(corpus, monkeypatch):
+    import ddr_explorer.core.estimators.bayes_lmm as bl
+    from ddr_explorer.core.estimators.sheet import run_score_reliability
+
+    seen = {}
+    monkeypatch.setattr(bl, "bayes_lmm", lambda design, *a, **k: seen.setdefault("terms", design.term_names))
+    monkeypatch.setattr(bl, "score_reliability", lambda fit, obj, sizes: (fit, obj))
+    assert run_score_reliability(corpus) == (("task", "model"), "model")
