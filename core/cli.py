@@ -12,15 +12,15 @@ import argparse
 import dataclasses
 import functools
 import json
-import math
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
 
 from .. import __version__
 from .corpus.issues import CorpusError
+from .terminal_progress import TerminalProgress as _TerminalProgress
+from .terminal_progress import run_with_progress as _run_with_progress
 
 EXIT_OK, EXIT_FAILURE, EXIT_INVALID, EXIT_UNCONVERGED = 0, 1, 2, 3
 
@@ -297,39 +297,6 @@ def _dstudy_preview(args: argparse.Namespace) -> int:
         return EXIT_INVALID
     print(json.dumps(summary, indent=2) if args.json else format_preview(summary))
     return EXIT_OK
-
-
-class _TerminalProgress:
-    """Progress of a fit on stderr: phase, iteration, ETA.
-
-    On a terminal one updating line; in a log (stderr not a terminal) a line when a phase
-    starts or ends and at most every ``every`` seconds in between, so that a batch log of a
-    long fit shows it is alive without a line per chunk.
-    """
-
-    def __init__(self, enabled: bool, every: float = 30.0, clock=time.monotonic):
-        self.enabled = enabled
-        self.tty = sys.stderr.isatty()
-        self.last = None
-        self.every = every
-        self.clock = clock
-        self.printed_at = -math.inf
-
-    def __call__(self, phase: str, i: int, total: int, eta) -> None:
-        if not self.enabled:
-            return
-        eta_txt = "" if eta is None else f", about {eta:.0f} s left"
-        line = f"{phase}: {i}/{total}{eta_txt}"
-        if self.tty:
-            print("\r" + line.ljust(60), end="", file=sys.stderr, flush=True)
-        elif phase != self.last or i == total or self.clock() - self.printed_at >= self.every:
-            print(line, file=sys.stderr, flush=True)
-            self.printed_at = self.clock()
-        self.last = phase
-
-    def done(self) -> None:
-        if self.enabled and self.tty:
-            print(file=sys.stderr)
 
 
 def fit_summary(result) -> dict:
@@ -683,23 +650,6 @@ def _extra_analysis_options(args: argparse.Namespace, which: list[str]) -> dict:
             tr["families"] = read_family_map(args.families)
         out["transfer"] = tr
     return out
-
-
-def _run_with_progress(progress: "_TerminalProgress", cancelled: type, invalid: tuple, job):
-    """Run ``job()`` under a progress line: ``(result, None)``, or ``(None, exit code)`` with the reason on
-    stderr (130 when the user cancelled, 2 for invalid input)."""
-    try:
-        result = job()
-    except cancelled as exc:
-        progress.done()
-        print(f"ddr: {exc}", file=sys.stderr)
-        return None, 130
-    except invalid as exc:
-        progress.done()
-        print(f"ddr: {exc}", file=sys.stderr)
-        return None, EXIT_INVALID
-    progress.done()
-    return result, None
 
 
 def cmd_methods(args: argparse.Namespace) -> int:
