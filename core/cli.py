@@ -13,9 +13,7 @@ import argparse
 import dataclasses
 import functools
 import json
-import math
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -23,6 +21,8 @@ import numpy as np
 from .. import __version__
 from .corpus.issues import CorpusError
 from .references import cite, references_text
+from .terminal_progress import TerminalProgress as _TerminalProgress
+from .terminal_progress import run_with_progress as _run_with_progress
 
 EXIT_OK, EXIT_FAILURE, EXIT_INVALID, EXIT_UNCONVERGED = 0, 1, 2, 3
 #: ``ddr report`` wrote the sheet without one or more sections (each named on stderr and on the sheet).
@@ -82,6 +82,10 @@ class _DeprecatedDesignFlag(argparse.Action):
 def _add_preset_argument(p: argparse.ArgumentParser, help: str) -> None:
     p.add_argument("--preset", choices=PRESETS, help=f"{help}: {', '.join(PRESETS)}")
     p.add_argument("--design", choices=PRESETS, action=_DeprecatedDesignFlag, dest="preset", help=argparse.SUPPRESS)
+    _add_strict_terms_argument(p)
+
+
+def _add_strict_terms_argument(p: argparse.ArgumentParser) -> None:
     p.add_argument("--strict-terms", action="store_true",
                    help="refuse (exit 2) a preset whose terms the corpus's design cannot separate, and print the "
                    "formula it supports (default: fit the preset without those terms, with a note)")
@@ -139,23 +143,9 @@ def cmd_convert(args: argparse.Namespace) -> int:
 
 def _read_score_table(path: Path, response: str):
     """A generic long table (G-study data) if it has the response column, else None."""
-    import pandas as pd
+    from .estimators.score_table import read_score_table
 
-    suffix = path.suffix.lower()
-    try:
-        if suffix in (".parquet", ".pq"):
-            head = pd.read_parquet(path)
-        elif suffix in (".csv", ".tsv", ".txt", ".tab"):
-            head = pd.read_csv(path, sep="\t" if suffix != ".csv" else ",", nrows=0)
-        else:
-            return None
-    except Exception:  # noqa: BLE001 - not a plain table: let the corpus loader explain
-        return None
-    if response not in head.columns:
-        return None
-    if suffix in (".parquet", ".pq"):
-        return head
-    return pd.read_csv(path, sep="\t" if suffix != ".csv" else ",")
+    return read_score_table(path, response)
 
 
 def cmd_henderson(args: argparse.Namespace) -> int:
@@ -246,12 +236,19 @@ def cmd_dstudy(args: argparse.Namespace) -> int:
         else:
             from .fitting import components_for_dstudy
 
-            components, observed, verdict = components_for_dstudy(args)
+            quiet = getattr(args, "quiet", False)
+            progress = _TerminalProgress(not quiet)
+            try:  # a fit not in the cache is said before it starts, then shows its progress
+                components, observed, verdict = components_for_dstudy(
+                    args, progress=progress, announce=None if quiet else lambda t: print(t, file=sys.stderr))
+            finally:
+                progress.done()
         design = _design_from_args(args, observed)
         if observed is not None:  # the state's prices apply to the observed design too (frontier grid)
             observed = dataclasses.replace(observed, price_per_trial=design.price_per_trial)
         summary = dstudy_summary(components, design, target=args.target, budget=args.budget, observed=observed,
                                  verdict=verdict)
+        summary["design_source"] = _design_source(args)
         if getattr(args, "slice", None) and args.path is not None:  # issue 19: the D-study is of a slice of tasks
             from .corpus.slicing import parse_slice, slice_text
 
@@ -276,6 +273,17 @@ def cmd_dstudy(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _design_source(args: argparse.Namespace) -> str:
+    """Where ``ddr dstudy``'s sizes came from: the corpus's or the fit file's observed design, or defaults, and
+    which of them the command line set."""
+    base = (getattr(args, "design_source", None)
+            or "the defaults (50 tasks, 2 models): a components file records no design")
+    given = [f"--{flag} {getattr(args, attr)}" for flag, attr in (
+        ("n-tasks", "n_tasks"), ("n-scaffolds", "n_scaffolds"), ("n-benchmarks", "n_benchmarks"),
+        ("replicates", "replicates"), ("n-models", "n_models")) if getattr(args, attr, None) is not None]
+    return base + (f"; set on the command line: {', '.join(given)}" if given else "")
+
+
 def _dstudy_preview(args: argparse.Namespace) -> int:
     """``ddr dstudy CORPUS --preview``: the D-study of point estimates, labelled, without sampling (core.preview)."""
     from .preview import format_preview, preview_for_dstudy, preview_summary
@@ -298,39 +306,6 @@ def _dstudy_preview(args: argparse.Namespace) -> int:
         return EXIT_INVALID
     print(json.dumps(summary, indent=2) if args.json else format_preview(summary))
     return EXIT_OK
-
-
-class _TerminalProgress:
-    """Progress of a fit on stderr: phase, iteration, ETA.
-
-    On a terminal one updating line; in a log (stderr not a terminal) a line when a phase
-    starts or ends and at most every ``every`` seconds in between, so that a batch log of a
-    long fit shows it is alive without a line per chunk.
-    """
-
-    def __init__(self, enabled: bool, every: float = 30.0, clock=time.monotonic):
-        self.enabled = enabled
-        self.tty = sys.stderr.isatty()
-        self.last = None
-        self.every = every
-        self.clock = clock
-        self.printed_at = -math.inf
-
-    def __call__(self, phase: str, i: int, total: int, eta) -> None:
-        if not self.enabled:
-            return
-        eta_txt = "" if eta is None else f", about {eta:.0f} s left"
-        line = f"{phase}: {i}/{total}{eta_txt}"
-        if self.tty:
-            print("\r" + line.ljust(60), end="", file=sys.stderr, flush=True)
-        elif phase != self.last or i == total or self.clock() - self.printed_at >= self.every:
-            print(line, file=sys.stderr, flush=True)
-            self.printed_at = self.clock()
-        self.last = phase
-
-    def done(self) -> None:
-        if self.enabled and self.tty:
-            print(file=sys.stderr)
 
 
 def fit_summary(result) -> dict:
@@ -386,32 +361,30 @@ def cmd_fit(args: argparse.Namespace) -> int:
     from .model.formula import ModelSpecError, as_spec
     from .model.posterior import FitCancelled
 
-    if (args.formula is None) == (args.preset is None):
-        print("ddr: give exactly one of --formula or --preset", file=sys.stderr)
-        return EXIT_INVALID
+    if args.formula is not None and args.preset is not None:
+        return _fit_refusal(args, "give at most one of --formula or --preset")
     if _cache_folder_refused(args):
         return EXIT_INVALID
     try:
         corpus = _load(args)
-        spec = as_spec(args.formula or args.preset)
+        from .design.presets import default_preset
+
+        spec = as_spec(args.formula or args.preset or default_preset(corpus))
         spec.validate(corpus.table.columns)
         settings = settings_from_args(args)
     except CorpusError as exc:
         _print_errors(exc)
-        return EXIT_INVALID
+        return _fit_refusal(args, None, issues=[str(i) for i in exc.issues])
     except (ModelSpecError, ValueError) as exc:
-        print(f"ddr: {exc}", file=sys.stderr)
-        return EXIT_INVALID
+        return _fit_refusal(args, str(exc))
     progress = _TerminalProgress(not args.quiet)
     try:
         result = fit_corpus(corpus, spec, settings, cache_dir=args.cache, use_cache=not args.no_cache,
                             progress=progress, strict_terms=args.strict_terms)
     except FitCancelled as exc:
-        print(f"ddr: {exc}", file=sys.stderr)
-        return 130
+        return _fit_refusal(args, str(exc), code=130)
     except ModelSpecError as exc:  # --strict-terms: the preset has terms the design cannot separate
-        print(f"ddr: {exc}", file=sys.stderr)
-        return EXIT_INVALID
+        return _fit_refusal(args, str(exc), supported_formula=getattr(exc, "supported_formula", None))
     finally:
         progress.done()
     if result.cache_problem:
@@ -425,6 +398,9 @@ def cmd_fit(args: argparse.Namespace) -> int:
     from .formatting import convergence_verdict, fmt_interval, fmt_var
 
     d = out["diagnostics"]
+    print(convergence_verdict(d))  # first, as the README promises: whether the numbers below can be used
+    for p in d["problems"]:
+        print(f"  problem: {p}")
     print(f"{args.path}: {out['formula']}")
     if "slice" in out:
         kept = out["slice"]["tasks"]
@@ -441,11 +417,25 @@ def cmd_fit(args: argparse.Namespace) -> int:
     from .report.priors import priors_text
 
     print(f"priors: {priors_text(out['priors'])}")
-    print(convergence_verdict(d))
-    for p in d["problems"]:
-        print(f"  problem: {p}")
     print(f"cache: {out['cache']['path']}")
     return _fit_exit(out, args)
+
+
+def _fit_refusal(args: argparse.Namespace, message: str | None, *, code: int = EXIT_INVALID,
+                 issues: list[str] | None = None, supported_formula: str | None = None) -> int:
+    """A fit that did not run: the reason on stderr (``message``; the corpus ``issues`` are printed by the
+    caller) and, with ``--json``, one JSON error object on stdout, so a script reading stdout learns why."""
+    if message is not None:
+        print(f"ddr: {message}", file=sys.stderr)
+    if getattr(args, "json", False):
+        err = {"error": message or f"invalid input: {len(issues or [])} problem(s)", "exit_code": code,
+               "file": str(args.path)}
+        if issues:
+            err["issues"] = issues
+        if supported_formula:
+            err["supported_formula"] = supported_formula
+        print(json.dumps(err, indent=2))
+    return code
 
 
 def _run_length_line(post) -> str:
@@ -648,8 +638,9 @@ def cmd_analyses(args: argparse.Namespace) -> int:
         if posterior is None:
             if args.formula and args.preset:
                 raise ValueError("give at most one of --formula or --preset")
-            default = "pooled" if corpus.n_levels("benchmark") > 1 else "per-benchmark"
-            spec = as_spec(args.formula or args.preset or default)
+            from .design.presets import default_preset
+
+            spec = as_spec(args.formula or args.preset or default_preset(corpus))
             settings = settings_from_args(args)
         spec.validate(corpus.table.columns)
         if args.strict_terms:  # refuse before any refit (each refit would fit the reduced preset)
@@ -697,38 +688,35 @@ def _extra_analysis_options(args: argparse.Namespace, which: list[str]) -> dict:
     return out
 
 
-def _run_with_progress(progress: "_TerminalProgress", cancelled: type, invalid: tuple, job):
-    """Run ``job()`` under a progress line: ``(result, None)``, or ``(None, exit code)`` with the reason on
-    stderr (130 when the user cancelled, 2 for invalid input)."""
-    try:
-        result = job()
-    except cancelled as exc:
-        progress.done()
-        print(f"ddr: {exc}", file=sys.stderr)
-        return None, 130
-    except invalid as exc:
-        progress.done()
-        print(f"ddr: {exc}", file=sys.stderr)
-        return None, EXIT_INVALID
-    progress.done()
-    return result, None
-
-
 def cmd_methods(args: argparse.Namespace) -> int:
-    """``ddr methods``: variance shares from every estimator side by side (seed 000 (Hardy et al. 2026) Tables 20-21)."""
+    """``ddr methods``: variance shares from every estimator side by side (seed 000 (Hardy et al. 2026) Tables 20-21).
+
+    An agent corpus gets the formula the fit fits (a preset reduced to the terms its design separates);
+    a plain G-study table with the formula's response column gets the same estimators on that formula.
+    """
+    from .design.presets import UnsupportedTermsError, default_preset, supported_spec
     from .estimators.design import EstimationCancelled
     from .estimators.methods import format_methods_table, methods_table
     from .model.formula import ModelSpecError, as_spec
 
+    lhs = args.formula.split("~", 1)[0].strip() if args.formula and "~" in args.formula else ""
+    scores = _read_score_table(args.path, lhs) if lhs else None
+    if scores is not None:
+        return _methods_of_score_table(args, scores, lhs)
     try:
         if args.formula and args.preset:
             raise ValueError("give at most one of --formula or --preset")
+        if args.object not in (None, "model", "system", "agent"):
+            raise ValueError(f"--object {args.object!r}: an agent corpus measures model, system or agent (a facet "
+                             "name is for a plain score table whose formula names its response column)")
         corpus = _load(args)
-        default = "pooled" if corpus.n_levels("benchmark") > 1 else "per-benchmark"
-        spec = as_spec(args.formula or args.preset or default)
+        spec = as_spec(args.formula or args.preset or default_preset(corpus))
         spec.validate(corpus.table.columns)
+        check = supported_spec(corpus, spec)  # the fit's own reduction: the cache key is of the fitted spec
+        if check.changed and args.strict_terms:
+            raise UnsupportedTermsError(check)
         from .reliability import object_for_terms
-        args.object = object_for_terms(spec.term_names, args.object)  # the model's own: agent for ddr
+        args.object = object_for_terms(check.spec.term_names, args.object)  # the model's own: agent for ddr
         posterior = None
         if not args.no_bayes:  # the Bayesian column only from a fit already in the cache: never fit here
             from .cache import FitCache
@@ -736,7 +724,7 @@ def cmd_methods(args: argparse.Namespace) -> int:
             from .fitting import fit_key, posterior_from_entry, settings_from_args
 
             cache = FitCache(args.cache or default_cache_dir())
-            entry, _ = cache.load(fit_key(corpus, spec, settings_from_args(args)))
+            entry, _ = cache.load(fit_key(corpus, check.spec, settings_from_args(args)))
             posterior = None if entry is None else posterior_from_entry(entry)
     except CorpusError as exc:
         _print_errors(exc)
@@ -755,6 +743,39 @@ def cmd_methods(args: argparse.Namespace) -> int:
     print(json.dumps({"file": str(args.path), "corpus_hash": corpus.content_hash, **table.to_dict()}, indent=2)
           if args.json else format_methods_table(table))
     return EXIT_OK
+
+
+def _methods_of_score_table(args: argparse.Namespace, scores, response: str) -> int:
+    """``ddr methods TABLE --formula 'score ~ ...'``: every estimator on a plain G-study table."""
+    from .estimators.design import EstimationCancelled
+    from .estimators.methods import format_methods_table
+    from .estimators.score_table import score_table_methods
+    from .model.formula import ModelSpecError
+
+    if args.preset:
+        print("ddr: give at most one of --formula or --preset", file=sys.stderr)
+        return EXIT_INVALID
+    progress = _TerminalProgress(not args.quiet)
+    est = ("Henderson", "REML", "Laplace", "DISCO") if args.no_bayes else ("Henderson", "REML", "Bayes LMM",
+                                                                           "Laplace", "DISCO")
+    table, code = _run_with_progress(
+        progress, EstimationCancelled, (ModelSpecError, ValueError),
+        lambda: _in_file(args.path, lambda: score_table_methods(
+            scores, args.formula, response, object_of_measurement=args.object, estimators=est, progress=progress)))
+    if code is not None:
+        return code
+    source = {"file": str(args.path), "response": response, "rows": int(len(scores))}
+    print(json.dumps({**source, **table.to_dict()}, indent=2) if args.json
+          else f"{args.path}: {len(scores):,} observations of {response!r}\n" + format_methods_table(table))
+    return EXIT_OK
+
+
+def _in_file(path: Path, job):
+    """Run ``job()``; a ValueError it raises names ``path`` (bad input is reported with its file)."""
+    try:
+        return job()
+    except ValueError as exc:
+        raise ValueError(f"{path}: {exc}") from None
 
 
 def cmd_formats(args: argparse.Namespace) -> int:
@@ -837,7 +858,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--token-prices", type=Path, metavar="FILE",
                    help="USD per million input/output tokens per model (CSV model,input,output or JSON); "
                    "prices per trial from the corpus's token counts")
-    _add_preset_argument(p, "model preset to fit a corpus with (default per-benchmark)")
+    _add_preset_argument(p, "model preset to fit a corpus with (default: pooled for several benchmarks, else "
+                         "per-benchmark)")
     p.add_argument("--format", help="force the corpus format")
     _add_mapping_arguments(p, benchmark=True)
     p.add_argument("--draws", type=int, help=_draws_help("when fitting"))
@@ -851,6 +873,7 @@ def build_parser() -> argparse.ArgumentParser:
                    "latent ranking")
     p.add_argument("--external-kind", choices=["rank", "score"],
                    help="read the external ranking's values as ranks or scores (default: from the file)")
+    p.add_argument("--quiet", action="store_true", help="no progress or notes on stderr")
     p.add_argument("--preview", action="store_true",
                    help="no sampling: the D-study of point estimates of the corpus's components (Laplace GLMM, or a "
                    "rough fit on large designs), labelled as a preview; never on the DDR sheet")
@@ -969,9 +992,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--formula", help="a random-intercept formula")
     p.add_argument("--preset", choices=["per-benchmark", "pooled", "ddr"],
                    help="a named model (default: pooled for several benchmarks, else per-benchmark)")
-    p.add_argument("--object", choices=["model", "system", "agent"],
-                   help="object of measurement for Erho2/Phi (default: the model's own: agent for the ddr preset, "
-                        "else model)")
+    p.add_argument("--object",
+                   help="object of measurement for Erho2/Phi: model, system or agent (default: the model's own: agent "
+                        "for the ddr preset, else model); on a plain score table a facet of the formula (default: "
+                        "its first one-facet term)")
+    _add_strict_terms_argument(p)
     p.add_argument("--no-bayes", action="store_true", help="leave out both Bayesian columns (the cached GLMM fit "
                    "and the observed-scale LMM, which samples)")
     p.add_argument("--cache", type=Path, help="cache folder where `ddr fit` stored the Bayesian fit")

@@ -369,7 +369,9 @@ def write_ddr_sheet(source, output, *, corpus=None, load_options: Mapping[str, A
         from .model.formula import as_spec
         from .model.posterior import FitCancelled
 
-        spec = as_spec(preset or ("pooled" if c.n_levels("benchmark") > 1 else "per-benchmark"))
+        from .design.presets import default_preset
+
+        spec = as_spec(preset or default_preset(c))
         spec.validate(c.table.columns)
         _emit(progress, "fit", 0, 1)
         try:

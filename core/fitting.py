@@ -130,7 +130,42 @@ def posterior_to_entry(post, corpus: Corpus | None = None) -> CacheEntry:
     diag = getattr(post, "diagnostics", None)
     if diag is not None:  # the verdict travels with the file (issue 16): a reader need not recompute it
         meta["verdict"] = diag.verdict()
+    if corpus is not None:  # `ddr dstudy FIT.h5` asks about the design the corpus ran, without the corpus
+        meta["observed_design"] = _observed_design_record(post, corpus)
     return CacheEntry(arrays=arrays, meta=meta, dims=dims, coords=coords)
+
+
+#: The fields of :class:`~.dstudy.DStudyDesign` a fit file records of its corpus's observed design.
+_DESIGN_FIELDS = ("n_tasks", "n_scaffolds", "n_benchmarks", "n_replicates", "price_per_trial", "n_models",
+                  "object_of_measurement", "claim", "tasks_per_benchmark", "extra_facets")
+
+
+def _observed_design_record(post, corpus: Corpus) -> dict | None:
+    """The corpus's observed design (:func:`~.dstudy.observed_design`) for the fit's own object, as the
+    cache file stores it (None when the corpus has no such design, e.g. a table without the facets)."""
+    from .dstudy import observed_design
+
+    comp = components_from_posterior(post)
+    try:
+        d = observed_design(corpus, object_of_measurement=object_for_terms(comp.terms), facets=comp.facets)
+    except (KeyError, ValueError):
+        return None
+    out = d.to_dict()
+    return {k: out[k] for k in _DESIGN_FIELDS} | {"corpus_name": corpus.name, "corpus_hash": corpus.content_hash}
+
+
+def observed_design_of_fit(meta: dict, object_of_measurement: str | None = None):
+    """The observed design a fit file records (:func:`_observed_design_record`) as a
+    :class:`~.dstudy.DStudyDesign`, or None for a file written before fits recorded it."""
+    from .dstudy import DStudyDesign
+
+    rec = meta.get("observed_design")
+    if not rec:
+        return None
+    kw = {k: rec[k] for k in _DESIGN_FIELDS if k in rec and rec[k] is not None}
+    if object_of_measurement is not None:
+        kw["object_of_measurement"] = object_of_measurement
+    return DStudyDesign(**kw)
 
 
 def verdict_of(post) -> dict:
@@ -371,10 +406,34 @@ def settings_from_args(args):
     return SamplerSettings(**{k: v for k, v in given.items() if v is not None})
 
 
-def components_for_dstudy(args):
+#: Measured first-fit wall times on an idle 2-core machine, the scale ``ddr dstudy`` quotes before a fit
+#: (README; docs/sampler-measurements.md): (what, cells, seconds).
+FIT_TIME_REFERENCES = (("Terminal-Bench 2.0, per-benchmark", 7_209, 42.3),
+                       ("a HAL-scale pooled corpus", 41_354, 12.8 * 60))
+
+
+def fit_announcement(corpus, spec, path) -> str:
+    """What ``ddr dstudy CORPUS`` says before it samples a fit that is not in the cache: that it does, how
+    big the fit is against measured fits, that progress follows, and the ``--preview`` alternative."""
+    from .formatting import fmt_duration
+    from .model.design_matrix import build_design
+
+    dm = build_design(corpus, spec)
+    refs = "; ".join(f"{what} ({cells:,} cells) took {fmt_duration(s)}" for what, cells, s in FIT_TIME_REFERENCES)
+    return (f"ddr dstudy: no cached fit of {spec.formula} for {Path(path).name} with these sampler settings: "
+            f"sampling it now ({dm.n_cells:,} cells, {int(sum(dm.n_levels)):,}"
+            f" random effects). For scale, on an idle 2-core machine {refs}. Progress and the sampler's ETA follow; "
+            f"the fit is cached for the next run. For point estimates in seconds instead: "
+            f"ddr dstudy {path} --preview")
+
+
+def components_for_dstudy(args, *, progress=None, announce=None):
     """For ``ddr dstudy PATH``: the components of a cached fit file or of a corpus's fit, the corpus's
-    observed design (:func:`~.dstudy.observed_design`; None for a fit file) and the fit's convergence
-    verdict (:func:`verdict_of`)."""
+    observed design (:func:`~.dstudy.observed_design`, or the one a fit file records) and the fit's
+    convergence verdict (:func:`verdict_of`).
+
+    ``announce(text)`` is called before a fit that is not in the cache is sampled
+    (:func:`fit_announcement`), and ``progress`` is passed to that fit."""
     from .cache import CacheFileError, read_fit_file
     from .dstudy import observed_design
 
@@ -384,20 +443,31 @@ def components_for_dstudy(args):
             raise ValueError(f"--slice cuts a corpus, and {path} is a fit: give the corpus with --slice, or the fit "
                              "of the slice (its file records the slice it was fitted to)")
         try:
-            post = posterior_from_entry(read_fit_file(path))
+            entry = read_fit_file(path)
+            post = posterior_from_entry(entry)
         except CacheFileError as exc:
             raise ValueError(f"{path}: {exc}") from None
         if getattr(args, "token_prices", None) is not None:
             raise ValueError(f"--token-prices needs the corpus's token counts: give the corpus, not the fit {path}")
         comp = components_from_posterior(post)
         args.object = object_for_terms(comp.terms, getattr(args, "object", None))
-        return comp, None, verdict_of(post)
+        observed = observed_design_of_fit(entry.meta, args.object)
+        rec = entry.meta.get("observed_design") or {}
+        args.design_source = (
+            f"the observed design of corpus {rec.get('corpus_name') or '?'}, recorded in the fit file {path.name}"
+            if observed is not None else
+            f"the defaults (50 tasks, 2 models): the fit file {path.name} records no observed design (written before "
+            "fit files recorded it); "
+            "give the corpus instead, or the sizes (--n-tasks, --n-models, ...)")
+        return comp, observed, verdict_of(post)
     from .corpus.columns import options_from_args
     from .corpus.io import load_corpus
 
     corpus = load_corpus(path, getattr(args, "format", None), **options_from_args(args))
     settings = settings_from_args(args)
-    preset = getattr(args, "preset", None) or "per-benchmark"
+    from .design.presets import default_preset
+
+    preset = getattr(args, "preset", None) or default_preset(corpus)
     prices = None
     token_prices = getattr(args, "token_prices", None)
     if token_prices is not None:  # before the fit: a bad price file costs nothing
@@ -407,11 +477,20 @@ def components_for_dstudy(args):
         prices = prices_from_tokens(corpus.table, read_token_prices(token_prices))
     observed_design(corpus, object_of_measurement=getattr(args, "object", None) or "model",
                     claim=getattr(args, "claim", "relative"), prices=prices)  # before the fit: bad input costs nothing
-    result = fit_corpus(corpus, preset, settings, cache_dir=getattr(args, "cache", None),
+    if announce is not None:
+        from .design.presets import supported_spec
+        from .model.formula import as_spec
+
+        fitted = supported_spec(corpus, as_spec(preset)).spec
+        cache = FitCache(getattr(args, "cache", None) or default_cache_dir())
+        if not cache.path_for(fit_key(corpus, fitted, settings)).exists():
+            announce(fit_announcement(corpus, fitted, path))
+    result = fit_corpus(corpus, preset, settings, cache_dir=getattr(args, "cache", None), progress=progress,
                         strict_terms=bool(getattr(args, "strict_terms", False)))
     comp = components_from_posterior(result.posterior)
     # the object follows the fitted model (agents for seed 003 (DDR paper 2026)'s ddr preset), and so do the design's facets
     args.object = object_for_terms(comp.terms, getattr(args, "object", None))
     observed = observed_design(corpus, object_of_measurement=args.object, claim=getattr(args, "claim", "relative"),
                                prices=prices, facets=comp.facets)
+    args.design_source = f"the observed design of corpus {corpus.name} ({path.name})"
     return comp, observed, verdict_of(result.posterior)

@@ -75,6 +75,7 @@ def inspect_corpus(corpus: Corpus) -> dict:
         "not_separable": sep["not_separable"],
         "suggested_terms": sep["suggested_terms"],
         "subject_ids": subject_id_summary(corpus.provenance),
+        "folded": sep.get("folded", {}),
         "warnings": [w.to_dict() for w in corpus.warnings],
         "errors": [],
         "provenance": corpus.provenance,
@@ -133,10 +134,20 @@ def format_summary(s: dict, max_warnings: int = 12) -> str:
              "iv": "(iv)  items attempted by several models and scaffolds"}
     for k, label in names.items():
         lines.append(f"  {label:<56}{_yes(s['conditions'].get(k))}")
-    lines.append(f"  separable components: {', '.join(s['separable_components']) or 'none'}")
-    if s["not_separable"]:
-        lines.append(f"  NOT separable:        {', '.join(s['not_separable'])}")
-        lines.append(f"  a formula the design supports: {' + '.join(f'(1|{t})' for t in s['suggested_terms'])}")
+    if not s["not_separable"]:
+        lines.append(f"  separable components: {', '.join(s['separable_components']) or 'none'}")
+    else:
+        # separability is of all terms fitted together: a term confounded with another becomes separable once
+        # that other is left out, so the reduced formula may keep terms listed here (Hardy et al. 2026, Prop. E.2)
+        lines.append(f"  separable when all are fitted together:     {', '.join(s['separable_components']) or 'none'}")
+        lines.append(f"  NOT separable when all are fitted together: {', '.join(s['not_separable'])}")
+        kept = s["suggested_terms"]
+        lines.append(f"  a formula the design supports: {' + '.join(f'(1|{t})' for t in kept)}"
+                     + (" (each of its terms is separable once the others are left out)" if kept else ""))
+        folded = s.get("folded") or {}
+        left = [f"{t} -> {', '.join(folded.get(t) or ['(intercept)'])}" for t in s["not_separable"] if t not in kept]
+        if left:
+            lines.append(f"  left out, their variance absorbed by: {'; '.join(left)}")
     if "scoring_rules" in s and "error" not in s["scoring_rules"]:
         lines += ["", f"Verifiers: {', '.join(s['verifiers'])} (see --json for the scoring-rule comparison)"]
     if s.get("subject_ids"):

@@ -273,7 +273,9 @@ def preview_for_dstudy(args):
         prices = prices_from_tokens(corpus.table, read_token_prices(token_prices))
     observed = observed_design(corpus, object_of_measurement=getattr(args, "object", "model"),
                                claim=getattr(args, "claim", "relative"), prices=prices)
-    preset = getattr(args, "preset", None) or "per-benchmark"
+    from .design.presets import default_preset
+
+    preset = getattr(args, "preset", None) or default_preset(corpus)
     return preview_components(corpus, preset, method=getattr(args, "preview_method", None) or "auto"), observed
 
 

@@ -96,6 +96,8 @@ __all__ = [
     "leaderboard_model_reliability",
     "variance_shares",
     "capability_gap_ratio",
+    "NotEstimable",
+    "gap_ratio_not_estimable",
     "model_scaffold_contrast",
     "CONTRAST_EQUATIONS",
     "estimand_draws",
@@ -692,6 +694,46 @@ def variance_shares(components) -> dict[str, np.ndarray]:
     return out
 
 
+class NotEstimable(ValueError):
+    """A quantity the fit cannot estimate: it depends on a term the fit does not have (left out because
+    the design cannot separate it, or not in the formula).  ``reason`` says which and why."""
+
+    def __init__(self, quantity: str, reason: str):
+        self.quantity, self.reason = quantity, reason
+        super().__init__(f"{quantity} is not estimable: {reason}")
+
+
+def _gap_parts(c: VarianceComponents, o: frozenset[str], task: str) -> tuple[np.ndarray, np.ndarray]:
+    uni, inter = np.zeros(len(c.terms)), np.zeros(len(c.terms))
+    for k, fs in enumerate(c.facet_sets):
+        if fs <= o:
+            uni[k] = 1.0
+        elif fs & o and task in fs and fs - o <= {task, "benchmark"}:
+            inter[k] = 1.0
+    return uni, inter
+
+
+def gap_ratio_not_estimable(components, obj="model", task: str = "task") -> str | None:
+    """Why the capability-gap ratio cannot be estimated from this fit, or None when it can.
+
+    The ratio compares the object's variance with its by-task interaction.  A fit without any
+    object-by-task term (``task:model`` left out because, with one response per model-task cell,
+    its variance cannot be told from the trial residual; seed 000 Prop. E.2) would give 1 in every
+    draw by construction: that is not a finding about the agents, so it is not reported as one.
+    """
+    c = as_components(components)
+    o = object_facets(obj)
+    uni, inter = _gap_parts(c, o, task)
+    name = _object_name(o)
+    if not uni.any():
+        return f"the fit has no variance component for the {name}"
+    if not inter.any():
+        return (f"the fit has no {name}-by-task term: the design cannot separate it from the trial residual "
+                f"(one response per {name}-task cell) or the formula leaves it out, so the ratio would be 1 by "
+                "construction; more than one trial per cell (or a formula with that term) makes it estimable")
+    return None
+
+
 def capability_gap_ratio(components, obj="model", task: str = "task") -> np.ndarray:
     """Capability-gap ratio ``s2_agent / (s2_agent + s2_agent:task)`` (seed 003 sec. 3), per draw.
 
@@ -704,17 +746,18 @@ def capability_gap_ratio(components, obj="model", task: str = "task") -> np.ndar
     task-by-scaffold terms).  Object-by-benchmark terms are in neither part.
     Near 0: agents differ in *which* tasks they solve, not overall (a
     specialisation pattern).  A draw with both parts 0 gives 0.
+
+    Raises
+    ------
+    NotEstimable
+        The fit has no object term or no object-by-task term (:func:`gap_ratio_not_estimable`).
     """
     c = as_components(components)
     o = object_facets(obj)
-    uni, inter = np.zeros(len(c.terms)), np.zeros(len(c.terms))
-    for k, fs in enumerate(c.facet_sets):
-        if fs <= o:
-            uni[k] = 1.0
-        elif fs & o and task in fs and fs - o <= {task, "benchmark"}:
-            inter[k] = 1.0
-    if not uni.any():
-        raise ValueError(f"{c.source}: no variance component for the object {_object_name(o)!r}")
+    why = gap_ratio_not_estimable(c, o, task)
+    if why is not None:
+        raise NotEstimable("the capability-gap ratio", why)
+    uni, inter = _gap_parts(c, o, task)
     x = c.matrix
     return _ratio(x @ uni, x @ inter)
 
@@ -898,7 +941,8 @@ def estimand_draws(components, obj="model", sizes: Mapping[str, float] | None = 
     """Per-draw arrays of every estimand that applies to a fit and design.
 
     Keys: ``Erho2``, ``SNR``, ``Phi``, ``Erho2_task_ceiling``,
-    ``Phi_task_ceiling``, ``capability_gap_ratio``, ``share:<term>`` and
+    ``Phi_task_ceiling``, ``capability_gap_ratio`` (when estimable: :func:`gap_ratio_not_estimable`),
+    ``share:<term>`` and
     ``share:residual``; with model and scaffold facets and a model object also
     ``rho_AA`` (Eq. 5) and the contrasts ``delta_rho2_universe`` (Eq. 11/13),
     ``delta_rho2_task`` (Eq. 12/15) and, for pooled fits,
@@ -913,8 +957,9 @@ def estimand_draws(components, obj="model", sizes: Mapping[str, float] | None = 
         "Phi": dependability(c, o, sizes),
         "Erho2_task_ceiling": task_only_ceiling(c, o, sizes),
         "Phi_task_ceiling": task_only_ceiling(c, o, sizes, "absolute"),
-        "capability_gap_ratio": capability_gap_ratio(c, o),
     }
+    if gap_ratio_not_estimable(c, o) is None:
+        out["capability_gap_ratio"] = capability_gap_ratio(c, o)
     if {"model", "scaffold"} <= c.facets:
         nt, nb, nr = sizes.get("task", 1.0), sizes.get("benchmark", 1.0), sizes.get(REPLICATE, 1.0)
         if o == {"model"}:
@@ -941,17 +986,20 @@ class EstimandTable:
         Estimand name -> :class:`Summary`.
     equations
         Estimand name -> where it comes from (seed and equation).
+    not_estimable
+        Estimand name -> why this fit cannot estimate it (no summary is given for it).
     """
 
     object: str
     sizes: dict[str, float]
     summaries: dict[str, Summary]
     equations: dict[str, str] = field(default_factory=dict)
+    not_estimable: dict[str, str] = field(default_factory=dict)
 
     def to_dict(self) -> dict:
         return to_jsonable({"object": self.object, "sizes": self.sizes,
                             "summaries": {k: v.to_dict() for k, v in self.summaries.items()},
-                            "equations": self.equations})
+                            "equations": self.equations, "not_estimable": self.not_estimable})
 
 
 def estimand_table(components, obj="model", sizes: Mapping[str, float] | None = None) -> EstimandTable:
@@ -971,6 +1019,8 @@ def estimand_table(components, obj="model", sizes: Mapping[str, float] | None = 
             eq[f"delta_rho2_{level}"] = cite("hardy2026", f"Eq. {n}")
     summaries = {k: summarize(v, prob_positive=k.startswith("delta_rho2")) for k, v in draws.items()}
     w = design_weights(c, o, sizes)
+    why = gap_ratio_not_estimable(c, o)
     return EstimandTable(_object_name(o), w.sizes, summaries,
                          {k: v for k, v in eq.items() if k in summaries} |
-                         {k: "SPEC sec. 3 (variance share)" for k in summaries if k.startswith("share:")})
+                         {k: "SPEC sec. 3 (variance share)" for k in summaries if k.startswith("share:")},
+                         {} if why is None else {"capability_gap_ratio": why})

@@ -25,7 +25,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ..core.reliability import Summary, VarianceComponents, capability_gap_ratio, summarize, variance_shares
+from ..core.reliability import (Summary, VarianceComponents, capability_gap_ratio, gap_ratio_not_estimable, summarize,
+                                variance_shares)
 from ..core.references import cite
 from . import plots
 from .plots import COLORS, fmt_interval, new_plot
@@ -82,10 +83,10 @@ class ComponentsPanel(QWidget):
         self.summaries: dict[str, Summary] = {t: summarize(c.draws[t]) for t in c.terms}
         self.summaries["residual"] = summarize(c.residual)
         self.share_summaries: dict[str, Summary] = {t: summarize(v) for t, v in variance_shares(c).items()}
-        try:
-            self.gap_ratio: Summary | None = summarize(capability_gap_ratio(c, object_of_measurement))
-        except ValueError:  # the fit has no term for the object: nothing to report
-            self.gap_ratio = None
+        #: why the capability-gap ratio is not estimable from this fit (None when it is)
+        self.gap_not_estimable: str | None = gap_ratio_not_estimable(c, object_of_measurement)
+        self.gap_ratio: Summary | None = (None if self.gap_not_estimable is not None
+                                          else summarize(capability_gap_ratio(c, object_of_measurement)))
 
         self.table = QTableWidget(len(self.terms), len(COLUMNS))
         self.table.setObjectName("components_table")
@@ -137,6 +138,9 @@ class ComponentsPanel(QWidget):
             caption += (f"<br>Capability-gap ratio ({cite('ddr2026')}) \u03c3\u00b2<sub>{object_of_measurement}</sub> / "
                         f"(\u03c3\u00b2<sub>{object_of_measurement}</sub> + \u03c3\u00b2<sub>{object_of_measurement}"
                         f":task</sub>): {fmt_interval(g.median, *g.hdi95)}")
+        elif self.gap_not_estimable is not None:
+            caption += ("<br>Capability-gap ratio (the DDR paper, 2026): not estimable: "
+                        + plots_html(self.gap_not_estimable))
         self.caption = QLabel(caption)
         self.caption.setWordWrap(True)
         self.caption.setTextInteractionFlags(Qt.TextSelectableByMouse)

@@ -102,7 +102,8 @@ class MethodsPanel(QWidget):
         if sizes:
             lines.append(f"{E_RHO2} and {PHI} of the {obj} at the observed design: "
                          + ", ".join(f"{k} {fmt_n(v)}" for k, v in sizes.items())
-                         + f"; DISCO's {E_RHO2} row is the {obj} grouping's \u03b7, it has no {PHI}.")
+                         + f"; DISCO has no {E_RHO2} or {PHI}: its analogue is the {obj} grouping's \u03b7 "
+                         + f"({fmt_sig3(data['disco_eta']) if data.get('disco_eta') is not None else 'NA'}).")
         gap = data.get("coefficients", {}).get("Bayes LMM")
         if gap is not None:  # seed 000 G.5: score reliability (Phi) below ranking reliability (Erho2)
             iv = (data.get("intervals") or {}).get("Bayes LMM", {})

@@ -143,9 +143,11 @@ def test_ddr_report_runs_the_sheet_analyses_by_default_and_prints_the_estimate_f
     text = " ".join(" ".join((p.extract_text() or "").split()) for p in pypdf.PdfReader(str(pdf)).pages)
     assert "by difficulty stratum" in text and "Across 3 random 70/30 splits" in text
     # the stand-in's 80 draws never converge: the sheet labels both analyses
-    assert "PROVISIONAL: 5 of 5 refits did not converge (aggregate, Q1 (easiest), Q2, Q3 and 1 more)" in text
+    assert ("PROVISIONAL: 5 of 5 fits (the whole corpus and 4 strata) did not converge (aggregate, Q1 (easiest), "
+            "Q2, Q3 and 1 more)") in text
     assert "PROVISIONAL: 6 of 6 refits did not converge (split 1 train" in text
-    assert "Difficulty strata: 0 of 5 refits converged" in text  # the criterion is in the method notes
+    # the criterion is in the method notes
+    assert "Difficulty strata: 0 of 5 fits (the whole corpus and its strata) converged" in text
 
 
 def test_over_the_budget_the_cli_names_the_flag_and_none_opts_out(fake_sampler, capsys, corpus_csv, tmp_path,

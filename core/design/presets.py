@@ -26,12 +26,22 @@ from dataclasses import dataclass, field
 from ..model.formula import ModelSpecError
 from ..references import cite
 
-__all__ = ["TERMS_NOTE_PREFIX", "DroppedTerm", "TermCheck", "UnsupportedTermsError", "supported_spec"]
+__all__ = ["TERMS_NOTE_PREFIX", "DroppedTerm", "TermCheck", "UnsupportedTermsError", "default_preset",
+           "supported_spec"]
 
 _CELL = "(terminal cell)"
 
 #: How the note on a reduced fit begins (the fit's notes, the sheet's method notes look for it).
 TERMS_NOTE_PREFIX = "Preset terms left out"
+
+
+def default_preset(corpus) -> str:
+    """The preset a command fits when none is given, one rule for ``ddr fit``, ``dstudy``, ``methods``,
+    ``report`` and the app: ``pooled`` over several benchmarks (seed 000 Eq. 6), else
+    ``per-benchmark`` (Eq. 2)."""
+    table = getattr(corpus, "table", corpus)
+    n = table["benchmark"].nunique() if "benchmark" in table.columns else 1
+    return "pooled" if n > 1 else "per-benchmark"
 
 
 @dataclass(frozen=True)

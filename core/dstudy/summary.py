@@ -88,6 +88,8 @@ def dstudy_summary(components, design: DStudyDesign, target: float | None = None
         "design": design.to_dict(),
         "sizes": table.sizes,
         "estimands": estimands,
+        # estimands this fit cannot estimate, with the reason (never a number that follows from a left-out term)
+        "not_estimable": dict(table.not_estimable),
         "min_n": min_n,
         "p_target": model.p_target_met(design, target),
         "n_draws": c.n_draws if hasattr(c, "n_draws") else None,
@@ -98,6 +100,13 @@ def dstudy_summary(components, design: DStudyDesign, target: float | None = None
         alloc, why = allocation_for_summary(c, design, budget)
         out["allocation"] = alloc if alloc is not None else {"why_none": why}
     return to_jsonable(out)
+
+
+#: What a negative model-versus-scaffold contrast means, printed wherever the contrasts are.
+DELTA_RHO2_NOTE = ("delta_rho2_*: the model's share minus the scaffold's share of one system variance (Hardy et al. "
+                   "2026, Eqs. 11-15), in [-1, 1]: below 0 where the scaffold matters more than the model, so an "
+                   "interval reaching below 0 means the data do not say which matters more; P(>0) is the "
+                   "posterior probability that the model does.")
 
 
 def format_dstudy(s: dict) -> str:
@@ -122,10 +131,15 @@ def format_dstudy(s: dict) -> str:
     lines = [head, f"D-study for {s['object']} ({'ranking' if s['estimand'] == 'Erho2' else 'absolute decisions'}); "
              f"components from {s['source']}",
              f"design: {' x '.join(sizes)}; {fmt_n(d['n_models'])} {w.compared.lower()}; "
-             f"{fmt_n(d['trials'])} {w.noun('n_replicates', d['trials'])}, {cost}", "",
+             f"{fmt_n(d['trials'])} {w.noun('n_replicates', d['trials'])}, {cost}",
+             *([f"sizes from {s['design_source']}"] if s.get("design_source") else []), "",
              f"{'estimand':<34}{'median':>9}{'95% interval':>22}"]
     for name, e in s["estimands"].items():
         lines.append(f"{name:<34}{fmt_coef(e['median']):>9}   [{fmt_coef(e['lower95'])}, {fmt_coef(e['upper95'])}]")
+    for name, why in (s.get("not_estimable") or {}).items():
+        lines.append(f"{name:<34}{'n/a':>9}   not estimable: {why}")
+    if any(name.startswith("delta_rho2") for name in s["estimands"]):
+        lines.append(DELTA_RHO2_NOTE)
     lines += ["", f"target {sym} >= {fmt_coef(s['target'])}:  P(target met) = {fmt_prob(s['p_target'])}"]
     for over, m in s["min_n"].items():
         def n(x):

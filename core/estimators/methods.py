@@ -73,6 +73,15 @@ class MethodsTable:
     convergence
         Estimator -> the convergence verdict (:meth:`~ddr_explorer.core.model.diagnostics.Diagnostics.verdict`)
         of a sampled estimator.
+    requested_formula
+        The formula or preset asked for (:attr:`formula` is the one every estimator fitted).
+    dropped
+        The preset's terms the design cannot separate, left out of every estimator
+        (:meth:`~ddr_explorer.core.design.presets.DroppedTerm.to_dict`: term, confounded_with,
+        absorbed_by, reason).
+    disco_eta
+        DISCO's eta of the object's grouping (seed 000 App. C.5): its analogue of Erho2, not a
+        generalizability coefficient, so it has its own row.
     """
 
     formula: str
@@ -91,6 +100,9 @@ class MethodsTable:
     #: (:class:`~.bayes_lmm.ScoreReliability`, seed 000 G.5), None when that column was not run: the DDR
     #: sheet prints what the comparison computed rather than running the LMM again.
     score_reliability: object = None
+    requested_formula: str | None = None
+    dropped: list[dict] = field(default_factory=list)
+    disco_eta: float = float("nan")
 
     def converged(self, estimator: str) -> bool | None:
         """The gate's verdict on a sampled estimator (None: not sampled, or verdict unknown)."""
@@ -120,7 +132,9 @@ class MethodsTable:
                 "components": {e: {t: clean(v) for t, v in d.items()} for e, d in self.components.items()},
                 "coefficients": {e: {k: clean(v) for k, v in d.items()} for e, d in self.coefficients.items()},
                 "intervals": {e: {k: list(v) for k, v in d.items()} for e, d in self.intervals.items()},
-                "convergence": self.convergence, "seconds": self.seconds, "notes": self.notes}
+                "convergence": self.convergence, "seconds": self.seconds, "notes": self.notes,
+                "requested_formula": self.requested_formula or self.formula, "terms_left_out": self.dropped,
+                "disco_eta": clean(self.disco_eta)}
 
 
 def _coefficients(components: dict[str, float], obj: str, sizes: dict[str, float]) -> dict[str, float]:
@@ -160,8 +174,14 @@ def _shares(components: dict[str, float]) -> dict[str, float]:
 
 def methods_table(data, spec: ModelSpec | str, *, posterior=None, object_of_measurement: str | None = None,
                   estimators=("Henderson", "REML", "Bayes LMM", "Laplace", "DISCO", "Bayes GLMM"), progress=None,
-                  cancel=None, lmm_settings=None) -> MethodsTable:
+                  cancel=None, lmm_settings=None, strict_terms: bool = False) -> MethodsTable:
     """Variance shares per facet from each estimator (seed 000 Tables 20-21).
+
+    Every estimator fits the formula the Bayesian fit fits: a preset is first reduced to the terms
+    the corpus's design separates (:func:`~..design.presets.supported_spec`, as
+    :func:`~..fitting.fit_corpus` does), so no column splits a variance the data cannot split (a
+    scaffold with one level, task:model with one trial per cell).  The terms left out are in
+    :attr:`MethodsTable.dropped` and the notes.
 
     Parameters
     ----------
@@ -172,7 +192,7 @@ def methods_table(data, spec: ModelSpec | str, *, posterior=None, object_of_meas
         interaction) join the residual row, as in the Bayesian fit.
     posterior
         A fitted Bayesian GLMM of the same corpus and formula (optional): its posterior mean
-        shares fill the "Bayes GLMM" column.
+        shares fill the "Bayes GLMM" column.  A posterior of other terms is not used (a note says so).
     object_of_measurement
         ``"model"``, ``"system"`` or ``"agent"`` for Erho2 / Phi; None: the model's own
         (:func:`~..reliability.object_for_terms`: agent for the ddr preset, seed 003 (DDR paper 2026) Eq. 1, else model).
@@ -183,23 +203,56 @@ def methods_table(data, spec: ModelSpec | str, *, posterior=None, object_of_meas
     lmm_settings
         :class:`~.bayes_lmm.BayesLmmSettings` of the Bayesian LMM (default: 4 chains, continued until
         the gate passes or 8,000 draws per chain).
+    strict_terms
+        Refuse a preset with terms the design cannot separate
+        (:class:`~..design.presets.UnsupportedTermsError`, naming the supported formula) instead of
+        comparing the estimators on the reduced formula.
+
+    Raises
+    ------
+    UnsupportedTermsError
+        With ``strict_terms``, when the preset has terms the design cannot separate.
     """
+    from ..design.presets import UnsupportedTermsError, supported_spec
     from ..dstudy import observed_design
     from ..reliability import object_for_terms, split_term
 
-    spec = as_spec(spec)
+    check = supported_spec(data, as_spec(spec))
+    if check.changed and strict_terms:
+        raise UnsupportedTermsError(check)
+    spec = check.spec
     object_of_measurement = object_for_terms(spec.term_names, object_of_measurement)
     table = getattr(data, "table", data)
     design = MixedDesign.from_spec(data, spec)
-    terms = [*spec.term_names, "residual"]
     facets = {f for t in spec.term_names for f in split_term(t)}  # seed 003's steps and categories are sized too
     try:
         sizes = observed_design(table, object_of_measurement=object_of_measurement, facets=facets).sizes()
     except Exception:  # a table without the four facets: Erho2 at one level of each facet
         sizes = {}
-    out = MethodsTable(formula=spec.formula, terms=terms, shares={}, components={}, coefficients={}, scales={},
-                       seconds={}, object_of_measurement=object_of_measurement, sizes=sizes,
-                       notes=list(design.notes))
+    out = MethodsTable(formula=spec.formula, terms=[*spec.term_names, "residual"], shares={}, components={},
+                       coefficients={}, scales={}, seconds={}, object_of_measurement=object_of_measurement,
+                       sizes=sizes, notes=[*([check.note] if check.note else []), *design.notes],
+                       requested_formula=check.requested.formula,
+                       dropped=[d.to_dict() for d in check.dropped])
+
+    def henderson():
+        cells = build_design(data, spec).cells
+        return henderson_method1(cells, {t.name: list(t.columns) for t in spec.terms})
+
+    _run_estimators(out, design, henderson, spec.priors, estimators, progress, cancel, lmm_settings)
+    if "Bayes GLMM" in estimators:
+        _bayes_glmm_column(out, spec, posterior)
+    return out
+
+
+def _run_estimators(out: MethodsTable, design: MixedDesign, henderson, priors, estimators, progress, cancel,
+                    lmm_settings, scores=None) -> None:
+    """Fill ``out`` with the columns of every estimator but the cached Bayesian GLMM.
+
+    ``henderson()`` gives the Henderson Method I result of the same terms; ``scores`` (numeric
+    observations and each term's level of every observation) lets DISCO decompose a score table.
+    """
+    obj, sizes, terms = out.object_of_measurement, out.sizes, out.terms
 
     def add(name, comps, shares, coefs, t0):
         out.components[name] = {t: float(comps.get(t, float("nan"))) for t in terms}
@@ -210,11 +263,9 @@ def methods_table(data, spec: ModelSpec | str, *, posterior=None, object_of_meas
 
     if "Henderson" in estimators:
         t0 = time.perf_counter()
-        cells = build_design(data, spec).cells
         try:
-            hm = henderson_method1(cells, {t.name: list(t.columns) for t in spec.terms})
-            add("Henderson", hm.components, _shares(hm.components), _coefficients(hm.components,
-                object_of_measurement, sizes), t0)
+            hm = henderson()
+            add("Henderson", hm.components, _shares(hm.components), _coefficients(hm.components, obj, sizes), t0)
             if hm.flagged:
                 out.notes.append(f"Henderson: negative estimate(s) floored at 0 for {', '.join(hm.flagged)}.")
         except ValueError as exc:
@@ -222,60 +273,80 @@ def methods_table(data, spec: ModelSpec | str, *, posterior=None, object_of_meas
     if "REML" in estimators:
         t0 = time.perf_counter()
         fit = reml(design, progress=progress, cancel=cancel)
-        add("REML", fit.components, fit.shares, _coefficients(fit.components, object_of_measurement, sizes), t0)
+        add("REML", fit.components, fit.shares, _coefficients(fit.components, obj, sizes), t0)
         if not fit.converged:
             out.notes.append(f"REML: the optimiser stopped without converging ({fit.message}).")
     if "Bayes LMM" in estimators:
         from .bayes_lmm import bayes_lmm
 
         t0 = time.perf_counter()
-        fit = bayes_lmm(design, spec.priors, lmm_settings, progress=progress, cancel=cancel)
+        fit = bayes_lmm(design, priors, lmm_settings, progress=progress, cancel=cancel)
         add("Bayes LMM", fit.posterior_means(), fit.shares(), {}, t0)
-        coefs, ivs = _bayes_coefficients(fit.components(), object_of_measurement, sizes)
+        coefs, ivs = _bayes_coefficients(fit.components(), obj, sizes)
         out.coefficients["Bayes LMM"], out.intervals["Bayes LMM"] = coefs, ivs
         out.convergence["Bayes LMM"] = fit.diagnostics.verdict()
-        if object_of_measurement in ("model", "system"):  # the objects score_reliability defines
+        if obj in ("model", "system"):  # the objects score_reliability defines
             from .bayes_lmm import score_reliability
 
-            out.score_reliability = score_reliability(fit, object_of_measurement, sizes)
+            out.score_reliability = score_reliability(fit, obj, sizes)
         if not fit.converged:
             out.notes.append("Bayes LMM: NOT converged (" + "; ".join(fit.diagnostics.problems)
                              + "): its column is provisional.")
     if "Laplace" in estimators:
-        t0 = time.perf_counter()
-        fit = laplace(design, progress=progress, cancel=cancel)
-        add("Laplace", fit.components, fit.shares, _coefficients(fit.components, object_of_measurement, sizes), t0)
-        if not fit.converged:
-            out.notes.append(f"Laplace: the optimiser stopped without converging ({fit.message}).")
-    if "Bayes GLMM" in estimators:
-        if posterior is None:
-            out.notes.append("Bayes GLMM: no cached fit of this corpus and formula; run `ddr fit` first.")
-        else:
+        if design.binary:
             t0 = time.perf_counter()
-            from ..fitting import components_from_posterior
-            from ..reliability import generalizability
-
-            vc = components_from_posterior(posterior)
-            draws = {t: np.asarray(vc.draws[t], dtype=np.float64) for t in spec.term_names if t in vc.draws}
-            resid = np.broadcast_to(np.asarray(vc.residual, dtype=np.float64), next(iter(draws.values())).shape)
-            total = sum(draws.values()) + resid
-            shares = {t: float(np.mean(d / total)) for t, d in draws.items()}
-            shares["residual"] = float(np.mean(resid / total))
-            comps = {t: float(np.mean(d)) for t, d in draws.items()}
-            comps["residual"] = float(np.mean(resid))
-            coefs, ivs = _bayes_coefficients(vc, object_of_measurement, sizes)
-            add("Bayes GLMM", comps, shares, coefs, t0)
-            out.intervals["Bayes GLMM"] = ivs
-            diag = getattr(posterior, "diagnostics", None)
-            if diag is not None and hasattr(diag, "verdict"):
-                out.convergence["Bayes GLMM"] = diag.verdict()
+            fit = laplace(design, progress=progress, cancel=cancel)
+            add("Laplace", fit.components, fit.shares, _coefficients(fit.components, obj, sizes), t0)
+            if not fit.converged:
+                out.notes.append(f"Laplace: the optimiser stopped without converging ({fit.message}).")
+        else:
+            out.notes.append("Laplace: the logit-scale GLMM needs a 0/1 response; this response is a numeric "
+                             "score, so the observed-scale estimators are the ones that apply.")
     if "DISCO" in estimators:
+        from .disco import disco_scores
+
         t0 = time.perf_counter()
-        res = disco(design)
-        obj_term = {"model": "model", "system": "model:scaffold"}.get(object_of_measurement, object_of_measurement)
-        coefs = {"Erho2": float(res.eta.get(obj_term, float("nan"))), "Phi": float("nan")}
-        add("DISCO", res.eta, res.shares, coefs, t0)
-    return out
+        res = disco(design) if design.binary or scores is None else disco_scores(*scores)
+        obj_term = {"model": "model", "system": "model:scaffold"}.get(obj, obj)
+        # DISCO's eta of the object's grouping is its analogue of Erho2 (seed 000 App. C.5), kept apart from
+        # the Erho2 row: it is not a generalizability coefficient.
+        add("DISCO", res.eta, res.shares, {"Erho2": float("nan"), "Phi": float("nan")}, t0)
+        out.disco_eta = float(res.eta.get(obj_term, float("nan")))
+
+
+def _bayes_glmm_column(out: MethodsTable, spec: ModelSpec, posterior) -> None:
+    """The Bayes GLMM column from a cached fit of the same terms (never fitted here)."""
+    if posterior is None:
+        out.notes.append(f"Bayes GLMM: no cached fit of {spec.formula} with these sampler settings; "
+                         "`ddr fit` (same preset or formula) stores one.")
+        return
+    fitted = tuple(getattr(getattr(posterior, "spec", None), "term_names", ()) or posterior.sigma)
+    if set(fitted) != set(spec.term_names):
+        out.notes.append(f"Bayes GLMM: the fit given is of {' + '.join(fitted)}, not of the compared formula "
+                         f"{spec.formula}: no Bayes GLMM column.")
+        return
+    t0 = time.perf_counter()
+    from ..fitting import components_from_posterior
+
+    obj, sizes = out.object_of_measurement, out.sizes
+    vc = components_from_posterior(posterior)
+    draws = {t: np.asarray(vc.draws[t], dtype=np.float64) for t in spec.term_names if t in vc.draws}
+    resid = np.broadcast_to(np.asarray(vc.residual, dtype=np.float64), next(iter(draws.values())).shape)
+    total = sum(draws.values()) + resid
+    shares = {t: float(np.mean(d / total)) for t, d in draws.items()}
+    shares["residual"] = float(np.mean(resid / total))
+    comps = {t: float(np.mean(d)) for t, d in draws.items()}
+    comps["residual"] = float(np.mean(resid))
+    coefs, ivs = _bayes_coefficients(vc, obj, sizes)
+    out.components["Bayes GLMM"] = {t: float(comps.get(t, float("nan"))) for t in out.terms}
+    out.shares["Bayes GLMM"] = {t: float(shares.get(t, float("nan"))) for t in out.terms}
+    out.coefficients["Bayes GLMM"] = coefs
+    out.scales["Bayes GLMM"] = ESTIMATORS["Bayes GLMM"]
+    out.seconds["Bayes GLMM"] = time.perf_counter() - t0
+    out.intervals["Bayes GLMM"] = ivs
+    diag = getattr(posterior, "diagnostics", None)
+    if diag is not None and hasattr(diag, "verdict"):
+        out.convergence["Bayes GLMM"] = diag.verdict()
 
 
 def format_methods_table(table: MethodsTable) -> str:
@@ -284,7 +355,11 @@ def format_methods_table(table: MethodsTable) -> str:
     w = max(12, *(len(t) for t in table.terms)) + 2
     head = f"{'facet':<{w}}" + "".join(f"{e:>12}" for e in est)
     scale = f"{'(scale)':<{w}}" + "".join(f"{table.scales[e]:>12}" for e in est)
-    lines = [f"Variance shares by estimator; formula: {table.formula}", head, scale]
+    lines = [f"Variance shares by estimator; formula: {table.formula}"]
+    if table.dropped:  # before the numbers: every column is of the reduced formula
+        lines.append("Terms left out of every estimator (this design cannot separate them; Hardy et al. 2026, "
+                     "Prop. E.2): " + "; ".join(d["reason"] for d in table.dropped) + ".")
+    lines += [head, scale]
     for t in table.terms:
         row = f"{t:<{w}}"
         for e in est:
@@ -298,6 +373,9 @@ def format_methods_table(table: MethodsTable) -> str:
             v = table.coefficients[e].get(coef, float("nan"))
             row += f"{'NA' if math.isnan(v) else f'{v:.3f}':>12}"
         lines.append(row)
+    if "DISCO" in est and not math.isnan(table.disco_eta):
+        lines.append(f"DISCO eta of the {obj} grouping (its analogue of Erho2, Hardy et al. 2026, App. C.5): "
+                     f"{table.disco_eta:.3f}")
     gap = table.score_gap()
     if gap is not None:
         lines.append(score_gap_sentence(gap, obj))
@@ -306,7 +384,10 @@ def format_methods_table(table: MethodsTable) -> str:
     lines.append("Shares: sigma_k^2 over the total incl. the residual (observed scale: sigma_e^2; logit: pi^2/3); "
                  "Bayes: posterior mean of per-draw shares; DISCO: normalised over facets, no residual.")
     lines.append("wall time: " + ", ".join(f"{e} {table.seconds[e]:.1f} s" for e in est))
-    lines.extend(f"note: {n}" for n in table.notes)
+    from ..design.presets import TERMS_NOTE_PREFIX
+
+    # the terms left out are said once, above the numbers
+    lines.extend(f"note: {n}" for n in table.notes if not (table.dropped and n.startswith(TERMS_NOTE_PREFIX)))
     return "\n".join(lines)
 
 

@@ -16,7 +16,9 @@ from ..model.formula import as_spec
 def _spec_of(corpus, spec):
     if spec is not None:
         return as_spec(spec)
-    return as_spec("pooled" if corpus.n_levels("benchmark") > 1 else "per-benchmark")
+    from ..design.presets import default_preset
+
+    return as_spec(default_preset(corpus))
 
 
 def run_methods(corpus, posterior=None, spec=None, progress=None, cancel=None,
@@ -34,7 +36,9 @@ def run_score_reliability(corpus, spec=None, progress=None, cancel=None, object_
     from .bayes_lmm import bayes_lmm, score_reliability
     from .design import MixedDesign
 
-    spec = _spec_of(corpus, spec)
+    from ..design.presets import supported_spec
+
+    spec = supported_spec(corpus, _spec_of(corpus, spec)).spec  # the formula the fit and every estimator fit
     fit = bayes_lmm(MixedDesign.from_spec(corpus, spec), spec.priors, progress=progress, cancel=cancel)
     from ..reliability import split_term
 

@@ -33,7 +33,7 @@ from ..rank_parts import model_parts
 from ..references import cite
 from ..ranks import RankAgreement, RankAnalysis, rank_analysis, ranking_agreement
 from ..reliability import (DETECTION_ERHO2, RESIDUAL_LOGISTIC, Summary, canonical_term, capability_gap_ratio,
-                           split_term, summarize, variance_shares)
+                           gap_ratio_not_estimable, split_term, summarize, variance_shares)
 from .inputs import DifficultyProfile, FailureTaxonomy, HeldOutReliability, LooSummary, ReportInputs
 
 __all__ = [
@@ -169,7 +169,7 @@ class SheetContent:
     verdict_text: str
     meaning_text: str
     components: list[ComponentRow]
-    gap: Summary
+    gap: Summary | None  # None: not estimable from this fit (gap_text says why)
     gap_text: str
     frontier: CostFrontier | None
     search: BudgetSearch
@@ -350,8 +350,11 @@ def sheet_content(inputs: ReportInputs) -> SheetContent:
     rows.append(ComponentRow("residual", "trial noise (residual)",
                              f"logistic residual {fmt_var(RESIDUAL_LOGISTIC)} = \u03c0\u00b2/3, fixed",
                              summarize(c.residual), summarize(shares["residual"]), True))
-    gap = summarize(capability_gap_ratio(c, obj))
-    if gap.median >= 0.5:
+    gap_why = gap_ratio_not_estimable(c, obj)
+    gap = None if gap_why is not None else summarize(capability_gap_ratio(c, obj))
+    if gap is None:  # a ratio of 1 by construction is not a finding (the fit has no agent-by-task term)
+        gap_read = ""
+    elif gap.median >= 0.5:
         gap_read = (f"most {obj_label}-related variance is a uniform capability gap: "
                     f"the better {obj_plural} tend to be better on most tasks")
     elif gap.median >= 0.2:
@@ -361,9 +364,10 @@ def sheet_content(inputs: ReportInputs) -> SheetContent:
         gap_read = (f"{obj_plural} differ mainly in <i>which</i> tasks they solve (specialisation), "
                     "not overall: route tasks to specialists rather than pick one winner")
     # Running text spells variances in words: sub- and superscripts crowd tight lines.
-    gap_text = (f"<b>Capability-gap ratio</b> = {escape(obj_label)} variance / ({escape(obj_label)} + "
-                f"{escape(obj_label)} {TIMES} task variance) = <b>{fmt_coef(gap.median)}</b> "
-                f"{fmt_interval(*gap.hdi95)}: {gap_read}.")
+    gap_def = (f"<b>Capability-gap ratio</b> = {escape(obj_label)} variance / ({escape(obj_label)} + "
+               f"{escape(obj_label)} {TIMES} task variance)")
+    gap_text = (f"{gap_def}: <b>not estimable</b>: {escape(gap_why)}." if gap is None
+                else f"{gap_def} = <b>{fmt_coef(gap.median)}</b> {fmt_interval(*gap.hdi95)}: {gap_read}.")
 
     # -- cost ------------------------------------------------------------------
     # The same search as the app's D-study tab and `ddr dstudy --budget` (core.dstudy.budget).
@@ -670,25 +674,30 @@ def _decision_tasks(ct: SheetContent) -> Decision:
     if req["p_reachable"] < 0.995:
         text += (f"In {fmt_pct(1 - req['p_reachable'], 0)} of posterior draws no number of tasks suffices "
                  f"(ceiling {fmt_coef(ceiling.median)}).")
-    else:
+    elif ceiling.median < 0.9995:
         text += f"More tasks cannot pass the task-only ceiling {fmt_coef(ceiling.median)}."
+    else:  # a "ceiling" of 1 is none: every error term of this fit averages out over tasks
+        text += "Every error term of this fit averages out over tasks, so more tasks keep raising it towards 1."
     return Decision(1, "How many tasks should we sample?", text, "answered")
 
 
-def _refits_note(result) -> str:
+def _refits_note(result, parts: str | None = None) -> str:
     """Page 1's word on an analysis's refits: all converged, or PROVISIONAL naming those that did not.
 
-    What the gate was checked on is the method notes' (:func:`refit_convergence_notes`): a buyer reads
-    whether to trust the number, an analyst reads the criterion.
+    ``parts`` names what was fitted when the count includes more than refits (the difficulty study counts
+    the whole corpus's fit beside its strata's refits: "the whole corpus and 4 strata"), so that the count
+    agrees with the refits the plan announced.  What the gate was checked on is the method notes'
+    (:func:`refit_convergence_notes`): a buyer reads whether to trust the number, an analyst reads the criterion.
     """
     n, k = getattr(result, "n_fits", None), getattr(result, "n_converged", None)
     if n is None or k is None:
         return ""
+    what = f"fits ({parts})" if parts else "refits"
     if k == n:
-        return f" (All {fmt_n(n)} refits converged.)" if n > 1 else " (The refit converged.)"
+        return f" (All {fmt_n(n)} {what} converged.)" if n > 1 else " (The refit converged.)"
     names = tuple(getattr(result, "unconverged", ()) or ())
     shown = ", ".join(escape(x) for x in names[:4]) + (f" and {fmt_n(len(names) - 4)} more" if len(names) > 4 else "")
-    return (f" <b>PROVISIONAL: {fmt_n(n - k)} of {fmt_n(n)} refits did not converge</b>"
+    return (f" <b>PROVISIONAL: {fmt_n(n - k)} of {fmt_n(n)} {what} did not converge</b>"
             + (f" ({shown})" if shown else "") + "; rerun the analysis with more draws before relying on it "
             "(method notes).")
 
@@ -708,7 +717,8 @@ def refit_convergence_notes(ct: SheetContent) -> list[str]:
         on = getattr(res, "converged_on", None)
         on = escape(on).replace("&lt;=", LEQ).replace("&gt;=", GEQ) if on else (
             f"on every variance component (R-hat {LEQ} 1.01, bulk ESS {GEQ} 400, no divergence)")
-        text = f"{what}: {fmt_n(k)} of {fmt_n(n)} refits converged, {on}."
+        fits = "fits (the whole corpus and its strata)" if key == "difficulty" else "refits"
+        text = f"{what}: {fmt_n(k)} of {fmt_n(n)} {fits} converged, {on}."
         names = tuple(getattr(res, "unconverged", ()) or ())
         if names:
             text += " Not converged: " + ", ".join(escape(x) for x in names) + "."
@@ -733,7 +743,10 @@ def _decision_difficulty(ct: SheetContent) -> Decision:
         if best:
             text += f"The leaderboard discriminates best in {escape(best[1].split(' ')[0])}. "
         text += ("If your production tasks resemble the hard stratum, read its number, not the headline, "
-                 "and sample evaluation tasks from it.") + _refits_note(prof)
+                 "and sample evaluation tasks from it.")
+        n_strata = len(prof.labels)
+        text += _refits_note(prof, f"the whole corpus and {n_strata} strat{'a' if n_strata != 1 else 'um'}"
+                             if prof.n_fits == n_strata + 1 else None)
         return Decision(2, q, text + _frontier_note(inp), "answered")
     if diff is None:
         return Decision(2, q, "Not run: needs the corpus's task results to form difficulty strata.", "not run")

@@ -47,12 +47,14 @@ def methods_rows(table) -> MethodsRows:
     obj = data.get("object_of_measurement", "model")
     for coef, sym in (("Erho2", E_RHO2), ("Phi", PHI)):
         rows.append([f"{sym} ({obj})", *(val(data["coefficients"][e].get(coef)) for e in est)])
+    if "DISCO" in est:  # DISCO's analogue of Erho2 (seed 000 App. C.5) on its own row: not a G coefficient
+        rows.append([f"DISCO \u03b7 ({obj})", *(val(data.get("disco_eta") if e == "DISCO" else None) for e in est)])
     secs = data.get("seconds") or {}
     caption = ("Share of each term in the total variance per estimator (observed scale: over \u03c3\u00b2 incl. "
                "\u03c3\u00b2<sub>e</sub>; logit: incl. \u03c0\u00b2/3; Bayesian columns: posterior means of per-draw "
                f"shares, as {cite('hardy2026', 'Table 20')}; Henderson's Method I: {cite('henderson1953')}; REML: lme4's "
                f"criterion, {cite('bates2015')}; DISCO ({cite('rizzo2010')}): normalised over facets, no residual). {E_RHO2} and {PHI} at "
-               "the corpus's observed design; DISCO's row is the object grouping's \u03b7. Formula "
+               "the corpus's observed design; DISCO has none: its \u03b7 row is the object grouping's \u03b7. Formula "
                f"{escape(str(data.get('formula', '')))}. Wall time: "
                + ", ".join(f"{e} {secs[e]:.1f} s" for e in est if e in secs) + ".")
     notes = data.get("notes") or []

@@ -274,8 +274,9 @@ def _decisions_table(ct: SheetContent) -> Table:
     return t
 
 
-def _estimands_table(estimands: dict, head: str) -> Table:
-    """The estimands of one design (median, 95% and 68% intervals, P(> 0), equation), shares left out."""
+def _estimands_table(estimands: dict, head: str, not_estimable: dict | None = None) -> Table:
+    """The estimands of one design (median, 95% and 68% intervals, P(> 0), equation), shares left out;
+    ``not_estimable`` (name -> why) are said, never printed as a number."""
     rows = [[_p(head, "cell_head"), _p("median", "cell_head_right"),
              _p("95% interval", "cell_head_right"), _p("68% interval", "cell_head_right"),
              _p("P(&gt; 0)", "cell_head_right"), _p("source", "cell_head")]]
@@ -290,6 +291,10 @@ def _estimands_table(estimands: dict, head: str) -> Table:
                      _p(fmt_interval(e["lower68"], e["upper68"], fmt), "cell_right"),
                      _p(fmt_prob(pp) if pp is not None else "", "cell_right"),
                      _p(escape(e.get("equation") or ""), "cell_muted")])
+    for name, why in (not_estimable or {}).items():
+        rows.append([_p(_ESTIMAND_NAMES.get(name, escape(name)), "cell"), _p("not estimable", "cell_right"),
+                     _p("", "cell_right"), _p("", "cell_right"), _p("", "cell_right"),
+                     _p(escape(why), "cell_muted")])
     t = Table(rows, colWidths=[170, 50, 85, 85, 40, st.FRAME_WIDTH - 430], repeatRows=1, hAlign="LEFT")
     t.setStyle(st.data_table_style(len(rows)))
     return t
@@ -416,13 +421,19 @@ def _dstudy_pages(ct: SheetContent) -> list:
                         f"benchmarks ({cite('hardy2026', 'Corollary 3.2')}): breadth raises reliability whenever benchmark-by-model "
                         "variance is present.", "caption"))
     story += [Paragraph("Every estimand of the observed design", ss["h2"]),
-              _estimands_table(ct.summary["estimands"], "Estimand (observed design)")]
+              _estimands_table(ct.summary["estimands"], "Estimand (observed design)", ct.summary.get("not_estimable"))]
+    if any(name.startswith("delta_rho2") for name in ct.summary["estimands"]):
+        story.append(_p("\u0394\u03c1\u00b2: the model's share minus the scaffold's share of one system variance "
+                        f"({cite('hardy2026', 'Eqs. 11–15')}), in [\u22121, 1]. Below 0 the scaffold matters more "
+                        "than the model; an interval that reaches below 0 means the data do not say which matters "
+                        "more. P(&gt; 0) is the posterior probability that the model does.", "caption"))
     if ct.examined is not None:
         story += [KeepTogether([
             Paragraph("Every estimand of the design examined (what-if)", ss["h2"]),
             _p(f"{_examined_words(ct)}. A what-if design set in the app: the corpus did not run it; the "
                "headline and the decisions are the observed design's.", "caption"),
-            _estimands_table(ct.examined["estimands"], "Estimand (design examined)")])]
+            _estimands_table(ct.examined["estimands"], "Estimand (design examined)",
+                             ct.summary.get("not_estimable"))])]
     # smallest designs
     rows = [[_p("Facet varied (others at the observed design)", "cell_head"), _p("observed", "cell_head_right"),
              _p("median needed", "cell_head_right"), _p("95% interval", "cell_head_right"),

@@ -11,7 +11,7 @@ a table's ``subject`` column, :mod:`.columns`):
   scaffold (a product such as ``20240820_honeycomb``, a bare model name, an id
   no rule splits) does not say which harness ran; putting all such ids under
   one scaffold "unknown" would fit a scaffold variance between that grab-bag and
-  the real harnesses (seed 000 Eq. 2 reads a scaffold level as one harness).  So
+  the real harnesses (seed 000 (Hardy et al. 2026) Eq. 2 reads a scaffold level as one harness).  So
   when any record's scaffold is unknown, every record gets the one scaffold
   :data:`SCAFFOLDS_NOT_SEPARATED`: the scaffold facet has a single level, the
   presets' scaffold terms are left out of every fit (:mod:`..design.presets`),

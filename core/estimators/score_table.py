@@ -1,0 +1,152 @@
+"""Every estimator on a plain G-study table: one row per observation, a response and facet columns.
+
+Generalizability-theory users (R's gtheory, EduG; Brennan 2001) start from long tables such as
+Brennan's ``p x (r:t)`` scores (persons, raters nested in tasks) with a formula that names the
+facets.  :func:`score_table_methods` runs on such a table what :func:`.methods.methods_table` runs
+on an agent corpus: Henderson Method I, REML, the observed-scale Bayesian LMM and DISCO; when the
+response is 0/1 also the Laplace GLMM on the logit scale.  The Bayes GLMM column comes from a cached
+``ddr fit`` of an agent corpus, so a plain table has none (a note says so).
+
+Erho2 and Phi of the object of measurement (by default the formula's first one-facet term, ``p``)
+are computed by :func:`~ddr_explorer.core.reliability.generalizability` at the table's own design
+(:func:`observed_sizes`): a facet's size is its number of levels within the facets it is crossed
+with or nested in (raters per task for ``r:t``), and ``replicate`` the observations per cell.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from ..henderson import henderson_method1
+from ..model.formula import ModelSpec, as_spec
+from .design import MixedDesign
+from .methods import MethodsTable, _run_estimators
+
+__all__ = ["score_table_methods", "observed_sizes", "is_binary_response", "read_score_table", "response_of"]
+
+
+def response_of(formula: str) -> str:
+    """The response column a formula names (``"score"`` of ``score ~ (1|p) + ...``; ``""`` without one)."""
+    return formula.split("~", 1)[0].strip() if "~" in formula else ""
+
+
+def read_score_table(path, response: str) -> pd.DataFrame | None:
+    """A long table (CSV, TSV or Parquet) with a ``response`` column, else None (not such a table: an agent
+    corpus, or a file the corpus readers should explain)."""
+    from pathlib import Path
+
+    path = Path(path)
+    suffix = path.suffix.lower()
+    sep = "\t" if suffix in (".tsv", ".txt", ".tab") else ","
+    try:
+        if suffix in (".parquet", ".pq"):
+            head = pd.read_parquet(path)
+        elif suffix in (".csv", ".tsv", ".txt", ".tab"):
+            head = pd.read_csv(path, sep=sep, nrows=0)
+        else:
+            return None
+    except Exception:  # noqa: BLE001 - not a plain table: let the corpus loader explain
+        return None
+    if not response or response not in head.columns:
+        return None
+    return head if suffix in (".parquet", ".pq") else pd.read_csv(path, sep=sep)
+
+
+def _term_columns(table: pd.DataFrame, spec: ModelSpec) -> dict[str, list[str]]:
+    """Columns identifying each term's levels.  A preset term of an agent corpus names the benchmark
+    its tasks are nested in; a plain table has no benchmark, so the term's own facets are used."""
+    have = set(table.columns)
+    return {t.name: list(t.columns if set(t.columns) <= have else t.facets) for t in spec.terms}
+
+
+def is_binary_response(y: pd.Series) -> bool:
+    """True when every value of the response is 0 or 1 (the logit-scale estimators then apply)."""
+    v = pd.to_numeric(y, errors="coerce")
+    return bool(v.notna().all() and v.isin([0, 1]).all())
+
+
+def observed_sizes(table: pd.DataFrame, terms: dict[str, list[str]], obj: str) -> dict[str, float]:
+    """The design the table ran, as D-study sizes for the object ``obj``.
+
+    A facet's size is the mean number of its levels within each level combination of the other
+    non-object facets it shares a term with (raters per task for ``r:t``; all its levels when it
+    shares no term with another facet), so that crossed and nested facets both get the count the
+    G-study formulas divide by (Brennan 2001, sec. 4).  ``replicate`` is the mean number of rows per
+    cell (one level of every facet).
+    """
+    facets = list(dict.fromkeys(c for cs in terms.values() for c in cs))
+    sizes: dict[str, float] = {}
+    for f in facets:
+        if f == obj:
+            continue
+        partners = sorted({c for cs in terms.values() if f in cs for c in cs} - {f, obj})
+        if partners:
+            sizes[f] = float(table.groupby(partners, observed=True)[f].nunique().mean())
+        else:
+            sizes[f] = float(table[f].nunique())
+    sizes["replicate"] = float(table.groupby(facets, observed=True).size().mean())
+    return sizes
+
+
+def score_table_methods(table: pd.DataFrame, spec: ModelSpec | str, response: str, *,
+                        object_of_measurement: str | None = None,
+                        estimators=("Henderson", "REML", "Bayes LMM", "Laplace", "DISCO"), progress=None,
+                        cancel=None, lmm_settings=None) -> MethodsTable:
+    """Variance shares and Erho2 / Phi from every estimator on a long score table.
+
+    Parameters
+    ----------
+    table
+        One row per observation: the ``response`` column and one column per facet of the formula.
+    spec
+        The formula (``score ~ (1|p) + (1|t) + (1|r:t) + (1|p:t)``): the residual is every
+        interaction the formula leaves out (``p:r:t`` here), as in G-theory.
+    response
+        The numeric response column.  0/1 values also get the Laplace GLMM (logit scale).
+    object_of_measurement
+        The facet whose universe score Erho2 / Phi are about; default the formula's first term that
+        is a single facet.
+    estimators
+        Which columns to compute.
+    progress, cancel, lmm_settings
+        As for :func:`.methods.methods_table`.
+
+    Raises
+    ------
+    ValueError
+        Naming a missing column, a non-numeric response row, or an object of measurement that is
+        not a facet of the formula.
+    """
+    spec = as_spec(spec)
+    terms = _term_columns(table, spec)
+    singles = [t for t, cs in terms.items() if len(cs) == 1]
+    obj = object_of_measurement or (singles[0] if singles else None)
+    if obj is None or obj not in singles:
+        raise ValueError(f"the object of measurement must be a facet with its own term in the formula "
+                         f"({', '.join(singles) or 'none'}); got {obj!r}: pass --object with one of them")
+    binary = response in table.columns and is_binary_response(table[response])
+    if binary:  # 0/1 scores are Bernoulli trials: the logit-scale estimators apply too
+        y = pd.to_numeric(table[response])
+        work = table.assign(_k=y.to_numpy(np.float64), _n=1.0)
+        design = MixedDesign.from_table(work, terms, successes="_k", trials="_n")
+    else:
+        design = MixedDesign.from_table(table, terms, response=response)
+    sizes = observed_sizes(table, terms, obj)
+    out = MethodsTable(formula=spec.formula, terms=[*terms, "residual"], shares={}, components={},
+                       coefficients={}, scales={}, seconds={}, object_of_measurement=obj, sizes=sizes,
+                       requested_formula=spec.formula)
+    scores = None
+    if not binary:
+        values = pd.to_numeric(table[response]).to_numpy(np.float64)
+        codes = {t: table.groupby(cs, observed=True, sort=True).ngroup().to_numpy(np.int64)
+                 for t, cs in terms.items()}
+        scores = (values, codes)
+    _run_estimators(out, design, lambda: henderson_method1(table, terms, response=response), spec.priors,
+                    estimators, progress, cancel, lmm_settings, scores=scores)
+    if "Laplace" in out.scales:
+        out.notes.append("Laplace: the 0/1 response read as Bernoulli trials on the logit scale "
+                         "(residual pi^2/3).")
+    out.notes.append("Bayes GLMM: a plain score table has no cached `ddr fit` (that fits agent corpora); the "
+                     "sampled column here is the observed-scale Bayes LMM.")
+    return out
