@@ -52,7 +52,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from ._common import resources_dir
-from .pyirt import UNKNOWN, AliasRules, Subject, load_aliases, split_subject
+from .aliases import UNKNOWN, AliasRules, Subject, load_aliases, split_subject
 
 __all__ = ["Layer", "AliasStack", "shipped_conventions", "conventions_dir", "build_stack"]
 
