@@ -44,7 +44,7 @@ def load_corpus(path: str | Path, format: str | None = None, *, encoding: str | 
     """
     path = Path(path)
     options = dict(options)
-    # issue 19: metadata joined from files beside the corpus, then a slice of tasks (core/corpus/slicing.py)
+    # metadata joined from files beside the corpus, then a slice of tasks (core/corpus/slicing.py)
     extra = {k: options.pop(k, None) for k in ("task_metadata", "release_dates", "slice")}
     corpus = _load(path, format, encoding, options)
     if extra["task_metadata"]:

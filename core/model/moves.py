@@ -35,7 +35,7 @@ def scale_moves(z, lstep, key, pot, cov_g, *, K: int, n_scale: int, per_level, c
     (direction, repeat): a single copy of the potential ``pot`` in the compiled chunk.
 
     ``U0`` is ``pot(z)`` when the caller has it (the NUTS state's potential energy at ``z``): passing
-    it keeps a second forward copy of the potential out of the compiled chunk (issue 21: 291 of the
+    it keeps a second forward copy of the potential out of the compiled chunk (291 of the
     chunk's 5,076 StableHLO operations on TB2); ``None`` computes it.
 
     ``incremental``: the potential generator's ``incremental(s)`` at the offset ``pot`` was built at

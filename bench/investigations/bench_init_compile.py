@@ -1,13 +1,20 @@
 """Benchmark: the NUTS initialisation's program compiled at XLA's default optimisation level or at level 0
-(``chains.INIT_COMPILER_OPTIONS``), TB2 per-benchmark, each case a fresh process without the disk cache
-(issue 21, item 4).  Per case: backend compile seconds per program (init first, then the chunk), the
+(``chains.INIT_COMPILER_OPTIONS``), TB2 per-benchmark, each case a fresh process without the disk cache.
+Per case: backend compile seconds per program (init first, then the chunk), the
 compile phase's wall and CPU seconds, the draws' fingerprint (sum of mu) and min bulk ESS of a short
 fixed run (4 x (``--warmup`` + ``--draws``), seed 0).
 
-Run:  python bench/bench_init_compile.py [--cases default,O0] [--warmup 100] [--draws 100]
+Run:  python bench/investigations/bench_init_compile.py [--cases default,O0] [--warmup 100] [--draws 100]
 """
 
 from __future__ import annotations
+
+import sys as _sys  # noqa: E402
+from pathlib import Path as _Path  # noqa: E402
+
+#: bench/ (simulate, _child, _reference, bench_sampler, bench_recovery) and this folder, importable by name.
+_BENCH = _Path(__file__).resolve().parents[1]
+_sys.path[:0] = [p for p in (str(_BENCH), str(_BENCH / "investigations")) if p not in _sys.path]
 
 import argparse
 import json
@@ -49,7 +56,7 @@ def main(argv=None) -> int:
     ap.add_argument("--warmup", type=int, default=100)
     ap.add_argument("--draws", type=int, default=100)
     a = ap.parse_args(argv)
-    here = Path(__file__).resolve().parent
+    here = Path(__file__).resolve().parents[1]
     print(f"reference before: {reference_ms():.2f} ms (np.sort); load {os.getloadavg()[0]:.1f}; shared 2-core box")
     for case in a.cases.split(","):
         env = dict(os.environ, DDR_JAX_CACHE_DIR="off")

@@ -1,4 +1,4 @@
-"""Where a TB2 hold-out refit's time goes, per refit configuration (issue 15: ~5 s per refit on 2 cores).
+"""Where a TB2 hold-out refit's time goes, per refit configuration (target: ~5 s per refit on 2 cores).
 
 For a few Terminal-Bench 2.0 hold-out splits (2 refits each: training 70%, held-out 30% of every
 cell's trials), warm-started from one parent fit, each configuration is run through
@@ -11,13 +11,20 @@ cell's trials), warm-started from one parent fit, each configuration is run thro
 - draws per chain (gate stopping: where the gate stopped it), the smallest bulk ESS of a variance
   component, how many refits pass the gate (no rerun needed), divergences.
 
-Usage: ``nice python bench/bench_refit_cost.py [--splits 3] [--parent FILE.h5]`` (``--parent``: the
+Usage: ``nice python bench/investigations/bench_refit_cost.py [--splits 3] [--parent FILE.h5]`` (``--parent``: the
 parent posterior as a fit file, written by an earlier run of this script through the fit cache's own
 format (atomic, verified on read, no pickle), to skip the parent fit).  Measured on a shared machine: compare configurations
 within one run.
 """
 
 from __future__ import annotations
+
+import sys as _sys  # noqa: E402
+from pathlib import Path as _Path  # noqa: E402
+
+#: bench/ (simulate, _child, _reference, bench_sampler, bench_recovery) and this folder, importable by name.
+_BENCH = _Path(__file__).resolve().parents[1]
+_sys.path[:0] = [p for p in (str(_BENCH), str(_BENCH / "investigations")) if p not in _sys.path]
 
 import argparse
 import dataclasses
@@ -29,7 +36,7 @@ from pathlib import Path
 
 import ddr_explorer.core.model  # noqa: F401 - before jax: parallel CPU chains
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def configs(base):

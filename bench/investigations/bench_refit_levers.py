@@ -1,4 +1,4 @@
-"""Why a TB2 hold-out refit mixes worse per draw than its parent, lever by lever (issue 15, session 17).
+"""Why a TB2 hold-out refit mixes worse per draw than its parent, lever by lever (session 17).
 
 For a few Terminal-Bench 2.0 hold-out splits (training 70% and held-out 30% of each cell's
 trials), warm-started from one parent fit, each lever is run through
@@ -13,11 +13,18 @@ in this one process, and reported with what the sampler did, not only what it co
   during sampling; the same figures for the parent,
 - the scale moves' and the collapsed Gibbs step's acceptance rates.
 
-Usage: ``nice python bench/bench_refit_levers.py [--splits 3] [--parent FILE.h5] [--only SUBSTR]``
+Usage: ``nice python bench/investigations/bench_refit_levers.py [--splits 3] [--parent FILE.h5] [--only SUBSTR]``
 (``--parent``: the parent posterior as a fit file from an earlier run, as in bench_refit_cost.py).  Shared machine: compare levers within one run (CPU seconds, ratios).
 """
 
 from __future__ import annotations
+
+import sys as _sys  # noqa: E402
+from pathlib import Path as _Path  # noqa: E402
+
+#: bench/ (simulate, _child, _reference, bench_sampler, bench_recovery) and this folder, importable by name.
+_BENCH = _Path(__file__).resolve().parents[1]
+_sys.path[:0] = [p for p in (str(_BENCH), str(_BENCH / "investigations")) if p not in _sys.path]
 
 import argparse
 import contextlib
@@ -28,7 +35,7 @@ from pathlib import Path
 
 import ddr_explorer.core.model  # noqa: F401 - before jax: parallel CPU chains
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench_refit_cost import parent_and_requests  # noqa: E402
 
 

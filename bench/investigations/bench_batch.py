@@ -6,10 +6,17 @@ Prints, for a simulated corpus in the shape of one benchmark:
 - a leave-one-model-out batch (one fit per model, plus the full corpus): first run and rerun,
 - the rerun's time as a fraction of the one fit (the rerun reopens every fit from the HDF5 cache).
 
-Usage: ``python bench/bench_batch.py [--models 6] [--tasks 30] [--draws 200]``
+Usage: ``python bench/investigations/bench_batch.py [--models 6] [--tasks 30] [--draws 200]``
 """
 
 from __future__ import annotations
+
+import sys as _sys  # noqa: E402
+from pathlib import Path as _Path  # noqa: E402
+
+#: bench/ (simulate, _child, _reference, bench_sampler, bench_recovery) and this folder, importable by name.
+_BENCH = _Path(__file__).resolve().parents[1]
+_sys.path[:0] = [p for p in (str(_BENCH), str(_BENCH / "investigations")) if p not in _sys.path]
 
 import argparse
 import importlib.util
@@ -20,7 +27,7 @@ from pathlib import Path
 
 import ddr_explorer.core.model  # noqa: F401 - before jax: parallel CPU chains
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _simulate():

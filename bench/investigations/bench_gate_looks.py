@@ -1,4 +1,4 @@
-"""Benchmark: where the gate's looks fall on Terminal-Bench 2.0, and what a look costs (issue 21, item 3).
+"""Benchmark: where the gate's looks fall on Terminal-Bench 2.0, and what a look costs.
 
 One fit of the TB2 demo (per-benchmark preset, seed 0) at a fixed length (``--draws`` per chain after
 the default warmup); with the same seed a gate-stopped run's draws are the first draws of this run
@@ -9,17 +9,24 @@ tail ESS >= 1.1 x 400, no divergence, at least the minimum draws).  Then the cos
 ms of ``check_gate`` on the draws so far, median of repeats) against the CPU cost of a 25-draw chunk
 of this fit, on the same box in the same run.
 
-Run:  python bench/bench_gate_looks.py [--draws 300] [--from 200] [--every 10] [--adaptive-warmup on|off]
+Run:  python bench/investigations/bench_gate_looks.py [--draws 300] [--from 200] [--every 10] [--adaptive-warmup on|off]
 """
 
 from __future__ import annotations
+
+import sys as _sys  # noqa: E402
+from pathlib import Path as _Path  # noqa: E402
+
+#: bench/ (simulate, _child, _reference, bench_sampler, bench_recovery) and this folder, importable by name.
+_BENCH = _Path(__file__).resolve().parents[1]
+_sys.path[:0] = [p for p in (str(_BENCH), str(_BENCH / "investigations")) if p not in _sys.path]
 
 import argparse
 import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import ddr_explorer.core.model as M  # noqa: E402  (XLA_FLAGS before jax)
 import numpy as np  # noqa: E402

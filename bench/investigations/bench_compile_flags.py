@@ -1,4 +1,4 @@
-"""Benchmark: XLA CPU flags against the TB2 sampler's compile time and its run time (issue 21, item 4).
+"""Benchmark: XLA CPU flags against the TB2 sampler's compile time and its run time.
 
 Each case is a fresh Python process with the persistent compilation cache off (``DDR_JAX_CACHE_DIR=off``,
 so every case compiles from scratch) and extra ``XLA_FLAGS``; it fits the TB2 demo under the
@@ -13,10 +13,17 @@ per-benchmark preset, 4 chains x (``--warmup`` + ``--draws``) at a fixed length,
 
 A same-run reference (``np.sort`` of 4,000 x 100 draws, ms) before and after says how loaded the box was.
 
-Run:  python bench/bench_compile_flags.py [--warmup 100] [--draws 100] [--cases default,O0,...]
+Run:  python bench/investigations/bench_compile_flags.py [--warmup 100] [--draws 100] [--cases default,O0,...]
 """
 
 from __future__ import annotations
+
+import sys as _sys  # noqa: E402
+from pathlib import Path as _Path  # noqa: E402
+
+#: bench/ (simulate, _child, _reference, bench_sampler, bench_recovery) and this folder, importable by name.
+_BENCH = _Path(__file__).resolve().parents[1]
+_sys.path[:0] = [p for p in (str(_BENCH), str(_BENCH / "investigations")) if p not in _sys.path]
 
 import argparse
 import json
@@ -24,7 +31,7 @@ import os
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from _child import run_child  # noqa: E402
 
@@ -85,7 +92,7 @@ print("RESULT " + json.dumps({
 def run_case(flags: str, warmup: int, draws: int) -> dict:
     env = dict(os.environ, DDR_JAX_CACHE_DIR="off", XLA_FLAGS=flags)
     env.pop("XLA_FLAGS", None) if not flags else None
-    return run_child(CHILD, (warmup, draws), env, cwd=str(Path(__file__).resolve().parent))
+    return run_child(CHILD, (warmup, draws), env, cwd=str(Path(__file__).resolve().parents[1]))
 
 
 def main(argv=None) -> int:

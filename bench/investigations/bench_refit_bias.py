@@ -1,8 +1,8 @@
-"""Is the reported rule's Erho2 shift a bias, and whose? (issue 15; session 19.)
+"""Is the reported rule's Erho2 shift a bias, and whose? (session 19.)
 
 Session 18 found the TB2 hold-out refits stopped by the reported rule (:func:`~ddr_explorer.core.model.
 stopping.check_reported`) with Erho2 medians +0.4 to +0.7 MCSE above warm-started reference runs
-(bench/bench_refit_reported.py).  This bench tells the candidate causes apart on the same refits:
+(bench/investigations/bench_refit_reported.py).  This bench tells the candidate causes apart on the same refits:
 
 - **one long warm run per seed**: the refits of K splits (training 70% and held-out 30% parts) warm-started
   from one parent, a FIXED ``--draws`` per chain, seeds s and s + 1.  Because a gate-stopped run's draws
@@ -27,12 +27,19 @@ median and of the quantiles): the mean of z (with its standard error over refits
 over 1 means MCSEs too small) and the share |z| < 2; the session-18 comparison (gate of seed s against the
 long warm run of seed s + 1) is repeated to check that it reproduces (cause d: how the bench computed z).
 
-Usage: ``nice python bench/bench_refit_bias.py [--splits 8] [--first 0] [--draws 600] [--parent FILE.h5]
+Usage: ``nice python bench/investigations/bench_refit_bias.py [--splits 8] [--first 0] [--draws 600] [--parent FILE.h5]
 [--save FILE.npz]``; ``--analyse A.npz [B.npz ...]`` re-reads saved runs (several batches of splits
 together) without sampling; ``--toy 600``: the rule's stopping time on stationary toy chains (no sampler).  Shared 2-core machine: CPU seconds per refit and same-run ratios.
 """
 
 from __future__ import annotations
+
+import sys as _sys  # noqa: E402
+from pathlib import Path as _Path  # noqa: E402
+
+#: bench/ (simulate, _child, _reference, bench_sampler, bench_recovery) and this folder, importable by name.
+_BENCH = _Path(__file__).resolve().parents[1]
+_sys.path[:0] = [p for p in (str(_BENCH), str(_BENCH / "investigations")) if p not in _sys.path]
 
 import argparse
 import dataclasses
@@ -43,12 +50,13 @@ from pathlib import Path
 
 import ddr_explorer.core.model  # noqa: F401 - before jax: parallel CPU chains
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 QS = (0.05, 0.5, 0.95)
 
 
 def _cost_module():
-    spec = importlib.util.spec_from_file_location("ddr_bench_refit_cost", ROOT / "bench" / "bench_refit_cost.py")
+    spec = importlib.util.spec_from_file_location("ddr_bench_refit_cost",
+                                                  Path(__file__).with_name("bench_refit_cost.py"))
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     return mod

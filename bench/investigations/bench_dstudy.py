@@ -12,10 +12,17 @@ the general D-study rule (:func:`reliability.generalizability`) on every draw
 and summarises with ``np.percentile``, plus the same readouts by the general
 functions and the required n by searching n = 1, 2, ... per grid.
 
-Run:  python bench/bench_dstudy.py [--draws 4000] [--moves 200] [--band-draws 1000]
+Run:  python bench/investigations/bench_dstudy.py [--draws 4000] [--moves 200] [--band-draws 1000]
 """
 
 from __future__ import annotations
+
+import sys as _sys  # noqa: E402
+from pathlib import Path as _Path  # noqa: E402
+
+#: bench/ (simulate, _child, _reference, bench_sampler, bench_recovery) and this folder, importable by name.
+_BENCH = _Path(__file__).resolve().parents[1]
+_sys.path[:0] = [p for p in (str(_BENCH), str(_BENCH / "investigations")) if p not in _sys.path]
 
 import argparse
 import time

@@ -1,5 +1,5 @@
 """Failure modes and frontier tabs draw core's results as they are; the window runs them in the background,
-cancels, and reopens the corpus on a slice of tasks named in its header (issue 19)."""
+cancels, and reopens the corpus on a slice of tasks named in its header."""
 
 from __future__ import annotations
 
@@ -18,7 +18,9 @@ from ddr_explorer.core.analyses.failure_modes import failure_mode_study  # noqa:
 from ddr_explorer.core.analyses.frontier_time import frontier_over_time  # noqa: E402
 from ddr_explorer.core.corpus.io import load_corpus  # noqa: E402
 from ddr_explorer.core.model.posterior import SamplerSettings  # noqa: E402
-from ddr_explorer.gui.issue19_panels import FailureModesPanel, FrontierPanel, SliceDialog  # noqa: E402
+from ddr_explorer.gui.failure_modes_panel import FailureModesPanel  # noqa: E402
+from ddr_explorer.gui.frontier_panel import FrontierPanel  # noqa: E402
+from ddr_explorer.gui.slice_dialog import SliceDialog  # noqa: E402
 from ddr_explorer.gui.main_window import TABS, MainWindow  # noqa: E402
 
 DEMO = Path(__file__).parents[2] / "resources" / "demo" / "failure-modes-SIMULATED.csv"

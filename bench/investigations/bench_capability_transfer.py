@@ -3,14 +3,21 @@ real corpora; prints the figures and writes the JSON of each run.
 
 Usage (slow: run once, niced)::
 
-    nice python bench/bench_capability_transfer.py --corpus tb2 --out /tmp/irt-bench
-    nice python bench/bench_capability_transfer.py --corpus bridge --which capability --no-gstudy
+    nice python bench/investigations/bench_capability_transfer.py --corpus tb2 --out /tmp/irt-bench
+    nice python bench/investigations/bench_capability_transfer.py --corpus bridge --which capability --no-gstudy
 
 ``tb2`` is the demo corpus (resources/demo), ``bridge`` the pooled BRIDGE py-irt matrix
 (../shared/corpora/bridge/all_a_pyirt.jsonl).  Times are wall seconds on whatever box runs it.
 """
 
 from __future__ import annotations
+
+import sys as _sys  # noqa: E402
+from pathlib import Path as _Path  # noqa: E402
+
+#: bench/ (simulate, _child, _reference, bench_sampler, bench_recovery) and this folder, importable by name.
+_BENCH = _Path(__file__).resolve().parents[1]
+_sys.path[:0] = [p for p in (str(_BENCH), str(_BENCH / "investigations")) if p not in _sys.path]
 
 import argparse
 import json
@@ -24,7 +31,7 @@ from ddr_explorer.core.corpus.io import load_corpus
 from ddr_explorer.core.fitting import fit_corpus
 from ddr_explorer.core.model.posterior import SamplerSettings
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 CORPORA = {"tb2": ROOT / "resources" / "demo" / "terminal-bench-2.csv",
            "bridge": ROOT.parent / "shared" / "corpora" / "bridge" / "all_a_pyirt.jsonl"}
 

@@ -1,5 +1,5 @@
 """Benchmark: what JAX compiles for a Terminal-Bench 2.0 fit and its D-study, and what the disk cache saves
-(issue 21, item 4).
+(the compile on a fit's critical path).
 
 Each case runs in a fresh Python process (so nothing is compiled in memory yet) and fits the TB2 demo
 under the per-benchmark preset with a short run (``--warmup``/``--draws``, default 50/50: compile time
@@ -16,10 +16,17 @@ and misses, the fit's wall time, and the D-study's compile count (expected 0).  
 (``np.sort`` of 4,000 x 100 draws) says how loaded the machine was; the fit cache is always a new
 empty folder, so every case samples.
 
-Run:  python bench/bench_compile.py [--warmup 50] [--draws 50] [--cases cold,warm,off]
+Run:  python bench/investigations/bench_compile.py [--warmup 50] [--draws 50] [--cases cold,warm,off]
 """
 
 from __future__ import annotations
+
+import sys as _sys  # noqa: E402
+from pathlib import Path as _Path  # noqa: E402
+
+#: bench/ (simulate, _child, _reference, bench_sampler, bench_recovery) and this folder, importable by name.
+_BENCH = _Path(__file__).resolve().parents[1]
+_sys.path[:0] = [p for p in (str(_BENCH), str(_BENCH / "investigations")) if p not in _sys.path]
 
 import argparse
 import os

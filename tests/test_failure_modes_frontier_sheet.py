@@ -1,4 +1,4 @@
-"""The DDR sheet with the failure-mode and frontier analyses (issue 19): decision 5 computed, the frontier
+"""The DDR sheet with the failure-mode and frontier analyses: decision 5 computed, the frontier
 figure with decision 2, and the slice named on page one."""
 
 from __future__ import annotations
@@ -57,7 +57,7 @@ def test_decision_5_is_computed_from_the_taxonomy(sheet):
     rep._contains(pages[0], "How should we read a failure taxonomy?", "per draw")
 
 
-def test_slice_on_page_one_and_the_issue19_sections(sheet):
+def test_slice_on_page_one_and_the_failure_and_frontier_sections(sheet):
     _, pages = sheet
     rep._contains(pages[0], "Slice: task=", "(40 of 89 tasks)")
     text = " ".join(pages)

@@ -17,10 +17,17 @@ bulk ESS, divergences, and the agreement of each split's posterior means of ever
 the cold batched refit of the same split: z = |difference| / MCSE (MCSE = sd / sqrt(bulk ESS),
 both fits), as max |z| and the share of |z| < 2 (about 95% expected under agreement).
 
-    python bench/bench_warm_refits.py --splits 10 --warmups 25,50,100,150
+    python bench/investigations/bench_warm_refits.py --splits 10 --warmups 25,50,100,150
 """
 
 from __future__ import annotations
+
+import sys as _sys  # noqa: E402
+from pathlib import Path as _Path  # noqa: E402
+
+#: bench/ (simulate, _child, _reference, bench_sampler, bench_recovery) and this folder, importable by name.
+_BENCH = _Path(__file__).resolve().parents[1]
+_sys.path[:0] = [p for p in (str(_BENCH), str(_BENCH / "investigations")) if p not in _sys.path]
 
 import argparse
 import dataclasses
@@ -30,7 +37,7 @@ from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 import ddr_explorer.core.model as M  # noqa: E402  (sets XLA_FLAGS before jax loads)

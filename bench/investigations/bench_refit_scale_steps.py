@@ -9,11 +9,18 @@ the rule stopped, leapfrog steps per draw, how many refits passed, the Erho2 med
 CPU seconds per refit of each variant over all rounds.  The figure of merit is CPU per refit: the rule
 stops at the same ESS, so a variant that mixes worse pays in draws.
 
-Usage (from the repository root): ``python bench/bench_refit_scale_steps.py [--splits 4] [--rounds 2]
+Usage (from the repository root): ``python bench/investigations/bench_refit_scale_steps.py [--splits 4] [--rounds 2]
 [--variants 6,2] [--first-round 0] [--parent FILE.h5]``.  Compare variants within one run.
 """
 
 from __future__ import annotations
+
+import sys as _sys  # noqa: E402
+from pathlib import Path as _Path  # noqa: E402
+
+#: bench/ (simulate, _child, _reference, bench_sampler, bench_recovery) and this folder, importable by name.
+_BENCH = _Path(__file__).resolve().parents[1]
+_sys.path[:0] = [p for p in (str(_BENCH), str(_BENCH / "investigations")) if p not in _sys.path]
 
 import argparse
 import dataclasses
@@ -23,7 +30,7 @@ from pathlib import Path
 
 import ddr_explorer.core.model  # noqa: F401 - before jax: parallel CPU chains
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def main(argv=None) -> None:
@@ -42,7 +49,8 @@ def main(argv=None) -> None:
     ap.add_argument("--first-round", type=int, default=0, help="first round's seed offset")
     ap.add_argument("--parent", type=Path, help="the parent as a fit file (written on the first run)")
     a = ap.parse_args(argv)
-    spec = importlib.util.spec_from_file_location("ddr_bench_refit_reported", ROOT / "bench" / "bench_refit_reported.py")
+    spec = importlib.util.spec_from_file_location("ddr_bench_refit_reported",
+                                                  Path(__file__).with_name("bench_refit_reported.py"))
     brr = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(brr)
     settings, _tmp, parent, eng, reqs = brr._cost_module().parent_and_requests(a.splits, a.parent)

@@ -1,5 +1,5 @@
 """How much of the 300 warmup iterations the start near the mode and the pooled adaptation make
-unnecessary, per corpus shape (issue 21, item 2), and what the adaptive warmup (:mod:`ddr_explorer.core.model.warmup`)
+unnecessary, per corpus shape, and what the adaptive warmup (:mod:`ddr_explorer.core.model.warmup`)
 does with it.
 
 For each corpus: one fit with Stan's full schedule that logs, at each slow window's end, how much
@@ -17,10 +17,17 @@ shared box they are the figure to compare.
 
 Usage::
 
-    python bench/bench_warmup.py --corpus tb2,small-pooled
+    python bench/investigations/bench_warmup.py --corpus tb2,small-pooled
 """
 
 from __future__ import annotations
+
+import sys as _sys  # noqa: E402
+from pathlib import Path as _Path  # noqa: E402
+
+#: bench/ (simulate, _child, _reference, bench_sampler, bench_recovery) and this folder, importable by name.
+_BENCH = _Path(__file__).resolve().parents[1]
+_sys.path[:0] = [p for p in (str(_BENCH), str(_BENCH / "investigations")) if p not in _sys.path]
 
 import argparse
 import json
@@ -29,7 +36,7 @@ import sys
 import time
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
+HERE = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(HERE))
 
 import ddr_explorer.core.model as M  # noqa: E402  (sets XLA_FLAGS before jax loads)

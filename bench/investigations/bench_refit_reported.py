@@ -1,4 +1,4 @@
-"""Refits stopped on what they report (Erho2 at the held-out design) against the component rule (issue 15).
+"""Refits stopped on what they report (Erho2 at the held-out design) against the component rule.
 
 For K Terminal-Bench 2.0 hold-out splits (seed 003 sec. 5.4; both fits of each: training 70% and
 held-out 30% of every cell's trials), warm-started from one parent fit, the refits are run through
@@ -11,7 +11,7 @@ held-out 30% of every cell's trials), warm-started from one parent fit, the refi
   (every variance component's R-hat, bulk and tail ESS >= 440), or with ``--reference fixed:N`` a
   fixed N draws per chain, or with ``--reference cold:N`` a fixed N draws per chain started COLD (no parent,
   250 warmup iterations, ``marginalise="off"``, seed + 2): a reference that shares nothing with the warm starts.
-  Session 19 (bench/bench_refit_bias.py) found the warm seed-+1 reference of splits 1-8 sitting 0.4-0.5 MCSE
+  Session 19 (bench/investigations/bench_refit_bias.py) found the warm seed-+1 reference of splits 1-8 sitting 0.4-0.5 MCSE
   low against cold runs by chance, which is what session 18's +0.4-0.7 MCSE "shift" was; one reference seed is
   one draw of that chance, so read the mean z against its standard error.
 
@@ -23,7 +23,7 @@ split the gap (held-out minus projected) and across splits the Pearson r, under 
 ``--difficulty``: instead, the 4 difficulty strata (seed 003 sec. 5.3) under the reported rule at the
 parent's settings, with the engine's predicted draws per chain beside the measured ones.
 
-Usage: ``nice python bench/bench_refit_reported.py [--splits 8] [--parent FILE.h5] [--reference gate|fixed:N|cold:N]
+Usage: ``nice python bench/investigations/bench_refit_reported.py [--splits 8] [--parent FILE.h5] [--reference gate|fixed:N|cold:N]
 [--difficulty] [--estimate] [--ab N]``; ``--estimate``: the full TB2 sheet's estimate under both rules;
 ``--ab N``: the reported-rule refits with the scale moves' closed-form potential and the NUTS state's
 U0 against without, N interleaved rounds (issues 21/15, session 19).
@@ -31,6 +31,13 @@ Measured on a shared machine: compare the two rules within one run (CPU seconds 
 """
 
 from __future__ import annotations
+
+import sys as _sys  # noqa: E402
+from pathlib import Path as _Path  # noqa: E402
+
+#: bench/ (simulate, _child, _reference, bench_sampler, bench_recovery) and this folder, importable by name.
+_BENCH = _Path(__file__).resolve().parents[1]
+_sys.path[:0] = [p for p in (str(_BENCH), str(_BENCH / "investigations")) if p not in _sys.path]
 
 import argparse
 import dataclasses
@@ -41,11 +48,12 @@ from pathlib import Path
 
 import ddr_explorer.core.model  # noqa: F401 - before jax: parallel CPU chains
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _cost_module():
-    spec = importlib.util.spec_from_file_location("ddr_bench_refit_cost", ROOT / "bench" / "bench_refit_cost.py")
+    spec = importlib.util.spec_from_file_location("ddr_bench_refit_cost",
+                                                  Path(__file__).with_name("bench_refit_cost.py"))
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     return mod

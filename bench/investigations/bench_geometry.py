@@ -13,11 +13,18 @@ finds the largest eigenvalues of the whitened Hessian by Lanczos over Hessian-ve
 w) and the terms' levels.  It is how the BRIDGE pooled fit's saturated trees were traced to
 alpha and the benchmark levels (core/model/parameterisation.py, item 11).
 
-Run:  python bench/bench_geometry.py --corpus tb2
-      python bench/bench_geometry.py --corpus PATH --preset pooled [--flat]
+Run:  python bench/investigations/bench_geometry.py --corpus tb2
+      python bench/investigations/bench_geometry.py --corpus PATH --preset pooled [--flat]
 """
 
 from __future__ import annotations
+
+import sys as _sys  # noqa: E402
+from pathlib import Path as _Path  # noqa: E402
+
+#: bench/ (simulate, _child, _reference, bench_sampler, bench_recovery) and this folder, importable by name.
+_BENCH = _Path(__file__).resolve().parents[1]
+_sys.path[:0] = [p for p in (str(_BENCH), str(_BENCH / "investigations")) if p not in _sys.path]
 
 import argparse
 import importlib.util
@@ -31,7 +38,7 @@ import ddr_explorer.core.model as M  # before jax: parallel CPU chains
 from ddr_explorer.core.model import chains as CH  # the runner reads WARMUP_HOOK there
 from ddr_explorer.core.model.design_matrix import build_design
 
-HERE = Path(__file__).resolve().parent
+HERE = Path(__file__).resolve().parents[1]
 
 
 def _bench_sampler():

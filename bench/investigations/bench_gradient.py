@@ -1,4 +1,4 @@
-"""Per-call cost of the sampler's pieces on CPU (issue 21, item "cheaper leapfrog steps").
+"""Per-call cost of the sampler's pieces on CPU ("cheaper leapfrog steps").
 
 Prints, per corpus, microseconds per call of jitted functions, for each variant of
 ``parameterisation.LEVERS`` ("old": the empty set, the code before; "segdot": per-term sums and
@@ -25,15 +25,22 @@ compilation cache) per variant: CPU, wall, draws and leapfrog steps.
 Corpora: ``tb2`` (Terminal-Bench 2.0, per-benchmark preset), ``small-pooled`` (the small HAL-like
 pooled simulation of bench/bench_recovery.py), ``pooled`` (the HAL-scale simulation, slow to set up).
 
-    python bench/bench_gradient.py --corpus tb2,small-pooled
-    python bench/bench_gradient.py --corpus tb2 --fits 2 --levers old,segdot
-    python bench/bench_gradient.py --corpus tb2 --fits 1 --seed 2 --levers old,incremental
+    python bench/investigations/bench_gradient.py --corpus tb2,small-pooled
+    python bench/investigations/bench_gradient.py --corpus tb2 --fits 2 --levers old,segdot
+    python bench/investigations/bench_gradient.py --corpus tb2 --fits 1 --seed 2 --levers old,incremental
 
 ``--fits`` variants: "old" (neither lever: the code before both), "segdot" (the gradient's lever),
 "incremental" (the scale moves' closed-form potential), or levers joined by "+".
 """
 
 from __future__ import annotations
+
+import sys as _sys  # noqa: E402
+from pathlib import Path as _Path  # noqa: E402
+
+#: bench/ (simulate, _child, _reference, bench_sampler, bench_recovery) and this folder, importable by name.
+_BENCH = _Path(__file__).resolve().parents[1]
+_sys.path[:0] = [p for p in (str(_BENCH), str(_BENCH / "investigations")) if p not in _sys.path]
 
 import argparse
 import importlib.util
@@ -46,7 +53,7 @@ import numpy as np
 
 import ddr_explorer.core.model as M  # noqa: F401  (before jax: CPU devices)
 
-HERE = Path(__file__).resolve().parent
+HERE = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(HERE))
 
 
