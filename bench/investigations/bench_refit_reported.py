@@ -26,7 +26,7 @@ parent's settings, with the engine's predicted draws per chain beside the measur
 Usage: ``nice python bench/investigations/bench_refit_reported.py [--splits 8] [--parent FILE.h5] [--reference gate|fixed:N|cold:N]
 [--difficulty] [--estimate] [--ab N]``; ``--estimate``: the full TB2 sheet's estimate under both rules;
 ``--ab N``: the reported-rule refits with the scale moves' closed-form potential and the NUTS state's
-U0 against without, N interleaved rounds (issues 21/15, session 19).
+U0 against without, N interleaved rounds (session 19).
 Measured on a shared machine: compare the two rules within one run (CPU seconds and their ratio).
 """
 

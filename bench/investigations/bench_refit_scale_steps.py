@@ -1,4 +1,4 @@
-"""TB2 hold-out refits with the scale moves' default repeats against fewer, interleaved (issues 15 and 21).
+"""TB2 hold-out refits with the scale moves' default repeats against fewer, interleaved.
 
 For K Terminal-Bench 2.0 hold-out splits (training 70% and held-out 30% of every cell's trials, both
 refitted), warm-started from one parent fit, at the split settings and stopped by the reported rule

@@ -41,7 +41,7 @@ def scale_moves(z, lstep, key, pot, cov_g, *, K: int, n_scale: int, per_level, c
     ``incremental``: the potential generator's ``incremental(s)`` at the offset ``pot`` was built at
     (:func:`.parameterisation._incremental_gen`; ``None`` for nested centring): each proposal's
     potential in closed form from per-level state the loop carries, instead of the full potential
-    (issues 21 and 15: the loop was a fifth to two fifths of a TB2 iteration); the same moves and
+    (the loop was a fifth to two fifths of a TB2 iteration); the same moves and
     random numbers, the potential equal up to float rounding (tests/model/test_scale_moves.py).
     """
     import jax

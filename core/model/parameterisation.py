@@ -332,7 +332,7 @@ def _per_level_broadcaster(J):
     return per_level
 
 
-#: Issues 21/15's lever on the scale moves' loop: "incremental" evaluates each proposal's potential
+#: The opt-in lever on the scale moves' loop: "incremental" evaluates each proposal's potential
 #: from the loop's carried per-level state in closed form (:func:`_make_functions`'s
 #: ``potential_gen.incremental``) instead of the full potential: the same potential up to float
 #: rounding (tests/model/test_scale_moves.py).  Off by default: the loop itself is 0.70-0.88x on TB2,

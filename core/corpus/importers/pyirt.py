@@ -119,7 +119,7 @@ from ..corpus import Corpus
 from ...errors import shown
 from ..issues import CorpusError, CorpusIssue, error, warning
 from ..validate import SOURCE_ROW, build_corpus
-from .aliases import (UNKNOWN, AliasRules, Subject, _coverage, load_aliases,  # noqa: F401 - re-exported
+from ..subject_ids.aliases import (UNKNOWN, AliasRules, Subject, _coverage, load_aliases,  # noqa: F401 - re-exported
                       shipped_alias_files, split_subject)
 from ._common import (MAX_LISTED, check_scoring_options, head_object, ignored_options, raise_if_nothing_left,
                       read_json_lines, score_verifiers)
@@ -282,8 +282,8 @@ def read(path: str | Path, *, aliases="auto", benchmark: str | None = None, veri
                             count=len(bad_values) - MAX_LISTED))
 
     # -- subjects -> model, scaffold --------------------------------------------------------------
-    from .conventions import build_stack, format_mapping, mapping_summary
-    from .unsplit import merge_model_spellings, pool_unnamed_scaffolds
+    from ..subject_ids.conventions import build_stack, format_mapping, mapping_summary
+    from ..subject_ids.unsplit import merge_model_spellings, pool_unnamed_scaffolds
 
     rules, how = resolve_aliases(aliases, path, subj_ids)
     stack = build_stack(rules, how, conventions=how != "none")

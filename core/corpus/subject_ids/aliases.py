@@ -15,7 +15,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..issues import CorpusError, error
-from ._common import resources_dir
 
 UNKNOWN = "unknown"
 
@@ -120,6 +119,13 @@ def load_aliases(path: str | Path) -> AliasRules:
         except re.error as exc:
             raise _alias_error(path, f"{where}: bad regex ({exc}).", "fix the regular expression.", where) from None
     return rules
+
+
+def resources_dir() -> Path:
+    """The folder of bundled resources (``resources/`` in the repository): the alias files live there."""
+    from .... import resources as res  # ddr_explorer.resources
+
+    return Path(res.__file__).resolve().parent
 
 
 def shipped_alias_files() -> dict[str, Path]:
