@@ -1,6 +1,6 @@
 """Benchmark: load and validate a synthetic corpus of 1,000,000 records.
 
-Target (issue 2): at most 10 s on a 2-core machine.  The reference measured in
+Target (SPEC): at most 10 s on a 2-core machine.  The reference measured in
 the same run is a bare ``pandas.read_csv`` of the same file (no validation, no
 synonym mapping), so the ratio shows what validation costs on top of parsing.
 

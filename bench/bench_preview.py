@@ -1,4 +1,4 @@
-"""Benchmark: from opening a corpus in the app to the D-study preview on screen (issue 21, item 3).
+"""Benchmark: from opening a corpus in the app to the D-study preview on screen.
 
 The window opens the corpus (load and inspect on a worker), then computes point estimates of the
 variance components on a worker (:mod:`ddr_explorer.core.preview`: the rough fit at once, then the
@@ -15,7 +15,7 @@ here, offscreen, per corpus:
 Nothing is cached from an earlier run: the fit cache (``DDR_CACHE_DIR``) is pointed at a new empty
 folder unless ``--keep-cache`` is given, and the preview compiles nothing (numpy and scipy only).
 
-Targets (issue 21): the Terminal-Bench 2.0 demo within 5 s, BRIDGE pooled
+Targets: the Terminal-Bench 2.0 demo within 5 s, BRIDGE pooled
 (``shared/corpora/bridge/all_a_pyirt.jsonl``) within 30 s.  A same-run reference (``np.sort`` of
 4,000 x 100 draws, the bench_slider reference) says how loaded the machine was.
 
@@ -84,7 +84,7 @@ def measure(app, path: Path, *, wait_laplace: bool, timeout_s: float = 900.0, wi
     return out
 
 
-def report(name: str, path: Path, target: float, res: dict) -> None:
+def report(name: str, path: Path, target: float, res: dict, ref_ms: float | None = None) -> None:
     print(f"\n{name}: {path.name}" + (f", {res['n_effects']:,} random effects" if res["n_effects"] else ""))
     first = None
     for stage, t, est in res["events"]:
@@ -97,6 +97,8 @@ def report(name: str, path: Path, target: float, res: dict) -> None:
         print("  NO preview shown")
     else:
         print(f"  first preview on screen: {first:.2f} s (target <= {target:g} s: {'met' if first <= target else 'NOT met'})")
+        if ref_ms:  # the figure to compare across runs on a shared box
+            print(f"  ratio first preview / reference: {first * 1e3 / ref_ms:,.0f} (reference {ref_ms:.2f} ms, same run)")
         if res.get("cold"):
             print(f"  from the process start (imports, window, open): {first + res['since_process']:.2f} s")
     if "components" in res:
@@ -136,10 +138,10 @@ def main(argv=None) -> int:
         res = measure(app, path, wait_laplace=laplace)
         res["cold"] = not runs.index((name, path, target, laplace))  # the process's first open
         wait_for_tasks(120)
-        report(name + ", first open (cold)", path, target, res)
+        report(name + ", first open (cold)", path, target, res, ref_before)
         again = measure(app, path, wait_laplace=False, window=res["window"])
         wait_for_tasks(120)
-        report(name + ", opened again (warm)", path, target, again)
+        report(name + ", opened again (warm)", path, target, again, ref_before)
         w = again["window"]
         w.close()
         w.deleteLater()

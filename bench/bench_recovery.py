@@ -146,6 +146,7 @@ def study(shape: str, n_datasets: int, settings: M.SamplerSettings, seed0: int =
                   f"{res['median_log_ratio'][n]:+.2f})")
         p, se = res["overall"]
         print(f"    {'overall':26s} {p:6.2f} +- {se:.2f}   ({len(all_hits)} intervals)")
+        print(f"    ratio coverage / nominal {p / level:.3f} (1 = calibrated; nominal {level:.2f})")
         p, se = res["overall_converged"]
         print(f"    {'converged fits alone':26s} {p:6.2f} +- {se:.2f}   ({len(conv_hits)} intervals)")
         if settings.stop == "gate":

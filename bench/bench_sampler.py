@@ -24,7 +24,7 @@ about 1,900 single-trial cells, HAL truth), seed 1000.
 empty compilation cache (``--warm-cache``: a cache the first fit of that mode filled), so the
 wall includes the first compile as a user meets it; ``fixed`` is 4 x (300 + 700), the default
 before the gate rule; ``gate`` stops by the gate (``SamplerSettings(stop="gate")``, the default since
-issue 21).  The reference runs in the same invocation, so on a shared box
+the gate).  The reference runs in the same invocation, so on a shared box
 the ratios (wall and ESS/s against the reference) are the figures to compare.
 
 Usage::
@@ -169,7 +169,7 @@ def _ours_child(q, table, spec_name, settings, cache_dir):
         if cache_dir is not None:
             os.environ["DDR_JAX_CACHE_DIR"] = cache_dir
         levers = os.environ.get("DDR_BENCH_LEVERS")
-        if levers is not None:  # bench_gradient.py --fits: with or without issue 21's gradient levers
+        if levers is not None:  # investigations/bench_gradient.py --fits: with or without the opt-in gradient levers
             from ddr_explorer.core.model import parameterisation as P
 
             tokens = set(filter(None, levers.split("+")))
@@ -187,11 +187,11 @@ def _ours_child(q, table, spec_name, settings, cache_dir):
         out["notes"] = [str(n) for n in post.notes if "run length" in str(n) or "warmup" in str(n)]
         out["min_ess_tail"] = float(post.diagnostics.components["ess_tail"].min())
         # each sigma's Monte Carlo standard error (sd / sqrt(bulk ESS)), so that two builds' fits can be
-        # compared within Monte Carlo error (bench_gradient.py --fits)
+        # compared within Monte Carlo error (investigations/bench_gradient.py --fits)
         comp = post.diagnostics.components
         out["sigma_mcse"] = {k: float(np.std(v) / np.sqrt(comp.loc[k, "ess_bulk"]))
                              for k, v in post.sigma.items() if k in comp.index}
-        # leapfrog steps of every chain, so that CPU can be compared per step (bench_gradient.py --fits)
+        # leapfrog steps of every chain, so that CPU can be compared per step (investigations/bench_gradient.py --fits)
         out["steps"] = {k: int(np.sum(post.sample_stats[k])) for k in ("warmup_num_steps", "num_steps")
                         if k in post.sample_stats}
         q.put(out)
@@ -212,7 +212,7 @@ def run_ours_cold(table, spec_name, settings, cache_dir):
     return res
 
 
-#: The run-length rules compared (``fixed``: main's defaults before issue 21, 4 x (300 + 700); ``gate``: the default since).
+#: The run-length rules compared (``fixed``: the defaults before the gate, 4 x (300 + 700); ``gate``: the default since).
 MODES = {"fixed": {"stop": "fixed"}, "gate": {"stop": "gate"}}
 
 

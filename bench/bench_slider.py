@@ -10,7 +10,7 @@ A redraw is what one throttled slider tick costs the GUI thread:
   after the redraw; ``--grab`` renders the whole panel with ``QWidget.grab()``
   instead, which also repaints what did not change).
 
-Target (issue 5; issue 21 item 5): at most 16 ms per redraw at the median (one frame at 60 Hz) and
+Target (SPEC): at most 16 ms per redraw at the median (one frame at 60 Hz) and
 25 ms at the 95th percentile.  The cost
 frontier is computed on a background thread when prices, target or replicates
 change, never per tick; its time is reported separately.

@@ -136,6 +136,7 @@ def main(argv=None) -> int:
     post_b, wall_b = run(args.b, corpus, args.spec, {**base, "seed": seed_b})
     print(f"  b: {post_b.device}, seed {seed_b}: {wall_b:.1f} s, converged {post_b.diagnostics.converged}",
           flush=True)
+    print(f"  ratio wall b / a: {wall_b / wall_a:.2f} (same run, same settings)", flush=True)
     res = agreement(posterior_estimates(post_a), posterior_estimates(post_b), args.alpha)
     print(f"  {'quantity':26s} {'mean a':>8s} {'mean b':>8s} {'MCSE a':>8s} {'MCSE b':>8s} {'z':>7s}")
     for name, ma, mb, sa, sb, z in res["rows"]:

@@ -128,7 +128,7 @@ def posterior_to_entry(post, corpus: Corpus | None = None) -> CacheEntry:
         "sample_stats_keys": stat_keys,
     }
     diag = getattr(post, "diagnostics", None)
-    if diag is not None:  # the verdict travels with the file (issue 16): a reader need not recompute it
+    if diag is not None:  # the verdict travels with the file: a reader need not recompute it
         meta["verdict"] = diag.verdict()
     if corpus is not None:  # `ddr dstudy FIT.h5` asks about the design the corpus ran, without the corpus
         meta["observed_design"] = _observed_design_record(post, corpus)

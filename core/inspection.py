@@ -7,7 +7,7 @@ both show the same numbers.
 from __future__ import annotations
 
 from .corpus.corpus import Corpus
-from .corpus.importers.unsplit import format_subject_ids, subject_id_summary
+from .corpus.subject_ids.unsplit import format_subject_ids, subject_id_summary
 from .design import diagnose
 from .references import cite
 

@@ -1,4 +1,4 @@
-"""A preview of the D-study from point estimates, while the posterior runs (issue 21, item 3).
+"""A preview of the D-study from point estimates, while the posterior runs.
 
 Sampling the posterior of a corpus takes from a minute (Terminal-Bench 2.0) to half an hour (BRIDGE
 pooled) on a 2-core workstation.  A point estimate of the variance components takes seconds, and the

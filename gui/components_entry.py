@@ -1,6 +1,6 @@
 """Type variance components from a paper's table and open the D-study (the app's ``ddr dstudy --components``).
 
-Issue 4 item 8: "The GUI lets the user type such values too".  The dialog
+SPEC: "The GUI lets the user type such values too".  The dialog
 builds a :class:`~ddr_explorer.core.reliability.VarianceComponents` with
 :meth:`~ddr_explorer.core.reliability.VarianceComponents.from_mapping` (one
 value per term, standard deviations or variances), exactly as

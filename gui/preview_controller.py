@@ -1,4 +1,4 @@
-"""The D-study preview of the main window (issue 21, item 3): point estimates while the posterior runs.
+"""The D-study preview of the main window: point estimates while the posterior runs.
 
 As soon as a corpus is open (and again when its model changes), point estimates of the variance
 components are computed on a worker (:func:`ddr_explorer.core.preview.next_preview`: the rough fit at

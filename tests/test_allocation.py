@@ -1,4 +1,4 @@
-"""Reliability-aware allocation of a budget's tasks across benchmarks (seed 000 sec. 5.4; issue 16):
+"""Reliability-aware allocation of a budget's tasks across benchmarks (seed 000 sec. 5.4):
 the exact integer optimum by enumeration on small cases, the continuous rule, and agreement with
 the D-study engine's harmonic-mean rule."""
 

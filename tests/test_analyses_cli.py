@@ -124,7 +124,7 @@ def test_analyses_on_a_corpus_then_on_its_cache_file(fake_sampler, capsys, corpu
     # the 4 strata are judged on the coefficient they report, the aggregate (the parent) on its components
     assert diff.pop("converged_on").startswith("4 refit(s) each on the coefficient it reports")
     assert diff == {"n_fits": 5, "n_converged": 0, "n_rerun": 4, "n_cold": 0}
-    # every fit behind an analysis is checked against the convergence gate and counted (issue 16)
+    # every fit behind an analysis is checked against the convergence gate and counted
     fits = out["convergence"]["fits"]
     assert fits["difficulty"]["n_fits"] == 5 and fits["lomo"]["n_fits"] == 6 and "loo" not in fits
     assert out["converged"] == all(f["n_converged"] == f["n_fits"] for f in fits.values())
@@ -132,7 +132,7 @@ def test_analyses_on_a_corpus_then_on_its_cache_file(fake_sampler, capsys, corpu
     assert [r["left_out"] for r in out["lomo"]["rows"]] == ["(none)", "m00", "m01", "m02", "m03", "m04"]
     assert out["lobo"] == {"skipped": "the corpus has one benchmark; nothing to leave out"}
     assert out["loo"]["n_cells"] == 100 and out["loo"]["good"] + out["loo"]["bad"] + out["loo"]["very_bad"] == 100
-    # relative efficiency estimated per cell from the chains (issue 16), not fixed at 1
+    # relative efficiency estimated per cell from the chains, not fixed at 1
     assert 0 < out["loo"]["r_eff_min"] <= out["loo"]["r_eff_median"] and out["loo"]["r_eff_median"] != 1.0
     n = len(fake_sampler)
     again = run(capsys, "analyses", corpus_csv, "--which", "difficulty,lomo,loo", "--cache", cache, *FAST)

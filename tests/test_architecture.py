@@ -50,27 +50,54 @@ def test_model_contract_names_every_module_of_core():
     assert parts - BASE == forbidden
 
 
-@pytest.mark.parametrize("package", ["ddr_explorer.core", "ddr_explorer.gui"])
-def test_no_import_cycle(tmp_path, package):
-    """No two top-level parts of core (or modules of gui) import each other, directly or through others
-    (module-level or lazy imports alike)."""
+#: Import circles inside a package that are known and not yet broken; nothing new may join this list.
+#: The refit engine and the refit runners import each other (core/analyses/engine.py <-> refits.py); both
+#: are being edited elsewhere, and the circle is to be broken when that work lands.
+KNOWN_CIRCLES = {("ddr_explorer.core.analyses.engine", "ddr_explorer.core.analyses.refits")}
+
+
+@pytest.fixture(scope="module")
+def graph(tmp_path_factory):
+    """The import graph of the installed layout (grimp), module-level and lazy imports alike."""
     grimp = pytest.importorskip("grimp")
-    root = _installed_layout(tmp_path)
+    root = _installed_layout(tmp_path_factory.mktemp("layout"))
     sys.path.insert(0, str(root))
     saved = {k: v for k, v in sys.modules.items() if k == "ddr_explorer" or k.startswith("ddr_explorer.")}
     for k in saved:
         del sys.modules[k]
     try:
-        graph = grimp.build_graph("ddr_explorer", cache_dir=None)
+        return grimp.build_graph("ddr_explorer", cache_dir=None)
     finally:
         sys.path.remove(str(root))
         for k in [k for k in sys.modules if k == "ddr_explorer" or k.startswith("ddr_explorer.")]:
             del sys.modules[k]
         sys.modules.update(saved)
-    parts = sorted(m for m in graph.find_children(package))
-    loops = []
-    for i, a in enumerate(parts):
-        for b in parts[i + 1:]:
-            if graph.chain_exists(a, b, as_packages=True) and graph.chain_exists(b, a, as_packages=True):
-                loops.append((a, b))
+
+
+def _circles(graph, package: str) -> list[tuple[str, str]]:
+    """Pairs of children of ``package`` (modules or subpackages) that import each other, directly or
+    through other modules."""
+    parts = sorted(graph.find_children(package))
+    return [(a, b) for i, a in enumerate(parts) for b in parts[i + 1:]
+            if graph.chain_exists(a, b, as_packages=True) and graph.chain_exists(b, a, as_packages=True)]
+
+
+@pytest.mark.parametrize("package", ["ddr_explorer.core", "ddr_explorer.gui"])
+def test_no_import_cycle(graph, package):
+    """No two top-level parts of core (or modules of gui) import each other, directly or through others
+    (module-level or lazy imports alike)."""
+    loops = _circles(graph, package)
     assert not loops, f"import loops between parts of {package}: {loops}"
+
+
+def test_no_import_circle_inside_any_package_of_core(graph):
+    """Inside every package of core (a room such as core/model or core/corpus/importers), no two modules
+    import each other, directly or through others; only :data:`KNOWN_CIRCLES` is tolerated."""
+    packages = ["ddr_explorer.core", *sorted(m for m in graph.find_descendants("ddr_explorer.core")
+                                             if graph.find_children(m))]
+    assert "ddr_explorer.core.corpus.importers" in packages and "ddr_explorer.core.model" in packages
+    loops = {p: [c for c in _circles(graph, p) if c not in KNOWN_CIRCLES] for p in packages}
+    loops = {p: c for p, c in loops.items() if c}
+    assert not loops, f"import circles inside packages of core: {loops}"
+    known = sorted(c for c in KNOWN_CIRCLES if c in _circles(graph, c[0].rsplit(".", 1)[0]))
+    assert known == sorted(KNOWN_CIRCLES), "a known circle is gone: remove it from KNOWN_CIRCLES"

@@ -28,7 +28,7 @@ def dstudy(capsys, *argv) -> dict:
 
 
 def test_fixed_budget_of_126_tasks_one_versus_nine_benchmarks(capsys, table8_json):
-    # Corollary 3.2 check of issue 4: 0.4530 in one benchmark, 0.7296 spread over nine (n_a = 1)
+    # Corollary 3.2 check (Hardy et al. 2026): 0.4530 in one benchmark, 0.7296 spread over nine (n_a = 1)
     one = dstudy(capsys, "--components", table8_json, "--n-tasks", 126, "--n-benchmarks", 1)
     nine = dstudy(capsys, "--components", table8_json, "--n-tasks", 14, "--n-benchmarks", 9)
     assert one["estimands"]["Erho2"]["median"] == pytest.approx(0.4530, abs=5e-5)
@@ -76,7 +76,7 @@ def test_bad_file_exit_code(capsys, tmp_path):
     assert "scale" in capsys.readouterr().err
 
 
-# -- the budget's tasks per benchmark (issue 16, seed 000 sec. 5.4) ----------------------------
+# -- the budget's tasks per benchmark (seed 000 sec. 5.4) -----------------------------------
 
 def _priced_pooled_corpus(tmp_path):
     import pandas as pd

@@ -1,7 +1,7 @@
 """DStudyModel.view(previous=...): the curve of the facet that moved is reused, and nothing changes.
 
 A slider move of the app changes one size; the curve over that facet holds every other size at the
-design, so it is the same curve with its marker moved (issue 21, item 5: fewer sorts per move).
+design, so it is the same curve with its marker moved (fewer sorts per slider move).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Error messages show numbers as a user typed them: ``2``, never ``np.int64(2)`` (issue 16)."""
+"""Error messages show numbers as a user typed them: ``2``, never ``np.int64(2)``."""
 
 import numpy as np
 import pytest
@@ -39,7 +39,7 @@ def test_target_message_prints_plain_number():
 
 
 def test_non_binary_result_message_prints_the_value_as_written(tmp_path, capsys):
-    """The message of issue 16: a CSV result of 2 read by pandas is np.int64(2); the user wrote 2."""
+    """The message once shown: a CSV result of 2 read by pandas is np.int64(2); the user wrote 2."""
     from ddr_explorer.core.cli import main
 
     bad = tmp_path / "bad.csv"

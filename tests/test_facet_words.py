@@ -1,4 +1,4 @@
-"""One source of the words of a design's sizes (issue 19): ``core.formatting.facet_words``.
+"""One source of the words of a design's sizes: ``core.formatting.facet_words``.
 
 The app's D-study panel, ``ddr dstudy``'s text and the DDR sheet word a fit's sizes by its facets and object: a
 pooled model fit (seed 000 Eq. 6) has tasks per benchmark, scaffolds per model and benchmarks; a fit without a

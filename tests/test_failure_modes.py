@@ -1,5 +1,5 @@
 """Failure modes (seed 003 secs. 5.6-5.7) on simulated corpora with known parameters, the CLI's JSON and the
-DDR sheet's fifth decision computed from the analysis (issue 19, item 2)."""
+DDR sheet's fifth decision computed from the analysis."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Frontier over time (seed 002 sec. 5.1) on a hand-computed corpus, and slices of tasks (issue 19, item 4)."""
+"""Frontier over time (seed 002 sec. 5.1) on a hand-computed corpus, and slices of tasks."""
 
 from __future__ import annotations
 

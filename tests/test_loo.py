@@ -154,7 +154,7 @@ def test_a_fit_that_integrated_a_term_out_is_sampled_again_without_integrating(f
     assert res.pareto_k.size == 60
 
 
-# -- relative efficiency from the chains (issue 16) -------------------------------------------
+# -- relative efficiency from the chains --------------------------------------------------
 
 def _ar1_normal_log_lik(rho, chains=4, draws=1000, n_obs=6, seed=3):
     """Log-likelihood of n_obs observations y_i ~ N(theta, 1) over draws of theta that follow an

@@ -196,11 +196,14 @@ def test_install_commands_of_the_desktop_libraries():
 
 
 def test_readme_lists_the_same_packages():
-    """README's Quick start shows one install line per family: the ones the code prints."""
+    """README's Quick start and the guide's installation page show one install line per family: the ones
+    the code prints."""
     readme = (REPO / "README.md").read_text()
     quick = readme.split("## Quick start", 1)[1].split("\n## ", 1)[0]
+    guide = (REPO / "docs" / "guide" / "install.md").read_text()
     for who, cmd in pf.install_commands(pf.DESKTOP_LIBRARIES):
         assert f"{cmd}" in quick, (who, cmd)
+        assert f"{cmd}" in guide, (who, cmd)
 
 
 def test_not_linux_is_a_no_op(tmp_path):

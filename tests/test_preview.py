@@ -1,4 +1,4 @@
-"""Issue 21, item 3: the D-study preview from point estimates (core.preview, ddr dstudy --preview).
+"""The D-study preview from point estimates (core.preview, ddr dstudy --preview).
 
 The preview's components must be exactly the estimator's (Laplace as ``ddr methods`` runs it, or the
 sampler's rough fit), marked ``preview=True`` so that the sheet refuses them, and the D-study of them

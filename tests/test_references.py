@@ -127,6 +127,17 @@ def test_readme_lists_every_reference_once():
     assert all(readme.count(r.full) == 1 for r in REFERENCES.values())
 
 
+def test_user_guide_lists_every_reference_once_and_cites_no_seed():
+    """The user guide (docs/guide/, built by `make docs`) is user-facing text: papers by author and year."""
+    pages = sorted((ROOT / "docs" / "guide").glob("*.md")) + [ROOT / "docs" / "index.md"]
+    assert len(pages) > 10
+    for page in pages:
+        text = page.read_text(encoding="utf-8")
+        assert not SEED.search(text), (page.name, SEED.search(text))
+    refs = (ROOT / "docs" / "guide" / "references.md").read_text(encoding="utf-8")
+    assert all(refs.count(r.full) == 1 for r in REFERENCES.values())
+
+
 def test_modules_pointing_at_a_seed_paper_name_it_in_words():
     """Maintainers' "seed 000 sec. X" pointers may stay, but each module says once which paper it means."""
     names = {"0": ("Hardy",), "2": ("Krsteski",), "3": ("DDR paper", "Deployment Decision Reliability")}

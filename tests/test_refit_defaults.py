@@ -1,4 +1,4 @@
-"""The DDR sheet's default analyses (core/analyses/defaults.py; issue 15 item 6): the estimate from the parent
+"""The DDR sheet's default analyses (core/analyses/defaults.py): the estimate from the parent
 fit's wall time, ``ddr report`` running difficulty + hold-out + PSIS-LOO under the 15-minute budget (the
 estimate printed first), naming the flag above it, ``--analyses none`` opting out, and one progress count
 over the whole batch.  The sampler is the moment stand-in of ``batch_fakes``."""

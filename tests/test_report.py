@@ -499,7 +499,7 @@ def test_formatters():
 
 
 def test_pooled_sheet_cost_page_shows_the_budget_allocation(pooled_pdf, pooled_inputs):
-    """Issue 16: the budget's tasks per benchmark on the cost page, the numbers of allocate_budget."""
+    """The budget's tasks per benchmark on the cost page, the numbers of allocate_budget."""
     from ddr_explorer.core.dstudy import allocate_budget
 
     inp = pooled_inputs

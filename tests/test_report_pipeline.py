@@ -169,7 +169,7 @@ def test_analyses_ready_runner_and_failing(first_build, small_csv, tmp_path):
 def test_analysis_runner_names_what_is_missing():
     with pytest.raises(ValueError, match="unknown analysis 'bogus'"):
         pipeline.analysis_runner("bogus")
-    # issue 19: every analysis of the sheet has a runner in core now, the failure taxonomy and the frontier too
+    # every analysis of the sheet has a runner in core now, the failure taxonomy and the frontier too
     assert callable(pipeline.analysis_runner("failures")) and callable(pipeline.analysis_runner("frontier"))
 
 

@@ -1,4 +1,4 @@
-"""The object of measurement follows the fitted model: the DDR sheet is written for every preset (issue 19).
+"""The object of measurement follows the fitted model: the DDR sheet is written for every preset.
 
 Seed 003's model (the ``ddr`` preset, Eq. 1) measures agents and has no ``model`` term; the sheet, its
 D-study and its ranks used to assume models and failed ("no variance component for the object 'model'").

@@ -1,4 +1,4 @@
-"""The priors printed (DDR sheet method notes and footer, ``ddr fit --json``) are the fit's own (issue 16, item 3).
+"""The priors printed (DDR sheet method notes and footer, ``ddr fit --json``) are the fit's own.
 
 The priors are edited as the Model tab edits them (``AnalysisState.priors``), the corpus is
 fitted through :func:`~ddr_explorer.core.fitting.fit_corpus` and its cache file, and the sheet

@@ -1,4 +1,4 @@
-"""The convergence verdict travels with every number built from a fit (issue 16, item 1).
+"""The convergence verdict travels with every number built from a fit.
 
 A real fit of the demo corpus with 2 x 20 draws cannot converge (bulk ESS < 400 whatever the chains do):
 ``ddr fit`` exits 3 and says why, ``--allow-unconverged`` exits 0, the verdict is stored in the fit's

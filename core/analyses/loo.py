@@ -13,7 +13,7 @@ generalized Pareto fit (Vehtari, Gelman and Gabry 2017; ArviZ's ``psislw``);
 its shape k says how far each cell's leave-one-out estimate can be trusted:
 k <= 0.7 good, 0.7 < k <= 1 bad, k > 1 very bad (:class:`LooSummary`).
 
-Relative efficiency (issue 16).  MCMC draws are autocorrelated, so the tail
+Relative efficiency.  MCMC draws are autocorrelated, so the tail
 of each cell's ratios holds fewer independent draws than ``S``.  PSIS sizes
 that tail as ``M = ceil(min(S/5, 3 sqrt(S / r_eff)))`` (Vehtari et al. 2017,
 sec. 3; 2024 revision, sec. 3.1), with ``r_eff = ESS / S`` the relative

@@ -120,8 +120,8 @@ def run_analysis_studies(corpus, which, spec, settings, *, cache_dir: str | Path
                                        **engine_kw)
         elif name == "loo":
             out[name] = loo_study(corpus, posterior, spec, settings, cache_dir, prog, cancel, scheduler=scheduler)
-        elif name in ("failure-modes", "frontier"):  # issue 19: their own fits / none (not the given spec)
-            out[name] = _issue19_study(name, corpus, settings, cache_dir, prog, cancel, n_splits, undated)
+        elif name in ("failure-modes", "frontier"):  # their own fits / none (not the given spec)
+            out[name] = _failure_or_frontier_study(name, corpus, settings, cache_dir, prog, cancel, n_splits, undated)
         elif name in EXTRA_NAMES:
             out[name] = _run_extra(name, corpus, spec, settings, cache_dir, posterior, prog, cancel,
                                    dict((options or {}).get(name) or {}))
@@ -134,7 +134,7 @@ def run_analysis_studies(corpus, which, spec, settings, *, cache_dir: str | Path
     return out
 
 
-def _issue19_study(name, corpus, settings, cache_dir, progress, cancel, n_splits, undated="stop"):
+def _failure_or_frontier_study(name, corpus, settings, cache_dir, progress, cancel, n_splits, undated="stop"):
     """Failure modes (:mod:`.failure_modes`) or the frontier over time (:mod:`.frontier_time`); a corpus
     without an error-category facet is skipped, one without release dates stops with the models named."""
     if name == "failure-modes":
@@ -252,7 +252,7 @@ def run_analyses(corpus, which, spec, settings, *, cache_dir: str | Path | None 
                                                progress=progress, cancel=cancel, scheduler=scheduler,
                                                undated=undated, options=options))
     conv = convergence_of(out)
-    # the verdict first (issue 16): "converged" is false when any fit behind any analysis was not
+    # the verdict first: "converged" is false when any fit behind any analysis was not
     return {"converged": conv["converged"], "convergence": conv, **out}
 
 

@@ -91,7 +91,7 @@ def _is_binary(values: pd.Series) -> bool:
 
 def _looks_like_subjects(values: pd.Series) -> bool:
     """True when most values are system ids that a convention splits into model and scaffold."""
-    from .importers.conventions import build_stack
+    from .subject_ids.conventions import build_stack
 
     v = values.dropna().astype(str).unique()[:50]
     if len(v) == 0:

@@ -17,7 +17,7 @@ canonical names of :mod:`.schema` (``benchmark``, ``task``, ``model``,
 ``scaffold``, ``trial``, ``result``, ``successes``, ``trials``, ``cost``, the
 token columns, ...), ``verifier.<name>``, and ``subject``: a column of system
 ids ("20240620_sweagent_claude3.5sonnet") that the subject-id conventions
-(:mod:`.importers.conventions`) split into model and scaffold, kept as the
+(:mod:`.subject_ids.conventions`) split into model and scaffold, kept as the
 trial (as the py-irt importer does) unless those roles are mapped too.
 
 The mapping overrides the synonym matching of :mod:`.readers`: a column that
@@ -44,7 +44,7 @@ __all__ = ["ROLES", "ColumnMapping", "parse_columns", "apply_mapping", "resolve_
 
 #: A role that is not a canonical column: an id naming the evaluated system
 #: ("20240620_sweagent_claude3.5sonnet"), split into model and scaffold by the
-#: subject-id conventions (:mod:`.importers.conventions`) and kept as the trial.
+#: subject-id conventions (:mod:`.subject_ids.conventions`) and kept as the trial.
 SUBJECT = "subject"
 
 #: Roles a column can be mapped to (``verifier.<name>`` as well).
@@ -286,7 +286,7 @@ def options_from_args(args) -> dict:
 def _split_subjects(raw: pd.DataFrame, ids: pd.Series, mapping: ColumnMapping, fname
                     ) -> tuple[pd.DataFrame, list[CorpusIssue]]:
     """Model, scaffold and trial from a ``subject`` column, by the shipped conventions."""
-    from .importers.conventions import build_stack, format_mapping, mapping_summary
+    from .subject_ids.conventions import build_stack, format_mapping, mapping_summary
 
     stack = build_stack(None, "none (a table)")
     text = ids.astype("string")
@@ -303,7 +303,7 @@ def _split_subjects(raw: pd.DataFrame, ids: pd.Series, mapping: ColumnMapping, f
                               f"{', '.join(map(repr, unmapped[:3]))}); each is a model of its own and names no "
                               "scaffold.", "map the scaffold with --columns scaffold=... or --scaffold NAME.",
                               file=fname, column=col, count=len(unmapped)))
-    from .importers.unsplit import merge_model_spellings, pool_unnamed_scaffolds
+    from .subject_ids.unsplit import merge_model_spellings, pool_unnamed_scaffolds
 
     subjects, _merges, more = merge_model_spellings([s for s, _ in split], file=fname, column=col)
     issues.extend(more)

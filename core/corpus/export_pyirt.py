@@ -5,7 +5,7 @@ export encodes them by these rules, so that the file reads back into the same
 corpus (:mod:`.importers.pyirt`) and stays readable by people and other tools:
 
 * **subject** = one agent, ``"<scaffold>/<model>"`` (the HAL-style
-  convention, :mod:`.importers.conventions`); its line holds every item the
+  convention, :mod:`.subject_ids.conventions`); its line holds every item the
   agent attempted;
 * **item** = ``"<benchmark>/<task>"`` when the corpus has several benchmarks,
   else the task id;

@@ -45,7 +45,7 @@ def load_corpus(path: str | Path, format: str | None = None, *, encoding: str | 
     path = Path(path)
     options = dict(options)
     _check_options(path, options)
-    # issue 19: metadata joined from files beside the corpus, then a slice of tasks (core/corpus/slicing.py)
+    # metadata joined from files beside the corpus, then a slice of tasks (core/corpus/slicing.py)
     extra = {k: options.pop(k, None) for k in ("task_metadata", "release_dates", "slice")}
     try:
         corpus = _load(path, format, encoding, options)

@@ -1,4 +1,4 @@
-"""Join task metadata and model release dates kept in files beside a corpus (issue 19, item 4).
+"""Join task metadata and model release dates kept in files beside a corpus.
 
 Leaderboard exports rarely carry task metadata or model release dates in the result rows; BRIDGE,
 for one, keeps human completion minutes per task in ``human_minutes_by_task.jsonl`` and release dates

@@ -5,8 +5,8 @@ One row of the canonical table is one *record*: a trial of one agent
 of identical trials.  Results are always held as ``successes`` out of
 ``trials``; a binary trial result S is ``successes=S, trials=1``.
 
-Column names, their meaning and their accepted synonyms are documented in the
-README ("Corpus format").  Everything here is plain data so that the readers,
+Column names, their meaning and their accepted synonyms are documented in
+the user guide (docs/guide/files.md, "The corpus format").  Everything here is plain data so that the readers,
 the validator, the CLI and the documentation share one source of truth.
 """
 

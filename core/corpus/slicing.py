@@ -1,4 +1,4 @@
-"""Slices of tasks: restrict a corpus to the tasks whose metadata match (issue 19, item 4).
+"""Slices of tasks: restrict a corpus to the tasks whose metadata match.
 
 A *slice* keeps the tasks of a corpus whose task-level value in one column
 matches, and every record of those tasks.  Any G-study, D-study or frontier

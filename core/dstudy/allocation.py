@@ -1,4 +1,4 @@
-"""Reliability-aware allocation of a budget's tasks across benchmarks (seed 000 (Hardy et al. 2026) sec. 5.4; issue 16).
+"""Reliability-aware allocation of a budget's tasks across benchmarks (seed 000 (Hardy et al. 2026) sec. 5.4).
 
 For a budget, the number of tasks to run in each benchmark of a battery so that the pooled
 coefficient (Erho2 for rankings, Phi for absolute claims) is as high as possible, given each

@@ -16,7 +16,7 @@ one sort per curve for the median and HDIs.  The sort is what costs: curve
 bands use an evenly thinned subset of at most ``band_draws`` draws (1,000 by
 default; ``None`` for all draws).  Point readouts at the design, the
 probability of meeting a target, the required-n distribution and the
-asymptotes always use every draw.  ``bench/bench_dstudy.py`` measures a move.
+asymptotes always use every draw.  ``bench/investigations/bench_dstudy.py`` measures a move.
 
 Definitions chosen where the papers are loose
 ---------------------------------------------

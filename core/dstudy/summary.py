@@ -78,7 +78,7 @@ def dstudy_summary(components, design: DStudyDesign, target: float | None = None
         min_n[over] = {"median": q[0.5], "lower95": q[0.025], "upper95": q[0.975],
                        "p_reachable": req.p_reachable, "observed": req.observed_n}
     out = {
-        # the verdict first: every number below is only as good as the fit behind it (issue 16)
+        # the verdict first: every number below is only as good as the fit behind it
         "converged": None if verdict is None else bool(verdict["converged"]),
         "verdict": verdict,
         "object": table.object,

@@ -25,16 +25,16 @@ from .parameterisation import _initial_gibbs, _initial_point, _make_functions, _
 from .posterior import CancelCallback, FitCancelled, ProgressCallback, SamplerSettings
 
 #: When a list, every look of the warmup at a slow window's end appends its metric and step-size
-#: changes (:mod:`.warmup`) to it: bench/bench_warmup.py reads them.  None in the app.
+#: changes (:mod:`.warmup`) to it: bench/investigations/bench_warmup.py reads them.  None in the app.
 WINDOW_LOG: list | None = None
 #: XLA compiler options for the NUTS initialisation's program, which runs once per fit.  Empty: XLA's
 #: defaults.  ``{"xla_backend_optimization_level": 0}`` compiled it 1.4-3x faster on a loaded box (TB2,
-#: bench/bench_init_compile.py), but changes the draws of a seed (the start's rounding) and its saving on
+#: bench/investigations/bench_init_compile.py), but changes the draws of a seed (the start's rounding) and its saving on
 #: the whole compile was not measurable there, so it is not the default (docs/sampler-measurements.md).
 INIT_COMPILER_OPTIONS: dict = {}
 
 #: Called once after warmup as ``WARMUP_HOOK(state=, aux=, potential_gen=, offset=, layout=)`` with the
-#: chains' kernel states (adapted mass matrix and step size included): bench/bench_geometry.py uses it
+#: chains' kernel states (adapted mass matrix and step size included): bench/investigations/bench_geometry.py uses it
 #: to find the direction that limits the step size.  None in the app.
 WARMUP_HOOK: Callable | None = None
 

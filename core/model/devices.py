@@ -30,7 +30,7 @@ def _enable_compilation_cache() -> str | None:
     ``filelock`` for that, a dependency: without it the folder grew without bound).  The key also
     holds the data (closed over as constants), so another corpus compiles anew; another seed or
     number of draws of the same corpus does not (the seed's key and the chunk length are
-    arguments).  bench/bench_compile.py measures a TB2 fit cold, from the cache and without it.
+    arguments).  bench/investigations/bench_compile.py measures a TB2 fit cold, from the cache and without it.
     """
     import os
 
@@ -86,7 +86,7 @@ def _to_device(a, dtype):
 
     ``jnp.asarray(x, dtype)`` of a numpy array runs a jitted ``convert_element_type`` (or, without
     a dtype, ``stage``) on the device, and each new shape is an XLA compilation of its own: a TB2
-    fit made 25 of them besides its two samplers (bench/bench_compile.py).  Converting on the host
+    fit made 25 of them besides its two samplers (bench/investigations/bench_compile.py).  Converting on the host
     and ``jax.device_put`` compiles nothing.  Arrays already on the device (or traced: the refits
     pass their counts as arguments) go through ``jnp.asarray`` as before.
     """

@@ -19,10 +19,10 @@ import pandas as pd
 # Thresholds of a converged fit (SPEC section 6; Vehtari et al. 2021): one definition, core.gate.
 from ..gate import MAX_R_HAT, MIN_ESS_BULK  # noqa: F401 - re-exported
 
+# The quadrature's accuracy bound is the quadrature's own; a fit is judged against the same number.
+from .quadrature import QUADRATURE_TOLERANCE, next_node_count  # noqa: F401 - re-exported
+
 MIN_EBFMI = 0.3
-#: Largest summed log-likelihood error (nats) of an integrated term's quadrature at the posterior
-#: (the same bound :mod:`.quadrature` checks before it integrates).
-QUADRATURE_TOLERANCE = 0.05
 
 
 @dataclass
@@ -158,8 +158,6 @@ def diagnose(posterior, max_r_hat: float = MAX_R_HAT, min_ess_bulk: float = MIN_
     if div:
         problems.append(f"{div} divergent transition(s) after warmup")
     if quadrature_off(posterior):
-        from .quadrature import next_node_count
-
         used = getattr(posterior, "quadrature_nodes", None)
         more = None if used is None else next_node_count(used)
         fix = (f"refit with more nodes (--quadrature-nodes {more}) or marginalise = off (--marginalise off)"

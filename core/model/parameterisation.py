@@ -119,14 +119,14 @@ from .geometry import (MIN_ABSORBED_RATIO, CollapsedGroup, RoughFit, host_chains
                        nested_information)
 from .quadrature import MarginalTerm, make_log_likelihood
 
-#: Issue 21's levers on the potential's cost, read when the functions are built: "segdot" (per-term
+#: The opt-in levers on the potential's cost, read when the functions are built: "segdot" (per-term
 #: sums and per-level broadcasts as products with one (K, L) 0/1 matrix, :func:`_term_indicator`).
 #: The empty set is the code before (slice sums and concatenated broadcasts); the potential is the
 #: same up to float32 rounding (tests/model/test_gradient.py).  Off by default: on one device it cut
 #: TB2's value-and-gradient to 0.63-0.76x, but in default TB2 fits (4 chains on 2 shared cores) the
 #: wall per leapfrog step was 0.63-1.04x (median 0.89) over 5 seeds and the fit's CPU 0.78-1.31x,
 #: which does not show a gain (docs/sampler-measurements.md, "The potential's gradient on CPU").
-#: A switch for bench/bench_gradient.py, to re-measure on a quiet box.
+#: A switch for bench/investigations/bench_gradient.py, to re-measure on a quiet box.
 LEVERS: set = set()
 #: The indicator products do K x L multiply-adds where the slice sums do L: used up to this many
 #: entries (TB2 26,400; the HAL-scale pooled model with its integrated term about 41,000), not for
@@ -332,7 +332,7 @@ def _per_level_broadcaster(J):
     return per_level
 
 
-#: Issues 21/15's lever on the scale moves' loop: "incremental" evaluates each proposal's potential
+#: The opt-in lever on the scale moves' loop: "incremental" evaluates each proposal's potential
 #: from the loop's carried per-level state in closed form (:func:`_make_functions`'s
 #: ``potential_gen.incremental``) instead of the full potential: the same potential up to float
 #: rounding (tests/model/test_scale_moves.py).  Off by default: the loop itself is 0.70-0.88x on TB2,
@@ -340,8 +340,8 @@ def _per_level_broadcaster(J):
 #: CPU 0.85-1.05, mean 0.95) and hold-out refits (CPU per chain-iteration 0.98 and 0.99 in the
 #: rounds the load held) did not show a gain beyond the shared box's noise, against ~1 s more compile
 #: (docs/sampler-measurements.md, "The scale-move loop's potential in closed form").  A switch for
-#: bench/bench_gradient.py (rows c', c4), ``--fits --levers old,incremental`` and
-#: bench_refit_reported.py ``--ab``; the empty set is the code before.
+#: bench/investigations/bench_gradient.py (rows c', c4), ``--fits --levers old,incremental`` and
+#: investigations/bench_refit_reported.py ``--ab``; the empty set is the code before.
 SCALE_LEVERS: set = set()
 
 
@@ -549,7 +549,7 @@ def _make_functions(design: DesignMatrix, lay: _Layout, dtype, term_columns, gib
             ss = _segment_sum(dev * dev)
             lp_u, lp_sigma, lp_w, lp_mu = _priors(alpha, log_sigma, sigma, w, ubar, ss,
                                                   None if uniform else _segment_sum(dev), sum_log_a)
-            return -(loglik + lp_u + lp_sigma + lp_w + lp_mu)  # summed in this order since before issue 21
+            return -(loglik + lp_u + lp_sigma + lp_w + lp_mu)  # summed in this order since before the levers
 
         return potential
 

@@ -52,7 +52,7 @@ class SamplerSettings:
         every ``check_every`` draws per chain from ``draws`` on, or until a ceiling: ``max_draws``
         per chain or ``max_seconds`` of sampling; a run that reaches a ceiling is reported not
         converged, as a short fixed run is.  A divergence ends the run at the next look.
-        ``"fixed"``: exactly ``draws`` per chain (the rule before issue 21; a fit cached under
+        ``"fixed"``: exactly ``draws`` per chain (the rule before the gate became the default; a fit cached under
         it keeps its key, :func:`~ddr_explorer.core.fitting.fit_key`).  The gate is the default
         because a fixed length is either too long (TB2: 4 x 700 draws reach bulk ESS ~1,460
         where the gate asks for 400) or too short (a small pooled corpus ends below 400).

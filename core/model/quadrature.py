@@ -40,9 +40,11 @@ import numpy as np
 
 from .design_matrix import DesignMatrix
 from .devices import _to_device
-from .diagnostics import QUADRATURE_TOLERANCE
 
-#: Largest summed log-likelihood error (nats, over all levels) accepted at the checks.
+#: Largest summed log-likelihood error (nats, over all levels) of an integrated term's quadrature, at the
+#: check before it integrates and again at the posterior (:func:`.diagnostics.quadrature_off`).
+QUADRATURE_TOLERANCE = 0.05
+#: The same bound, under the name the checks below use.
 LOGLIK_TOLERANCE = QUADRATURE_TOLERANCE
 #: Only terms whose every level has sigma_rough^2 * Fisher information below this are integrated
 #: (a prefilter: the accuracy check decides).  2, not 1: BRIDGE's pooled benchmark:task:model

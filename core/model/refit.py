@@ -43,7 +43,7 @@ How (seed 000 (Hardy et al. 2026) Eq. 2 / Eq. 6, SPEC section 2; items of :mod:`
    of up to :data:`MASS_DRAWS` parent draws in those coordinates (dense over the global block,
    floored at the cold fit's conditional variances), re-estimated in the short warmup's one
    mass window (:data:`WARM_ADAPT_MASS`); the initial step size is the parent's median; and
-   the warmup is short (:data:`WARM_WARMUP`; bench/bench_warm_refits.py: 25 iterations
+   the warmup is short (:data:`WARM_WARMUP`; bench/investigations/bench_warm_refits.py: 25 iterations
    diverge, 50 and 100 agree with cold refits, docs/sampler-measurements.md).  The adapted
    mass matrix itself is not stored on a :class:`~.posterior.Posterior` (nor in the fit
    cache), and it would not fit the refit anyway:
@@ -73,11 +73,11 @@ __all__ = ["GPU_MAX_BATCH", "MASS_DRAWS", "WARM_WARMUP", "RefitRequest", "batch_
            "masked_design", "request_cells", "request_seed"]
 
 #: Warmup iterations of a warm-started refit (the cold default is 300).  Measured with
-#: bench/bench_warm_refits.py on 10 Terminal-Bench 2.0 hold-out splits (docs/sampler-measurements.md):
+#: bench/investigations/bench_warm_refits.py on 10 Terminal-Bench 2.0 hold-out splits (docs/sampler-measurements.md):
 #: 25 left the step size about 10x too large (numpyro's final buffer is 2 iterations: 4,497
 #: divergences); 50 and 100 agreed with cold refits (max |z| 2.20 and 2.48 over 60 posterior
 #: means, 97% and 95% below 2) without divergences.  50: with the run length set by the gate, 6 of 6
-#: TB2 split refits passed it without divergences after 50 (bench/bench_refit_cost.py).
+#: TB2 split refits passed it without divergences after 50 (bench/investigations/bench_refit_cost.py).
 WARM_WARMUP = 50
 #: Whether a warm-started refit re-estimates its mass matrix during its short warmup (numpyro's
 #: windows) or keeps the one estimated from the parent's draws and adapts its step size only.

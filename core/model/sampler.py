@@ -54,7 +54,7 @@ def sampler_layout(design: DesignMatrix, spec, rough, settings: SamplerSettings)
     """What the chains sample and how: the collapsed Gibbs block, the term integrated out by quadrature
     and the NUTS layout of the remaining terms, from the design, the model and its rough fit.
 
-    One place for :func:`fit` and bench/bench_gradient.py (which times the potential a fit builds), so
+    One place for :func:`fit` and bench/investigations/bench_gradient.py (which times the potential a fit builds), so
     that a bench cannot drift from the sampler.
 
     Returns

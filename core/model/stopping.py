@@ -242,7 +242,7 @@ def reported_sigma(sigma: np.ndarray, names, log_cols=()) -> dict:
 
 def check_reported(sigma: np.ndarray, divergences: int, names, quantities, spec, log_cols=(),
                    max_r_hat: float = MAX_R_HAT, min_ess: float = STOP_ESS_MARGIN * MIN_ESS_BULK) -> GateCheck:
-    """The stopping rule of a refit that reports ``quantities`` (issue 21 item 1: "every reported quantity").
+    """The stopping rule of a refit that reports ``quantities`` (the gate on "every reported quantity").
 
     A refit of an analysis reports a few numbers computed per draw from its variance components (a
     hold-out split: the posterior median of Erho2 at the held-out design, seed 003 sec. 5.4), not each

@@ -741,7 +741,7 @@ def coverage_figure(coverage: dict, width: float = 523, *, max_rows: int = 60, m
 
 
 # ---------------------------------------------------------------------------
-# Failure modes and the frontier over time (issue 19)
+# Failure modes and the frontier over time
 # ---------------------------------------------------------------------------
 
 _SERIES = (st.BLUE, st.VERMILLION, st.GREEN, st.ORANGE, st.PURPLE, st.SKY, st.MUTED)

@@ -175,7 +175,7 @@ class ReportInputs:
 
     def __post_init__(self):
         self.components = as_components(self.components)
-        if getattr(self.components, "preview", False):  # issue 21: a preview is never printed on the sheet
+        if getattr(self.components, "preview", False):  # a preview from point estimates is never printed on the sheet
             raise ValueError(f"{self.components.source}: these are preview point estimates, not a posterior; the DDR "
                              "sheet needs the fitted posterior: fit the model (ddr fit, or Fit in the app) first")
         if not isinstance(self.observed_design, DStudyDesign):

@@ -10,7 +10,7 @@ import pytest
 
 from ddr_explorer.core import cli
 from ddr_explorer.core.corpus.importers import pyirt
-from ddr_explorer.core.corpus.importers.conventions import build_stack, label_of, shipped_conventions
+from ddr_explorer.core.corpus.subject_ids.conventions import build_stack, label_of, shipped_conventions
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -52,7 +52,7 @@ def _inspect(capsys, argv) -> tuple[dict, str]:
 
 
 def test_model_key_merges_spellings_only():
-    from ddr_explorer.core.corpus.importers.model_keys import merge_spellings, model_key
+    from ddr_explorer.core.corpus.subject_ids.model_keys import merge_spellings, model_key
 
     assert model_key("GPT-4o") == model_key("gpt4o") == model_key("gpt-4o")
     assert model_key("claude3.5sonnet") == model_key("claude-3-5-sonnet") == model_key("claude-3.5-sonnet")
@@ -88,7 +88,7 @@ def test_terminal_bench_style_ids_split_into_harness_and_model(tmp_path, capsys)
 @pytest.mark.parametrize("sid", ["goose_factory", "terminus_2_final_run", "codexgpt5"])
 def test_harness_name_alone_is_not_a_split(sid):
     """The rest of the id must start like a model; otherwise the id stays whole (and is reported)."""
-    from ddr_explorer.core.corpus.importers.conventions import build_stack
+    from ddr_explorer.core.corpus.subject_ids.conventions import build_stack
 
     sub, layer = build_stack(None, "none (no file)").split(sid)
     assert layer is None or layer.label != "<harness>_<model>"

@@ -1,4 +1,4 @@
-"""Task metadata from several files (issue 19): ``--task-metadata`` is repeatable, files merge by task id.
+"""Task metadata from several files: ``--task-metadata`` is repeatable, files merge by task id.
 
 BRIDGE keeps human minutes in two places: ``human_minutes_by_task.jsonl`` (METR and SWE-bench tasks) and the
 Cybench run rows ``cybench_normalized_results.jsonl`` (METR-style, one line per run, ``human_minutes`` on each).

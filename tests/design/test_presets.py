@@ -1,4 +1,4 @@
-"""Presets meet the design (issue 16, item 7): a preset's terms that the corpus's design cannot
+"""Presets meet the design: a preset's terms that the corpus's design cannot
 separate are left out of the fit with a note naming them, or refused with ``--strict-terms``.
 
 The confounded corpus: one benchmark, 4 models, 6 tasks, 3 trials per cell, and each model ran

@@ -1,4 +1,4 @@
-"""Typed variance components of seed 003 Eq. 1 (the ddr preset's agent terms) open the agent D-study (issue 19).
+"""Typed variance components of seed 003 Eq. 1 (the ddr preset's agent terms) open the agent D-study.
 
 The dialog offers the objects the typed terms support (``core.reliability.objects_for_terms``) and sizes their
 facets (steps and error categories as ``DStudyDesign.extra_facets``) in the app's words

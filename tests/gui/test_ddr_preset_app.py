@@ -1,4 +1,4 @@
-"""The app with the ``ddr`` preset (seed 003 Eq. 1): the object of measurement is the agent (issue 19).
+"""The app with the ``ddr`` preset (seed 003 Eq. 1): the object of measurement is the agent.
 
 A ddr fit has an agent facet and no model term; the app used to keep "model" as the object and failed
 ("no variance component for the object 'model'").  The fit runs in the window's worker thread (not the

@@ -265,7 +265,7 @@ def test_target_budget_and_prices(components, make_panel, qtbot):
 
 
 def test_budget_allocation_table_shows_cores_tasks_per_benchmark(components, make_panel, qtbot):
-    """Issue 16: the budget's tasks per benchmark, computed by core off the GUI thread, drawn read-only."""
+    """The budget's tasks per benchmark, computed by core off the GUI thread, drawn read-only."""
     from ddr_explorer.core.dstudy import allocate_budget
 
     comps = components["pooled"]
@@ -371,7 +371,7 @@ def test_redraw_is_fast_enough(components, make_panel):
 
 @pytest.mark.parametrize("per_chain", [250, 1350])
 def test_a_fit_stopped_by_the_gate_draws_core_numbers_at_its_length(make_panel, per_chain):
-    """The run length of the default sampler is set by the gate (issue 21): 4 chains x a multiple of 50
+    """The run length of the default sampler is set by the gate: 4 chains x a multiple of 50
     draws, not 4 x 700.  The panel shows core's numbers for whatever number of draws the fit has."""
     rng = np.random.default_rng(per_chain)
     n = 4 * per_chain

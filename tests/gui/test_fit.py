@@ -409,7 +409,7 @@ def test_background_task_signals_in_order_and_discard(qtbot):
 
 
 def test_diagnostics_name_the_fits_priors_not_the_model_tabs(fitted):
-    """Issue 16 item 3: the app prints the priors the fit used; editing the Model tab afterwards changes
+    """The app prints the priors the fit used; editing the Model tab afterwards changes
     the next fit, not what is shown for this one."""
     w = fitted["window"]
     before = dict(w.state.priors)

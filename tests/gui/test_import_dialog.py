@@ -1,4 +1,4 @@
-"""The column dialog for tables with other column names, and the subject-id table (issue 20)."""
+"""The column dialog for tables with other column names, and the subject-id table."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The light plot items of the D-study view (issue 21, item 5): one path per band, data equal to what is
+"""The light plot items of the D-study view: one path per band, data equal to what is
 shown is not redrawn, curves denser than the pixels they cover are drawn through one point per column,
 and the moved facet's own curve is left alone by a slider move."""
 

@@ -1,5 +1,5 @@
 """The Model tab offers the formula the design supports when a preset's terms cannot all be
-separated (issue 16, item 7): after the fit, a notice names the left-out terms and a button makes
+separated: after the fit, a notice names the left-out terms and a button makes
 the supported formula the model.  The corpus is tests/design/test_presets.py's: one benchmark, each
 model with one scaffold of its own.  The fit runs in the window's worker thread (not the child
 process) so that the moment stand-in sampler of tests/batch_fakes.py replaces NUTS."""

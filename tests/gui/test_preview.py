@@ -1,4 +1,4 @@
-"""Issue 21, item 3: the D-study tab shows a preview from point estimates as soon as a corpus is open,
+"""The D-study preview: the D-study tab shows a preview from point estimates as soon as a corpus is open,
 drawn dashed, without bands, under a banner, and the posterior replaces it when the fit ends.
 
 The fit runs in the window's worker thread (not the child process) so that the moment stand-in

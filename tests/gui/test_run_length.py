@@ -1,4 +1,4 @@
-"""The run length in the app (issue 21): by the convergence gate by default, fixed on request.
+"""The run length in the app: by the convergence gate by default, fixed on request.
 
 The Model tab's "Run length" box edits ``SamplerSettings.stop`` in the analysis state; the draws
 box then means the minimum (gate) or the exact number (fixed), each rule with its own default;

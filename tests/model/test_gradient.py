@@ -1,4 +1,4 @@
-"""The opt-in cheaper potential (issue 21: ``parameterisation.LEVERS``, off by default) is the same potential.
+"""The opt-in cheaper potential (``parameterisation.LEVERS``, off by default) is the same potential.
 
 The levers change how the potential is computed (per-term sums and per-level broadcasts as products
 with a 0/1 term-indicator matrix instead of slice sums and concatenated broadcasts), never what: the
@@ -8,7 +8,7 @@ per-benchmark corpus and on the small pooled simulation, with the variants that 
 centring, a term integrated out by quadrature (item 10) and the Gibbs block's inner offset
 (``collapsed="gibbs"``).  That a fit with the lever on agrees with one without within Monte Carlo
 error (the draws are not bitwise equal: the summation order of the per-term sums changed) is measured
-by bench/bench_gradient.py ``--fits``.
+by bench/investigations/bench_gradient.py ``--fits``.
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ def _load(name: str, file: str):
 
 
 sys.path.insert(0, str(ROOT / "bench"))
-BG = _load("ddr_bench_gradient", "bench_gradient.py")  # setup(): the fit's layout, as sampler.fit builds it
+BG = _load("ddr_bench_gradient", "investigations/bench_gradient.py")  # setup(): the fit's layout, as sampler.fit builds it
 SIM = _load("ddr_bench_simulate", "simulate.py")
 
 TRUTH = {"task": 1.5, "model": 1.0, "scaffold": 0.5, "task:model": 0.8, "task:scaffold": 0.6,
@@ -167,5 +167,5 @@ def test_the_term_indicator_sums_and_broadcasts_per_term():
 
 
 # A short fit with the lever on agrees with the old potential within Monte Carlo error: measured by
-# bench/bench_gradient.py --fits (interleaved default TB2 fits), not here, while the lever is off by
+# bench/investigations/bench_gradient.py --fits (interleaved default TB2 fits), not here, while the lever is off by
 # default (two real fits cost 45 s of the suite under load).

@@ -79,7 +79,7 @@ def test_scale_step_adaptation_is_robbins_monro_in_warmup_and_frozen_after():
 
 def test_the_scale_moves_start_from_the_potential_the_caller_gives():
     # The chain runner passes the NUTS state's potential energy as U0 (one forward copy of the potential
-    # fewer in the compiled chunk, issue 21): U0 = pot(z) gives the moves computed without it, and a U0
+    # fewer in the compiled chunk): U0 = pot(z) gives the moves computed without it, and a U0
     # far below the target's (a start "1,000 nats likelier" than any proposal) makes every move fail.
     import jax.numpy as jnp
 

@@ -282,7 +282,7 @@ def test_a_fit_whose_quadrature_fails_the_check_samples_every_level_and_says_why
 
 def test_warm_refits_of_a_parent_that_integrated_a_term_share_its_rule_and_one_compile(weak_fits):
     """Refits keep the parent's integrated term and trial layout (their own trials by a mask), so they all
-    run from one compile (issue 15: one compile for a whole analysis), and each reports the quadrature's
+    run from one compile (one compile for a whole analysis), and each reports the quadrature's
     accuracy on its own trials."""
     from ddr_explorer.core.model.refit import RefitRequest, fit_refits
 

@@ -315,7 +315,7 @@ def test_the_sampler_module_still_offers_what_it_held_before_the_split():
 
 
 def test_a_fit_compiles_its_two_samplers_and_little_else():
-    # Issue 21 item 4: every XLA compilation is seconds on a busy 2-core machine.  A fit compiles
+    # Every XLA compilation is seconds on a busy 2-core machine.  A fit compiles
     # the NUTS initialisation (which also splits the chains' keys) and the chunk, or reads them from
     # the disk cache; host arrays reach the device without eager jnp ops (devices._to_device, numpy
     # inputs to pmap).  Before that, a TB2 fit compiled 27 programs, one per array shape.

@@ -1,4 +1,4 @@
-"""The scale moves' closed-form potential (issues 21 and 15: ``parameterisation.SCALE_LEVERS``
+"""The scale moves' closed-form potential (``parameterisation.SCALE_LEVERS``
 "incremental") is the potential.
 
 The scale-move loop (parameterisation item 7) evaluates each proposal's potential from per-level

@@ -98,7 +98,7 @@ def test_projected_draws_scale_with_the_ess_shortfall():
 def test_settings_defaults_depend_on_the_rule():
     fixed = SamplerSettings(stop="fixed")
     assert (fixed.stop, fixed.draws, fixed.max_draws, fixed.max_seconds) == ("fixed", 700, None, None)
-    gate = SamplerSettings()  # the gate is the default rule (issue 21)
+    gate = SamplerSettings()  # the gate is the default rule
     assert (gate.stop, gate.draws, gate.max_draws, gate.max_seconds, gate.check_every) == ("gate", 200, 4000, None, 50)
     assert gate == SamplerSettings(stop="gate")
     assert SamplerSettings(stop="gate", draws=5000).max_draws == 5000
@@ -236,7 +236,7 @@ def test_a_hard_fit_runs_on_to_the_ceiling_and_says_so(tmp_path):
 
 
 def test_ddr_fit_by_default_stops_by_the_gate_and_says_so(tmp_path, capsys):
-    """``ddr fit`` without --stop runs by the gate (the default since issue 21): its JSON carries the rule
+    """``ddr fit`` without --stop runs by the gate (the default run length): its JSON carries the rule
     and the ceiling in ``settings`` and the stop note, the text names where it stopped, the cache key
     differs from the fixed rule's, and a cache hit reads the rule back."""
     import json

@@ -12,7 +12,7 @@ One record per sample and epoch
   name (``inspect_evals/gpqa_diamond``);
 * **task**: the sample id;
 * **model**: the log's model, through the subject-id conventions
-  (:mod:`.conventions`): Inspect writes ``<provider>/<model>``
+  (:mod:`..subject_ids.conventions`): Inspect writes ``<provider>/<model>``
   (``openai/gpt-4o``) and the provider says how the model was reached, not
   which it is, so ``gpt-4o``; the provider is kept in provenance.  An alias
   file (``aliases=``) renames models as in :mod:`.pyirt`;
@@ -221,7 +221,7 @@ def read(path: str | Path, *, benchmark: str | None = None, scaffold: str | None
         check_log_size(f, max_member_mb, max_total_mb)
     read_header, read_summaries = _inspect_api(path)
     issues: list[CorpusIssue] = list(ignored_options(path, FORMAT, other))
-    from .conventions import build_stack
+    from ..subject_ids.conventions import build_stack
     from .pyirt import load_aliases
 
     stack = build_stack(load_aliases(aliases) if aliases else None, "given" if aliases else "none (no file)")
