@@ -35,6 +35,7 @@ from ..core.model.formula import PRESET_FORMULAS, HalfStudentT, StudentT
 from ..core.model.posterior import SamplerSettings
 from ..core.model.stopping import GATE_PHASE
 from ..core.session import AnalysisState, SessionError
+from .committed_edits import commit_on_finish, write_back, write_text_back
 
 #: Model choices: the presets of core.model.formula, then a free formula.
 FORMULA = "formula"
@@ -148,6 +149,9 @@ class ModelPanel(QWidget):
         self.draws_spin, self.warmup_spin = ispin(1, 100_000, 100), ispin(0, 100_000, 100)
         self.chains_spin, self.seed_spin = ispin(1, 64), ispin(0, 2**31 - 1)
         self.accept_spin = dspin(0.5, 0.99, 0.01)
+        # a typed number reaches the state once, on Enter or focus out (gui/committed_edits.py)
+        commit_on_finish(self.sigma_df, self.sigma_scale, self.intercept_scale, self.draws_spin, self.warmup_spin,
+                         self.chains_spin, self.seed_spin, self.accept_spin)
         self.stop_box = QComboBox()
         for label, value in (("Until converged (convergence gate)", "gate"), ("Fixed number of draws", "fixed")):
             self.stop_box.addItem(label, value)
@@ -329,11 +333,11 @@ class ModelPanel(QWidget):
             self.object_box.setCurrentIndex(max(0, self.object_box.findData(st.object_of_measurement)))
             if st.model in PRESET_FORMULAS:
                 self.model_box.setCurrentIndex(self.model_box.findData(st.model))
-                self.formula_edit.setText(PRESET_FORMULAS[st.model])
+                write_text_back(self.formula_edit, PRESET_FORMULAS[st.model])
                 self.formula_edit.setEnabled(False)
             else:
                 self.model_box.setCurrentIndex(self.model_box.findData(FORMULA))
-                self.formula_edit.setText(st.model)
+                write_text_back(self.formula_edit, st.model)
                 self.formula_edit.setEnabled(True)
             try:
                 spec = st.model_spec()
@@ -341,17 +345,17 @@ class ModelPanel(QWidget):
             except (ValueError, SessionError) as exc:
                 self.formula_view.setText(str(exc))
             pri = st.model_priors()
-            self.sigma_df.setValue(pri.sigma.df)
-            self.sigma_scale.setValue(pri.sigma.scale)
-            self.intercept_scale.setValue(pri.intercept.scale)
+            write_back(self.sigma_df, pri.sigma.df)
+            write_back(self.sigma_scale, pri.sigma.scale)
+            write_back(self.intercept_scale, pri.intercept.scale)
             s = st.sampler_settings()
             self.stop_box.setCurrentIndex(max(0, self.stop_box.findData(s.stop)))
             self.draws_label.setText("Draws per chain (at least)" if s.stop == "gate" else "Draws per chain")
-            self.draws_spin.setValue(s.draws)
-            self.warmup_spin.setValue(s.warmup)
-            self.chains_spin.setValue(s.chains)
-            self.seed_spin.setValue(s.seed)
-            self.accept_spin.setValue(s.target_accept)
+            write_back(self.draws_spin, s.draws)
+            write_back(self.warmup_spin, s.warmup)
+            write_back(self.chains_spin, s.chains)
+            write_back(self.seed_spin, s.seed)
+            write_back(self.accept_spin, s.target_accept)
             self.device_box.setCurrentIndex(max(0, self.device_box.findData(s.device)))
             self.marginal_box.setCurrentIndex(max(0, self.marginal_box.findData(s.marginalise)))
             self.nodes_box.setCurrentIndex(max(0, self.nodes_box.findData(s.quadrature_nodes)))
