@@ -40,6 +40,7 @@ from PySide6.QtWidgets import (
 from ..core.corpus.issues import CorpusError
 from .workers import BackgroundTask
 from ..core.session import SIZE_FIELDS, AnalysisState, SessionError
+from .cached_fit import cached_fit_job, fit_outputs
 from .corpus_panel import CorpusPanel
 from .plots import GuiThreadGarbageCollector
 
@@ -73,12 +74,9 @@ FIT_IN_CHILD_PROCESS = os.environ.get("DDR_FIT_IN_PROCESS", "1") != "0"
 
 
 def _fit_job(corpus, spec, settings, cache_dir, use_cache):
-    """Worker-thread part of a fit (pure core, no Qt): returns the FitResult and everything the views need.
-
-    The D-study components, the rank draws and the observed design are computed here too, so the GUI
-    thread only draws.
-    """
-    from ..core.fitting import components_from_posterior, fit_corpus, theta_from_posterior
+    """Worker-thread part of a fit (pure core, no Qt): returns the FitResult and everything the views need
+    (:func:`~.cached_fit.fit_outputs`), so the GUI thread only draws."""
+    from ..core.fitting import fit_corpus
 
     def run(progress, cancel):
         t0 = time.perf_counter()
@@ -92,15 +90,7 @@ def _fit_job(corpus, spec, settings, cache_dir, use_cache):
         else:
             result = fit_corpus(corpus, spec, settings, cache_dir=cache_dir, use_cache=use_cache,
                                 progress=progress, cancel=cancel)
-        post = result.posterior
-        components = components_from_posterior(post)
-        ranks = {}
-        for obj in ("model", "system", "agent"):  # agent: the ddr preset's object (seed 003 Eq. 1)
-            try:
-                ranks[obj] = theta_from_posterior(post, obj)
-            except (ValueError, KeyError):  # no model (or model:scaffold) effects kept: no ranks of that kind
-                ranks[obj] = None
-        return {"result": result, "components": components, "ranks": ranks, "seconds": time.perf_counter() - t0}
+        return fit_outputs(result, t0)
 
     return run
 
@@ -381,6 +371,29 @@ class MainWindow(QMainWindow):
         self.previewer.follow(self.state)
         self.previewer.start()
         self.corpus_loaded.emit(corpus)
+        self.reopen_cached_fit()
+
+    def reopen_cached_fit(self) -> bool:
+        """Show the open corpus's cached fit of the state's model and sampler at once (looked up and read on
+        a worker; nothing is sampled).  Returns False when no look-up starts (no corpus, a job running)."""
+        if self.corpus is None or self._busy():
+            return False
+        try:  # quietly: a model the corpus cannot take is said when the user presses Fit
+            ready = self.state.model_spec(), self.state.sampler_settings()
+            ready[0].validate(self.corpus.table.columns)
+        except (ValueError, SessionError):
+            return False
+        corpus = self.corpus
+
+        def done(out) -> None:
+            if out is None or self.corpus is not corpus or self._busy() or self.fit_result is not None:
+                return  # nothing cached, or the user moved on (another corpus, a fit of their own)
+            self.model_panel.append_log(f"A fit of {ready[0].formula} with these settings is in the cache")
+            self._on_fit_done(out)
+
+        self._jobs.append(BackgroundTask(cached_fit_job(corpus, *ready, self.cache_dir), on_done=done,
+                                         on_error=lambda _exc: None, parent=self))  # unreadable: Fit refits
+        return True
 
     # -- issue 20: column mapping and subject ids (gui/import_dialog.py) ------------------------------
     def _offer_column_mapping(self, path: Path, fmt: str | None, exc: CorpusError):
