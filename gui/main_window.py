@@ -1155,24 +1155,24 @@ class MainWindow(QMainWindow):
             return plan_sheet_analyses(corpus, post, cache_dir=cache_dir)
 
         def done(plan) -> None:
-            from ..core.formatting import fmt_duration
+            if plan.runs_by_default:
+                self.export_ddr_sheet(path, analyses="auto", plan=plan)
+                return
+            # over the budget: buttons that say what they run and for how long (gui/sheet_export_dialog.py)
+            from .sheet_export_dialog import sheet_analyses_question
 
-            mode = "auto"
-            if not plan.runs_by_default:  # over the budget: offer the run with its estimate
-                run = plan.within_budget()
-                no = (f"No: run only {' and '.join(run)} (estimated {fmt_duration(plan.part(run).total_seconds)}); "
-                      f"the sheet says \"not run\" for {', '.join(plan.beyond_budget())}." if run else
-                      "No: the sheet says \"not run\" for difficulty and hold-out.")
-                answer = QMessageBox.question(self, "Run the sheet's analyses?",
-                                              f"The DDR sheet's {plan.describe()}, over the 15-minute default.\n\n"
-                                              f"Yes: run them all, then write the sheet.\n{no}\n"
-                                              "Cancel: no sheet now.",
-                                              QMessageBox.Yes | QMessageBox.No | QMessageBox.Cancel, QMessageBox.No)
-                if answer == QMessageBox.Cancel:
+            box, meaning = sheet_analyses_question(self, plan)
+
+            def answered(button) -> None:
+                mode = meaning.get(button)
+                if mode is None:
                     self.statusBar().showMessage("The DDR sheet was not written")
                     return
-                mode = "run" if answer == QMessageBox.Yes else "auto"  # auto: those within the budget, if any
-            self.export_ddr_sheet(path, analyses=mode, plan=plan)
+                self.export_ddr_sheet(path, analyses=mode, plan=plan)
+
+            box.buttonClicked.connect(answered)
+            self.sheet_question = box
+            box.open()
 
         def failed(exc: BaseException) -> None:  # no estimate: the sheet is written without the analyses
             self.model_panel.append_log(f"DDR sheet: its analyses could not be estimated ({exc}); written without them")
