@@ -47,17 +47,6 @@ from .plots import GuiThreadGarbageCollector
 #: Tab titles, in order.
 TABS = ("Corpus", "Model", "Variance components", "D-study", "Ranks", "Diagnostics", "Analyses", "Methods",
         "Failure modes", "Frontier", "Capability")
-#: What the Analyses and Methods tabs say before they have a result for the open corpus.
-ANALYSES_EMPTY = ("Difficulty-conditional and held-out reliability and PSIS-LOO refit the model many times: "
-                  "Analysis > Run difficulty, held-out and LOO analyses.")
-METHODS_EMPTY = ("Variance shares from Henderson, REML, Laplace, the Bayesian GLMM and LMM, and DISCO side by side: "
-                 "Analysis > Compare estimators.")
-FAILURES_EMPTY = ("Where agents differ against where failures appear, per error category (needs an "
-                  "error_category column): Analysis > Failure modes.")
-FRONTIER_EMPTY = ("The best agent per task among models released by each quarter (needs release dates): "
-                  "Analysis > Frontier over time.")
-CAPABILITY_EMPTY = ("A capability scale (Rasch and 2PL) across benchmarks and the transfer of rankings between "
-                    "them: Analysis > Capability scale and transfer.")
 #: Recent corpora remembered in the settings.
 MAX_RECENT = 8
 #: Name of the analysis saved on close, beside the settings file.
@@ -235,11 +224,11 @@ class MainWindow(QMainWindow):
             "Ranks": _Slot(_placeholder("Ranks need the latent model effects of a posterior fit.")),
             "Model": _Slot(self.model_panel),
             "Diagnostics": _Slot(_placeholder("Convergence diagnostics appear here once a fit has run.")),
-            "Analyses": _Slot(_placeholder(ANALYSES_EMPTY)),
-            "Methods": _Slot(_placeholder(METHODS_EMPTY)),
-            "Failure modes": _Slot(_placeholder(FAILURES_EMPTY)),
-            "Frontier": _Slot(_placeholder(FRONTIER_EMPTY)),
-            "Capability": _Slot(_placeholder(CAPABILITY_EMPTY)),
+            "Analyses": _Slot(QWidget()),  # a start page (gui/analysis_start_pages.py)
+            "Methods": _Slot(QWidget()),  # a start page (gui/analysis_start_pages.py)
+            "Failure modes": _Slot(QWidget()),  # a start page (gui/analysis_start_pages.py)
+            "Frontier": _Slot(QWidget()),  # a start page (gui/analysis_start_pages.py)
+            "Capability": _Slot(QWidget()),  # a start page (gui/analysis_start_pages.py)
         }
         for name in TABS:
             self.tabs.addTab(self._slots[name], name)
@@ -302,6 +291,15 @@ class MainWindow(QMainWindow):
         self.typed_components_action = QAction("D-study from &typed components...", self,
                                                triggered=self._on_typed_components)
         analysis.addAction(self.typed_components_action)
+        from .analysis_start_pages import StartPages
+
+        self.start_pages = StartPages(self, {"analyses": lambda: self.start_analyses(),
+                                             "methods": lambda: self.start_methods(),
+                                             "failure-modes": lambda: self.start_issue19("failure-modes"),
+                                             "frontier": lambda: self.start_issue19("frontier"),
+                                             "capability": lambda: self.start_capability()},
+                                      {"failure-modes": self.failure_action, "frontier": self.frontier_action})
+        self.start_pages.reset()
         self.device_label = QLabel("device: detecting\u2026")
         self.statusBar().addPermanentWidget(self.device_label)
         self.statusBar().showMessage("Ready")
@@ -681,6 +679,7 @@ class MainWindow(QMainWindow):
                           "run them again for this fit (Analysis menu)")
         t0 = time.perf_counter()
         self.show_fit(out)
+        self.start_pages.refresh_estimates()  # the analyses' estimates scale with this fit
         self.show_seconds = time.perf_counter() - t0
         mp.append_log(f"Views drawn in {self.show_seconds * 1e3:.0f} ms")
         self.fit_finished.emit(result)
@@ -902,13 +901,9 @@ class MainWindow(QMainWindow):
             self.model_panel.append_log("Stopped: a new corpus was opened")
             self.model_panel.finish("cancelled")
         self.analyses_panel = self.methods_panel = None
-        self._slots["Analyses"].replace(_placeholder(ANALYSES_EMPTY))
-        self._slots["Methods"].replace(_placeholder(METHODS_EMPTY))
         self.issue19_panels = {}
-        self._slots["Failure modes"].replace(_placeholder(FAILURES_EMPTY))
-        self._slots["Frontier"].replace(_placeholder(FRONTIER_EMPTY))
         self.capability_panel = None
-        self._slots["Capability"].replace(_placeholder(CAPABILITY_EMPTY))
+        self.start_pages.reset()  # each tab: its run button and estimate, or why the corpus cannot support it
 
     # -- the method comparison ------------------------------------------------------------
     def start_methods(self, lmm_settings=None) -> bool:
