@@ -304,8 +304,10 @@ class MainWindow(QMainWindow):
         self.statusBar().addPermanentWidget(self.device_label)
         self.statusBar().showMessage("Ready")
         geometry = self.settings.value("window/geometry")
-        if isinstance(geometry, QByteArray) and not geometry.isEmpty():
-            self.restoreGeometry(geometry)
+        if not (isinstance(geometry, QByteArray) and not geometry.isEmpty() and self.restoreGeometry(geometry)):
+            from .window_size import apply_default_size
+
+            apply_default_size(self)  # first start: most of the screen (the size is saved on close)
         self._detect_device()
 
     # -- compatibility: the corpus widgets live in the corpus panel --------------------------
