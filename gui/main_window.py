@@ -329,8 +329,11 @@ class MainWindow(QMainWindow):
 
         def failed(exc: BaseException) -> None:
             if isinstance(exc, CorpusError):
-                self._on_failed(str(exc))
-                self._offer_column_mapping(path, fmt, exc)  # a table with other column names: say which is which
+                # a table with other column names: the dialog asks which is which; no failure is said meanwhile
+                if self._offer_column_mapping(path, fmt, exc) is None:
+                    self._on_failed(str(exc))
+                else:
+                    self._on_choosing_columns(path, str(exc))
             else:  # any failure must reach the user, not kill the app
                 self._on_failed(f"{path}: {type(exc).__name__}: {exc}")
 
@@ -430,6 +433,16 @@ class MainWindow(QMainWindow):
         self.id_dialog = dialog
         dialog.open()
         return dialog
+
+    def _on_choosing_columns(self, path: Path, message: str) -> None:
+        """The column dialog is open: the status bar says what to do, not that the file failed."""
+        self.loading = False
+        self._pending_state = None
+        self.statusBar().showMessage(f"Choose which column of {Path(path).name} is which; "
+                                     "the previous corpus stays loaded until then.")
+        self.column_dialog.rejected.connect(lambda: self.statusBar().showMessage(
+            f"{Path(path).name} was not opened: its columns were not chosen."))
+        self.load_failed.emit(message)
 
     def _on_failed(self, message: str) -> None:
         # The corpus the user had stays loaded: a bad file never costs them their work.
