@@ -38,6 +38,7 @@ from PySide6.QtWidgets import (
 )
 
 from ..core.corpus.issues import CorpusError
+from ..core.formatting import fmt_device
 from .workers import BackgroundTask
 from ..core.session import SIZE_FIELDS, AnalysisState, SessionError
 from .cached_fit import cached_fit_job, fit_outputs
@@ -674,10 +675,10 @@ class MainWindow(QMainWindow):
             mp.append_log(f"Cache: {result.cache_problem}")
         if result.from_cache:
             mp.append_log(f"Reopened the cached fit {result.cache_path} in {out['seconds']:.2f} s "
-                          f"(sampled on {post.device} in {post.wall_seconds:.1f} s)")
+                          f"(sampled on {fmt_device(post.device)} in {post.wall_seconds:.1f} s)")
             mp.finish("reopened from the cache")
         else:
-            mp.append_log(f"Sampled on {post.device} in {post.wall_seconds:.1f} s; "
+            mp.append_log(f"Sampled on {fmt_device(post.device)} in {post.wall_seconds:.1f} s; "
                           + ", ".join(f"{'CPU of warmup and sampling' if k == 'cpu_run' else k} {v:.1f} s"
                                       for k, v in post.timings.items()))
             if result.cache_path:
@@ -991,7 +992,7 @@ class MainWindow(QMainWindow):
         result = self.fit_result
         post = result.posterior
         diag = post.diagnostics
-        info = {"device": post.device, "wall time": f"{post.wall_seconds:.1f} s",
+        info = {"device": fmt_device(post.device), "wall time": f"{post.wall_seconds:.1f} s",
                 "settings": ", ".join(f"{k}={getattr(post.settings, k)}" for k in
                                       ("chains", "warmup", "draws", "seed", "target_accept")),
                 "model": post.spec.formula,

@@ -72,8 +72,14 @@ def detect_device() -> str:
         gpus = []
     if gpus:
         return f"GPU: {gpus[0].device_kind} ({len(gpus)} device{'s' if len(gpus) > 1 else ''})"
+    import os
+
+    from ..core.formatting import fmt_device
+
     cpus = jax.devices("cpu")
-    return f"CPU ({len(cpus)} JAX device{'s' if len(cpus) > 1 else ''}; no GPU visible to JAX)"
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    # one JAX device per chain: "4 JAX devices" on 2 cores is 4 chains sharing them, said so
+    return fmt_device(f"cpu x{len(cpus)}", cores) + " (no GPU visible to JAX)"
 
 
 class ModelPanel(QWidget):

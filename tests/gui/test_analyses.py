@@ -216,3 +216,30 @@ def test_the_export_dialog_buttons_say_what_they_run_and_for_how_long(qtbot, tmp
     with qtbot.waitSignal(w.sheet_written, timeout=300_000):
         _button(w.sheet_question, "Run only difficulty and LOO").click()
     assert (tmp_path / "menu.pdf").exists() and set(w.analyses) == {"difficulty", "loo"}
+
+
+def test_bad_pareto_k_comes_with_a_warning_and_advice(qtbot):
+    """821 bad and 95 very bad Pareto k (TB2's PSIS-LOO): the Analyses and Diagnostics tabs warn and advise."""
+    import pandas as pd
+
+    from ddr_explorer.core.model.diagnostics import Diagnostics
+    from ddr_explorer.gui.diagnostics_panel import DiagnosticsPanel
+
+    loo = {"n_cells": 7209, "good": 6293, "bad": 821, "very_bad": 95, "elpd_loo": -9000.0, "elpd_se": 60.0,
+           "p_loo": 900.0, "max_pareto_k": 1.6, "from_cache": True}
+    panel = AnalysesPanel({"loo": loo})
+    qtbot.addWidget(panel)
+    text = panel.summary.text()
+    assert "916 of 7,209 cells (13%) have Pareto k above 0.7" in text and "K-fold cross-validation" in text
+    terms = ["mu", "task", "model", "scaffold", "task:model", "task:scaffold", "model:scaffold"]
+    table = pd.DataFrame({"mean": 1.0, "sd": 0.1, "r_hat": 1.001, "ess_bulk": 900.0, "ess_tail": 800.0}, index=terms)
+    diag = Diagnostics(table=table, divergences=0, ebfmi=np.array([0.9, 0.9]), converged=True, n_draws=800)
+    dp = DiagnosticsPanel(diag, {"device": "CPU"}, None, loo)
+    qtbot.addWidget(dp)
+    dp.resize(1280, 720)
+    dp.show()
+    qtbot.waitExposed(dp)
+    assert "warning: 916 of 7,209 cells" in dp.verdict.text()
+    # every row of the table is on screen (it showed 3 of 6)
+    t = dp.table
+    assert t.rowViewportPosition(len(terms) - 1) + t.rowHeight(len(terms) - 1) <= t.viewport().height()
