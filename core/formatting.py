@@ -355,6 +355,8 @@ def fmt_device(device, cores: int | None = None) -> str:
     if text.startswith("cpu x") and text[len("cpu x"):].isdigit():
         n = int(text[len("cpu x"):])
         chains = f"{n} chain{'s' if n != 1 else ''}"
+        if n == 1:
+            return "CPU, 1 chain"
         if cores is None:
             return f"CPU, {chains} in parallel (one JAX device each)"
         return f"CPU, {chains} in parallel on {cores} core{'s' if cores != 1 else ''}"
