@@ -632,6 +632,7 @@ class MainWindow(QMainWindow):
         spec, settings = ready
         mp.message.setText("")
         mp.set_running(True)
+        mp.start_whole_eta(settings, self.settings)  # one ETA for compile, warmup and sampling
         self.fit_action.setEnabled(False)
         self.cancel_action.setEnabled(True)
         mp.append_log(f"Fitting {spec.formula}")

@@ -121,6 +121,8 @@ class ModelPanel(QWidget):
         self._syncing = False
         self._phase = None
         self._t0 = None
+        self.fit_eta = None  # the whole fit's ETA while a fit runs (gui/fit_eta.py)
+        self._eta_store = None
 
         self.object_box = QComboBox()
         self.object_box.addItem("Model (ranked across scaffolds)", "model")
@@ -437,8 +439,20 @@ class ModelPanel(QWidget):
             self.progress.setFormat("starting\u2026")
             self.eta_label.setText("")
 
+    def start_whole_eta(self, settings, store) -> None:
+        """A fit starts: its ETA covers compile, warmup and sampling together, calibrated by the last fit's
+        measurements in ``store`` (a ``QSettings``); ``settings`` are the fit's sampler settings."""
+        from .fit_eta import WholeFitEta, calibration
+
+        compile_s, pace = calibration(store)
+        self.fit_eta = WholeFitEta(settings.warmup, settings.draws, compile_s, pace)
+        self._eta_store = store
+
     def show_progress(self, phase: str, i: int, total: int, eta=None) -> None:
-        """Draw one progress report of the sampler (``progress(phase, iteration, total, eta_seconds)``)."""
+        """Draw one progress report of the sampler (``progress(phase, iteration, total, eta_seconds)``);
+        during a fit the ETA is the whole fit's (:meth:`start_whole_eta`)."""
+        if self.fit_eta is not None:
+            eta = self.fit_eta.report(phase, i, total, eta)
         words = PHASES.get(phase, phase)
         if phase != self._phase:
             self._phase = phase
@@ -458,6 +472,13 @@ class ModelPanel(QWidget):
 
     def finish(self, text: str) -> None:
         """The fit ended (done, cached, cancelled or failed): stop the bar and say how."""
+        est, self.fit_eta = self.fit_eta, None
+        if est is not None and text == "done":  # a sampled fit: how good the estimate was, and the new pace
+            line = est.check_line()
+            if line:
+                self.append_log(line)
+            if self._eta_store is not None:
+                est.remember(self._eta_store)
         self.set_running(False)
         self.progress.setRange(0, 1)
         self.progress.setValue(1 if text.startswith(("done", "reopened")) else 0)
