@@ -22,8 +22,9 @@ from pathlib import Path
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-#: Window size of every screenshot.
-SIZE = (1280, 820)
+#: Window size of every screenshot: the app's first size on a 1920 x 1080 screen (gui/window_size.py; the
+#: offscreen platform's own screen is 800 x 600).  ``--size 1280x800`` shoots the smallest size tested.
+DEFAULT_SCREEN = (1920, 1050)
 
 
 def _shoot_dialogs(ComponentsEntryDialog, shoot) -> None:  # noqa: N803 - the class, imported after QApplication
@@ -62,6 +63,7 @@ def main(argv=None) -> int:
     ap.add_argument("--splits", type=int, default=3, help="held-out splits")
     ap.add_argument("--tabs", help="only these tabs, comma-separated (e.g. D-study); default every tab (the issue-19 "
                     "tabs are shot with their own data by make_issue19_screenshots.py and make_capability_shots.py)")
+    ap.add_argument("--size", help="window size WxH (default: the app's default on a 1920 x 1080 screen)")
     ap.add_argument("--dialogs-only", action="store_true",
                     help="only the typed-components dialog shots (no fit): components-entry*.png")
     args = ap.parse_args(argv)
@@ -100,8 +102,14 @@ def main(argv=None) -> int:
     if args.dialogs_only:
         _shoot_dialogs(ComponentsEntryDialog, shoot)
         return 0
+    from PySide6.QtCore import QSize
+
+    from ddr_explorer.gui.window_size import default_window_size
+
+    size = (tuple(int(v) for v in args.size.lower().split("x")) if args.size else
+            default_window_size(QSize(*DEFAULT_SCREEN)).toTuple())
     window = MainWindow()
-    window.resize(*SIZE)
+    window.resize(*size)
     window.show()
     if args.cache is not None:
         window.cache_dir = args.cache
