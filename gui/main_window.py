@@ -771,6 +771,7 @@ class MainWindow(QMainWindow):
             return False
         spec, settings = ready
         corpus, cache, which = self.corpus, self.cache_dir, list(which)
+        started = time.perf_counter()  # the time taken goes to the log, beside the estimate the sheet logged
         post = None if self.fit_result is None else self.fit_result.posterior
 
         def job(progress, cancel):
@@ -789,7 +790,7 @@ class MainWindow(QMainWindow):
 
             self.fit_action.setEnabled(True)
             self.cancel_action.setEnabled(False)
-            mp.append_log("Analyses done: " + ", ".join(results))
+            mp.append_log(f"Analyses done in {time.perf_counter() - started:.1f} s: " + ", ".join(results))
             mp.finish("done")
             if set(results) <= {"capability", "transfer"}:  # the Capability tab; the other analyses stay
                 from .capability_panel import CapabilityPanel
