@@ -41,4 +41,34 @@ def cached_fit_job(corpus, spec, settings, cache_dir):
     return run
 
 
-__all__ = ["cached_fit_job", "fit_outputs"]
+def reopen_cached_fit(window) -> bool:
+    """Show ``window``'s open corpus's cached fit of its state's model and sampler at once (looked up and read
+    on a worker; nothing is sampled): the window's ``_on_fit_done`` draws it as any fit's end.
+
+    Returns False when no look-up starts (no corpus, a job running, a model the corpus cannot take: that
+    is said when the user presses Fit).
+    """
+    from ..core.session import SessionError
+    from .workers import BackgroundTask
+
+    if window.corpus is None or window._busy():
+        return False
+    try:
+        spec, settings = window.state.model_spec(), window.state.sampler_settings()
+        spec.validate(window.corpus.table.columns)
+    except (ValueError, SessionError):
+        return False
+    corpus = window.corpus
+
+    def done(out) -> None:
+        if out is None or window.corpus is not corpus or window._busy() or window.fit_result is not None:
+            return  # nothing cached, or the user moved on (another corpus, a fit of their own)
+        window.model_panel.append_log(f"A fit of {spec.formula} with these settings is in the cache")
+        window._on_fit_done(out)
+
+    window._jobs.append(BackgroundTask(cached_fit_job(corpus, spec, settings, window.cache_dir), on_done=done,
+                                       on_error=lambda _exc: None, parent=window))  # unreadable: Fit refits it
+    return True
+
+
+__all__ = ["cached_fit_job", "fit_outputs", "reopen_cached_fit"]

@@ -41,7 +41,7 @@ from ..core.corpus.issues import CorpusError
 from ..core.formatting import fmt_device
 from .workers import BackgroundTask
 from ..core.session import SIZE_FIELDS, AnalysisState, SessionError
-from .cached_fit import cached_fit_job, fit_outputs
+from .cached_fit import fit_outputs, reopen_cached_fit
 from .corpus_panel import CorpusPanel
 from .plots import GuiThreadGarbageCollector
 
@@ -378,26 +378,8 @@ class MainWindow(QMainWindow):
         self.reopen_cached_fit()
 
     def reopen_cached_fit(self) -> bool:
-        """Show the open corpus's cached fit of the state's model and sampler at once (looked up and read on
-        a worker; nothing is sampled).  Returns False when no look-up starts (no corpus, a job running)."""
-        if self.corpus is None or self._busy():
-            return False
-        try:  # quietly: a model the corpus cannot take is said when the user presses Fit
-            ready = self.state.model_spec(), self.state.sampler_settings()
-            ready[0].validate(self.corpus.table.columns)
-        except (ValueError, SessionError):
-            return False
-        corpus = self.corpus
-
-        def done(out) -> None:
-            if out is None or self.corpus is not corpus or self._busy() or self.fit_result is not None:
-                return  # nothing cached, or the user moved on (another corpus, a fit of their own)
-            self.model_panel.append_log(f"A fit of {ready[0].formula} with these settings is in the cache")
-            self._on_fit_done(out)
-
-        self._jobs.append(BackgroundTask(cached_fit_job(corpus, *ready, self.cache_dir), on_done=done,
-                                         on_error=lambda _exc: None, parent=self))  # unreadable: Fit refits
-        return True
+        """Show the open corpus's cached fit at once (:func:`~.cached_fit.reopen_cached_fit`)."""
+        return reopen_cached_fit(self)
 
     # -- issue 20: column mapping and subject ids (gui/import_dialog.py) ------------------------------
     def _offer_column_mapping(self, path: Path, fmt: str | None, exc: CorpusError):
