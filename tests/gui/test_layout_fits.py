@@ -16,7 +16,7 @@ pytest.importorskip("pyqtgraph")
 pytestmark = pytest.mark.gui
 
 from PySide6.QtCore import QSize  # noqa: E402
-from PySide6.QtWidgets import QAbstractScrollArea, QLabel, QPlainTextEdit, QScrollArea, QTableView  # noqa: E402
+from PySide6.QtWidgets import QLabel, QPlainTextEdit, QScrollArea, QTableView  # noqa: E402
 
 from ddr_explorer.core.files import demo_corpus_path  # noqa: E402
 from ddr_explorer.core.reliability import VarianceComponents  # noqa: E402
@@ -71,8 +71,6 @@ def cut_widgets(root) -> list[str]:
 
 @pytest.fixture(scope="module")
 def window_1280(qapp):
-    from pytestqt.qtbot import QtBot  # noqa: F401 - the qapp fixture's plugin
-
     w = MainWindow()
     w.resize(1280, 800)
     w.show()
