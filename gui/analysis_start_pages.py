@@ -145,6 +145,8 @@ class StartPages:
         self.starters = starters
         self.actions = actions or {}
         self.plan_task = None
+        #: Core's plan of the Analyses button's job, once made (its ETA starts from it).
+        self.plan = None
 
     def page(self, tab: str) -> StartPage | None:
         """The start page shown on ``tab`` (None once a result replaced it)."""
@@ -170,6 +172,7 @@ class StartPages:
         """Each start page's time estimate from the current fit (the Analyses plan on a worker)."""
         from .workers import BackgroundTask
 
+        self.plan = None  # a plan belongs to the fit and corpus it was made for
         fit = self.window.fit_result
         post = None if fit is None else fit.posterior
         for tab in START_PAGES:
@@ -182,8 +185,8 @@ class StartPages:
             elif name == "frontier":
                 page.set_estimate("a few seconds (a bootstrap over the corpus; no model fit)")
             elif name == "analyses":
-                page.set_estimate("time estimated once the model is fitted (run now, it fits the model first)" if post is None
-                                  else "estimating the time\u2026")
+                page.set_estimate("time estimated once the model is fitted (run now, it fits the model first)"
+                                  if post is None else "estimating the time\u2026")
             else:
                 page.set_estimate("several fits of their own" + (f", each about {fmt_duration(post.wall_seconds)} "
                                                                    "like the current fit" if post else ""))
@@ -193,6 +196,8 @@ class StartPages:
         corpus = self.window.corpus
 
         def done(plan) -> None:
+            if self.window.corpus is corpus:
+                self.plan = plan
             shown = self.page("Analyses")
             if shown is not None and self.window.corpus is corpus:
                 shown.set_estimate(plan_estimate_text(plan))
@@ -206,4 +211,5 @@ class StartPages:
                                         on_done=done, on_error=failed, parent=self.window)
 
 
-__all__ = ["START_PAGES", "StartPage", "StartPages", "StartSpec", "analyses_plan_job", "fit_estimate_text", "plan_estimate_text"]
+__all__ = ["START_PAGES", "StartPage", "StartPages", "StartSpec", "analyses_plan_job", "fit_estimate_text",
+           "plan_estimate_text"]

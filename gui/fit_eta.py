@@ -104,6 +104,36 @@ class WholeFitEta:
             settings.setValue(PACE_KEY, float(self.measured_pace))
 
 
+class PlannedJobEta:
+    """One ETA for a job of refits that core priced beforehand (:class:`~ddr_explorer.core.analyses.defaults.
+    AnalysesPlan`): the plan's seconds left at the start, the job's own pace as its refits finish.
+
+    The batch's pace alone (refits done over time spent) climbed while a slow refit ran and said nothing
+    during the first compile; the plan alone ignores how this run is going.  Weighted by the share of the job
+    done, the ETA starts at the plan and ends at the pace.
+    """
+
+    def __init__(self, total_seconds: float, clock=time.perf_counter):
+        self.total_seconds = float(total_seconds)
+        self.clock = clock
+        self.t0 = clock()
+
+    def report(self, phase: str, i: int, total: int, eta) -> float | None:
+        elapsed = self.clock() - self.t0
+        planned_left = max(self.total_seconds - elapsed, 0.0)
+        if eta is None or not total:
+            return planned_left
+        w = min(max(i / total, 0.0), 1.0)
+        return (1.0 - w) * planned_left + w * float(eta)
+
+    def check_line(self) -> str:
+        return (f"ETA check: estimated {self.total_seconds:.1f} s for the whole job (the plan made before it); "
+                f"it took {self.clock() - self.t0:.1f} s")
+
+    def remember(self, settings) -> None:
+        """Nothing to store: the plan is core's, priced from the fit's own timings."""
+
+
 def calibration(settings) -> tuple[float | None, float | None]:
     """``(compile_seconds, seconds_per_iteration)`` the last fit stored in ``settings`` (None when absent)."""
     def num(key):
@@ -116,4 +146,4 @@ def calibration(settings) -> tuple[float | None, float | None]:
     return num(COMPILE_KEY), num(PACE_KEY)
 
 
-__all__ = ["COMPILE_KEY", "PACE_KEY", "WholeFitEta", "calibration"]
+__all__ = ["COMPILE_KEY", "PACE_KEY", "PlannedJobEta", "WholeFitEta", "calibration"]

@@ -294,7 +294,7 @@ class MainWindow(QMainWindow):
         analysis.addAction(self.typed_components_action)
         from .analysis_start_pages import StartPages
 
-        self.start_pages = StartPages(self, {"analyses": lambda: self.start_analyses(),
+        self.start_pages = StartPages(self, {"analyses": lambda: self.start_analyses(plan=self.start_pages.plan),
                                              "methods": lambda: self.start_methods(),
                                              "failure-modes": lambda: self.start_issue19("failure-modes"),
                                              "frontier": lambda: self.start_issue19("frontier"),
@@ -741,11 +741,12 @@ class MainWindow(QMainWindow):
         return self.start_analyses(which=("capability", "transfer"), options=options)
 
     def start_analyses(self, which=("difficulty", "heldout", "loo"), n_splits: int = 10, n_strata: int = 4,
-                       options: dict | None = None) -> bool:
+                       options: dict | None = None, plan=None) -> bool:
         """Run :func:`~ddr_explorer.core.analyses.run_analyses` on the worker (every fit through the cache).
 
         Progress, ETA, cancel and log are the Model tab's; the result fills the Analyses tab and the
-        Pareto k line of the Diagnostics tab.
+        Pareto k line of the Diagnostics tab.  ``plan``: core's estimate of exactly this job, when made
+        (the ETA starts from it and the log compares it with the time taken).
         """
         mp = self.model_panel
         ready = self._job_inputs("Cannot run the analyses")
@@ -802,6 +803,8 @@ class MainWindow(QMainWindow):
             self.analyses_failed.emit(text)
 
         mp.set_running(True)
+        if plan is not None and set(plan.which) == set(which) and plan.total_seconds > 0:
+            mp.start_planned_eta(plan.total_seconds)
         self.fit_action.setEnabled(False)
         self.cancel_action.setEnabled(True)
         sizes = ([f"{n_splits} held-out splits"] if "heldout" in which else []) + \
@@ -1083,7 +1086,7 @@ class MainWindow(QMainWindow):
 
         self.analyses_finished.connect(finished)
         self.analyses_failed.connect(failed)
-        if not self.start_analyses(which=which, n_splits=plan.n_splits):
+        if not self.start_analyses(which=which, n_splits=plan.n_splits, plan=plan.part(which)):
             disconnect()
             return False
         self.model_panel.append_log(

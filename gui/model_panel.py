@@ -448,6 +448,12 @@ class ModelPanel(QWidget):
         self.fit_eta = WholeFitEta(settings.warmup, settings.draws, compile_s, pace)
         self._eta_store = store
 
+    def start_planned_eta(self, total_seconds: float) -> None:
+        """A job core priced starts (the sheet's analyses): its ETA starts at the plan (gui/fit_eta.py)."""
+        from .fit_eta import PlannedJobEta
+
+        self.fit_eta, self._eta_store = PlannedJobEta(total_seconds), None
+
     def show_progress(self, phase: str, i: int, total: int, eta=None) -> None:
         """Draw one progress report of the sampler (``progress(phase, iteration, total, eta_seconds)``);
         during a fit the ETA is the whole fit's (:meth:`start_whole_eta`)."""

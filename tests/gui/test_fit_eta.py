@@ -67,3 +67,29 @@ def test_model_tab_shows_the_whole_fit_eta_and_logs_the_check(qtbot, tmp_path):
     assert "ETA check: estimated" in panel.log_text() and "it took" in panel.log_text()
     compile_s, pace = calibration(store)
     assert compile_s is not None and pace == pytest.approx(0.1)
+
+
+def test_a_planned_job_starts_at_the_plan_and_ends_at_its_pace():
+    from ddr_explorer.gui.fit_eta import PlannedJobEta
+
+    clock = Clock()
+    est = PlannedJobEta(600.0, clock=clock)
+    clock.t = 30.0
+    assert est.report("difficulty - compile", 0, 24, None) == pytest.approx(570.0)  # compiling: the plan says
+    clock.t = 300.0
+    # half done; the pace says 500 s more, the plan 300 s: halfway between
+    assert est.report("heldout - refits", 12, 24, 500.0) == pytest.approx(0.5 * 300.0 + 0.5 * 500.0)
+    clock.t = 640.0
+    assert est.check_line() == ("ETA check: estimated 600.0 s for the whole job (the plan made before it); "
+                                "it took 640.0 s")
+
+
+def test_the_analyses_log_compares_the_plan_with_the_time_taken(qtbot):
+    panel = ModelPanel(AnalysisState())
+    qtbot.addWidget(panel)
+    panel.set_running(True)
+    panel.start_planned_eta(120.0)
+    panel.show_progress("difficulty - compile", 0, 5, None)
+    assert panel.eta_label.text() in ("ETA 2 min 00 s", "ETA 1 min 59 s")  # the plan, before any pace
+    panel.finish("done")
+    assert "ETA check: estimated 120.0 s for the whole job" in panel.log_text()
