@@ -49,6 +49,10 @@ PHASES = {"compile": "Compiling the model", "warmup": "Warmup", "sampling": "Sam
           GATE_PHASE: "Sampling until converged", "diagnostics": "Diagnostics"}
 
 
+#: Estimators that report evaluations of an optimiser against its budget (core.estimators: reml, laplace).
+OPTIMISERS = ("REML", "Laplace")
+
+
 def fmt_eta(seconds) -> str:
     """``"ETA 1 min 05 s"``; empty when the sampler gives no estimate yet."""
     if seconds is None or seconds != seconds or seconds < 0:
@@ -466,6 +470,16 @@ class ModelPanel(QWidget):
         if phase == "compile" and i < total:
             self.progress.setRange(0, 0)  # compilation reports no fraction: a busy bar
             self.progress.setFormat(words + "\u2026")
+        elif phase in OPTIMISERS and i >= total:
+            # an optimiser's last report: the next estimator starts (a Bayesian LMM compiles first, ~30 s
+            # without a report), so a busy bar rather than "4000 / 4000, ETA 0 s" standing still
+            self.progress.setRange(0, 0)
+            self.progress.setFormat(f"{words} done; the next estimator starts\u2026")
+            eta = None if self.fit_eta is None else eta
+        elif phase in OPTIMISERS:  # the total is the optimiser's budget of evaluations, not its length
+            self.progress.setRange(0, 0)
+            self.progress.setFormat(f"{words}: {int(i)} evaluations (at most {int(total)})")
+            eta = None if self.fit_eta is None else eta
         else:
             self.progress.setRange(0, max(1, int(total)))
             self.progress.setValue(int(i))

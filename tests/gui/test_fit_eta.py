@@ -93,3 +93,15 @@ def test_the_analyses_log_compares_the_plan_with_the_time_taken(qtbot):
     assert panel.eta_label.text() in ("ETA 2 min 00 s", "ETA 1 min 59 s")  # the plan, before any pace
     panel.finish("done")
     assert "ETA check: estimated 120.0 s for the whole job" in panel.log_text()
+
+
+def test_an_optimisers_budget_is_not_shown_as_its_length(qtbot):
+    """Compare estimators sat at "REML: 4000 / 4000, ETA 0 s" while the next estimator compiled."""
+    panel = ModelPanel(AnalysisState())
+    qtbot.addWidget(panel)
+    panel.set_running(True)
+    panel.show_progress("REML", 455, 4000, None)
+    assert panel.progress.format() == "REML: 455 evaluations (at most 4000)" and panel.eta_label.text() == ""
+    panel.show_progress("REML", 4000, 4000, 0.0)
+    assert panel.progress.format() == "REML done; the next estimator starts\u2026"
+    assert panel.progress.maximum() == 0 and panel.eta_label.text() == ""  # busy, no "ETA 0 s"
