@@ -291,6 +291,36 @@ def levels_mismatch(post, corpus) -> str | None:
     return None
 
 
+def cached_fit(corpus: Corpus, spec="per-benchmark", settings=None, *,
+               cache_dir: str | Path | None = None) -> FitResult | None:
+    """The fit :func:`fit_corpus` would reopen from the cache, or None when it would sample.
+
+    Read only: a missing, old or unreadable file gives None and is left for :func:`fit_corpus` to
+    report and replace.  The app calls it when a corpus opens, so a fit already made is shown at
+    once, without the user pressing Fit.
+    """
+    from .design.presets import supported_spec
+    from .model.formula import as_spec
+    from .model.sampler import SamplerSettings
+
+    check = supported_spec(corpus, as_spec(spec))  # the key is of the spec fit_corpus fits
+    settings = settings or SamplerSettings()
+    key = fit_key(corpus, check.spec, settings)
+    cache = FitCache(cache_dir or default_cache_dir())
+    if not cache.path_for(key).exists():
+        return None
+    entry, _problem = cache.load(key)
+    if entry is None:
+        return None
+    try:
+        post = posterior_from_entry(entry)
+    except (KeyError, TypeError, ValueError):
+        return None
+    if levels_mismatch(post, corpus) is not None:  # fit_corpus refits it, and says why
+        return None
+    return FitResult(post, key, cache.path_for(key), True, terms=check)
+
+
 # -- what the D-study, ranks and report take from a posterior -----------------------------
 # The one implementation: core/report/inputs.py imports these.  They read a posterior by
 # attribute (duck typing) and never import the sampler, so the report stays light and any

@@ -22,7 +22,7 @@ __all__ = [
     "fmt_coef", "fmt_interval", "fmt_estimate", "fmt_var", "fmt_pct", "fmt_n", "fmt_usd", "fmt_sig3", "fmt_prob",
     "fmt_duration",
     "fmt_r", "estimand_symbol", "fmt_design", "convergence_verdict", "object_noun", "FacetWords", "facet_words",
-    "plural",
+    "plural", "fmt_device",
 ]
 
 #: Symbols.
@@ -343,3 +343,22 @@ def run_length_text(settings: Mapping) -> str | None:
         ceil.append(f"{float(settings['max_seconds']):,.0f} s")
     return (f"run length by the gate (at least {fmt_n(settings.get('draws'))}"
             + "".join(f", {c}" for c in ceil) + ")")
+
+
+def fmt_device(device, cores: int | None = None) -> str:
+    """Where a fit ran, in words: ``"cpu x4"`` -> ``"CPU, 4 chains in parallel (one JAX device each)"``.
+
+    The sampler gives each chain its own JAX CPU device, so "4 JAX devices" on a 2-core machine means 4
+    chains sharing 2 cores, not 4 processors; ``cores`` (this machine's, when known) says so.
+    """
+    text = str(device or "")
+    if text.startswith("cpu x") and text[len("cpu x"):].isdigit():
+        n = int(text[len("cpu x"):])
+        chains = f"{n} chain{'s' if n != 1 else ''}"
+        if n == 1:
+            return "CPU, 1 chain"
+        if cores is None:
+            return f"CPU, {chains} in parallel (one JAX device each)"
+        return f"CPU, {chains} in parallel on {cores} core{'s' if cores != 1 else ''}"
+    return text
+

@@ -31,6 +31,9 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 #: Window size of every screenshot of the main window.
 SIZE = (1280, 820)
+#: The main window's tabs are shot at the app's first size on a 1920 x 1080 screen (gui/window_size.py; the
+#: offscreen platform's own screen is 800 x 600).  ``tabs --size 1280x800`` shoots the smallest size tested.
+DEFAULT_SCREEN = (1920, 1050)
 DOCS = Path(__file__).resolve().parent
 ROOT = DOCS.parent
 
@@ -99,6 +102,7 @@ def app_tabs(argv=None) -> int:
     ap.add_argument("--tabs", help="only these tabs, comma-separated (e.g. D-study); default every tab (Failure "
                     "modes, Frontier and Capability are shot with their own data by the analyses and capability "
                     "steps)")
+    ap.add_argument("--size", help="window size WxH (default: the app's default on a 1920 x 1080 screen)")
     ap.add_argument("--dialogs-only", action="store_true",
                     help="only the typed-components dialog shots (no fit): components-entry*.png")
     args = ap.parse_args(argv)
@@ -135,8 +139,14 @@ def app_tabs(argv=None) -> int:
     if args.dialogs_only:
         _shoot_dialogs(ComponentsEntryDialog, shoot)
         return 0
+    from PySide6.QtCore import QSize
+
+    from ddr_explorer.gui.window_size import default_window_size
+
+    size = (tuple(int(v) for v in args.size.lower().split("x")) if args.size else
+            default_window_size(QSize(*DEFAULT_SCREEN)).toTuple())
     window = MainWindow()
-    window.resize(*SIZE)
+    window.resize(*size)
     window.show()
     if args.cache is not None:
         window.cache_dir = args.cache

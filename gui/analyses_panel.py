@@ -133,6 +133,11 @@ class AnalysesPanel(QWidget):
                          f"(SE {_num(loo['elpd_se']):.1f}), p_loo {_num(loo['p_loo']):.1f}; Pareto k: "
                          f"{loo['good']} good (\u2264 0.7), {loo['bad']} bad, {loo['very_bad']} very bad (> 1); "
                          f"max {_num(loo['max_pareto_k']):.2f}")
+            from ..core.analyses.loo import pareto_k_advice
+
+            advice = pareto_k_advice(loo["bad"], loo["very_bad"], loo["n_cells"])
+            if advice:
+                lines.append(f"Warning: {advice}")
         for name in ("lobo", "lomo"):
             if name in results and results[name].get("skipped"):
                 lines.append(f"{name}: {results[name]['skipped']}")

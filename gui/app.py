@@ -52,8 +52,8 @@ def main(argv: list[str] | None = None) -> int:
     app = QApplication.instance() or QApplication(sys.argv[:1])
     app.setApplicationName("DDR Explorer")
     window = MainWindow()
-    if args.screenshot or not window.settings.contains("window/geometry"):
-        window.resize(1100, 720)
+    if args.screenshot:
+        window.resize(1280, 800)  # the size every view is tested to fit (gui/window_size.py)
     window.show()
     if args.path is not None:
         window.open_corpus(args.path, args.format)

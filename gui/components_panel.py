@@ -153,7 +153,12 @@ class ComponentsPanel(QWidget):
         split.addWidget(self.table)
         split.addWidget(self.share_plot)
         tw = plots.table_width(self.table)
-        split.setSizes([tw, max(tw, 480)])  # about half each: the chart needs room for its term names
+        # the table keeps every column (share columns were cut at 1280 px); the chart takes what is left
+        self.table.setMinimumWidth(tw)
+        split.setStretchFactor(0, 0)
+        split.setStretchFactor(1, 1)
+        split.setChildrenCollapsible(False)
+        split.setSizes([tw, max(tw, 480)])
         layout = QVBoxLayout(self)
         layout.addLayout(head)
         layout.addWidget(split, 1)

@@ -95,7 +95,8 @@ class CorpusPanel(QWidget):
         self.summary_view = QPlainTextEdit(readOnly=True)
         self.summary_view.setObjectName("summary_view")
         self.summary_view.setFont(QFontDatabase.systemFont(QFontDatabase.FixedFont))
-        self.summary_view.setLineWrapMode(QPlainTextEdit.NoWrap)
+        # wrapped at the view's width: the long lines (separable components, warnings) were cut at 1280 px
+        self.summary_view.setLineWrapMode(QPlainTextEdit.WidgetWidth)
         self.issues_table = QTableWidget(0, 4)
         self.issues_table.setObjectName("issues_table")
         self.issues_table.setHorizontalHeaderLabels(["severity", "where", "problem", "fix"])

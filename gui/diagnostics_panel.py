@@ -81,8 +81,13 @@ class DiagnosticsPanel(QWidget):
                  "E-BFMI per chain: " + ", ".join(f"{v:.2f}" for v in np.atleast_1d(d.ebfmi))]
         lines += [f"warning: {w}" for w in d.warnings]
         if loo is not None:
+            from ..core.analyses.loo import pareto_k_advice
+
             lines.append(f"Pareto k (PSIS-LOO, {cite('vehtari2017')}, over {loo['n_cells']:,} cells): max {float(loo['max_pareto_k']):.2f}; "
                          f"{loo['good']} good (\u2264 0.7), {loo['bad']} bad, {loo['very_bad']} very bad (> 1)")
+            advice = pareto_k_advice(loo["bad"], loo["very_bad"], loo["n_cells"])
+            if advice:
+                lines.append(f"warning: {advice}")
         elif pareto_k is None:
             lines.append("Pareto k (PSIS-LOO): not computed for this fit (Analysis > Run analyses)")
         else:
@@ -111,6 +116,11 @@ class DiagnosticsPanel(QWidget):
                 self.table.setItem(r, c, item)
         self.table.resizeColumnsToContents()
         self.table.horizontalHeader().setStretchLastSection(True)
+        # every row shown (up to 14; a longer table scrolls): the splitter gave it half, 3 of 6 rows
+        shown = min(len(self.terms), 14)
+        self.table.setMinimumHeight(sum(self.table.rowHeight(r) for r in range(shown))
+                                    + self.table.horizontalHeader().sizeHint().height() + 2 * self.table.frameWidth()
+                                    + 2)
 
         comp = d.components
         labels = list(comp.index)
@@ -152,6 +162,9 @@ class DiagnosticsPanel(QWidget):
         body = QSplitter(Qt.Vertical)
         body.addWidget(self.table)
         body.addWidget(charts)
+        body.setChildrenCollapsible(False)
+        body.setStretchFactor(0, 0)
+        body.setStretchFactor(1, 1)
         layout = QVBoxLayout(self)
         layout.addLayout(head)
         layout.addWidget(body, 1)

@@ -65,6 +65,7 @@ from ..core.session import ALL_BENCHMARKS, SIZE_FIELDS, AnalysisState, SessionEr
 from . import plots
 from .plots import (COLORS, Band, Curve, Marker, Throttle, VLine, data_item, fmt_count, fmt_interval, fmt_usd,
                     line, new_plot)
+from .committed_edits import commit_on_finish, write_back
 from .workers import BackgroundTask, wait_for_tasks
 
 #: Object of measurement -> its entry in the Object box.
@@ -379,6 +380,8 @@ class DStudyPanel(QWidget):
         self.models_spin.setToolTip(f"{compared}: every one runs the design (enters the cost only)")
         self.models_spin.valueChanged.connect(self._on_models_changed)
         fl.addRow(compared, self.models_spin)
+        # a typed number reaches the state once, on Enter or focus out (gui/committed_edits.py)
+        commit_on_finish(self.target_spin, self.budget_spin, self.models_spin)
         col.addWidget(box)
 
         box = QGroupBox("Price per trial (USD)")
@@ -664,11 +667,11 @@ class DStudyPanel(QWidget):
                     self.sliders[f].setValue(pos)
                     self.slider_labels[f].setText(fmt_count(v))
             if names & {"target", "claim"}:
-                self.target_spin.setValue(st.effective_target)
+                write_back(self.target_spin, st.effective_target)
             if "budget" in names:
-                self.budget_spin.setValue(0.0 if st.budget is None else st.budget)
+                write_back(self.budget_spin, 0.0 if st.budget is None else st.budget)
             if "n_models" in names:
-                self.models_spin.setValue(int(st.n_models))
+                write_back(self.models_spin, int(st.n_models))
             if "claim" in names:
                 self.claim_box.setCurrentIndex(max(0, self.claim_box.findData(st.claim)))
             if "object_of_measurement" in names:

@@ -27,10 +27,12 @@ from PySide6.QtWidgets import (
     QDialogButtonBox,
     QFileDialog,
     QFormLayout,
+    QFrame,
     QHBoxLayout,
     QHeaderView,
     QLabel,
     QLineEdit,
+    QScrollArea,
     QTableWidget,
     QTableWidgetItem,
     QVBoxLayout,
@@ -107,11 +109,25 @@ class ColumnMappingDialog(QDialog):
         self.buttons.accepted.connect(self.accept)
         self.buttons.rejected.connect(self.reject)
 
+        # The list of what is still needed grows and shrinks as the user chooses: it sits beside the fields,
+        # in a box of fixed height (the longest list fits), so the fields never move under the cursor.
+        self.problems.setAlignment(Qt.AlignLeft | Qt.AlignTop)
+        problems_box = QScrollArea()
+        problems_box.setObjectName("import_problems_box")
+        problems_box.setWidget(self.problems)
+        problems_box.setWidgetResizable(True)
+        problems_box.setFrameShape(QFrame.NoFrame)
+        problems_box.setFixedHeight(7 * self.fontMetrics().lineSpacing() + 8)
+        fields = QWidget()
+        fields.setLayout(form)
+        row = QHBoxLayout()
+        row.addWidget(fields, 1, Qt.AlignTop)
+        row.addWidget(problems_box, 1)
+
         lay = QVBoxLayout(self)
         lay.addWidget(intro)
         lay.addWidget(self.table, 1)
-        lay.addLayout(form)
-        lay.addWidget(self.problems)
+        lay.addLayout(row)
         lay.addWidget(self.mapping_label)
         lay.addWidget(self.buttons)
 

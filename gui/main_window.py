@@ -38,26 +38,17 @@ from PySide6.QtWidgets import (
 )
 
 from ..core.corpus.issues import CorpusError
+from ..core.formatting import fmt_device
 from .workers import BackgroundTask
 from ..core.session import SIZE_FIELDS, AnalysisState, SessionError, set_aside
 from .about_dialog import add_help_menu
+from .cached_fit import fit_outputs, reopen_cached_fit
 from .corpus_panel import CorpusPanel
 from .plots import GuiThreadGarbageCollector
 
 #: Tab titles, in order.
 TABS = ("Corpus", "Model", "Variance components", "D-study", "Ranks", "Diagnostics", "Analyses", "Methods",
         "Failure modes", "Frontier", "Capability")
-#: What the Analyses and Methods tabs say before they have a result for the open corpus.
-ANALYSES_EMPTY = ("Difficulty-conditional and held-out reliability and PSIS-LOO refit the model many times: "
-                  "Analysis > Run difficulty, held-out and LOO analyses.")
-METHODS_EMPTY = ("Variance shares from Henderson, REML, Laplace, the Bayesian GLMM and LMM, and DISCO side by side: "
-                 "Analysis > Compare estimators.")
-FAILURES_EMPTY = ("Where agents differ against where failures appear, per error category (needs an "
-                  "error_category column): Analysis > Failure modes.")
-FRONTIER_EMPTY = ("The best agent per task among models released by each quarter (needs release dates): "
-                  "Analysis > Frontier over time.")
-CAPABILITY_EMPTY = ("A capability scale (Rasch and 2PL) across benchmarks and the transfer of rankings between "
-                    "them: Analysis > Capability scale and transfer.")
 #: Recent corpora remembered in the settings.
 MAX_RECENT = 8
 #: Name of the analysis saved on close, beside the settings file.
@@ -74,12 +65,9 @@ FIT_IN_CHILD_PROCESS = os.environ.get("DDR_FIT_IN_PROCESS", "1") != "0"
 
 
 def _fit_job(corpus, spec, settings, cache_dir, use_cache):
-    """Worker-thread part of a fit (pure core, no Qt): returns the FitResult and everything the views need.
-
-    The D-study components, the rank draws and the observed design are computed here too, so the GUI
-    thread only draws.
-    """
-    from ..core.fitting import components_from_posterior, fit_corpus, theta_from_posterior
+    """Worker-thread part of a fit (pure core, no Qt): returns the FitResult and everything the views need
+    (:func:`~.cached_fit.fit_outputs`), so the GUI thread only draws."""
+    from ..core.fitting import fit_corpus
 
     def run(progress, cancel):
         t0 = time.perf_counter()
@@ -93,15 +81,7 @@ def _fit_job(corpus, spec, settings, cache_dir, use_cache):
         else:
             result = fit_corpus(corpus, spec, settings, cache_dir=cache_dir, use_cache=use_cache,
                                 progress=progress, cancel=cancel)
-        post = result.posterior
-        components = components_from_posterior(post)
-        ranks = {}
-        for obj in ("model", "system", "agent"):  # agent: the ddr preset's object (seed 003 (DDR paper 2026) Eq. 1)
-            try:
-                ranks[obj] = theta_from_posterior(post, obj)
-            except (ValueError, KeyError):  # no model (or model:scaffold) effects kept: no ranks of that kind
-                ranks[obj] = None
-        return {"result": result, "components": components, "ranks": ranks, "seconds": time.perf_counter() - t0}
+        return fit_outputs(result, t0)
 
     return run
 
@@ -246,11 +226,11 @@ class MainWindow(QMainWindow):
             "Ranks": _Slot(_placeholder("Ranks need the latent model effects of a posterior fit.")),
             "Model": _Slot(self.model_panel),
             "Diagnostics": _Slot(_placeholder("Convergence diagnostics appear here once a fit has run.")),
-            "Analyses": _Slot(_placeholder(ANALYSES_EMPTY)),
-            "Methods": _Slot(_placeholder(METHODS_EMPTY)),
-            "Failure modes": _Slot(_placeholder(FAILURES_EMPTY)),
-            "Frontier": _Slot(_placeholder(FRONTIER_EMPTY)),
-            "Capability": _Slot(_placeholder(CAPABILITY_EMPTY)),
+            "Analyses": _Slot(QWidget()),  # a start page (gui/analysis_start_pages.py)
+            "Methods": _Slot(QWidget()),  # a start page (gui/analysis_start_pages.py)
+            "Failure modes": _Slot(QWidget()),  # a start page (gui/analysis_start_pages.py)
+            "Frontier": _Slot(QWidget()),  # a start page (gui/analysis_start_pages.py)
+            "Capability": _Slot(QWidget()),  # a start page (gui/analysis_start_pages.py)
         }
         for name in TABS:
             self.tabs.addTab(self._slots[name], name)
@@ -317,12 +297,23 @@ class MainWindow(QMainWindow):
                                                triggered=self._on_typed_components)
         analysis.addAction(self.typed_components_action)
         self.about_action = add_help_menu(self)
+        from .analysis_start_pages import StartPages
+
+        self.start_pages = StartPages(self, {"analyses": lambda: self.start_analyses(plan=self.start_pages.plan),
+                                             "methods": lambda: self.start_methods(),
+                                             "failure-modes": lambda: self.start_issue19("failure-modes"),
+                                             "frontier": lambda: self.start_issue19("frontier"),
+                                             "capability": lambda: self.start_capability()},
+                                      {"failure-modes": self.failure_action, "frontier": self.frontier_action})
+        self.start_pages.reset()
         self.device_label = QLabel("device: detecting\u2026")
         self.statusBar().addPermanentWidget(self.device_label)
         self.statusBar().showMessage("Ready")
         geometry = self.settings.value("window/geometry")
-        if isinstance(geometry, QByteArray) and not geometry.isEmpty():
-            self.restoreGeometry(geometry)
+        if not (isinstance(geometry, QByteArray) and not geometry.isEmpty() and self.restoreGeometry(geometry)):
+            from .window_size import apply_default_size
+
+            apply_default_size(self)  # first start: most of the screen (the size is saved on close)
         self._detect_device()
 
     # -- compatibility: the corpus widgets live in the corpus panel --------------------------
@@ -344,8 +335,11 @@ class MainWindow(QMainWindow):
 
         def failed(exc: BaseException) -> None:
             if isinstance(exc, CorpusError):
-                self._on_failed(str(exc))
-                self._offer_column_mapping(path, fmt, exc)  # a table with other column names: say which is which
+                # a table with other column names: the dialog asks which is which; no failure is said meanwhile
+                if self._offer_column_mapping(path, fmt, exc) is None:
+                    self._on_failed(str(exc))
+                else:
+                    self._on_choosing_columns(path, str(exc))
             else:  # any failure must reach the user, not kill the app
                 self._on_failed(f"{path}: {type(exc).__name__}: {exc}")
 
@@ -386,6 +380,11 @@ class MainWindow(QMainWindow):
         self.previewer.follow(self.state)
         self.previewer.start()
         self.corpus_loaded.emit(corpus)
+        self.reopen_cached_fit()
+
+    def reopen_cached_fit(self) -> bool:
+        """Show the open corpus's cached fit at once (:func:`~.cached_fit.reopen_cached_fit`)."""
+        return reopen_cached_fit(self)
 
     # -- issue 20: column mapping and subject ids (gui/import_dialog.py) ------------------------------
     def _offer_column_mapping(self, path: Path, fmt: str | None, exc: CorpusError):
@@ -422,6 +421,16 @@ class MainWindow(QMainWindow):
         self.id_dialog = dialog
         dialog.open()
         return dialog
+
+    def _on_choosing_columns(self, path: Path, message: str) -> None:
+        """The column dialog is open: the status bar says what to do, not that the file failed."""
+        self.loading = False
+        self._pending_state = None
+        self.statusBar().showMessage(f"Choose which column of {Path(path).name} is which; "
+                                     "the previous corpus stays loaded until then.")
+        self.column_dialog.rejected.connect(lambda: self.statusBar().showMessage(
+            f"{Path(path).name} was not opened: its columns were not chosen."))
+        self.load_failed.emit(message)
 
     def _on_failed(self, message: str) -> None:
         # The corpus the user had stays loaded: a bad file never costs them their work.
@@ -610,6 +619,7 @@ class MainWindow(QMainWindow):
         spec, settings = ready
         mp.message.setText("")
         mp.set_running(True)
+        mp.start_whole_eta(settings, self.settings)  # one ETA for compile, warmup and sampling
         self.fit_action.setEnabled(False)
         self.cancel_action.setEnabled(True)
         mp.append_log(f"Fitting {spec.formula}")
@@ -653,10 +663,10 @@ class MainWindow(QMainWindow):
             mp.append_log(f"Cache: {result.cache_problem}")
         if result.from_cache:
             mp.append_log(f"Reopened the cached fit {result.cache_path} in {out['seconds']:.2f} s "
-                          f"(sampled on {post.device} in {post.wall_seconds:.1f} s)")
+                          f"(sampled on {fmt_device(post.device)} in {post.wall_seconds:.1f} s)")
             mp.finish("reopened from the cache")
         else:
-            mp.append_log(f"Sampled on {post.device} in {post.wall_seconds:.1f} s; "
+            mp.append_log(f"Sampled on {fmt_device(post.device)} in {post.wall_seconds:.1f} s; "
                           + ", ".join(f"{'CPU of warmup and sampling' if k == 'cpu_run' else k} {v:.1f} s"
                                       for k, v in post.timings.items()))
             if result.cache_path:
@@ -673,6 +683,7 @@ class MainWindow(QMainWindow):
                           "run them again for this fit (Analysis menu)")
         t0 = time.perf_counter()
         self.show_fit(out)
+        self.start_pages.refresh_estimates()  # the analyses' estimates scale with this fit
         self.show_seconds = time.perf_counter() - t0
         mp.append_log(f"Views drawn in {self.show_seconds * 1e3:.0f} ms")
         self.fit_finished.emit(result)
@@ -735,11 +746,12 @@ class MainWindow(QMainWindow):
         return self.start_analyses(which=("capability", "transfer"), options=options)
 
     def start_analyses(self, which=("difficulty", "heldout", "loo"), n_splits: int = 10, n_strata: int = 4,
-                       options: dict | None = None) -> bool:
+                       options: dict | None = None, plan=None) -> bool:
         """Run :func:`~ddr_explorer.core.analyses.run_analyses` on the worker (every fit through the cache).
 
         Progress, ETA, cancel and log are the Model tab's; the result fills the Analyses tab and the
-        Pareto k line of the Diagnostics tab.
+        Pareto k line of the Diagnostics tab.  ``plan``: core's estimate of exactly this job, when made
+        (the ETA starts from it and the log compares it with the time taken).
         """
         mp = self.model_panel
         ready = self._job_inputs("Cannot run the analyses")
@@ -747,6 +759,7 @@ class MainWindow(QMainWindow):
             return False
         spec, settings = ready
         corpus, cache, which = self.corpus, self.cache_dir, list(which)
+        started = time.perf_counter()  # the time taken goes to the log, beside the estimate the sheet logged
         post = None if self.fit_result is None else self.fit_result.posterior
 
         def job(progress, cancel):
@@ -765,7 +778,7 @@ class MainWindow(QMainWindow):
 
             self.fit_action.setEnabled(True)
             self.cancel_action.setEnabled(False)
-            mp.append_log("Analyses done: " + ", ".join(results))
+            mp.append_log(f"Analyses done in {time.perf_counter() - started:.1f} s: " + ", ".join(results))
             mp.finish("done")
             if set(results) <= {"capability", "transfer"}:  # the Capability tab; the other analyses stay
                 from .capability_panel import CapabilityPanel
@@ -795,6 +808,8 @@ class MainWindow(QMainWindow):
             self.analyses_failed.emit(text)
 
         mp.set_running(True)
+        if plan is not None and set(plan.which) == set(which) and plan.total_seconds > 0:
+            mp.start_planned_eta(plan.total_seconds)
         self.fit_action.setEnabled(False)
         self.cancel_action.setEnabled(True)
         sizes = ([f"{n_splits} held-out splits"] if "heldout" in which else []) + \
@@ -894,13 +909,9 @@ class MainWindow(QMainWindow):
             self.model_panel.append_log("Stopped: a new corpus was opened")
             self.model_panel.finish("cancelled")
         self.analyses_panel = self.methods_panel = None
-        self._slots["Analyses"].replace(_placeholder(ANALYSES_EMPTY))
-        self._slots["Methods"].replace(_placeholder(METHODS_EMPTY))
         self.issue19_panels = {}
-        self._slots["Failure modes"].replace(_placeholder(FAILURES_EMPTY))
-        self._slots["Frontier"].replace(_placeholder(FRONTIER_EMPTY))
         self.capability_panel = None
-        self._slots["Capability"].replace(_placeholder(CAPABILITY_EMPTY))
+        self.start_pages.reset()  # each tab: its run button and estimate, or why the corpus cannot support it
 
     # -- the method comparison ------------------------------------------------------------
     def _on_score_table_methods(self) -> None:
@@ -985,7 +996,7 @@ class MainWindow(QMainWindow):
         result = self.fit_result
         post = result.posterior
         diag = post.diagnostics
-        info = {"device": post.device, "wall time": f"{post.wall_seconds:.1f} s",
+        info = {"device": fmt_device(post.device), "wall time": f"{post.wall_seconds:.1f} s",
                 "settings": ", ".join(f"{k}={getattr(post.settings, k)}" for k in
                                       ("chains", "warmup", "draws", "seed", "target_accept")),
                 "model": post.spec.formula,
@@ -1113,7 +1124,7 @@ class MainWindow(QMainWindow):
 
         self.analyses_finished.connect(finished)
         self.analyses_failed.connect(failed)
-        if not self.start_analyses(which=which, n_splits=plan.n_splits):
+        if not self.start_analyses(which=which, n_splits=plan.n_splits, plan=plan.part(which)):
             disconnect()
             return False
         self.model_panel.append_log(
@@ -1180,24 +1191,24 @@ class MainWindow(QMainWindow):
             return plan_sheet_analyses(corpus, post, cache_dir=cache_dir)
 
         def done(plan) -> None:
-            from ..core.formatting import fmt_duration
+            if plan.runs_by_default:
+                self.export_ddr_sheet(path, analyses="auto", plan=plan)
+                return
+            # over the budget: buttons that say what they run and for how long (gui/sheet_export_dialog.py)
+            from .sheet_export_dialog import sheet_analyses_question
 
-            mode = "auto"
-            if not plan.runs_by_default:  # over the budget: offer the run with its estimate
-                run = plan.within_budget()
-                no = (f"No: run only {' and '.join(run)} (estimated {fmt_duration(plan.part(run).total_seconds)}); "
-                      f"the sheet says \"not run\" for {', '.join(plan.beyond_budget())}." if run else
-                      "No: the sheet says \"not run\" for difficulty and hold-out.")
-                answer = QMessageBox.question(self, "Run the sheet's analyses?",
-                                              f"The DDR sheet's {plan.describe()}, over the 15-minute default.\n\n"
-                                              f"Yes: run them all, then write the sheet.\n{no}\n"
-                                              "Cancel: no sheet now.",
-                                              QMessageBox.Yes | QMessageBox.No | QMessageBox.Cancel, QMessageBox.No)
-                if answer == QMessageBox.Cancel:
+            box, meaning = sheet_analyses_question(self, plan)
+
+            def answered(button) -> None:
+                mode = meaning.get(button)
+                if mode is None:
                     self.statusBar().showMessage("The DDR sheet was not written")
                     return
-                mode = "run" if answer == QMessageBox.Yes else "auto"  # auto: those within the budget, if any
-            self.export_ddr_sheet(path, analyses=mode, plan=plan)
+                self.export_ddr_sheet(path, analyses=mode, plan=plan)
+
+            box.buttonClicked.connect(answered)
+            self.sheet_question = box
+            box.open()
 
         def failed(exc: BaseException) -> None:  # no estimate: the sheet is written without the analyses
             self.model_panel.append_log(f"DDR sheet: its analyses could not be estimated ({exc}); written without them")

@@ -36,6 +36,7 @@ from ..core.model.posterior import SamplerSettings
 from ..core.model.stopping import GATE_PHASE
 from ..core.session import AnalysisState, SessionError
 from ..core.references import cite
+from .committed_edits import commit_on_finish, write_back, write_text_back
 
 #: Model choices: the presets of core.model.formula, then a free formula.
 FORMULA = "formula"
@@ -47,6 +48,10 @@ PRESET_LABELS = {
 #: Phases the sampler reports, with the words the progress bar shows.
 PHASES = {"compile": "Compiling the model", "warmup": "Warmup", "sampling": "Sampling",
           GATE_PHASE: "Sampling until converged", "diagnostics": "Diagnostics"}
+
+
+#: Estimators that report evaluations of an optimiser against its budget (core.estimators: reml, laplace).
+OPTIMISERS = ("REML", "Laplace")
 
 
 def fmt_eta(seconds) -> str:
@@ -72,8 +77,14 @@ def detect_device() -> str:
         gpus = []
     if gpus:
         return f"GPU: {gpus[0].device_kind} ({len(gpus)} device{'s' if len(gpus) > 1 else ''})"
+    import os
+
+    from ..core.formatting import fmt_device
+
     cpus = jax.devices("cpu")
-    return f"CPU ({len(cpus)} JAX device{'s' if len(cpus) > 1 else ''}; no GPU visible to JAX)"
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    # one JAX device per chain: "4 JAX devices" on 2 cores is 4 chains sharing them, said so
+    return fmt_device(f"cpu x{len(cpus)}", cores) + " (no GPU visible to JAX)"
 
 
 class ModelPanel(QWidget):
@@ -115,6 +126,8 @@ class ModelPanel(QWidget):
         self._syncing = False
         self._phase = None
         self._t0 = None
+        self.fit_eta = None  # the whole fit's ETA while a fit runs (gui/fit_eta.py)
+        self._eta_store = None
 
         self.object_box = QComboBox()
         self.object_box.addItem("Model (ranked across scaffolds)", "model")
@@ -149,6 +162,9 @@ class ModelPanel(QWidget):
         self.draws_spin, self.warmup_spin = ispin(1, 100_000, 100), ispin(0, 100_000, 100)
         self.chains_spin, self.seed_spin = ispin(1, 64), ispin(0, 2**31 - 1)
         self.accept_spin = dspin(0.5, 0.99, 0.01)
+        # a typed number reaches the state once, on Enter or focus out (gui/committed_edits.py)
+        commit_on_finish(self.sigma_df, self.sigma_scale, self.intercept_scale, self.draws_spin, self.warmup_spin,
+                         self.chains_spin, self.seed_spin, self.accept_spin)
         self.stop_box = QComboBox()
         for label, value in (("Until converged (convergence gate)", "gate"), ("Fixed number of draws", "fixed")):
             self.stop_box.addItem(label, value)
@@ -330,11 +346,11 @@ class ModelPanel(QWidget):
             self.object_box.setCurrentIndex(max(0, self.object_box.findData(st.object_of_measurement)))
             if st.model in PRESET_FORMULAS:
                 self.model_box.setCurrentIndex(self.model_box.findData(st.model))
-                self.formula_edit.setText(PRESET_FORMULAS[st.model])
+                write_text_back(self.formula_edit, PRESET_FORMULAS[st.model])
                 self.formula_edit.setEnabled(False)
             else:
                 self.model_box.setCurrentIndex(self.model_box.findData(FORMULA))
-                self.formula_edit.setText(st.model)
+                write_text_back(self.formula_edit, st.model)
                 self.formula_edit.setEnabled(True)
             try:
                 spec = st.model_spec()
@@ -342,17 +358,17 @@ class ModelPanel(QWidget):
             except (ValueError, SessionError) as exc:
                 self.formula_view.setText(str(exc))
             pri = st.model_priors()
-            self.sigma_df.setValue(pri.sigma.df)
-            self.sigma_scale.setValue(pri.sigma.scale)
-            self.intercept_scale.setValue(pri.intercept.scale)
+            write_back(self.sigma_df, pri.sigma.df)
+            write_back(self.sigma_scale, pri.sigma.scale)
+            write_back(self.intercept_scale, pri.intercept.scale)
             s = st.sampler_settings()
             self.stop_box.setCurrentIndex(max(0, self.stop_box.findData(s.stop)))
             self.draws_label.setText("Draws per chain (at least)" if s.stop == "gate" else "Draws per chain")
-            self.draws_spin.setValue(s.draws)
-            self.warmup_spin.setValue(s.warmup)
-            self.chains_spin.setValue(s.chains)
-            self.seed_spin.setValue(s.seed)
-            self.accept_spin.setValue(s.target_accept)
+            write_back(self.draws_spin, s.draws)
+            write_back(self.warmup_spin, s.warmup)
+            write_back(self.chains_spin, s.chains)
+            write_back(self.seed_spin, s.seed)
+            write_back(self.accept_spin, s.target_accept)
             self.device_box.setCurrentIndex(max(0, self.device_box.findData(s.device)))
             self.marginal_box.setCurrentIndex(max(0, self.marginal_box.findData(s.marginalise)))
             self.nodes_box.setCurrentIndex(max(0, self.nodes_box.findData(s.quadrature_nodes)))
@@ -428,8 +444,26 @@ class ModelPanel(QWidget):
             self.progress.setFormat("starting\u2026")
             self.eta_label.setText("")
 
+    def start_whole_eta(self, settings, store) -> None:
+        """A fit starts: its ETA covers compile, warmup and sampling together, calibrated by the last fit's
+        measurements in ``store`` (a ``QSettings``); ``settings`` are the fit's sampler settings."""
+        from .fit_eta import WholeFitEta, calibration
+
+        compile_s, pace = calibration(store)
+        self.fit_eta = WholeFitEta(settings.warmup, settings.draws, compile_s, pace)
+        self._eta_store = store
+
+    def start_planned_eta(self, total_seconds: float) -> None:
+        """A job core priced starts (the sheet's analyses): its ETA starts at the plan (gui/fit_eta.py)."""
+        from .fit_eta import PlannedJobEta
+
+        self.fit_eta, self._eta_store = PlannedJobEta(total_seconds), None
+
     def show_progress(self, phase: str, i: int, total: int, eta=None) -> None:
-        """Draw one progress report of the sampler (``progress(phase, iteration, total, eta_seconds)``)."""
+        """Draw one progress report of the sampler (``progress(phase, iteration, total, eta_seconds)``);
+        during a fit the ETA is the whole fit's (:meth:`start_whole_eta`)."""
+        if self.fit_eta is not None:
+            eta = self.fit_eta.report(phase, i, total, eta)
         words = PHASES.get(phase, phase)
         if phase != self._phase:
             self._phase = phase
@@ -437,6 +471,16 @@ class ModelPanel(QWidget):
         if phase == "compile" and i < total:
             self.progress.setRange(0, 0)  # compilation reports no fraction: a busy bar
             self.progress.setFormat(words + "\u2026")
+        elif phase in OPTIMISERS and i >= total:
+            # an optimiser's last report: the next estimator starts (a Bayesian LMM compiles first, ~30 s
+            # without a report), so a busy bar rather than "4000 / 4000, ETA 0 s" standing still
+            self.progress.setRange(0, 0)
+            self.progress.setFormat(f"{words} done; the next estimator starts\u2026")
+            eta = None if self.fit_eta is None else eta
+        elif phase in OPTIMISERS:  # the total is the optimiser's budget of evaluations, not its length
+            self.progress.setRange(0, 0)
+            self.progress.setFormat(f"{words}: {int(i)} evaluations (at most {int(total)})")
+            eta = None if self.fit_eta is None else eta
         else:
             self.progress.setRange(0, max(1, int(total)))
             self.progress.setValue(int(i))
@@ -449,6 +493,13 @@ class ModelPanel(QWidget):
 
     def finish(self, text: str) -> None:
         """The fit ended (done, cached, cancelled or failed): stop the bar and say how."""
+        est, self.fit_eta = self.fit_eta, None
+        if est is not None and text == "done":  # a sampled fit: how good the estimate was, and the new pace
+            line = est.check_line()
+            if line:
+                self.append_log(line)
+            if self._eta_store is not None:
+                est.remember(self._eta_store)
         self.set_running(False)
         self.progress.setRange(0, 1)
         self.progress.setValue(1 if text.startswith(("done", "reopened")) else 0)

@@ -640,9 +640,17 @@ def heatmap(plot: pg.PlotWidget, matrix: np.ndarray, row_labels: Sequence[str], 
     image.setRect(pg.QtCore.QRectF(0, 0, m.shape[1], m.shape[0]))
     p.invertY(True)
     p.setAspectLocked(False)
+    full_rows, full_cols = list(row_labels), list(col_labels)
     if number_rows:
         row_labels = [f"{k + 1}. {elide(name, MAX_LABEL_CHARS - 4)}" for k, name in enumerate(row_labels)]
-    set_category_ticks(p.getAxis("left"), row_labels)
+    else:
+        row_labels = [elide(name) for name in row_labels]
+    from .heatmap_labels import ThinnedRowLabels
+
+    # rows thinned to the plot's height, every name in the hover tooltip (gui/heatmap_labels.py)
+    if getattr(plot, "_ddr_row_labels", None) is not None:
+        plot._ddr_row_labels.detach()  # a redraw: the new rows replace the old ones
+    plot._ddr_row_labels = ThinnedRowLabels(plot, image, m, row_labels, full_rows, full_cols)
     if number_cols:
         # Numbers 1, 5, 10, ... always; the others as a second tick level, which pyqtgraph labels only
         # when they fit, so a narrow heatmap never overprints its column numbers.

@@ -81,7 +81,25 @@ class LooSummary:
         return self.good + self.bad + self.very_bad
 
 
-__all__ = ["LooResult", "pointwise_log_likelihood", "r_eff", "psis_loo", "loo_study", "run_loo"]
+def pareto_k_advice(bad: int, very_bad: int, n_cells: int) -> str | None:
+    """What to make of Pareto k above 0.7, in words for the app and the CLI; None when every k is good.
+
+    Above 0.7 PSIS cannot stand in for leaving a cell out (Vehtari, Gelman and Gabry 2017; Vehtari et al.
+    2024): the cell's elpd, and the total's standard error, are unreliable.  Many such cells usually mean
+    cells with few trials and their own effects (each cell's interaction effect is informed by that cell
+    alone), so the total is to be read as approximate; an exact check refits without the cells (K-fold).
+    """
+    n = int(bad) + int(very_bad)
+    if n <= 0:
+        return None
+    share = n / max(int(n_cells), 1)
+    return (f"{n:,} of {int(n_cells):,} cells ({share:.0%}) have Pareto k above 0.7: PSIS-LOO's estimate for them "
+            "is unreliable, and so is its total elpd and SE (Vehtari, Gelman and Gabry 2017). Read elpd as "
+            "approximate; to compare models, use K-fold cross-validation (refits leaving folds of tasks out). "
+            "The variance components and the D-study do not depend on it.")
+
+
+__all__ = ["LooResult", "pointwise_log_likelihood", "r_eff", "psis_loo", "loo_study", "run_loo", "pareto_k_advice"]
 
 
 @dataclass

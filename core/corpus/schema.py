@@ -72,7 +72,8 @@ CANONICAL_ORDER: tuple[str, ...] = (
 #: dashes and dots to underscores.  The canonical name maps to itself.
 SYNONYMS: dict[str, tuple[str, ...]] = {
     "benchmark": ("bench", "benchmark_name", "suite", "dataset", "eval", "evaluation"),
-    "task": ("task_id", "task_name", "item", "item_id", "problem", "problem_id", "instance_id", "question_id"),
+    "task": ("task_id", "task_name", "item", "item_id", "problem", "problem_id", "instance", "instance_id",
+             "question_id"),
     "model": ("model_name", "model_id", "llm", "base_model"),
     "scaffold": ("scaffold_name", "harness", "framework", "agent_framework", "agent_scaffold"),
     "trial": ("trial_id", "run", "run_id", "replicate", "rep", "attempt", "seed", "epoch", "sample_id"),

@@ -507,6 +507,11 @@ def _check_duplicates(table: pd.DataFrame, raw: pd.DataFrame, fname, src, issues
                             fix + ".", file=fname, row=row, column=src(key[-1]), count=cnt))
 
 
+#: Model or scaffold ids that name no single one (compared after ``schema.normalise_name``).
+PLACEHOLDER_IDS = frozenset({"multiple", "mixed", "various", "varies", "several", "unknown", "other", "n_a", "na",
+                             "none", "unspecified", "not_specified", "ensemble"})
+
+
 def _design_warnings(table: pd.DataFrame, fname) -> list[CorpusIssue]:
     """Warnings about the design that are worth listing but not fatal."""
     out: list[CorpusIssue] = []
@@ -538,6 +543,17 @@ def _design_warnings(table: pd.DataFrame, fname) -> list[CorpusIssue]:
         out.append(warning("task-one-model", f"{len(lone)} tasks were attempted by a single model.",
                            "task-by-model interaction is not informed for them.", file=fname, column="task",
                            count=len(lone)))
+    for facet in ("model", "scaffold"):
+        # a leaderboard's placeholder ("Multiple": an agent that switched models) is not one model: ranked as
+        # one it mixes several; say so at import, the user decides whether to keep it
+        vague = sorted({str(v) for v in table[facet].astype(str).unique()
+                        if schema.normalise_name(v) in PLACEHOLDER_IDS})
+        if vague:
+            out.append(warning(f"{facet}-placeholder", f"{facet} {', '.join(repr(v) for v in vague)} names no single "
+                               f"{facet}: leaderboards use it for runs that mixed several or did not say which.",
+                               f"it is fitted and ranked as one {facet}; read its rank as that mixture's, or drop its "
+                               "rows (a slice, or a filtered file) to rank single models only.",
+                               file=fname, column=facet, count=len(vague)))
     scaffold_models = table.groupby("scaffold", observed=True)["model"].nunique()
     if table["scaffold"].nunique() > 1 and (scaffold_models == 1).all():
         out.append(warning("scaffold-confounded", "every scaffold is used with a single model, so scaffold and "

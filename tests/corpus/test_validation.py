@@ -205,3 +205,15 @@ def test_aggregation_into_binomial_cells(tmp_path):
     assert (int(row.successes.iloc[0]), int(row.trials.iloc[0])) == (1, 2)
     assert len(cells) == 5 and cells.trials.sum() == 6
     np.testing.assert_array_equal(np.sort(cells.successes.to_numpy()), [0, 0, 1, 1, 1])
+
+
+def test_a_placeholder_model_id_is_flagged_at_import():
+    """Terminal-Bench 2.0 lists a model "Multiple" (an agent that switched models): it is not one model."""
+    from ddr_explorer.core.corpus.io import load_corpus
+    from ddr_explorer.core.files import demo_corpus_path
+    from ddr_explorer.core.inspection import inspect_corpus
+
+    warnings = {w["code"]: w for w in inspect_corpus(load_corpus(demo_corpus_path()))["warnings"]}
+    w = warnings["model-placeholder"]
+    assert "model 'Multiple' names no single model" in w["message"] and w["column"] == "model"
+    assert "ranked as one model" in w["fix"]

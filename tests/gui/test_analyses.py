@@ -143,10 +143,21 @@ def test_sheet_export_over_the_budget_runs_the_analyses_that_fit_in_it(qtbot, tm
     assert "not run: heldout" in log
 
 
+def _no_yes_no_question(*_args, **_kw):
+    raise AssertionError("the sheet's question must not be a Yes / No / Cancel box")
+
+
+def _button(box, text: str):
+    """The button of the sheet's question whose label starts with ``text``."""
+    found = [b for b in box.buttons() if b.text().startswith(text)]
+    assert len(found) == 1, [b.text() for b in box.buttons()]
+    return found[0]
+
+
 def test_the_export_menu_estimates_the_sheet_analyses_off_the_gui_thread(qtbot, tmp_path, fake_sampler, monkeypatch):
     """File > Export DDR sheet: the plan (which looks up each refit of the sheet in the fit cache, seconds on
-    TB2) is made on a worker thread; over the budget the dialog offers the run, and "No" writes the sheet
-    without the analyses."""
+    TB2) is made on a worker thread; over the budget the question offers the run on a button that says its
+    estimate, and "Write the sheet without them" writes it without the analyses."""
     import threading
 
     from ddr_explorer.core.analyses import defaults
@@ -154,7 +165,7 @@ def test_the_export_menu_estimates_the_sheet_analyses_off_the_gui_thread(qtbot, 
 
     w = _window_with_a_small_fit(qtbot, tmp_path)
     over = _sheet_plan({"difficulty": 1000.0, "heldout": 1000.0, "loo": 950.0})
-    threads, asked = [], []
+    threads = []
 
     def plan(corpus, posterior, **kw):
         threads.append(threading.current_thread())
@@ -162,36 +173,48 @@ def test_the_export_menu_estimates_the_sheet_analyses_off_the_gui_thread(qtbot, 
 
     monkeypatch.setattr(defaults, "plan_sheet_analyses", plan)
     monkeypatch.setattr(mw.QFileDialog, "getSaveFileName", lambda *a, **k: (str(tmp_path / "menu"), "PDF (*.pdf)"))
-    monkeypatch.setattr(mw.QMessageBox, "question", lambda _w, _t, text, *a: asked.append(text) or mw.QMessageBox.No)
+    monkeypatch.setattr(mw.QMessageBox, "question", _no_yes_no_question)
+    w._on_export_sheet()
+    qtbot.waitUntil(lambda: getattr(w, "sheet_question", None) is not None and w.sheet_question.isVisible(),
+                    timeout=20_000)
+    box = w.sheet_question
+    assert "8 refits, estimated 49 min" in box.text()
+    # none fits the budget alone: run all, write without them, or cancel
+    assert [b.text() for b in box.buttons()] == ["Run all (about 49 min)", "Write the sheet without them", "Cancel"]
     with qtbot.waitSignal(w.sheet_written, timeout=120_000) as sig:
-        w._on_export_sheet()
+        _button(box, "Write the sheet without them").click()
     assert sig.args[0] == tmp_path / "menu.pdf" and (tmp_path / "menu.pdf").exists()
     assert threads and threads[0] is not threading.main_thread()
     assert len(threads) == 1  # the estimate made once, passed on (not made again on the GUI thread)
-    assert asked and "8 refits, estimated 49 min" in asked[0]
-    assert "No: the sheet says \"not run\" for difficulty and hold-out." in asked[0]  # none fits the budget alone
-    assert w.analyses is None  # "No": the sheet says "not run" for them
+    assert w.analyses is None  # the sheet says "not run" for them
 
 
-def test_the_export_dialog_offers_all_the_analyses_those_in_the_budget_or_no_sheet(qtbot, tmp_path, fake_sampler,
-                                                                                     monkeypatch):
-    """Over the budget with some analyses inside it: the dialog names them and their estimate; "No" runs those
-    only and writes the sheet, "Cancel" writes nothing."""
+def test_the_export_dialog_buttons_say_what_they_run_and_for_how_long(qtbot, tmp_path, fake_sampler, monkeypatch):
+    """Over the budget with some analyses inside it: "Run all (about N min)", "Run only difficulty and LOO
+    (about M min)" and "Cancel"; Cancel writes nothing, "Run only" runs those only and writes the sheet."""
     from ddr_explorer.core.analyses import defaults
     from ddr_explorer.gui import main_window as mw
 
     w = _window_with_a_small_fit(qtbot, tmp_path)
     part = _sheet_plan({"difficulty": 120.0, "heldout": 2000.0, "loo": 0.0})
     monkeypatch.setattr(defaults, "plan_sheet_analyses", lambda corpus, posterior, **kw: part)
-    answers, asked = [mw.QMessageBox.Cancel, mw.QMessageBox.No], []
     monkeypatch.setattr(mw.QFileDialog, "getSaveFileName", lambda *a, **k: (str(tmp_path / "menu"), "PDF (*.pdf)"))
-    monkeypatch.setattr(mw.QMessageBox, "question", lambda _w, _t, text, *a: asked.append(text) or answers.pop(0))
+    monkeypatch.setattr(mw.QMessageBox, "question", _no_yes_no_question)
     w._on_export_sheet()
-    qtbot.waitUntil(lambda: w.statusBar().currentMessage() == "The DDR sheet was not written", timeout=60_000)
+    qtbot.waitUntil(lambda: getattr(w, "sheet_question", None) is not None and w.sheet_question.isVisible(),
+                    timeout=20_000)
+    box = w.sheet_question
+    assert [b.text() for b in box.buttons()] == ["Run all (about 35 min)", "Run only difficulty and LOO (about 2 min)",
+                                                 "Cancel"]
+    assert box.defaultButton().text().startswith("Run only")
+    assert "not run\" for hold-out" in _button(box, "Run only").toolTip()
+    _button(box, "Cancel").click()
+    qtbot.waitUntil(lambda: w.statusBar().currentMessage() == "The DDR sheet was not written", timeout=10_000)
     assert not (tmp_path / "menu.pdf").exists() and w.analyses is None
-    assert "No: run only difficulty and loo (estimated 2 min); the sheet says \"not run\" for heldout." in asked[0]
+    w._on_export_sheet()
+    qtbot.waitUntil(lambda: w.sheet_question is not box and w.sheet_question.isVisible(), timeout=60_000)
     with qtbot.waitSignal(w.sheet_written, timeout=300_000):
-        w._on_export_sheet()
+        _button(w.sheet_question, "Run only difficulty and LOO").click()
     assert (tmp_path / "menu.pdf").exists() and set(w.analyses) == {"difficulty", "loo"}
 
 
@@ -260,3 +283,30 @@ def test_the_sheet_prints_the_estimator_comparison_the_app_ran(qtbot, tmp_path, 
     assert "was not run or failed" not in text
     assert "Estimators compared" in text and "On the observed (0/1) scale" in text
     assert f"score reliability \u03a6 {fmt_coef(score.phi.median)}" in text
+
+
+def test_bad_pareto_k_comes_with_a_warning_and_advice(qtbot):
+    """821 bad and 95 very bad Pareto k (TB2's PSIS-LOO): the Analyses and Diagnostics tabs warn and advise."""
+    import pandas as pd
+
+    from ddr_explorer.core.model.diagnostics import Diagnostics
+    from ddr_explorer.gui.diagnostics_panel import DiagnosticsPanel
+
+    loo = {"n_cells": 7209, "good": 6293, "bad": 821, "very_bad": 95, "elpd_loo": -9000.0, "elpd_se": 60.0,
+           "p_loo": 900.0, "max_pareto_k": 1.6, "from_cache": True}
+    panel = AnalysesPanel({"loo": loo})
+    qtbot.addWidget(panel)
+    text = panel.summary.text()
+    assert "916 of 7,209 cells (13%) have Pareto k above 0.7" in text and "K-fold cross-validation" in text
+    terms = ["mu", "task", "model", "scaffold", "task:model", "task:scaffold", "model:scaffold"]
+    table = pd.DataFrame({"mean": 1.0, "sd": 0.1, "r_hat": 1.001, "ess_bulk": 900.0, "ess_tail": 800.0}, index=terms)
+    diag = Diagnostics(table=table, divergences=0, ebfmi=np.array([0.9, 0.9]), converged=True, n_draws=800)
+    dp = DiagnosticsPanel(diag, {"device": "CPU"}, None, loo)
+    qtbot.addWidget(dp)
+    dp.resize(1280, 720)
+    dp.show()
+    qtbot.waitExposed(dp)
+    assert "warning: 916 of 7,209 cells" in dp.verdict.text()
+    # every row of the table is on screen (it showed 3 of 6)
+    t = dp.table
+    assert t.rowViewportPosition(len(terms) - 1) + t.rowHeight(len(terms) - 1) <= t.viewport().height()

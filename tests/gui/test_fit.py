@@ -174,8 +174,11 @@ def test_views_show_core_numbers_of_the_fit(fitted):
             assert table.item(r, c).data(0x0100) == pytest.approx(float(d.table.loc[term, key]), rel=1e-12)
     np.testing.assert_allclose(w.diagnostics_panel.rhat_bars.opts["width"], d.components["r_hat"] - 1.0)
     # the device the fit ran on, and the device JAX offers
-    assert post.device.startswith(("cpu", "gpu")) and post.device.split()[0] in w.diagnostics_panel.verdict.text()
-    assert w.device is not None and w.device.split()[0] in ("CPU", "GPU:")
+    from ddr_explorer.core.formatting import fmt_device
+
+    assert post.device.startswith(("cpu", "gpu")) and fmt_device(post.device) in w.diagnostics_panel.verdict.text()
+    assert w.device is not None and w.device.split()[0] in ("CPU,", "GPU:")
+    assert w.device.startswith("GPU:") or " chains in parallel on " in w.device  # chains on cores, said so
 
 
 def test_unconverged_fit_is_marked_with_its_diagnostics(fitted):

@@ -117,3 +117,52 @@ def test_id_mapping_table_edit_and_save(qtbot, tmp_path):
     assert c.provenance["scaffolds_not_separated"]["not_split"] == 2
     assert back.provenance["scaffolds_not_separated"]["examples"] == ["mystery"]
     assert any("2 ids name no scaffold, so scaffolds are not separated" in lab.text() for lab in d.findChildren(QLabel))
+
+
+def test_an_instance_column_is_guessed_as_the_task(qtbot, tmp_path):
+    p = tmp_path / "swe.csv"
+    p.write_text("instance,llm,resolved\ndjango-1,gpt-4o,1\ndjango-2,gpt-4o,0\n", encoding="utf-8")
+    d = ColumnMappingDialog(p)
+    qtbot.addWidget(d)
+    assert d.roles() == {"instance": "task", "llm": "model", "resolved": "result"}
+
+
+def test_the_window_says_no_failure_while_the_column_dialog_is_open(qtbot, tmp_path):
+    """While the user maps the columns the status bar says what to do, no error shows, and the window keeps
+    its size; Cancel says the file was not opened."""
+    w = MainWindow()
+    qtbot.addWidget(w)
+    w.show()
+    qtbot.waitExposed(w)
+    size = w.size()
+    with qtbot.waitSignal(w.load_failed, timeout=30_000):
+        w.open_corpus(runs(tmp_path, "board.csv"))
+    qtbot.wait(50)
+    assert w.column_dialog.isVisible()
+    message = w.statusBar().currentMessage()
+    assert "could not be opened" not in message and "Choose which column of board.csv is which" in message
+    assert not w.error_view.isVisible() and w.size() == size
+    w.column_dialog.reject()
+    assert w.statusBar().currentMessage() == "board.csv was not opened: its columns were not chosen."
+
+
+def test_the_constant_fields_stay_put_as_the_needed_list_changes(qtbot, tmp_path):
+    d = ColumnMappingDialog(runs(tmp_path, extra_col="note"))
+    qtbot.addWidget(d)
+    d.show()
+    qtbot.waitExposed(d)
+
+    def where():
+        return (d.benchmark_edit.mapTo(d, d.benchmark_edit.rect().topLeft()),
+                d.scaffold_edit.mapTo(d, d.scaffold_edit.rect().topLeft()), d.size())
+
+    before = where()
+    for col in ("agent_run_id", "metadata.instance_id", "metadata.model_name"):  # three more problems
+        d.choosers[col].setCurrentIndex(0)
+    qtbot.wait(20)
+    assert len(d.problem_list()) == 3 and where() == before  # benchmark, task, model (a scaffold is optional)
+    d.benchmark_edit.setText("b")
+    d.scaffold_edit.setText("s")
+    d.set_roles({"agent_run_id": "trial", "metadata.instance_id": "task", "metadata.model_name": "model"})
+    qtbot.wait(20)
+    assert d.problem_list() == [] and where() == before

@@ -1,0 +1,149 @@
+"""One ETA for the whole fit: compile, warmup and sampling together, calibrated by the fits before it.
+
+The sampler reports each phase's own ETA, so the window used to say "4 s" at the end of warmup and then
+"27 s" for sampling, and nothing while compiling.  :class:`WholeFitEta` adds what is still to come:
+
+* compiling: the compile time the last fit measured here, then the warmup and draws at the last fit's
+  pace per iteration (nothing is said before one fit has been measured);
+* warmup: the sampler's warmup ETA, plus the draws still to run at warmup's pace per iteration (the
+  run length's minimum draws; under the convergence gate the gate's projection takes over in sampling);
+* sampling: the sampler's ETA.
+
+When the fit ends, :meth:`WholeFitEta.check_line` gives the log line that compares the first whole-job
+estimate with the time the fit took, and :meth:`WholeFitEta.remember` stores the measured compile time and
+pace for the next fit's estimate (in the app's settings).
+"""
+
+from __future__ import annotations
+
+import time
+
+#: Settings keys of the calibration.
+COMPILE_KEY = "calibration/compile_seconds"
+PACE_KEY = "calibration/seconds_per_iteration"
+#: Phases of a fit, in order (the gate's phase is sampling).
+FIT_PHASES = ("compile", "warmup", "sampling", "sampling (until converged)", "diagnostics")
+
+
+class WholeFitEta:
+    """Turns the sampler's per-phase reports into one ETA for the rest of the fit (module note).
+
+    Parameters
+    ----------
+    warmup, draws
+        Warmup iterations and (at least) draws per chain of the fit.
+    compile_seconds, seconds_per_iteration
+        The last fit's measured compile time and pace here (None: not measured yet).
+    clock
+        Seconds now (tests pass their own).
+    """
+
+    def __init__(self, warmup: int, draws: int, compile_seconds: float | None = None,
+                 seconds_per_iteration: float | None = None, clock=time.perf_counter):
+        self.warmup, self.draws = int(warmup), int(draws)
+        self.compile_seconds, self.pace = compile_seconds, seconds_per_iteration
+        self.clock = clock
+        self.t0 = clock()
+        self.compile_started = self.compile_ended = None
+        self.first: tuple[float, float] | None = None  # (seconds into the fit, whole-job estimate)
+        self.measured_pace: float | None = None
+
+    def report(self, phase: str, i: int, total: int, eta) -> float | None:
+        """The whole fit's ETA after the sampler's report ``(phase, i, total, eta)``; None when unknown."""
+        now = self.clock()
+        if phase not in FIT_PHASES:
+            return eta  # not a fit's phase (an analysis, the estimators): its own estimate
+        out = None
+        if phase == "compile":
+            if i < total:
+                if self.compile_started is None:
+                    self.compile_started = now
+                if self.compile_seconds is not None and self.pace is not None:
+                    left = max(self.compile_seconds - (now - self.compile_started), 0.0)
+                    out = left + (self.warmup + self.draws) * self.pace
+            else:
+                self.compile_ended = now
+        elif phase == "warmup":
+            left = max(total - i, 0)
+            if eta is not None and left > 0:
+                self.measured_pace = eta / left
+            elif i > 0 and self.compile_ended is not None:
+                self.measured_pace = (now - self.compile_ended) / i
+            pace = self.measured_pace if self.measured_pace is not None else self.pace
+            if eta is not None and pace is not None:
+                out = eta + self.draws * pace
+        elif phase == "diagnostics":
+            out = 0.0 if i >= total else None
+        else:  # sampling, fixed or until converged: the sampler's ETA covers the rest
+            out = eta
+        if out is not None and self.first is None and out > 0:
+            self.first = (now - self.t0, float(out))
+        return out
+
+    def compile_measured(self) -> float | None:
+        """Seconds the compile phase took in this fit (None when not seen)."""
+        if self.compile_started is None or self.compile_ended is None:
+            return None
+        return self.compile_ended - self.compile_started
+
+    def check_line(self) -> str | None:
+        """``"ETA check: estimated 35 s for the whole fit at 4.0 s; it took 38.2 s"`` (None before an estimate)."""
+        if self.first is None:
+            return None
+        at, estimate = self.first
+        took = self.clock() - self.t0
+        return (f"ETA check: estimated {estimate + at:.1f} s for the whole fit when {at:.1f} s into it; "
+                f"it took {took:.1f} s")
+
+    def remember(self, settings) -> None:
+        """Store this fit's compile time and pace in ``settings`` (a ``QSettings``) for the next estimate."""
+        compiled = self.compile_measured()
+        if compiled is not None:
+            settings.setValue(COMPILE_KEY, float(compiled))
+        if self.measured_pace is not None:
+            settings.setValue(PACE_KEY, float(self.measured_pace))
+
+
+class PlannedJobEta:
+    """One ETA for a job of refits that core priced beforehand (:class:`~ddr_explorer.core.analyses.defaults.
+    AnalysesPlan`): the plan's seconds left at the start, the job's own pace as its refits finish.
+
+    The batch's pace alone (refits done over time spent) climbed while a slow refit ran and said nothing
+    during the first compile; the plan alone ignores how this run is going.  Weighted by the share of the job
+    done, the ETA starts at the plan and ends at the pace.
+    """
+
+    def __init__(self, total_seconds: float, clock=time.perf_counter):
+        self.total_seconds = float(total_seconds)
+        self.clock = clock
+        self.t0 = clock()
+
+    def report(self, phase: str, i: int, total: int, eta) -> float | None:
+        elapsed = self.clock() - self.t0
+        planned_left = max(self.total_seconds - elapsed, 0.0)
+        if eta is None or not total:
+            return planned_left
+        w = min(max(i / total, 0.0), 1.0)
+        return (1.0 - w) * planned_left + w * float(eta)
+
+    def check_line(self) -> str:
+        return (f"ETA check: estimated {self.total_seconds:.1f} s for the whole job (the plan made before it); "
+                f"it took {self.clock() - self.t0:.1f} s")
+
+    def remember(self, settings) -> None:
+        """Nothing to store: the plan is core's, priced from the fit's own timings."""
+
+
+def calibration(settings) -> tuple[float | None, float | None]:
+    """``(compile_seconds, seconds_per_iteration)`` the last fit stored in ``settings`` (None when absent)."""
+    def num(key):
+        value = settings.value(key)
+        try:
+            return None if value is None else float(value)
+        except (TypeError, ValueError):
+            return None
+
+    return num(COMPILE_KEY), num(PACE_KEY)
+
+
+__all__ = ["COMPILE_KEY", "PACE_KEY", "PlannedJobEta", "WholeFitEta", "calibration"]
