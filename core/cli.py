@@ -53,7 +53,7 @@ def _add_mapping_arguments(p: argparse.ArgumentParser, benchmark: bool = False) 
                    "result=metadata.resolved; ROLE==VALUE gives every row one value; dotted names reach into "
                    "nested JSON")
     p.add_argument("--scaffold", help="one scaffold name for every row, for files that name none")
-    # issue 19: a slice of tasks, and task metadata / release dates from files beside the corpus
+    # a slice of tasks, and task metadata / release dates from files beside the corpus
     p.add_argument("--slice", action="append", metavar="COLUMN=VALUE",
                    help="keep only the tasks whose COLUMN is VALUE (A|B: any of them; LO..HI: a numeric range, "
                    "ends included), e.g. task_group=enterprise or human_minutes=60..480; repeat to combine")
@@ -249,7 +249,7 @@ def cmd_dstudy(args: argparse.Namespace) -> int:
         summary = dstudy_summary(components, design, target=args.target, budget=args.budget, observed=observed,
                                  verdict=verdict)
         summary["design_source"] = _design_source(args)
-        if getattr(args, "slice", None) and args.path is not None:  # issue 19: the D-study is of a slice of tasks
+        if getattr(args, "slice", None) and args.path is not None:  # the D-study is of a slice of tasks
             from .corpus.slicing import parse_slice, slice_text
 
             summary["slice"] = slice_text(parse_slice(args.slice))
@@ -390,7 +390,7 @@ def cmd_fit(args: argparse.Namespace) -> int:
     if result.cache_problem:
         print(f"ddr: {result.cache_problem}", file=sys.stderr)
     out = fit_summary(result)
-    if corpus.provenance.get("slice"):  # issue 19: the fit is of a slice of tasks
+    if corpus.provenance.get("slice"):  # the fit is of a slice of tasks
         out["slice"] = {"slice": corpus.provenance["slice"], "tasks": corpus.provenance.get("slice_tasks")}
     if args.json:
         print(json.dumps(out, indent=2, default=float))

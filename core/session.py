@@ -66,7 +66,7 @@ _OBJECT_OF_FACETS = {frozenset({"model"}): "model", frozenset({"model", "scaffol
                      frozenset({"agent"}): "agent"}
 #: ``load_corpus`` options an analysis keeps (AnalysisState.corpus_options).
 CORPUS_OPTIONS: tuple[str, ...] = ("columns", "benchmark", "scaffold", "aliases", "scoring", "gamma", "encoding",
-                                   "slice", "task_metadata", "release_dates")  # issue 19: slice and joined files
+                                   "slice", "task_metadata", "release_dates")  # the slice and joined files
 _CLAIMS = tuple(DEFAULT_TARGETS)
 
 

@@ -502,7 +502,7 @@ class DStudyPanel(QWidget):
         head.addWidget(self.export_button)
         self.legend = QLabel(_legend_html(self.preview))
         self.legend.setWordWrap(True)
-        # Issue 21: point estimates standing in for the posterior say so above the plots, in words.
+        # Point estimates standing in for the posterior say so above the plots, in words.
         self.preview_banner = QLabel("")
         self.preview_banner.setObjectName("preview_banner")
         self.preview_banner.setWordWrap(True)

@@ -1,4 +1,4 @@
-"""Open a table whose columns are not the canonical ones: say which column is which (issue 20).
+"""Open a table whose columns are not the canonical ones: say which column is which.
 
 :class:`ColumnMappingDialog` shows the first rows of the file, a role chooser above
 each column pre-filled with the best guess (:func:`~ddr_explorer.core.corpus.column_guess.guess_roles`:
@@ -292,7 +292,7 @@ class IdMappingDialog(QDialog):
 
     def alias_text(self, only_edited: bool = False) -> str:
         """An alias file with one explicit ``[subjects]`` entry per row (or per edited row)."""
-        from ..core.corpus.importers.conventions import subjects_toml
+        from ..core.corpus.subject_ids.conventions import subjects_toml
 
         rows = self.edited() if only_edited else self.rows()
         return subjects_toml(rows, source=str(self.corpus.source))

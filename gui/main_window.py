@@ -96,7 +96,7 @@ def _load_and_inspect(path: Path, fmt: str | None, options: dict | None = None):
 
 
 def _slice_note(corpus) -> str:
-    """The header's word on an active slice of tasks (issue 19): every number below is of the slice."""
+    """The header's word on an active slice of tasks: every number below is of the slice."""
     text = corpus.provenance.get("slice")
     if not text:
         return ""
@@ -191,8 +191,8 @@ class MainWindow(QMainWindow):
         self.capability_panel = None  # the IRT scale and transfer (gui.capability_panel)
         self.methods_task: BackgroundTask | None = None
         self.methods_panel = None
-        self.issue19_task: BackgroundTask | None = None  # failure modes / frontier (gui/issue19_panels.py)
-        self.issue19_panels: dict = {}
+        self.failure_frontier_task: BackgroundTask | None = None  # failure modes / frontier over time
+        self.failure_frontier_panels: dict = {}
 
         self.header = QLabel("No corpus loaded")
         self.header.setTextInteractionFlags(Qt.TextSelectableByMouse)
@@ -236,7 +236,7 @@ class MainWindow(QMainWindow):
             self.tabs.addTab(self._slots[name], name)
         from .preview_controller import PreviewController
 
-        #: Issue 21: the D-study preview from point estimates while no posterior is shown (gui/preview_controller.py).
+        #: The D-study preview from point estimates while no posterior is shown (gui/preview_controller.py).
         self.previewer = PreviewController(self, TABS.index("D-study"), _placeholder)
 
         body = QWidget()
@@ -278,12 +278,12 @@ class MainWindow(QMainWindow):
                                           self, triggered=self._on_score_table_methods)
         analysis.addAction(self.score_table_action)
         self.failure_action = QAction("Failure &modes (error categories)", self,
-                                      triggered=lambda: self.start_issue19("failure-modes"))
+                                      triggered=lambda: self.start_failure_or_frontier("failure-modes"))
         analysis.addAction(self.failure_action)
-        self.frontier_action = QAction("Frontier over &time", self, triggered=lambda: self.start_issue19("frontier"))
+        self.frontier_action = QAction("Frontier over &time", self, triggered=lambda: self.start_failure_or_frontier("frontier"))
         analysis.addAction(self.frontier_action)
         analysis.addAction(QAction("Frontier over time, leaving out models without a release date", self,
-                                   triggered=lambda: self.start_issue19("frontier", undated="drop")))
+                                   triggered=lambda: self.start_failure_or_frontier("frontier", undated="drop")))
         self.slice_action = QAction("&Slice of tasks...", self, triggered=self._on_slice)
         analysis.addAction(self.slice_action)
         self.capability_action = QAction("Capability scale (IRT) and &transfer across benchmarks", self,
@@ -301,8 +301,8 @@ class MainWindow(QMainWindow):
 
         self.start_pages = StartPages(self, {"analyses": lambda: self.start_analyses(plan=self.start_pages.plan),
                                              "methods": lambda: self.start_methods(),
-                                             "failure-modes": lambda: self.start_issue19("failure-modes"),
-                                             "frontier": lambda: self.start_issue19("frontier"),
+                                             "failure-modes": lambda: self.start_failure_or_frontier("failure-modes"),
+                                             "frontier": lambda: self.start_failure_or_frontier("frontier"),
                                              "capability": lambda: self.start_capability()},
                                       {"failure-modes": self.failure_action, "frontier": self.frontier_action})
         self.start_pages.reset()
@@ -386,7 +386,7 @@ class MainWindow(QMainWindow):
         """Show the open corpus's cached fit at once (:func:`~.cached_fit.reopen_cached_fit`)."""
         return reopen_cached_fit(self)
 
-    # -- issue 20: column mapping and subject ids (gui/import_dialog.py) ------------------------------
+    # -- column mapping and subject ids (gui/import_dialog.py) ---------------------------------------
     def _offer_column_mapping(self, path: Path, fmt: str | None, exc: CorpusError):
         """A table refused for missing columns: open the column dialog; OK reopens it with the mapping."""
         from .import_dialog import ColumnMappingDialog
@@ -518,7 +518,7 @@ class MainWindow(QMainWindow):
         if dialog.exec() == ComponentsEntryDialog.Accepted:
             self.show_posterior(dialog.components(), observed_design=dialog.design())
 
-    # -- issue 21: a preview of the D-study from point estimates (gui/preview_controller.py) ----
+    # -- a preview of the D-study from point estimates (gui/preview_controller.py) -------------
     @property
     def preview(self):
         """The last :class:`~ddr_explorer.core.preview.Preview` computed for the corpus (None before)."""
@@ -581,7 +581,7 @@ class MainWindow(QMainWindow):
     def _busy(self) -> bool:
         """A fit or the analyses run now (one long job at a time)."""
         return self.fitting or any(t is not None and t.running for t in (self.analyses_task, self.methods_task,
-                                                                           self.issue19_task))
+                                                                           self.failure_frontier_task))
 
     def _job_inputs(self, failure: str):
         """``(spec, settings)`` of the state for a fit or the analyses, or None when none can start.
@@ -640,7 +640,7 @@ class MainWindow(QMainWindow):
 
     def cancel_fit(self) -> None:
         """Ask the running fit (or analyses) to stop at its next check (between sampler chunks)."""
-        running = [t for t in (self.fit_task, self.analyses_task, self.methods_task, self.issue19_task)
+        running = [t for t in (self.fit_task, self.analyses_task, self.methods_task, self.failure_frontier_task)
                    if t is not None and t.running]
         for task in running:
             task.cancel()
@@ -821,8 +821,8 @@ class MainWindow(QMainWindow):
         self.tabs.setCurrentIndex(TABS.index("Model"))
         return True
 
-    # -- issue 19: failure modes, frontier over time, slices (gui/issue19_panels.py) -------------
-    def start_issue19(self, name: str, n_splits: int = 50, undated: str = "stop") -> bool:
+    # -- failure modes, frontier over time, slices (failure_modes_panel, frontier_panel, slice_dialog) -
+    def start_failure_or_frontier(self, name: str, n_splits: int = 50, undated: str = "stop") -> bool:
         """Run ``failure-modes`` or ``frontier`` (:func:`~ddr_explorer.core.analyses.run_analysis_studies`) on the
         worker with the Model tab's progress and cancel; the result fills its own tab and goes to the DDR sheet."""
         mp = self.model_panel
@@ -841,7 +841,8 @@ class MainWindow(QMainWindow):
             return studies_to_dict(studies)[name], sheet_analyses(studies)
 
         def done(out) -> None:
-            from .issue19_panels import FailureModesPanel, FrontierPanel
+            from .failure_modes_panel import FailureModesPanel
+            from .frontier_panel import FrontierPanel
 
             result, for_sheet = out
             self.analyses_for_sheet.update(for_sheet)
@@ -850,7 +851,7 @@ class MainWindow(QMainWindow):
             mp.append_log(f"{tab} done")
             mp.finish("done")
             panel = (FailureModesPanel if name == "failure-modes" else FrontierPanel)(result)
-            self.issue19_panels[name] = panel
+            self.failure_frontier_panels[name] = panel
             self._slots[tab].replace(panel)
             self.tabs.setCurrentIndex(TABS.index(tab))
             self.analyses_finished.emit({name: result})
@@ -869,7 +870,7 @@ class MainWindow(QMainWindow):
         self.cancel_action.setEnabled(True)
         mp.append_log(f"{tab} of {corpus.name}" + ("; every fit goes through the cache" if name == "failure-modes"
                                                   else ""))
-        self.issue19_task = BackgroundTask(job, on_done=done, on_error=failed, on_progress=mp.show_progress,
+        self.failure_frontier_task = BackgroundTask(job, on_done=done, on_error=failed, on_progress=mp.show_progress,
                                            with_callbacks=True, parent=self)
         self.tabs.setCurrentIndex(TABS.index("Model"))
         return True
@@ -888,7 +889,7 @@ class MainWindow(QMainWindow):
     def _on_slice(self) -> None:
         if self.corpus is None:
             return
-        from .issue19_panels import SliceDialog
+        from .slice_dialog import SliceDialog
 
         current = self.corpus.provenance.get("slice") or ""
         dlg = SliceDialog(self.corpus.table, current, self)
@@ -900,7 +901,7 @@ class MainWindow(QMainWindow):
         belong to the corpus that was open.
 
         A comparison or analysis still running for that corpus is discarded (its result never shows)."""
-        stopped = [t for t in (self.analyses_task, self.methods_task, self.issue19_task) if t is not None and t.running]
+        stopped = [t for t in (self.analyses_task, self.methods_task, self.failure_frontier_task) if t is not None and t.running]
         for task in stopped:
             task.discard()
         if stopped and not self.fitting:  # their end handlers never run: give the controls back here
@@ -909,7 +910,7 @@ class MainWindow(QMainWindow):
             self.model_panel.append_log("Stopped: a new corpus was opened")
             self.model_panel.finish("cancelled")
         self.analyses_panel = self.methods_panel = None
-        self.issue19_panels = {}
+        self.failure_frontier_panels = {}
         self.capability_panel = None
         self.start_pages.reset()  # each tab: its run button and estimate, or why the corpus cannot support it
 
@@ -1137,8 +1138,8 @@ class MainWindow(QMainWindow):
         out = {"Corpus": self.corpus_panel, "Variance components": self.components_panel,
                "D-study": self.dstudy_panel, "Ranks": self.ranks_panel, "Diagnostics": self.diagnostics_panel,
                "Analyses": self.analyses_panel, "Methods": self.methods_panel,
-               "Failure modes": self.issue19_panels.get("failure-modes"),
-               "Frontier": self.issue19_panels.get("frontier"),
+               "Failure modes": self.failure_frontier_panels.get("failure-modes"),
+               "Frontier": self.failure_frontier_panels.get("frontier"),
                "Capability": self.capability_panel}
         return {k: v for k, v in out.items() if v is not None and hasattr(v, "plots")}
 

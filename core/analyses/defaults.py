@@ -1,4 +1,4 @@
-"""Which analyses a DDR sheet runs by default, and how long they will take (issue 15, item 6).
+"""Which analyses a DDR sheet runs by default, and how long they will take.
 
 ``ddr report`` and the app's export run difficulty strata, seed 003 (DDR paper 2026)'s 50 hold-out splits and
 PSIS-LOO by default when the refit engine's estimate for this corpus on this machine is under

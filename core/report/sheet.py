@@ -325,7 +325,7 @@ def _page_one(ct: SheetContent) -> list:
     if ct.examined is not None:  # a what-if is stated as one, beside the observed design, never in its place
         meta += f" <b>Design examined (what-if):</b> {_examined_words(ct)}."
     prov = (inp.corpus_summary or {}).get("provenance") or {}
-    if prov.get("slice"):  # issue 19: every number of this sheet is of the slice, so say it at the top
+    if prov.get("slice"):  # every number of this sheet is of the slice, so say it at the top
         kept = prov.get("slice_tasks")
         meta += (f" <b>Slice:</b> {escape(str(prov['slice']))}"
                  + (f" ({fmt_n(kept[0])} of {fmt_n(kept[1])} tasks)." if kept else "."))
@@ -697,11 +697,11 @@ def _difficulty_page(ct: SheetContent) -> list:
     else:
         story.append(_p("<b>Not run.</b> PSIS-LOO needs the pointwise log-likelihood of the fit; it would count the "
                         "observations whose Pareto k exceeds 0.7 (importance sampling unreliable there).", "note"))
-    story += _issue19_sections(ct, half)
+    story += _failure_and_frontier_sections(ct, half)
     return story
 
 
-def _issue19_sections(ct: SheetContent, half: float) -> list:
+def _failure_and_frontier_sections(ct: SheetContent, half: float) -> list:
     """Failure modes (decision 5) and the frontier over time (decision 2), when they were run."""
     ss = st.stylesheet()
     out = []

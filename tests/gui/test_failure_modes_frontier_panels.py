@@ -80,14 +80,14 @@ def test_window_runs_failure_modes_in_the_background_and_cancels(qtbot, tmp_path
         w.open_corpus(DEMO)
     w.state.sampler = {"draws": 20, "warmup": 10, "chains": 1}
     with qtbot.waitSignal(w.analyses_failed, timeout=120_000) as blocker:
-        assert w.start_issue19("failure-modes")
+        assert w.start_failure_or_frontier("failure-modes")
         w.model_panel.cancel_button.click()
     assert "cancelled by the user" in blocker.args[0]
     with qtbot.waitSignal(w.analyses_finished, timeout=300_000):
-        assert w.start_issue19("failure-modes", n_splits=3)
-        assert w.issue19_task.running and not w.start_fit()
+        assert w.start_failure_or_frontier("failure-modes", n_splits=3)
+        assert w.failure_frontier_task.running and not w.start_fit()
     assert w.tabs.currentIndex() == TABS.index("Failure modes")
-    assert w.panels()["Failure modes"] is w.issue19_panels["failure-modes"]
+    assert w.panels()["Failure modes"] is w.failure_frontier_panels["failure-modes"]
     assert "failure_taxonomy" in w.analyses_for_sheet
 
 
@@ -111,7 +111,7 @@ def test_window_slice_reopens_the_corpus_and_names_it(qtbot, tmp_path, tiny_csv)
     assert w.corpus.provenance["slice"] == "task_group=prog" and w.corpus.n_records == 5
     assert "slice" in w.header.text() and "task_group=prog" in w.header.text() and "2 of 3 tasks" in w.header.text()
     with qtbot.waitSignal(w.analyses_finished, timeout=60_000) as blocker:
-        assert w.start_issue19("frontier")
+        assert w.start_failure_or_frontier("frontier")
     assert blocker.args[0]["frontier"]["benchmarks"][0]["benchmark"] == "A"
     with qtbot.waitSignal(w.corpus_loaded, timeout=60_000):
         w.apply_slice("")
