@@ -110,6 +110,9 @@ def refit_key(parent_key: str, request, settings) -> str:
     reported = getattr(request, "reported", ())
     if reported:  # the stopping rule on these quantities (:mod:`.reported`) is part of what was fitted
         body["reported"] = [q.to_dict() for q in reported]
+        precision = getattr(request, "precision", None)
+        if precision is not None:  # so is the precision rule (its tolerance), when the refit stops by it
+            body["precision"] = precision.to_dict()
     payload = canonical_json(body)
     return hashlib.sha256(payload.encode()).hexdigest()
 
@@ -474,7 +477,8 @@ class RefitEngine:
                                                 f"({self.fitted_spec.formula}): {why}")
         request = self.request(job.label, job.corpus)
         if job.reported:
-            request = dataclasses.replace(request, reported=tuple(job.reported))
+            request = dataclasses.replace(request, reported=tuple(job.reported),
+                                          precision=getattr(job, "precision", None))
         d = self.design
         if (np.array_equal(request.trials, d.trials) and np.array_equal(request.successes, d.successes)
                 and settings == self.settings):
@@ -578,6 +582,13 @@ class RefitEngine:
                     out.n_cached += 1
                     clock.done += 1
         clock.emit("cache", clock.done)
+        # the precision rule's tolerance follows the spread of the refits so far: the stored ones first
+        from ..model.stopping import SpreadTracker
+
+        self._spread = SpreadTracker()
+        for p in planned:
+            if p.kind == "refit" and p.result is not None:
+                self._add_spread(p)
 
         # 2. the parent and the cold jobs, one fit_corpus each (cached under the usual key)
         for p in planned:
@@ -641,6 +652,18 @@ class RefitEngine:
             progress(f"{what} done", clock.total, clock.total, 0.0)
         return out
 
+    def _add_spread(self, p: _Planned) -> None:
+        """Add a refit's reported median to the tolerance's spread (:class:`~..model.stopping.SpreadTracker`)."""
+        rule = getattr(p.request, "precision", None) if p.request is not None else None
+        if rule is None or not p.request.reported:
+            return
+        post = p.result.posterior
+        try:
+            x = p.request.reported[0].draws(post.sigma, post.spec)
+        except (KeyError, ValueError):
+            return
+        self._spread.add(rule.group, float(np.median(x)))
+
     def _rerun_settings(self, p: _Planned, settings):
         """:func:`rerun_settings` for an unconverged job: a refit with reported quantities failed its sampling
         when its verdict's sampling checks did (:attr:`.reported.ReportedVerdict.sampled`)."""
@@ -659,7 +682,7 @@ class RefitEngine:
             if p.verdict is None:
                 from .reported import reported_verdict
 
-                p.verdict = reported_verdict(post, p.request.reported)
+                p.verdict = reported_verdict(post, p.request.reported, precision=p.request.precision)
             return p.verdict.converged
         return bool(post.diagnostics.converged)
 
@@ -750,7 +773,8 @@ class RefitEngine:
         clock.base_done = clock.done
         try:
             return fit_refits(self.design, self.fitted_spec, [p.request for p in pending], settings,
-                              parent=self.parent_posterior(), progress=clock.outer(len(pending)), cancel=cancel)
+                              parent=self.parent_posterior(), progress=clock.outer(len(pending)), cancel=cancel,
+                              spread=getattr(self, "_spread", None))
         except ValueError:
             if not skip_failed:
                 raise
@@ -758,7 +782,8 @@ class RefitEngine:
         for i, p in enumerate(pending):
             try:
                 posts.append(fit_refits(self.design, self.fitted_spec, [p.request], settings,
-                                        parent=self.parent_posterior(), cancel=cancel)[0])
+                                        parent=self.parent_posterior(), cancel=cancel,
+                                        spread=getattr(self, "_spread", None))[0])
             except ValueError as exc:
                 p.error = f"{p.job.label}: {exc}"
                 posts.append(None)
