@@ -771,10 +771,13 @@ class RefitEngine:
         from ..model.refit import fit_refits
 
         clock.base_done = clock.done
+        # the precision rule's tolerance across the batch (asked only where a refit runs by it)
+        extra = ({"spread": self._spread} if any(getattr(p.request, "precision", None) is not None for p in pending)
+                 and getattr(self, "_spread", None) is not None else {})
         try:
             return fit_refits(self.design, self.fitted_spec, [p.request for p in pending], settings,
                               parent=self.parent_posterior(), progress=clock.outer(len(pending)), cancel=cancel,
-                              spread=getattr(self, "_spread", None))
+                              **extra)
         except ValueError:
             if not skip_failed:
                 raise
@@ -782,8 +785,7 @@ class RefitEngine:
         for i, p in enumerate(pending):
             try:
                 posts.append(fit_refits(self.design, self.fitted_spec, [p.request], settings,
-                                        parent=self.parent_posterior(), cancel=cancel,
-                                        spread=getattr(self, "_spread", None))[0])
+                                        parent=self.parent_posterior(), cancel=cancel, **extra)[0])
             except ValueError as exc:
                 p.error = f"{p.job.label}: {exc}"
                 posts.append(None)
