@@ -23,7 +23,7 @@ from __future__ import annotations
 import numpy as np
 
 __all__ = ["REFIT_RULES", "DEFAULT_REFIT_RULE", "check_refit_rule", "precision_rule", "draws_mcse",
-           "heldout_mcse", "rule_words"]
+           "heldout_mcse", "rule_words", "quantile_mcse_factor", "needed_ess", "expected_spread"]
 
 #: The run-length rules of a refit analysis (``--refit-rule``).
 REFIT_RULES: tuple[str, ...] = ("precision", "gate")
@@ -96,3 +96,32 @@ def heldout_mcse(projected, held_out, projected_mcse, held_out_mcse) -> tuple[fl
     gx = dy / np.sqrt(sxx * syy) - r * dx / sxx
     gy = dx / np.sqrt(sxx * syy) - r * dy / syy
     return float(np.sqrt(np.sum((gx * a) ** 2 + (gy * b) ** 2))), gap
+
+
+def quantile_mcse_factor(prob: float) -> float:
+    """The MCSE of the ``prob`` quantile of a normal posterior, in posterior SDs, times sqrt(ESS):
+    ``sqrt(p (1 - p)) / phi(Phi^-1(p))`` (1.2533 for the median, 2.6696 for the 2.5% quantile)."""
+    from scipy import stats
+
+    z = stats.norm.ppf(prob)
+    return float(np.sqrt(prob * (1 - prob)) / stats.norm.pdf(z))
+
+
+def expected_spread(sd_whole: float, share: float) -> float | None:
+    """The spread (SD across splits) a part keeping ``share`` of the trials is expected to show, from the
+    whole corpus's posterior SD ``sd_whole`` of the same number: a random part of a fixed corpus moves an
+    estimate by ``sd_whole x sqrt((1 - f) / f)`` (subsampling without replacement; the posterior SD stands
+    for the estimator's sampling SD).  0.65 x for a 70% training part, 1.53 x for its 30% held-out part.
+    None for a share outside (0, 1) (no split: the strata's spread cannot be predicted this way)."""
+    if not 0 < share < 1 or not np.isfinite(sd_whole) or sd_whole <= 0:
+        return None
+    return float(sd_whole * np.sqrt((1 - share) / share))
+
+
+def needed_ess(rule, sd: float, spread: float | None) -> float:
+    """Effective draws a refit needs under ``rule`` (a :class:`~ddr_explorer.core.model.stopping.PrecisionRule`):
+    the rule's bulk ESS, and enough for each quantile it takes to reach its tolerance at a posterior SD
+    ``sd`` (:func:`quantile_mcse_factor`; the tolerance from the expected ``spread``, the ceiling when None)."""
+    tol = rule.tolerance(spread)
+    need = max((quantile_mcse_factor(p) * sd / tol) ** 2 for p in rule.probs) if np.isfinite(sd) and sd > 0 else 0.0
+    return float(max(rule.min_ess, need))
