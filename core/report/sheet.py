@@ -848,6 +848,14 @@ def _priors_note(info) -> str:
     return f"Priors of this fit ({origin}): {priors_text(pri, markup=True)}."
 
 
+def _refit_precision(ct: SheetContent) -> list:
+    """The method notes' paragraph on the refits' rule and Monte Carlo SE (:mod:`.refit_precision`), if any ran."""
+    from .refit_precision import refit_precision_text
+
+    text = refit_precision_text(ct.inputs.analysis("difficulty"), ct.inputs.analysis("held_out"))
+    return [] if text is None else [_p(text, "method")]
+
+
 def _estimators_section(ct: SheetContent) -> list:
     """The estimator comparison (the ``methods`` analysis) and the score reliability, when they were run."""
     from .estimators import methods_rows, score_sentence
@@ -949,6 +957,7 @@ def _methods_page(ct: SheetContent) -> list:
                "coefficient, Pearson r across splits and the mean gap (seed 003 sec. 5.4). PSIS-LOO Pareto-k "
                "classes \u2264 0.7, 0.7\u20131, &gt; 1 (seed 000 App. D.3), each cell's tail sized by its "
                "relative efficiency ESS/S estimated from the chains (Vehtari et al. 2017)."),
+             *_refit_precision(ct),
              *_estimators_section(ct),
              Paragraph("Sources", ss["h2"]),
              _p("Seed 000: <i>Agent Evaluation Reliability: More Tasks Won't (Always) Fix An Agent Leaderboard</i> "
