@@ -193,3 +193,24 @@ def test_the_export_dialog_offers_all_the_analyses_those_in_the_budget_or_no_she
     with qtbot.waitSignal(w.sheet_written, timeout=300_000):
         w._on_export_sheet()
     assert (tmp_path / "menu.pdf").exists() and set(w.analyses) == {"difficulty", "loo"}
+
+
+def test_analyses_panel_states_the_monte_carlo_se_and_the_refit_rule(qtbot):
+    """The tab prints what ``ddr analyses --json`` says about precision: the hold-out r's and mean gap's MCSE,
+    each stratum's, and the rule the refits ran under."""
+    import copy
+
+    results = copy.deepcopy(RESULTS)
+    results["heldout"].update(pearson_r_mcse=0.0123, mean_gap_mcse=0.00045, refit_rule="precision")
+    results["difficulty"]["refit_rule"] = "precision"
+    for k, s in enumerate(results["difficulty"]["strata"], start=1):
+        s["erho2_mcse"] = {"median": 0.001 * k, "q025": 0.002 * k, "q975": 0.003 * k}
+    panel = AnalysesPanel(results)
+    qtbot.addWidget(panel)
+    text = panel.summary.text()
+    assert "r \u00b10.012, mean gap \u00b10.0004" in text or "r \u00b10.012, mean gap \u00b10.0005" in text
+    assert "Q1 \u00b10.0010 (ends \u00b10.0030); Q2 \u00b10.0020 (ends \u00b10.0060)" in text
+    assert text.count("refits ran under the precision rule") == 2
+    plain = AnalysesPanel(RESULTS)  # a result without them (an older run): nothing claimed
+    qtbot.addWidget(plain)
+    assert "Monte Carlo" not in plain.summary.text()
