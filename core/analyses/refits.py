@@ -116,7 +116,7 @@ class BatchResult:
         n = sum(r is not None for r in self.results)
         if not n_rep:
             return "on every variance component (R-hat <= 1.01, bulk ESS >= 400, no divergence)"
-        if any(vd is not None and vd.rule == "precision" for vd in self.verdicts):
+        if any(getattr(vd, "rule", None) == "precision" for vd in self.verdicts):
             from ..model.stopping import PRECISION_MAX_MCSE, PRECISION_MIN_ESS
 
             on = (f"under the precision rule: R-hat <= 1.01 and bulk ESS >= {PRECISION_MIN_ESS} on every variance "

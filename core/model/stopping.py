@@ -306,6 +306,10 @@ PRECISION_MAX_MCSE = 0.005
 #: The tolerance as a share of the spread (the SD across the analysis's refits of the number it takes):
 #: a tenth keeps the Monte Carlo error under 1% of the variance across splits or strata (0.1^2).
 PRECISION_SPREAD_SHARE = 0.1
+#: Refits of a group whose numbers give the spread: fewer and the tolerance is the ceiling.  Five, not three: the SD
+#: of three numbers is often a third of the true spread (a chi distribution with 2 degrees of freedom), which
+#: asked the next refits for ten times the effective draws (tests/test_heldout_precision.py).
+PRECISION_MIN_SPREAD = 5
 #: The quantile of the standard normal an MCSE interval spans (ArviZ's 0.1587 and 0.8413: +-1 SD).
 _MCSE_PROBS = (0.1586553, 0.8413447)
 
@@ -344,7 +348,7 @@ class PrecisionRule:
     quantile the analysis takes from each reported quantity (:attr:`probs`: the Erho2 median, and the
     interval ends where they are reported) is at most the tolerance: :attr:`share` x the spread of that
     number across the analysis's refits so far (:class:`SpreadTracker`, by :attr:`group`), never above
-    :attr:`max_mcse` (and :attr:`max_mcse` until 3 refits of the group are in).  A frozen value: part of
+    :attr:`max_mcse` (and :attr:`max_mcse` until :data:`PRECISION_MIN_SPREAD` refits of the group are in).  A frozen value: part of
     the refit's cache key (:meth:`to_dict`).
 
     Attributes
@@ -406,9 +410,9 @@ class SpreadTracker:
             self.values.setdefault(group, []).append(float(value))
 
     def spread(self, group: str) -> float | None:
-        """SD (ddof 1) of the group's numbers; None with fewer than 3."""
+        """SD (ddof 1) of the group's numbers; None with fewer than :data:`PRECISION_MIN_SPREAD`."""
         v = self.values.get(group, [])
-        return float(np.std(v, ddof=1)) if len(v) >= 3 else None
+        return float(np.std(v, ddof=1)) if len(v) >= PRECISION_MIN_SPREAD else None
 
     def tolerance(self, rule: PrecisionRule) -> float:
         return rule.tolerance(self.spread(rule.group))

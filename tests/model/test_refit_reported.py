@@ -194,3 +194,38 @@ def test_the_sheet_and_the_cli_say_what_the_refits_were_checked_on():
     assert "(R-hat \u2264 1.01, bulk ESS \u2265 400, no divergences)" in old
     line = convergence_lines({"heldout": {"n_fits": 3, "n_converged": 2, "converged_on": on}})[0]
     assert line.startswith("heldout: 2 of 3 fits converged (2 refit(s) each on the coefficient it reports")
+
+
+# -- the precision rule (core.model.stopping.check_precision) with the real sampler ------------------
+@pytest.fixture(scope="module")
+def precision_refits(design, parent, refits):
+    """The same request under the precision rule (ceiling 0.005), and under one whose tolerance no run reaches."""
+    q, on_q, _ = refits
+    rng = np.random.default_rng(1)
+    n = rng.binomial(design.trials, 0.7)
+    s = rng.hypergeometric(design.successes, design.trials - design.successes, np.maximum(n, 0))
+    req = RefitRequest("train", s, n, reported=(q,))
+    rule = S.PrecisionRule(group="projected")
+    tight = S.PrecisionRule(group="projected", max_mcse=1e-6)
+    prec, never = fit_refits(design, "per-benchmark", [dataclasses.replace(req, precision=rule),
+                                                       dataclasses.replace(req, precision=tight)],
+                             GATE, parent=parent, warmup=50)
+    return q, on_q, prec, never, rule, tight
+
+
+def test_a_refit_under_the_precision_rule_stops_when_its_median_is_precise_enough(precision_refits):
+    q, on_q, prec, never, rule, tight = precision_refits
+    n = prec.mu.shape[1]
+    note = next(x for x in prec.notes if x.startswith("run length by the gate"))
+    assert f"stopped at {n} draws per chain under the precision rule" in note, note
+    x = q.draws(prec.sigma, prec.spec)
+    assert S.mcse_quantile(x, 0.5) <= 0.005  # its tolerance: no spread yet, the ceiling
+    # the same seed as the gate-on-Erho2 refit, so the same draws up to the earlier stop; bulk ESS 100 (not 440)
+    assert n <= on_q.mu.shape[1]
+    np.testing.assert_array_equal(prec.mu, on_q.mu[:, :n])
+    v = reported_verdict(prec, (q,), precision=rule)
+    assert v.converged and v.rule == "precision" and v.max_mcse <= 0.005 and "under the precision rule" in v.text
+    # a tolerance no run reaches: it runs to the ceiling and is not counted converged, the MCSE named
+    assert never.mu.shape[1] == GATE.max_draws
+    bad = reported_verdict(never, (q,), precision=tight)
+    assert not bad.converged and any(r.startswith("MCSE of the median of Erho2") for r in bad.problems)
