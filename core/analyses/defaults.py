@@ -13,7 +13,11 @@ effect is at hand) and each refit's cost predicted from the parent's own pace
 (:func:`~.engine.refit_seconds`: its seconds per chain-iteration, the refit's chain-iterations with
 the run length the gate will need given the parent's ESS per draw, its set-up; one compile per
 analysis), times the measured :data:`~.engine.REFIT_SPEEDUP`; the gate's reruns are not assumed (a
-run length set by the gate rarely needs one). Above the budget the CLI names the flag that runs them
+run length set by the gate rarely needs one).  Under the precision rule (``refit_rule``, the default;
+:mod:`.precision`) a stratum's or split part's run length is the one that rule needs
+(:func:`~.engine.precision_draws`: bulk ESS 100, and its medians' MCSE within a tenth of the spread
+expected across splits, at most 0.005); after a run :meth:`AnalysesPlan.estimate_and_actual` prints each
+estimate beside what it took. Above the budget the CLI names the flag that runs them
 all (``--analyses difficulty,heldout,loo``) and the app offers the run with its estimate.
 
 :class:`BatchProgress` makes one progress line of several analyses: refits done of the whole

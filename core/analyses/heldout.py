@@ -33,9 +33,14 @@ chain, a look every 50, at most 1,000): every refit must pass the gate
 (bulk ESS >= 400), which a fixed 4 x 250 missed on TB2 for most splits (the
 refit engine then reran them with twice the draws).  Both fits of a split
 report one number, the median of Erho2 at the held-out design, so they stop
-when that number has converged (R-hat <= 1.01 and bulk and tail ESS >= 440 on
-it, R-hat <= 1.01 on every variance component, no divergence: :mod:`.reported`)
-rather than when every component has 440 effective draws.
+on it, under the precision rule by default (:mod:`.precision`): their chains
+agree (R-hat <= 1.01 and bulk ESS >= 100 on every component and on that number,
+no divergence) and the number's Monte Carlo SE is at most a tenth of its spread
+across the splits so far (the training fits': of the projected values; the
+held-out fits': of the held-out values), never above 0.005.  ``refit_rule="gate"``
+keeps the rule before: R-hat <= 1.01 and bulk and tail ESS >= 440 on it (:mod:`.reported`).
+The study states the Monte Carlo SE of each split's medians and, by the delta
+method, of the Pearson r and the mean gap (:func:`.precision.heldout_mcse`).
 Every fit goes through the refit engine (:class:`~.engine.RefitEngine`): a
 split's two parts are new counts on the whole corpus's cells (each cell's
 trials divided between them), refitted together under the whole corpus's model
