@@ -184,6 +184,17 @@ def test_ddr_report_runs_the_sheet_analyses_by_default_and_prints_the_estimate_f
     # the stand-in's 80 draws never converge: the sheet labels both analyses
     assert "PROVISIONAL: only 0 of 5 refits converged" in text
     assert "PROVISIONAL: only 0 of 6 refits converged" in text
+    # after the run: each analysis's estimate beside what it took; the method notes say which rule ran
+    took = next(x for x in err.splitlines() if "estimated / took" in x)
+    assert took.startswith("ddr: analyses estimated / took: difficulty ") and "; heldout " in took
+    assert "; loo " in took and " estimated, " in took and took.endswith(" taken")
+    assert "The difficulty and hold-out refits ran under the precision rule" in text
+    gate = tmp_path / "gate.pdf"
+    assert main(["report", str(corpus_csv), "-o", str(gate), "--cache", str(tmp_path / "c"), "--splits", "3",
+                 "--refit-rule", "gate", *FAST]) == 0
+    assert "(--refit-rule gate)" in capsys.readouterr().err
+    text = " ".join(" ".join((p.extract_text() or "").split()) for p in pypdf.PdfReader(str(gate)).pages)
+    assert "The difficulty and hold-out refits ran to the gate on the E\u03c1\u00b2 they report" in text
 
 
 def test_over_the_budget_the_cli_names_the_flag_and_none_opts_out(fake_sampler, capsys, corpus_csv, tmp_path,

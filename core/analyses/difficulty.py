@@ -298,7 +298,9 @@ def difficulty_jobs(corpus, spec="per-benchmark", *, n_strata: int = 4, design=N
     jobs = [FitJob("aggregate", corpus, spec)]  # the parent: its components are reported (the G-study)
     # a stratum reports its coefficient at the common design (median and 95% HDI): it stops on it
     rep = (ReportedQuantity.coefficient(design, "the whole corpus's design"),) if stop_on_reported else ()
-    # under the precision rule: its median and 95% interval ends, within a tenth of the spread across strata
+    # under the precision rule: its median and 95% interval ends, within a tenth of the spread across strata; with
+    # 4 strata (fewer than stopping.PRECISION_MIN_SPREAD) that is the ceiling 0.005, which a tenth of strata
+    # differences of 0.05 or more (seed 003 sec. 5.3: 0.2-0.6 between the easiest and the hardest) would be anyway
     from .precision import precision_rule
 
     rule = precision_rule(refit_rule, "stratum", STRATUM_PROBS) if rep else None

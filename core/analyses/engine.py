@@ -112,6 +112,8 @@ def refit_key(parent_key: str, request, settings) -> str:
         body["reported"] = [q.to_dict() for q in reported]
         precision = getattr(request, "precision", None)
         if precision is not None:  # so is the precision rule (its tolerance), when the refit stops by it
+            # (the rule, not the tolerance it met: that follows the refits before it, so a refit stored from
+            # another batch order may have stopped at another look; either met the rule's ceiling)
             body["precision"] = precision.to_dict()
     payload = canonical_json(body)
     return hashlib.sha256(payload.encode()).hexdigest()
