@@ -233,7 +233,8 @@ def precision_draws(parent_posterior, settings, reported, rule, share: float | N
             per_chain.append(rule.min_ess / (ess / n_draws * REFIT_ESS_RATIO * settings.chains))
     need = max(per_chain)
     looks = max(0, math.ceil((need - settings.draws) / settings.check_every))
-    return int(min(settings.draws + looks * settings.check_every, settings.max_draws or parent_posterior.settings.draws))
+    ceiling = settings.max_draws or parent_posterior.settings.draws
+    return int(min(settings.draws + looks * settings.check_every, ceiling))
 
 
 def expected_draws(parent_posterior, settings, ess_ratio: float | None = None, reported=None) -> int:

@@ -348,8 +348,8 @@ class PrecisionRule:
     quantile the analysis takes from each reported quantity (:attr:`probs`: the Erho2 median, and the
     interval ends where they are reported) is at most the tolerance: :attr:`share` x the spread of that
     number across the analysis's refits so far (:class:`SpreadTracker`, by :attr:`group`), never above
-    :attr:`max_mcse` (and :attr:`max_mcse` until :data:`PRECISION_MIN_SPREAD` refits of the group are in).  A frozen value: part of
-    the refit's cache key (:meth:`to_dict`).
+    :attr:`max_mcse` (and :attr:`max_mcse` until :data:`PRECISION_MIN_SPREAD` refits of the group are in).
+    A frozen value: part of the refit's cache key (:meth:`to_dict`).
 
     Attributes
     ----------
