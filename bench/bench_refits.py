@@ -256,6 +256,12 @@ def bench_rules(n_splits: int, settings, which: str = "demo", parent_cache=None,
             res = study.result
             out[name] = dict(wall=wall, cpu=cpu, n=study.n_fitted, draws=draws, steps=steps, result=res,
                              converged=(study.n_converged, study.n_fits), rerun=study.n_rerun)
+            # each rule's line as soon as it is done (a long run cut short keeps what it measured)
+            print(f"  {name}: wall {wall:.1f} s, CPU {cpu:.1f} s, {study.n_fitted} refits sampled ({study.n_rerun} "
+                  f"rerun), draws/chain per refit {draws.tolist()}, leapfrog steps per refit {steps.astype(int).tolist()}, "
+                  f"r {res.pearson_r:+.3f} (MCSE {res.pearson_r_mcse:.3f}), gap {res.mean_gap:+.4f} "
+                  f"(MCSE {res.mean_gap_mcse:.4f})")
+            sys.stdout.flush()
     print(f"  parent fit {parent_wall:.1f} s (shared, not counted); wall and CPU below are this process's, "
           "on this machine now: compare them only on a quiet box")
     print(f"  {'rule':<12}{'wall s':>8}{'CPU s':>8}{'refits/h':>10}{'CPU s/refit':>12}{'draws/chain':>18}"
