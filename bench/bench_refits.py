@@ -279,8 +279,10 @@ def bench_rules(n_splits: int, settings, which: str = "demo", parent_cache=None,
         (na, ra), (nb, rb) = a, b
         zr = (ra.pearson_r - rb.pearson_r) / np.hypot(ra.pearson_r_mcse, rb.pearson_r_mcse)
         zg = (ra.mean_gap - rb.mean_gap) / np.hypot(ra.mean_gap_mcse, rb.mean_gap_mcse)
+        z = [abs(v) for v in (zr, zg) if np.isfinite(v)]  # r has no MCSE with fewer than 3 splits
         print(f"  {na} against {nb}: r differs by {zr:+.2f} joint MCSE, the mean gap by {zg:+.2f} "
-              f"({'agree' if abs(zr) <= 2 and abs(zg) <= 2 else 'DO NOT agree'} within 2 MCSE)")
+              f"({'agree' if all(v <= 2 for v in z) else 'DO NOT agree'} within 2 MCSE"
+              f"{'' if len(z) == 2 else ', on what has an MCSE'})")
     ratio = out["gate"]["steps"].mean() / max(out["precision"]["steps"].mean(), 1)
     print(f"  leapfrog steps per refit, gate / precision: {ratio:.2f}x; draws per chain "
           f"{out['gate']['draws'].mean() / max(out['precision']['draws'].mean(), 1):.2f}x")
