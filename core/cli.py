@@ -542,6 +542,9 @@ def cmd_report(args: argparse.Namespace) -> int:
     progress.done()
     for message in result.messages:
         print(f"ddr: {message}", file=sys.stderr)
+    plan, took = getattr(args, "_analysis_plan", None), getattr(args, "_analysis_timings", None)
+    if plan is not None and took:  # the estimate beside what the run took: what calibrates the next estimate
+        print(f"ddr: {plan.estimate_and_actual(took)}", file=sys.stderr)
     origin = "cached fit" if result.from_cache else "new fit"
     print(f"ddr: wrote {result.path} ({origin}{'' if result.fit_path is None else ' ' + str(result.fit_path)})"
           + ("" if result.complete else f", without {len(result.left_out)} of its sections (exit status "
@@ -576,13 +579,19 @@ def _report_analyses(args: argparse.Namespace):
     if others and not names:
         return others, None
 
+    rule = getattr(args, "refit_rule", None)
+    timings = args._analysis_timings = {}  # each runner's wall seconds, printed beside its estimate after the run
+
     def choose(corpus, posterior, progress=None):
-        plan = plan_sheet_analyses(corpus, posterior, which=names, n_splits=args.splits, cache_dir=args.cache)
+        plan = plan_sheet_analyses(corpus, posterior, which=names, n_splits=args.splits, cache_dir=args.cache,
+                                   refit_rule=rule)
+        args._analysis_plan = plan
         where = f" on the Dask cluster {scheduler}" if scheduler else ""
         if args.analyses or plan.runs_by_default:
             print(f"ddr: {plan.describe()}{where}; running them"
                   + ("" if args.analyses else " (--analyses none skips them)"), file=sys.stderr)
-            return {**sheet_runners(names, n_splits=args.splits, scheduler=scheduler, plan=plan, progress=progress),
+            return {**sheet_runners(names, n_splits=args.splits, scheduler=scheduler, plan=plan, progress=progress,
+                                    timings=timings),
                     **others}
         run = plan.within_budget()
         if not run:
@@ -594,7 +603,8 @@ def _report_analyses(args: argparse.Namespace):
         print(f"ddr: {part.describe()}{where}; running them (--analyses none skips them)", file=sys.stderr)
         print(f"ddr: {plan.part(rest).describe()}: would take the sheet over the 15 min default budget, so the sheet "
               f"says \"not run\" for {', '.join(rest)}; run every analysis with `{plan.flag}`", file=sys.stderr)
-        return {**sheet_runners(run, n_splits=args.splits, scheduler=scheduler, plan=part, progress=progress),
+        return {**sheet_runners(run, n_splits=args.splits, scheduler=scheduler, plan=part, progress=progress,
+                                timings=timings),
                 **others}
 
     return None, choose
@@ -661,7 +671,8 @@ def cmd_analyses(args: argparse.Namespace) -> int:
         lambda: run_analyses(corpus, which, spec, settings, cache_dir=args.cache, n_splits=args.splits,
                              n_strata=args.strata, posterior=posterior, progress=progress,
                              scheduler=args.scheduler, undated=args.undated,
-                             options=_extra_analysis_options(args, which)))
+                             options=_extra_analysis_options(args, which),
+                             refit_rule=getattr(args, "refit_rule", None)))
     if code is not None:
         return code
     print(json.dumps(result, indent=2) if args.json else format_analyses(result))
@@ -940,6 +951,10 @@ def build_parser() -> argparse.ArgumentParser:
                    "scores (observed-scale score reliability; always run with --claim absolute), failures, "
                    "frontier")
     p.add_argument("--splits", type=int, default=50, help=f"held-out 70/30 splits (default 50, {cite('ddr2026')})")
+    p.add_argument("--refit-rule", choices=["precision", "gate"], default="gate",
+                   help="how long each refit of difficulty and hold-out runs: 'gate' (default) until what it reports "
+                   "has 440 effective draws; 'precision' until its chains agree and the Monte Carlo SE of what the "
+                   "analysis takes from it is within a tenth of its spread across refits (at most 0.005)")
     p.add_argument("--undated", choices=["stop", "drop"], default="stop",
                    help="frontier: models without a release date stop it (default), or are left out and named")
     p.add_argument("--scheduler", help="a Dask scheduler (tcp://host:8786) to run the refits on "
@@ -959,6 +974,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--formula", help="a random-intercept formula instead of --preset")
     p.add_argument("--splits", type=int, default=50, help=f"held-out 70/30 splits (default 50, {cite('ddr2026')})")
     p.add_argument("--strata", type=int, default=4, help="difficulty strata (default 4: quartiles)")
+    p.add_argument("--refit-rule", choices=["precision", "gate"], default="gate",
+                   help="how long each refit of difficulty and hold-out runs: 'gate' (default) until what it reports "
+                   "has 440 effective draws; 'precision' until its chains agree and the Monte Carlo SE of what the "
+                   "analysis takes from it is within a tenth of its spread across refits (at most 0.005)")
     p.add_argument("--undated", choices=["stop", "drop"], default="stop",
                    help="frontier: models without a release date stop it (default), or are left out and named")
     p.add_argument("--subjects", default="best-scaffold", choices=["best-scaffold", "every-agent"],

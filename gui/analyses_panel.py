@@ -26,6 +26,23 @@ from .components_panel import numeric_item, text_item
 _num = plots.float_or_nan
 
 
+def _stratum_mcse_line(diff: dict) -> str | None:
+    """The strata's Monte Carlo SE (median; the larger of the interval ends) and the rule their refits ran under."""
+    parts = []
+    for s in diff.get("strata") or []:
+        m = s.get("erho2_mcse") or {}
+        if m.get("median") is None:
+            continue
+        ends = [v for v in (m.get("q025"), m.get("q975")) if v is not None]
+        parts.append(f"{str(s['label']).split()[0]} \u00b1{m['median']:.4f}"
+                     + (f" (ends \u00b1{max(ends):.4f})" if ends else ""))
+    if not parts:
+        return None
+    rule = diff.get("refit_rule")
+    return ("Difficulty Monte Carlo SE of each stratum's E\u03c1\u00b2 median: " + "; ".join(parts)
+            + (f"; refits ran under the {rule} rule" if rule else ""))
+
+
 class AnalysesPanel(QWidget):
     """Difficulty strata, held-out splits and LOO of one corpus and model.
 
@@ -89,6 +106,9 @@ class AnalysesPanel(QWidget):
                 self.difficulty_plot.addItem(self.aggregate_line)
                 lines.append(f"Difficulty: aggregate E\u03c1\u00b2 {plots.fmt_interval(agg['median'], agg['lower95'], agg['upper95'])}; "
                              f"aggregate minus hardest stratum {_num(diff.get('gap_aggregate_minus_hardest')):.3f}")
+            mc = _stratum_mcse_line(diff)
+            if mc:
+                lines.append(mc)
             plots.set_category_ticks(self.difficulty_plot.getPlotItem().getAxis("bottom"),
                                      [s["label"] for s in strata], offset=1)
             low = np.nanmin(np.concatenate([lo, [agg["lower95"]] if agg else []]))
@@ -125,7 +145,11 @@ class AnalysesPanel(QWidget):
             lines.append(f"Held-out: {held.get('n_splits', 0)} splits (train fraction "
                          f"{_num(held.get('train_fraction')):.2f}); Pearson r {_num(held.get('pearson_r')):.3f}, "
                          f"Spearman {_num(held.get('spearman')):.3f}, mean gap (held out - projected) "
-                         f"{_num(held.get('mean_gap')):+.3f}")
+                         f"{_num(held.get('mean_gap')):+.4f}")
+            if held.get("pearson_r_mcse") is not None or held.get("refit_rule"):
+                lines.append(f"Held-out Monte Carlo SE (delta method over the splits' medians): r "
+                             f"\u00b1{_num(held.get('pearson_r_mcse')):.3f}, mean gap \u00b1{_num(held.get('mean_gap_mcse')):.4f}"
+                             + (f"; refits ran under the {held['refit_rule']} rule" if held.get("refit_rule") else ""))
         else:
             plots.placeholder(self.heldout_plot, "not run")
         if loo:

@@ -97,9 +97,10 @@ def moment_fit(data, spec="per-benchmark", settings=None, progress=None, cancel=
     return post
 
 
-def cold_fit_refits(design, spec, requests, settings=None, *, parent=None, progress=None, cancel=None):
+def cold_fit_refits(design, spec, requests, settings=None, *, parent=None, progress=None, cancel=None, spread=None):
     """Stand-in for :func:`ddr_explorer.core.model.refit.fit_refits`: the contract's cold loop, each request's kept
-    cells fitted by ``sampler.fit`` (the moment stand-in under the ``fake_sampler`` fixture); ``parent`` unused."""
+    cells fitted by ``sampler.fit`` (the moment stand-in under the ``fake_sampler`` fixture); ``parent`` and
+    ``spread`` (the precision rule's tolerance) unused: the stand-in's run length is fixed."""
     import ddr_explorer.core.model.sampler as sampler
     from ddr_explorer.core.model.formula import as_spec
     from ddr_explorer.core.model.posterior import FitCancelled

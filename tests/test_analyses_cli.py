@@ -117,12 +117,18 @@ def test_bad_ranking_file_exits_2_naming_it(fake_sampler, capsys, corpus_csv, tm
 
 def test_analyses_on_a_corpus_then_on_its_cache_file(fake_sampler, capsys, corpus_csv, tmp_path):
     cache = tmp_path / "cache"
-    out = run(capsys, "analyses", corpus_csv, "--which", "difficulty,lomo,loo,lobo", "--cache", cache, *FAST)
-    assert set(out) == {"converged", "convergence", "difficulty", "lomo", "loo", "lobo"}
+    out = run(capsys, "analyses", corpus_csv, "--which", "difficulty,lomo,loo,lobo", "--cache", cache,
+              "--refit-rule", "precision", *FAST)
+    assert set(out) == {"converged", "convergence", "difficulty", "lomo", "loo", "lobo", "timing"}
     assert out["difficulty"]["n_fitted"] == 9 and len(out["difficulty"]["strata"]) == 4  # 4 gate reruns
+    # each analysis's wall seconds; no estimate beside them: the main fit was not at hand before the run
+    assert set(out["timing"]["seconds"]) == {"difficulty", "lomo", "loo"} and "estimated_seconds" not in out["timing"]
+    # the strata ran under the precision rule (asked for; the gate is the default) and state their Monte Carlo SE
+    assert out["difficulty"]["refit_rule"] == "precision"
+    assert all(s["erho2_mcse"]["median"] > 0 for s in out["difficulty"]["strata"])
     diff = dict(out["convergence"]["fits"]["difficulty"])
     # the 4 strata are judged on the coefficient they report, the aggregate (the parent) on its components
-    assert diff.pop("converged_on").startswith("4 refit(s) each on the coefficient it reports")
+    assert diff.pop("converged_on").startswith("4 refit(s) each under the precision rule")
     assert diff == {"n_fits": 5, "n_converged": 0, "n_rerun": 4, "n_cold": 0}
     # every fit behind an analysis is checked against the convergence gate and counted
     fits = out["convergence"]["fits"]
@@ -135,10 +141,15 @@ def test_analyses_on_a_corpus_then_on_its_cache_file(fake_sampler, capsys, corpu
     # relative efficiency estimated per cell from the chains, not fixed at 1
     assert 0 < out["loo"]["r_eff_min"] <= out["loo"]["r_eff_median"] and out["loo"]["r_eff_median"] != 1.0
     n = len(fake_sampler)
-    again = run(capsys, "analyses", corpus_csv, "--which", "difficulty,lomo,loo", "--cache", cache, *FAST)
+    again = run(capsys, "analyses", corpus_csv, "--which", "difficulty,lomo,loo", "--cache", cache,
+                "--refit-rule", "precision", *FAST)
     assert len(fake_sampler) == n  # every fit and the LOO result come from the cache
     assert again["lomo"]["n_cached"] == 11 and again["loo"]["from_cache"]  # 6 fits and 5 gate reruns
     assert again["difficulty"]["aggregate"] == out["difficulty"]["aggregate"]
+    # now the main fit is stored: the engine's estimate (nothing left to sample) beside what each took
+    t = again["timing"]
+    assert t["estimated_seconds"] == {"difficulty": 0.0, "loo": 0.0}
+    assert t["text"].startswith("analyses estimated / took: difficulty 0 s / ")
     h5 = sorted(cache.glob("*.h5"))[0]
     assert main(["analyses", str(h5), "--which", "heldout"]) == 2
     assert "--corpus" in capsys.readouterr().err
@@ -147,6 +158,15 @@ def test_analyses_on_a_corpus_then_on_its_cache_file(fake_sampler, capsys, corpu
     text = capsys.readouterr()
     assert code == 0 and "Held-out reliability" in text.out and "2 splits" in text.out
     assert "held" in text.err  # progress on stderr
+    assert "refits to the gate rule" in text.out and "mean gap held-out - projected" in text.out  # the default
+    assert "(MCSE 0." in text.out  # the mean gap's Monte Carlo SE (delta method over the splits' medians)
+    out = run(capsys, "analyses", corpus_csv, "--which", "heldout", "--splits", "3", "--refit-rule", "precision",
+              "--cache", cache, *FAST)
+    assert out["heldout"]["refit_rule"] == "precision" and out["heldout"]["mean_gap_mcse"] > 0
+    assert "under the precision rule" in out["convergence"]["fits"]["heldout"]["converged_on"]
+    with pytest.raises(SystemExit) as bad:  # argparse names the choices
+        main(["analyses", str(corpus_csv), "--which", "heldout", "--refit-rule", "fast"])
+    assert bad.value.code == 2 and "choose from 'precision', 'gate'" in capsys.readouterr().err
 
 
 def test_unknown_analysis_is_exit_2(capsys, corpus_csv):

@@ -48,7 +48,7 @@ def test_the_estimate_is_the_parent_pace_per_refit_plus_one_compile_per_analysis
     from ddr_explorer.core.analyses.reported import ReportedQuantity
     from ddr_explorer.core.dstudy import observed_design
 
-    plan = plan_sheet_analyses(corpus, paced(100.0), n_splits=10)
+    plan = plan_sheet_analyses(corpus, paced(100.0), n_splits=10, refit_rule="gate")  # the rule before
     assert plan.n_refits == {"difficulty": 4, "heldout": 20, "loo": 0}  # the fit kept every effect: no LOO refit
     # (a fixed-length parent: its strata run its fixed draws, whatever the rule, so no correction applies)
     assert plan.seconds["difficulty"] == pytest.approx(10.0 + 4 * refit_seconds(paced(100.0), SETTINGS))
@@ -66,12 +66,47 @@ def test_the_estimate_is_the_parent_pace_per_refit_plus_one_compile_per_analysis
     assert split.stop == "gate" and split.draws <= n <= split.max_draws
     assert refit_seconds(paced(100.0), split, reported=rep) == pytest.approx(2 * (10 + n) * k)
     assert not plan.runs_by_default
-    fast = plan_sheet_analyses(corpus, paced(1.0), n_splits=10)  # 0.01 s per chain-iteration
+    fast = plan_sheet_analyses(corpus, paced(1.0), n_splits=10, refit_rule="gate")  # 0.01 s per chain-iteration
     assert fast.total_seconds == pytest.approx(20.0 + (4 * 1.0 + 20 * 0.02 * (10 + n)) * k)
     assert fast.runs_by_default
-    slow = plan_sheet_analyses(corpus, paced(1000.0), n_splits=10)
-    assert not slow.runs_by_default and slow.flag == "--analyses difficulty,heldout,loo --splits 10"
+    slow = plan_sheet_analyses(corpus, paced(1000.0), n_splits=10, refit_rule="gate")
+    assert not slow.runs_by_default
+    assert slow.flag == "--analyses difficulty,heldout,loo --splits 10"  # the gate is the default
     assert "24 refits, estimated" in slow.describe()
+
+
+def test_the_estimate_follows_the_precision_rule_when_asked(fake_sampler, table, tmp_path):
+    """Under the precision rule (``--refit-rule precision``; the gate is the default) a split refit is priced at the draws that rule needs
+    (engine.precision_draws: bulk ESS 100, and the median's MCSE within a tenth of the expected spread across
+    splits, at most 0.005), the training and held-out parts at their own shares of the trials."""
+    from ddr_explorer.core.analyses.engine import REFIT_SPEEDUP, precision_draws, reported_sd
+    from ddr_explorer.core.analyses.heldout import split_settings
+    from ddr_explorer.core.analyses.precision import expected_spread, needed_ess
+    from ddr_explorer.core.analyses.reported import ReportedQuantity
+    from ddr_explorer.core.dstudy import observed_design
+    from ddr_explorer.core.model.stopping import PrecisionRule
+
+    corpus = bf.corpus_of(table)
+    post = fit_corpus(corpus, "per-benchmark", SETTINGS, cache_dir=tmp_path).posterior
+    paced = dataclasses.replace(post, timings={"warmup": 0.0, "sampling": 100.0, "compile": 10.0})
+    assert plan_sheet_analyses(corpus, paced, n_splits=10).refit_rule == "gate"
+    plan = plan_sheet_analyses(corpus, paced, n_splits=10, refit_rule="precision")
+    assert plan.refit_rule == "precision" and "--refit-rule precision" in plan.flag
+    split = split_settings(SETTINGS)
+    rep = (ReportedQuantity.coefficient(observed_design(corpus)),)
+    train = precision_draws(paced, split, rep, PrecisionRule(group="projected"), 0.7, 0.7)
+    held = precision_draws(paced, split, rep, PrecisionRule(group="held-out"), 0.3, 0.3)
+    k = REFIT_SPEEDUP
+    assert plan.seconds["heldout"] == pytest.approx(10.0 + 20 * ((2 * (10 + train) + 2 * (10 + held)) / 2) * k)
+    # the tolerance of a training part: a tenth of 0.65 x the parent's SD (its expected spread across splits)
+    sd = reported_sd(paced, rep)
+    assert expected_spread(sd, 0.7) == pytest.approx(sd * (0.3 / 0.7) ** 0.5)
+    assert needed_ess(PrecisionRule(), sd / 0.7 ** 0.5, expected_spread(sd, 0.7)) >= 100
+    assert split.draws <= train <= split.max_draws and split.draws <= held <= split.max_draws
+    gate = plan_sheet_analyses(corpus, paced, n_splits=10, refit_rule="gate")
+    assert gate.seconds["heldout"] != plan.seconds["heldout"]
+    with pytest.raises(ValueError, match="refit rule 'fast' is not one of precision, gate"):
+        plan_sheet_analyses(corpus, paced, n_splits=10, refit_rule="fast")
 
 
 def test_a_parent_fitted_on_a_loaded_machine_is_priced_at_its_idle_pace(fake_sampler, table, tmp_path, monkeypatch):
@@ -116,7 +151,7 @@ def test_the_estimate_prices_only_the_refits_not_in_the_cache(fake_sampler, tabl
     mid = plan_sheet_analyses(corpus, post, n_splits=3, cache_dir=tmp_path)
     assert mid.n_cached == {"difficulty": 0, "heldout": 4, "loo": 0}  # splits 1 and 2 of 3 are stored
     rep = (ReportedQuantity.coefficient(observed_design(corpus)),)
-    one = refit_seconds(post, split_settings(SETTINGS), reported=rep)
+    one = refit_seconds(post, split_settings(SETTINGS), reported=rep)  # the gate, the default rule
     assert mid.seconds["heldout"] == pytest.approx(10.0 + 2 * one)  # split 3's two refits and one compile
     assert mid.seconds["difficulty"] == pytest.approx(before.seconds["difficulty"])
     assert "heldout (6 refits, 4 in the cache)" in mid.describe() and "10 refits, 6 to run" in mid.describe()
@@ -148,6 +183,17 @@ def test_ddr_report_runs_the_sheet_analyses_by_default_and_prints_the_estimate_f
     assert "PROVISIONAL: 6 of 6 refits did not converge (split 1 train" in text
     # the criterion is in the method notes
     assert "Difficulty strata: 0 of 5 fits (the whole corpus and its strata) converged" in text
+    # after the run: each analysis's estimate beside what it took; the method notes say which rule ran
+    took = next(x for x in err.splitlines() if "estimated / took" in x)
+    assert took.startswith("ddr: analyses estimated / took: difficulty ") and "; heldout " in took
+    assert "; loo " in took and " estimated, " in took and took.endswith(" taken")
+    assert "The difficulty and hold-out refits ran to the gate on the E\u03c1\u00b2 they report" in text
+    precise = tmp_path / "precision.pdf"
+    assert main(["report", str(corpus_csv), "-o", str(precise), "--cache", str(tmp_path / "c"), "--splits", "3",
+                 "--refit-rule", "precision", *FAST]) == 0
+    assert "(--refit-rule precision)" in capsys.readouterr().err
+    text = " ".join(" ".join((p.extract_text() or "").split()) for p in pypdf.PdfReader(str(precise)).pages)
+    assert "The difficulty and hold-out refits ran under the precision rule" in text
 
 
 def test_over_the_budget_the_cli_names_the_flag_and_none_opts_out(fake_sampler, capsys, corpus_csv, tmp_path,

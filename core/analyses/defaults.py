@@ -13,7 +13,11 @@ effect is at hand) and each refit's cost predicted from the parent's own pace
 (:func:`~.engine.refit_seconds`: its seconds per chain-iteration, the refit's chain-iterations with
 the run length the gate will need given the parent's ESS per draw, its set-up; one compile per
 analysis), times the measured :data:`~.engine.REFIT_SPEEDUP`; the gate's reruns are not assumed (a
-run length set by the gate rarely needs one). Above the budget the CLI names the flag that runs them
+run length set by the gate rarely needs one).  Under the precision rule (``refit_rule``, the default;
+:mod:`.precision`) a stratum's or split part's run length is the one that rule needs
+(:func:`~.engine.precision_draws`: bulk ESS 100, and its medians' MCSE within a tenth of the spread
+expected across splits, at most 0.005); after a run :meth:`AnalysesPlan.estimate_and_actual` prints each
+estimate beside what it took. Above the budget the CLI names the flag that runs them
 all (``--analyses difficulty,heldout,loo``) and the app offers the run with its estimate.
 
 :class:`BatchProgress` makes one progress line of several analyses: refits done of the whole
@@ -26,6 +30,7 @@ import time
 from dataclasses import dataclass, field
 
 from .heldout import split_settings
+from .precision import DEFAULT_REFIT_RULE
 
 __all__ = ["AUTO_BUDGET_SECONDS", "SHEET_DEFAULT", "STRATUM_DRAWS_FACTOR", "AnalysesPlan", "plan_sheet_analyses", "BatchProgress",
            "sheet_runners"]
@@ -67,6 +72,8 @@ class AnalysesPlan:
     seconds: dict = field(default_factory=dict)
     n_splits: int = 50
     n_cached: dict = field(default_factory=dict)
+    #: The run-length rule the refits are priced at (:data:`.precision.REFIT_RULES`).
+    refit_rule: str = DEFAULT_REFIT_RULE
 
     @property
     def total_seconds(self) -> float:
@@ -108,12 +115,13 @@ class AnalysesPlan:
         keep = tuple(n for n in self.which if n in set(names))
         return AnalysesPlan(keep, {n: self.n_refits[n] for n in keep if n in self.n_refits},
                             {n: self.seconds[n] for n in keep if n in self.seconds}, self.n_splits,
-                            {n: self.n_cached[n] for n in keep if n in self.n_cached})
+                            {n: self.n_cached[n] for n in keep if n in self.n_cached}, self.refit_rule)
 
     @property
     def flag(self) -> str:
         """The ``ddr report`` option that runs them."""
-        return "--analyses " + ",".join(self.which) + (f" --splits {self.n_splits}" if "heldout" in self.which else "")
+        return ("--analyses " + ",".join(self.which) + (f" --splits {self.n_splits}" if "heldout" in self.which else "")
+                + (f" --refit-rule {self.refit_rule}" if self.refit_rule != DEFAULT_REFIT_RULE else ""))
 
     def describe(self) -> str:
         """One line: what runs, how many refits, the estimate (:func:`~ddr_explorer.core.formatting.fmt_duration`)."""
@@ -128,12 +136,25 @@ class AnalysesPlan:
         left = self.total_refits - cached
         what = (f"{self.total_refits} refits" if not cached
                 else f"{self.total_refits} refits, {left} to run" if left else f"{self.total_refits} refits, all cached")
+        rule = "" if self.refit_rule == DEFAULT_REFIT_RULE else f" (--refit-rule {self.refit_rule})"
         return (f"analyses {', '.join(part(n) for n in self.which)}: {what}, estimated "
-                f"{fmt_duration(self.total_seconds)} on this machine")
+                f"{fmt_duration(self.total_seconds)} on this machine{rule}")
+
+    def estimate_and_actual(self, actual: dict) -> str:
+        """One line after a run: each analysis's estimate and the wall seconds it took (``actual``: name ->
+        seconds), side by side, and the totals; what calibrates the next estimate (:func:`plan_sheet_analyses`)."""
+        from ..formatting import fmt_duration
+
+        ran = [n for n in self.which if n in actual]
+        parts = [f"{n} {fmt_duration(self.seconds.get(n, 0.0))} / {fmt_duration(actual[n])}" for n in ran]
+        est = sum(self.seconds.get(n, 0.0) for n in ran)
+        took = sum(actual[n] for n in ran)
+        return (f"analyses estimated / took: {'; '.join(parts)}; total {fmt_duration(est)} estimated, "
+                f"{fmt_duration(took)} taken")
 
 
 def plan_sheet_analyses(corpus, posterior, *, which=SHEET_DEFAULT, n_splits: int = 50, n_strata: int = 4,
-                        cache_dir=None) -> AnalysesPlan:
+                        cache_dir=None, refit_rule: str | None = None) -> AnalysesPlan:
     """Refits and estimated seconds of the sheet's analyses of ``corpus`` (module note).
 
     Parameters
@@ -148,11 +169,17 @@ def plan_sheet_analyses(corpus, posterior, *, which=SHEET_DEFAULT, n_splits: int
         The fit cache: refits already stored there (the same jobs the analyses build: difficulty strata
         and hold-out splits, :meth:`~.engine.RefitEngine.to_sample`) and a stored PSIS-LOO result cost
         nothing.
+    refit_rule
+        ``"precision"`` (None: the default) or ``"gate"`` (:mod:`.precision`): the run length each refit of
+        difficulty and hold-out is priced at (:func:`~.engine.precision_draws` or
+        :func:`~.engine.expected_draws`).
     """
     from .engine import compile_seconds, refit_seconds
+    from .precision import check_refit_rule, precision_rule
 
+    refit_rule = check_refit_rule(refit_rule)
     ps = posterior.settings
-    plan = AnalysesPlan(tuple(which), n_splits=n_splits)
+    plan = AnalysesPlan(tuple(which), n_splits=n_splits, refit_rule=refit_rule)
     # strata and splits stop on the coefficient they report (:mod:`.reported`): its ESS per draw on the
     # parent, at the corpus's observed design (a split's held-out design differs in its trials only)
     rep = None
@@ -166,14 +193,21 @@ def plan_sheet_analyses(corpus, posterior, *, which=SHEET_DEFAULT, n_splits: int
             rep = None
     for name in which:
         reported, factor, cached = None, 1.0, 0
+        # (rule, share of the trials, share of a split part whose spread sets the tolerance) per kind of refit
+        kinds: list = [dict()]
         if name == "difficulty":
+            from .difficulty import STRATUM_PROBS
+
             refits = [ps] * n_strata
             reported, factor = rep, STRATUM_DRAWS_FACTOR
-            cached = _n_cached(name, corpus, posterior, cache_dir, n_strata=n_strata)
+            kinds = [dict(precision=precision_rule(refit_rule, "stratum", STRATUM_PROBS), share=1.0 / n_strata)]
+            cached = _n_cached(name, corpus, posterior, cache_dir, n_strata=n_strata, refit_rule=refit_rule)
         elif name == "heldout":
             refits = [split_settings(ps)] * (2 * n_splits)
             reported = rep
-            cached = _n_cached(name, corpus, posterior, cache_dir, n_splits=n_splits)
+            kinds = [dict(precision=precision_rule(refit_rule, "projected"), share=0.7, spread_share=0.7),
+                     dict(precision=precision_rule(refit_rule, "held-out"), share=0.3, spread_share=0.3)]
+            cached = _n_cached(name, corpus, posterior, cache_dir, n_splits=n_splits, refit_rule=refit_rule)
         elif name == "loo":
             refits = [] if _loo_ready(corpus, posterior, cache_dir) else [ps]
         elif name in ("lobo", "lomo"):
@@ -186,13 +220,16 @@ def plan_sheet_analyses(corpus, posterior, *, which=SHEET_DEFAULT, n_splits: int
         plan.n_cached[name] = min(cached, len(refits))
         left = len(refits) - plan.n_cached[name]
         # one compile per analysis, then each refit to run at the parent's own pace here (engine.refit_seconds)
-        plan.seconds[name] = ((compile_seconds(posterior) if left else 0.0)
-                              + (left * refit_seconds(posterior, refits[0], reported=reported, draws_factor=factor)
-                                 if left else 0.0))  # every refit of one analysis has the same settings
+        # every refit of one analysis has the same settings; under the precision rule a hold-out split's two
+        # parts differ in their share of the trials and so in their run length: the mean of the kinds
+        per = (sum(refit_seconds(posterior, refits[0], reported=reported, draws_factor=factor, **k) for k in kinds)
+               / len(kinds)) if left else 0.0
+        plan.seconds[name] = (compile_seconds(posterior) if left else 0.0) + left * per
     return plan
 
 
-def _n_cached(name: str, corpus, posterior, cache_dir, *, n_splits: int = 50, n_strata: int = 4) -> int:
+def _n_cached(name: str, corpus, posterior, cache_dir, *, n_splits: int = 50, n_strata: int = 4,
+              refit_rule: str | None = None) -> int:
     """Refits of analysis ``name`` already in the fit cache: its jobs built as the sheet's runner builds them
     (:func:`sheet_runners`: the parent ``posterior``, its settings, the default split seed and design), each
     looked up under its refit key without being opened (:meth:`~.engine.RefitEngine.to_sample`).  0 when
@@ -204,11 +241,11 @@ def _n_cached(name: str, corpus, posterior, cache_dir, *, n_splits: int = 50, n_
         if name == "heldout":
             from .heldout import held_out_jobs
 
-            jobs, _, _ = held_out_jobs(corpus, posterior.spec, n_splits=n_splits)
+            jobs, _, _ = held_out_jobs(corpus, posterior.spec, n_splits=n_splits, refit_rule=refit_rule)
             return len(jobs) - len(engine.to_sample(jobs, split_settings(posterior.settings)))
         from .difficulty import difficulty_jobs
 
-        _, _, jobs = difficulty_jobs(corpus, posterior.spec, n_strata=n_strata)
+        _, _, jobs = difficulty_jobs(corpus, posterior.spec, n_strata=n_strata, refit_rule=refit_rule)
         refits = jobs[1:]  # the first is the parent itself
         return len(refits) - len(engine.to_sample(refits, posterior.settings))
     except (ValueError, KeyError):
@@ -260,12 +297,19 @@ class BatchProgress:
 
 
 def sheet_runners(which, *, n_splits: int = 50, n_strata: int = 4, scheduler: str | None = None, progress=None,
-                  plan: AnalysesPlan | None = None) -> dict:
+                  plan: AnalysesPlan | None = None, refit_rule: str | None = None, timings: dict | None = None) -> dict:
     """Runners for :func:`~ddr_explorer.core.ddr_sheet.write_ddr_sheet`'s ``analyses=`` (name -> ``runner(ctx)``).
 
     Each runs its study through the refit engine with the main fit as the parent; with ``plan`` and
-    ``progress`` every runner reports to one :class:`BatchProgress` over the whole batch.
+    ``progress`` every runner reports to one :class:`BatchProgress` over the whole batch.  ``refit_rule``:
+    the refits' run-length rule (:mod:`.precision`; None: the plan's, else ``"precision"``).  ``timings``:
+    each runner writes its wall seconds there under its name (:meth:`AnalysesPlan.estimate_and_actual`).
     """
+    import functools
+
+    from .precision import check_refit_rule
+
+    refit_rule = check_refit_rule(refit_rule if refit_rule is not None else getattr(plan, "refit_rule", None))
     from .difficulty import difficulty_study
     from .heldout import held_out_study
     from .loo import run_loo
@@ -277,11 +321,12 @@ def sheet_runners(which, *, n_splits: int = 50, n_strata: int = 4, scheduler: st
 
     def difficulty(ctx):
         return difficulty_study(ctx.corpus, ctx.spec, ctx.settings, ctx.cache_dir, prog(ctx, "difficulty"),
-                                ctx.cancel, n_strata=n_strata, parent=ctx.posterior, scheduler=scheduler).profile
+                                ctx.cancel, n_strata=n_strata, parent=ctx.posterior, scheduler=scheduler,
+                                refit_rule=refit_rule).profile
 
     def heldout(ctx):
         study = held_out_study(ctx.corpus, ctx.spec, ctx.settings, ctx.cache_dir, prog(ctx, "heldout"), ctx.cancel,
-                               n_splits=n_splits, parent=ctx.posterior, scheduler=scheduler)
+                               n_splits=n_splits, parent=ctx.posterior, scheduler=scheduler, refit_rule=refit_rule)
         if study.result is None:
             raise ValueError(f"held-out reliability: fewer than 2 of {n_splits} splits could be fitted; first "
                              f"problem: {next(iter(study.errors.values()), 'none')}")
@@ -291,10 +336,17 @@ def sheet_runners(which, *, n_splits: int = 50, n_strata: int = 4, scheduler: st
         return run_loo(ctx.corpus, ctx.posterior, ctx.spec, ctx.settings, ctx.cache_dir, prog(ctx, "loo"), ctx.cancel,
                        scheduler=scheduler)
 
+    def timed(name, runner, ctx):
+        t0 = time.perf_counter()
+        try:
+            return runner(ctx)
+        finally:
+            timings[name] = time.perf_counter() - t0
+
     table = {"difficulty": difficulty, "heldout": heldout, "loo": loo}
     out = {}
     for name in which:
         if name not in table:
             raise ValueError(f"the DDR sheet draws difficulty, heldout and loo; {name!r} is not one of them")
-        out[name] = table[name]
+        out[name] = table[name] if timings is None else functools.partial(timed, name, table[name])
     return out

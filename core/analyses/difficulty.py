@@ -159,6 +159,16 @@ class DifficultyProfile:
     converged_on: str | None = None
     #: The fits that ran but did not pass the gate, by name (``"Q4 (hardest)"``, ``"aggregate"``).
     unconverged: tuple[str, ...] = ()
+    #: Per stratum, the Monte Carlo SE of its Erho2 (median, 2.5% and 97.5% quantiles; None: not known or failed).
+    mcse: tuple | None = None
+    #: The run-length rule of the strata's refits (:data:`.precision.REFIT_RULES`; None: not said).
+    refit_rule: str | None = None
+
+    @property
+    def max_mcse(self) -> float | None:
+        """The largest Monte Carlo SE of a stratum's median or interval end (None: not known)."""
+        vals = [v for m in (self.mcse or ()) if m is not None for v in m if np.isfinite(v)]
+        return max(vals) if vals else None
 
     @property
     def converged(self) -> bool | None:
@@ -188,6 +198,10 @@ class DifficultyProfile:
         """``median(aggregate) - median(hardest stratum)`` (seed 003's "measurement cost")."""
         return None if self.hardest is None else self.aggregate.median - self.hardest.median
 
+
+#: The quantiles of a stratum's Erho2 the sheet takes: its median and 95% interval ends (the precision rule's
+#: MCSE is asked of each; the sheet's interval is an HDI, whose ends sit near these quantiles).
+STRATUM_PROBS = (0.5, 0.025, 0.975)
 
 __all__ = ["DifficultyStudy", "difficulty_jobs", "difficulty_study", "run_difficulty_study", "stratum_masks"]
 
@@ -235,11 +249,17 @@ class DifficultyStudy:
         def summ(s):
             return None if s is None else {"median": s.median, "lower95": s.hdi95[0], "upper95": s.hdi95[1]}
 
+        def mc(m):
+            return None if m is None else {k: (float(v) if np.isfinite(v) else None)
+                                           for k, v in zip(("median", "q025", "q975"), m)}
+
         p = self.profile
+        mcse = p.mcse or (None,) * len(p.labels)
         return {"strata": [{"label": lab, "n_tasks": int(n), "mean_success": float(m), "erho2": summ(e),
-                            "error": self.errors.get(lab)}
-                           for lab, n, m, e in zip(p.labels, self.strata.stratum_n, self.strata.stratum_mean,
-                                                   p.erho2)],
+                            "erho2_mcse": mc(c), "error": self.errors.get(lab)}
+                           for lab, n, m, e, c in zip(p.labels, self.strata.stratum_n, self.strata.stratum_mean,
+                                                      p.erho2, mcse)],
+                "refit_rule": p.refit_rule,
                 "aggregate": summ(p.aggregate), "gap_aggregate_minus_hardest": p.gap,
                 "design": self.design.to_dict(), "n_fitted": self.n_fitted, "n_cached": self.n_cached,
                 "n_fits": self.n_fits, "n_converged": self.n_converged, "converged_on": self.converged_on,
@@ -257,7 +277,8 @@ def stratum_masks(corpus, strata: TaskDifficulty) -> list[np.ndarray]:
 
 
 def difficulty_jobs(corpus, spec="per-benchmark", *, n_strata: int = 4, design=None,
-                    object_of_measurement: str = "model", claim: str = "relative", stop_on_reported: bool = True):
+                    object_of_measurement: str = "model", claim: str = "relative", stop_on_reported: bool = True,
+                    refit_rule: str | None = None):
     """The fit jobs of :func:`difficulty_study`: the aggregate (the parent) and one per stratum of tasks.
 
     Returns the :class:`TaskDifficulty` strata, the design every fit is read at and the jobs.
@@ -279,8 +300,14 @@ def difficulty_jobs(corpus, spec="per-benchmark", *, n_strata: int = 4, design=N
     jobs = [FitJob("aggregate", corpus, spec)]  # the parent: its components are reported (the G-study)
     # a stratum reports its coefficient at the common design (median and 95% HDI): it stops on it
     rep = (ReportedQuantity.coefficient(design, "the whole corpus's design"),) if stop_on_reported else ()
+    # under the precision rule: its median and 95% interval ends, within a tenth of the spread across strata; with
+    # 4 strata (fewer than stopping.PRECISION_MIN_SPREAD) that is the ceiling 0.005, which a tenth of strata
+    # differences of 0.05 or more (seed 003 sec. 5.3: 0.2-0.6 between the easiest and the hardest) would be anyway
+    from .precision import precision_rule
+
+    rule = precision_rule(refit_rule, "stratum", STRATUM_PROBS) if rep else None
     for label, mask in zip(strata.labels, stratum_masks(corpus, strata)):
-        jobs.append(FitJob(label, sub_corpus(corpus, mask, f"{corpus.name} [{label.split()[0]}]"), spec, rep))
+        jobs.append(FitJob(label, sub_corpus(corpus, mask, f"{corpus.name} [{label.split()[0]}]"), spec, rep, rule))
     return strata, design, jobs
 
 
@@ -288,7 +315,7 @@ def difficulty_study(corpus, spec="per-benchmark", settings=None, cache_dir: str
                      progress: ProgressCallback | None = None, cancel: CancelCallback | None = None, *,
                      n_strata: int = 4, design=None, object_of_measurement: str = "model",
                      claim: str = "relative", parent=None, scheduler: str | None = None,
-                     stop_on_reported: bool = True) -> DifficultyStudy:
+                     stop_on_reported: bool = True, refit_rule: str | None = None) -> DifficultyStudy:
     """Refit the G-study per difficulty stratum and compare each stratum's coefficient with the aggregate.
 
     Parameters
@@ -312,6 +339,8 @@ def difficulty_study(corpus, spec="per-benchmark", settings=None, cache_dir: str
     stop_on_reported
         Each stratum's refit stops, and is counted converged, on what it reports: the coefficient at
         ``design`` (:mod:`.reported`; R-hat <= 1.01 on every component too).  False: on every component.
+    refit_rule
+        ``"precision"`` (None: the default) or ``"gate"`` (:mod:`.precision`): how long each stratum's refit runs.
 
     Returns
     -------
@@ -327,8 +356,11 @@ def difficulty_study(corpus, spec="per-benchmark", settings=None, cache_dir: str
     """
     strata, design, jobs = difficulty_jobs(corpus, spec, n_strata=n_strata, design=design,
                                            object_of_measurement=object_of_measurement, claim=claim,
-                                           stop_on_reported=stop_on_reported)
+                                           stop_on_reported=stop_on_reported, refit_rule=refit_rule)
     from .engine import RefitEngine
+    from .precision import check_refit_rule, draws_mcse
+
+    refit_rule = check_refit_rule(refit_rule)
 
     engine = RefitEngine(corpus, spec, settings, cache_dir=cache_dir, parent=parent, scheduler=scheduler)
     batch = engine.run(jobs, progress=progress, cancel=cancel, what="difficulty study", skip_failed=True)
@@ -336,10 +368,14 @@ def difficulty_study(corpus, spec="per-benchmark", settings=None, cache_dir: str
         raise ValueError(f"the fit of the whole corpus failed: {batch.errors['aggregate']}")
     draws = {job.label: (None if r is None else coefficient_draws(r.posterior, design))
              for job, r in zip(jobs, batch.results)}
+    res = dict(zip([j.label for j in jobs], batch.results))
+    mcse = tuple(None if draws[lab] is None else draws_mcse(draws[lab], np.shape(res[lab].posterior.mu), STRATUM_PROBS)
+                 for lab in strata.labels)
     profile = dataclasses.replace(
         DifficultyProfile.from_draws(strata.labels, [draws[lab] for lab in strata.labels], draws["aggregate"],
                                      strata.stratum_mean), n_fits=batch.n_fits, n_converged=batch.n_converged,
-        converged_on=batch.converged_on, unconverged=batch.unconverged(jobs))
+        converged_on=batch.converged_on, mcse=mcse, refit_rule=refit_rule if stop_on_reported else None,
+        unconverged=batch.unconverged(jobs))
     return DifficultyStudy(profile, strata, design, draws, dict(batch.errors), batch.n_fitted, batch.n_cached,
                            batch.n_fits, batch.n_converged, batch.n_rerun, dict(batch.cold), batch.converged_on)
 

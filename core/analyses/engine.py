@@ -50,7 +50,7 @@ from .refits import BatchResult, CancelCallback, FitJob, ProgressCallback, check
 
 __all__ = ["RefitEngine", "refit_key", "RERUN_DRAWS_FACTOR", "rerun_settings", "SCHEDULER_ENV", "scheduler_address",
            "REFIT_SPEEDUP", "REFIT_ESS_RATIO", "REPORTED_ESS_RATIO", "refit_seconds", "expected_draws",
-           "reported_ess_per_draw", "compile_seconds"]
+           "reported_ess_per_draw", "compile_seconds", "precision_draws", "reported_sd"]
 
 #: An unconverged refit is rerun once with this many times its draws (and as many warmup iterations).
 RERUN_DRAWS_FACTOR = 2
@@ -110,6 +110,11 @@ def refit_key(parent_key: str, request, settings) -> str:
     reported = getattr(request, "reported", ())
     if reported:  # the stopping rule on these quantities (:mod:`.reported`) is part of what was fitted
         body["reported"] = [q.to_dict() for q in reported]
+        precision = getattr(request, "precision", None)
+        if precision is not None:  # so is the precision rule (its tolerance), when the refit stops by it
+            # (the rule, not the tolerance it met: that follows the refits before it, so a refit stored from
+            # another batch order may have stopped at another look; either met the rule's ceiling)
+            body["precision"] = precision.to_dict()
     payload = canonical_json(body)
     return hashlib.sha256(payload.encode()).hexdigest()
 
@@ -183,6 +188,55 @@ def reported_ess_per_draw(parent_posterior, reported) -> float | None:
     return e if np.isfinite(e) and e > 0 else None
 
 
+def reported_sd(parent_posterior, reported) -> float | None:
+    """The parent's posterior SD of the first ``reported`` quantity (None when it cannot be computed)."""
+    sigma = getattr(parent_posterior, "sigma", None)
+    if not reported or not sigma:
+        return None
+    try:
+        x = np.asarray(reported[0].draws(sigma, getattr(parent_posterior, "spec", None)), np.float64)
+    except (KeyError, ValueError):
+        return None
+    sd = float(np.std(x, ddof=1)) if x.size > 1 else float("nan")
+    return sd if np.isfinite(sd) and sd > 0 else None
+
+
+def precision_draws(parent_posterior, settings, reported, rule, share: float | None = None,
+                    spread_share: float | None = None) -> int:
+    """Draws per chain a refit runs under the precision rule ``rule`` (:class:`~..model.stopping.PrecisionRule`).
+
+    The effective draws it needs (:func:`.precision.needed_ess`: bulk ESS ``rule.min_ess`` on every
+    component and on the reported quantity; each quantile's MCSE within the tolerance) at the refit's
+    posterior SD (the parent's SD of the quantity over ``sqrt(share)``: a part with a share ``f`` of the
+    trials is that much less certain) and the tolerance from the expected spread across refits
+    (:func:`.precision.expected_spread` of a split part whose share of the trials is ``spread_share``; the
+    ceiling when None), over the parent's ESS per draw scaled as :func:`expected_draws` scales it
+    (:data:`REPORTED_ESS_RATIO` for the quantity, :data:`REFIT_ESS_RATIO` for the components), rounded up to
+    a look, between ``settings.draws`` and ``settings.max_draws``.
+    """
+    import math
+
+    from .precision import expected_spread, needed_ess
+
+    sd_whole = reported_sd(parent_posterior, reported)
+    f = share if share and 0 < share <= 1 else 1.0
+    sd = None if sd_whole is None else sd_whole / math.sqrt(f)
+    spread = None if sd_whole is None or spread_share is None else expected_spread(sd_whole, spread_share)
+    need_q = needed_ess(rule, sd if sd is not None else float("nan"), spread)
+    eff_q = reported_ess_per_draw(parent_posterior, reported) or 0.25
+    per_chain = [need_q / (eff_q * REPORTED_ESS_RATIO * settings.chains)]
+    diag = getattr(parent_posterior, "diagnostics", None)
+    if diag is not None and getattr(diag, "table", None) is not None and len(diag.table) > 1:
+        n_draws = max(int(np.asarray(parent_posterior.mu).size), 1)
+        ess = float(diag.table.drop(index="mu", errors="ignore")["ess_bulk"].min())
+        if np.isfinite(ess) and ess > 0:
+            per_chain.append(rule.min_ess / (ess / n_draws * REFIT_ESS_RATIO * settings.chains))
+    need = max(per_chain)
+    looks = max(0, math.ceil((need - settings.draws) / settings.check_every))
+    ceiling = settings.max_draws or parent_posterior.settings.draws
+    return int(min(settings.draws + looks * settings.check_every, ceiling))
+
+
 def expected_draws(parent_posterior, settings, ess_ratio: float | None = None, reported=None) -> int:
     """Draws per chain a refit at ``settings`` will run: ``settings.draws`` with a fixed length; under
     ``stop="gate"`` the first look where the parent's ESS per draw, scaled, gives the stopping rule's bulk
@@ -219,7 +273,8 @@ def expected_draws(parent_posterior, settings, ess_ratio: float | None = None, r
 
 
 def refit_seconds(parent_posterior, settings, *, warm: bool = True, speedup: float | None = None,
-                  reported=None, draws_factor: float = 1.0) -> float:
+                  reported=None, draws_factor: float = 1.0, precision=None, share: float | None = None,
+                  spread_share: float | None = None) -> float:
     """Wall seconds of one refit of ``parent_posterior``'s cells at ``settings`` on this machine (no compile).
 
     From the parent fit's own pace here: its warmup and sampling seconds per chain-iteration (a refit
@@ -233,7 +288,9 @@ def refit_seconds(parent_posterior, settings, *, warm: bool = True, speedup: flo
     inflate the estimate.
     ``reported``: the quantities the refit stops on (:func:`expected_draws`); ``draws_factor``: a measured
     correction of those draws for refits the parent's mixing does not predict (difficulty strata,
-    :data:`~.defaults.STRATUM_DRAWS_FACTOR`).
+    :data:`~.defaults.STRATUM_DRAWS_FACTOR`).  ``precision`` (a :class:`~..model.stopping.PrecisionRule`,
+    with the refit's ``share`` of the trials and the ``spread_share`` of a split part): the draws the
+    precision rule will run (:func:`precision_draws`) instead of the gate's.
     """
     from ..model.refit import WARM_WARMUP
 
@@ -248,7 +305,10 @@ def refit_seconds(parent_posterior, settings, *, warm: bool = True, speedup: flo
         run = min(run, cpu / (IDLE_CORE_SHARE * _cores_used(parent_posterior)))
     per_chain_iteration = run / rounds / max(ps.chains, 1)
     W = min(settings.warmup, WARM_WARMUP) if warm else settings.warmup
-    draws = expected_draws(parent_posterior, settings, reported=reported)
+    if precision is not None and reported and getattr(settings, "stop", "fixed") == "gate":
+        draws = precision_draws(parent_posterior, settings, reported, precision, share, spread_share)
+    else:
+        draws = expected_draws(parent_posterior, settings, reported=reported)
     if getattr(settings, "stop", "fixed") == "gate":  # a fixed length runs its draws whatever the mixing
         draws = min(draws * draws_factor, settings.max_draws or draws * draws_factor)
     iters = settings.chains * (W + draws)
@@ -474,7 +534,8 @@ class RefitEngine:
                                                 f"({self.fitted_spec.formula}): {why}")
         request = self.request(job.label, job.corpus)
         if job.reported:
-            request = dataclasses.replace(request, reported=tuple(job.reported))
+            request = dataclasses.replace(request, reported=tuple(job.reported),
+                                          precision=getattr(job, "precision", None))
         d = self.design
         if (np.array_equal(request.trials, d.trials) and np.array_equal(request.successes, d.successes)
                 and settings == self.settings):
@@ -578,6 +639,13 @@ class RefitEngine:
                     out.n_cached += 1
                     clock.done += 1
         clock.emit("cache", clock.done)
+        # the precision rule's tolerance follows the spread of the refits so far: the stored ones first
+        from ..model.stopping import SpreadTracker
+
+        self._spread = SpreadTracker()
+        for p in planned:
+            if p.kind == "refit" and p.result is not None:
+                self._add_spread(p)
 
         # 2. the parent and the cold jobs, one fit_corpus each (cached under the usual key)
         for p in planned:
@@ -641,6 +709,18 @@ class RefitEngine:
             progress(f"{what} done", clock.total, clock.total, 0.0)
         return out
 
+    def _add_spread(self, p: _Planned) -> None:
+        """Add a refit's reported median to the tolerance's spread (:class:`~..model.stopping.SpreadTracker`)."""
+        rule = getattr(p.request, "precision", None) if p.request is not None else None
+        if rule is None or not p.request.reported:
+            return
+        post = p.result.posterior
+        try:
+            x = p.request.reported[0].draws(post.sigma, post.spec)
+        except (KeyError, ValueError):
+            return
+        self._spread.add(rule.group, float(np.median(x)))
+
     def _rerun_settings(self, p: _Planned, settings):
         """:func:`rerun_settings` for an unconverged job: a refit with reported quantities failed its sampling
         when its verdict's sampling checks did (:attr:`.reported.ReportedVerdict.sampled`)."""
@@ -659,7 +739,7 @@ class RefitEngine:
             if p.verdict is None:
                 from .reported import reported_verdict
 
-                p.verdict = reported_verdict(post, p.request.reported)
+                p.verdict = reported_verdict(post, p.request.reported, precision=p.request.precision)
             return p.verdict.converged
         return bool(post.diagnostics.converged)
 
@@ -748,9 +828,13 @@ class RefitEngine:
         from ..model.refit import fit_refits
 
         clock.base_done = clock.done
+        # the precision rule's tolerance across the batch (asked only where a refit runs by it)
+        extra = ({"spread": self._spread} if any(getattr(p.request, "precision", None) is not None for p in pending)
+                 and getattr(self, "_spread", None) is not None else {})
         try:
             return fit_refits(self.design, self.fitted_spec, [p.request for p in pending], settings,
-                              parent=self.parent_posterior(), progress=clock.outer(len(pending)), cancel=cancel)
+                              parent=self.parent_posterior(), progress=clock.outer(len(pending)), cancel=cancel,
+                              **extra)
         except ValueError:
             if not skip_failed:
                 raise
@@ -758,7 +842,7 @@ class RefitEngine:
         for i, p in enumerate(pending):
             try:
                 posts.append(fit_refits(self.design, self.fitted_spec, [p.request], settings,
-                                        parent=self.parent_posterior(), cancel=cancel)[0])
+                                        parent=self.parent_posterior(), cancel=cancel, **extra)[0])
             except ValueError as exc:
                 p.error = f"{p.job.label}: {exc}"
                 posts.append(None)

@@ -33,9 +33,14 @@ chain, a look every 50, at most 1,000): every refit must pass the gate
 (bulk ESS >= 400), which a fixed 4 x 250 missed on TB2 for most splits (the
 refit engine then reran them with twice the draws).  Both fits of a split
 report one number, the median of Erho2 at the held-out design, so they stop
-when that number has converged (R-hat <= 1.01 and bulk and tail ESS >= 440 on
-it, R-hat <= 1.01 on every variance component, no divergence: :mod:`.reported`)
-rather than when every component has 440 effective draws.
+on it, under the precision rule by default (:mod:`.precision`): their chains
+agree (R-hat <= 1.01 and bulk ESS >= 100 on every component and on that number,
+no divergence) and the number's Monte Carlo SE is at most a tenth of its spread
+across the splits so far (the training fits': of the projected values; the
+held-out fits': of the held-out values), never above 0.005.  ``refit_rule="gate"``
+keeps the rule before: R-hat <= 1.01 and bulk and tail ESS >= 440 on it (:mod:`.reported`).
+The study states the Monte Carlo SE of each split's medians and, by the delta
+method, of the Pearson r and the mean gap (:func:`.precision.heldout_mcse`).
 Every fit goes through the refit engine (:class:`~.engine.RefitEngine`): a
 split's two parts are new counts on the whole corpus's cells (each cell's
 trials divided between them), refitted together under the whole corpus's model
@@ -78,6 +83,10 @@ class HeldOutReliability:
         The refits behind the splits and how many passed the convergence gate (None: not counted).
     converged_on
         What the gate was checked on: for the splits' refits, the Erho2 they report (:mod:`.reported`).
+    projected_mcse, held_out_mcse
+        ``(n_splits,)`` the Monte Carlo SE of each split's two medians (None: not known).
+    refit_rule
+        The run-length rule of the splits' refits (:data:`.precision.REFIT_RULES`; None: not said).
     """
 
     projected: np.ndarray
@@ -88,6 +97,9 @@ class HeldOutReliability:
     n_converged: int | None = None
     #: What ``n_converged`` was checked on (:attr:`~.refits.BatchResult.converged_on`; None: not said).
     converged_on: str | None = None
+    projected_mcse: np.ndarray | None = None
+    held_out_mcse: np.ndarray | None = None
+    refit_rule: str | None = None
     #: The refits that ran but did not pass the gate, by name (``"split 7 train"``).
     unconverged: tuple[str, ...] = ()
 
@@ -99,6 +111,13 @@ class HeldOutReliability:
     def __post_init__(self):
         p = np.asarray(self.projected, dtype=np.float64).ravel()
         h = np.asarray(self.held_out, dtype=np.float64).ravel()
+        for name in ("projected_mcse", "held_out_mcse"):
+            v = getattr(self, name)
+            if v is not None:
+                v = np.asarray(v, dtype=np.float64).ravel()
+                if v.shape != p.shape:
+                    raise ValueError(f"held-out reliability: {name} has {v.size} values for {p.size} splits")
+                object.__setattr__(self, name, v)
         if p.shape != h.shape or p.size < 2:
             raise ValueError(f"held-out reliability needs two arrays of one length >= 2 (one value per split), "
                              f"got {p.size} projected and {h.size} held-out values")
@@ -126,6 +145,24 @@ class HeldOutReliability:
     def mean_gap(self) -> float:
         """Mean of ``held_out - projected`` (negative: the projection is optimistic)."""
         return float(np.mean(self.held_out - self.projected))
+
+    def _mcse(self) -> tuple[float, float]:
+        if self.projected_mcse is None or self.held_out_mcse is None:
+            return float("nan"), float("nan")
+        from .precision import heldout_mcse
+
+        return heldout_mcse(self.projected, self.held_out, self.projected_mcse, self.held_out_mcse)
+
+    @property
+    def pearson_r_mcse(self) -> float:
+        """Monte Carlo SE of :attr:`pearson_r` (delta method over the splits' medians, :func:`.precision.heldout_mcse`;
+        NaN when the splits' MCSEs are not known)."""
+        return self._mcse()[0]
+
+    @property
+    def mean_gap_mcse(self) -> float:
+        """Monte Carlo SE of :attr:`mean_gap` (NaN when the splits' MCSEs are not known)."""
+        return self._mcse()[1]
 
 
 __all__ = ["CELL", "HeldOutStudy", "split_cells", "split_settings", "held_out_jobs", "held_out_study", "run_heldout"]
@@ -225,13 +262,22 @@ class HeldOutStudy:
     cold: dict = field(default_factory=dict)
     #: What ``n_converged`` was checked on (:attr:`~.refits.BatchResult.converged_on`).
     converged_on: str = ""
+    #: The run-length rule of the refits (:data:`.precision.REFIT_RULES`).
+    refit_rule: str | None = None
 
     def to_dict(self) -> dict:
         r = self.result
+
+        def num(v):
+            return None if v is None or not np.isfinite(v) else float(v)
+
         return {"n_splits": 0 if r is None else r.n_splits,
                 "pearson_r": None if r is None else r.pearson_r,
+                "pearson_r_mcse": None if r is None else num(r.pearson_r_mcse),
                 "spearman": None if r is None else r.spearman,
                 "mean_gap": None if r is None else r.mean_gap,
+                "mean_gap_mcse": None if r is None else num(r.mean_gap_mcse),
+                "refit_rule": self.refit_rule,
                 "train_fraction": None if r is None else r.train_fraction,
                 "splits": self.splits.replace({np.nan: None}).to_dict(orient="records"),
                 "settings": None if self.settings is None else dataclasses.asdict(self.settings),
@@ -242,14 +288,20 @@ class HeldOutStudy:
 
 def held_out_jobs(corpus, spec="per-benchmark", *, n_splits: int = 50, train_fraction: float = 0.7, seed: int = 0,
                   object_of_measurement: str = "model", claim: str = "relative",
-                  stop_on_reported: bool = True) -> tuple[list[FitJob], list, list[tuple[int, int]]]:
+                  stop_on_reported: bool = True, refit_rule: str | None = None
+                  ) -> tuple[list[FitJob], list, list[tuple[int, int]]]:
     """The fit jobs of :func:`held_out_study`: per split its training and held-out parts (in that order).
 
     Split ``i`` draws from ``default_rng([seed, i])`` (seed 003 sec. 5.4: 50 random 70/30 splits of the
     cells).  Returns the jobs, each split's held-out :class:`~.dstudy.DStudyDesign` (what both of its fits
     report) and its (training, held-out) trial counts.  :func:`~.defaults.plan_sheet_analyses` builds
-    the same jobs to find which refits are already in the cache.
+    the same jobs to find which refits are already in the cache.  ``refit_rule`` (:data:`.precision.REFIT_RULES`;
+    None: ``"precision"``): under the precision rule the training fits' tolerance follows the spread of the
+    projected Erho2 across splits, the held-out fits' the spread of the held-out Erho2.
     """
+    from .precision import precision_rule
+
+    rules = (precision_rule(refit_rule, "projected"), precision_rule(refit_rule, "held-out"))
     if n_splits < 2:
         raise ValueError(f"held-out reliability needs at least 2 splits (a correlation across splits), "
                          f"got {n_splits}")
@@ -262,7 +314,8 @@ def held_out_jobs(corpus, spec="per-benchmark", *, n_splits: int = 50, train_fra
         sizes.append((int(train["trials"].sum()), int(held["trials"].sum())))
         # both fits report one number, the median of Erho2 at the held-out design: they stop on it
         rep = (ReportedQuantity.coefficient(designs[-1], "the held-out design"),) if stop_on_reported else ()
-        jobs += [FitJob(f"split {i + 1} train", tc, spec, rep), FitJob(f"split {i + 1} held-out", hc, spec, rep)]
+        jobs += [FitJob(f"split {i + 1} train", tc, spec, rep, rules[0] if rep else None),
+                 FitJob(f"split {i + 1} held-out", hc, spec, rep, rules[1] if rep else None)]
     return jobs, designs, sizes
 
 
@@ -271,7 +324,7 @@ def held_out_study(corpus, spec="per-benchmark", settings=None, cache_dir: str |
                    n_splits: int = 50, train_fraction: float = 0.7, seed: int = 0,
                    object_of_measurement: str = "model", claim: str = "relative",
                    fit_settings=None, parent=None, scheduler: str | None = None,
-                   stop_on_reported: bool = True) -> HeldOutStudy:
+                   stop_on_reported: bool = True, refit_rule: str | None = None) -> HeldOutStudy:
     """Projected against held-out Erho2 over ``n_splits`` random splits (see the module note).
 
     Parameters
@@ -298,6 +351,8 @@ def held_out_study(corpus, spec="per-benchmark", settings=None, cache_dir: str |
         Both fits of a split stop, and are counted converged, on what they report: Erho2 at the split's
         held-out design (:mod:`.reported`; R-hat <= 1.01 on every component too).  False: on every
         variance component (the rule before; bench/bench_refit_reported.py compares the two).
+    refit_rule
+        ``"precision"`` (None: the default) or ``"gate"`` (:mod:`.precision`): how long each refit runs.
 
     Returns
     -------
@@ -307,8 +362,11 @@ def held_out_study(corpus, spec="per-benchmark", settings=None, cache_dir: str |
     base = fit_settings or split_settings(settings)
     jobs, designs, sizes = held_out_jobs(corpus, spec, n_splits=n_splits, train_fraction=train_fraction, seed=seed,
                                          object_of_measurement=object_of_measurement, claim=claim,
-                                         stop_on_reported=stop_on_reported)
+                                         stop_on_reported=stop_on_reported, refit_rule=refit_rule)
     from .engine import RefitEngine
+    from .precision import check_refit_rule, draws_mcse
+
+    refit_rule = check_refit_rule(refit_rule)
 
     engine = RefitEngine(corpus, spec, settings, cache_dir=cache_dir, parent=parent, scheduler=scheduler)
     try:
@@ -322,15 +380,19 @@ def held_out_study(corpus, spec="per-benchmark", settings=None, cache_dir: str |
         pair = b.results[2 * i: 2 * i + 2]
         labels = [j.label for j in jobs[2 * i: 2 * i + 2]]
         row = {"split": i + 1, "projected": np.nan, "held_out": np.nan, "gap": np.nan,
+               "projected_mcse": np.nan, "held_out_mcse": np.nan,
                "n_train_trials": sizes[i][0], "n_held_out_trials": sizes[i][1], "error": None}
         failed = {lab: b.errors[lab] for lab in labels if lab in b.errors}
         if failed or any(r is None for r in pair):
             row["error"] = "; ".join(f"{k}: {v}" for k, v in failed.items()) or "a part was not fitted"
             errors[i + 1] = row["error"]
         else:
-            proj = float(np.median(coefficient_draws(pair[0].posterior, designs[i])))
-            held = float(np.median(coefficient_draws(pair[1].posterior, designs[i])))
-            row.update(projected=proj, held_out=held, gap=held - proj)
+            dp = coefficient_draws(pair[0].posterior, designs[i])
+            dh = coefficient_draws(pair[1].posterior, designs[i])
+            proj, held = float(np.median(dp)), float(np.median(dh))
+            row.update(projected=proj, held_out=held, gap=held - proj,
+                       projected_mcse=draws_mcse(dp, np.shape(pair[0].posterior.mu))[0],
+                       held_out_mcse=draws_mcse(dh, np.shape(pair[1].posterior.mu))[0])
         rows.append(row)
     if progress is not None:
         progress("held-out study done", 2 * n_splits, 2 * n_splits, 0.0)
@@ -340,9 +402,11 @@ def held_out_study(corpus, spec="per-benchmark", settings=None, cache_dir: str |
     if ok.sum() >= 2:
         result = HeldOutReliability(table["projected"].to_numpy()[ok], table["held_out"].to_numpy()[ok],
                                     train_fraction, "(agent, task) cell", b.n_fits, b.n_converged,
-                                    b.converged_on, b.unconverged(jobs))
+                                    b.converged_on, table["projected_mcse"].to_numpy()[ok],
+                                    table["held_out_mcse"].to_numpy()[ok],
+                                    refit_rule if stop_on_reported else None, unconverged=b.unconverged(jobs))
     return HeldOutStudy(result, table, b.n_fitted, b.n_cached, base, errors, b.n_fits, b.n_converged, b.n_rerun,
-                        dict(b.cold), b.converged_on)
+                        dict(b.cold), b.converged_on, refit_rule if stop_on_reported else None)
 
 
 def run_heldout(corpus, spec="per-benchmark", settings=None, cache_dir: str | Path | None = None,

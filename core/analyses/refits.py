@@ -55,6 +55,9 @@ class FitJob:
     corpus: Any
     spec: Any = "per-benchmark"
     reported: tuple = ()
+    #: The run-length rule of a refit with ``reported`` quantities (:class:`~..model.stopping.PrecisionRule`);
+    #: None: the gate on the reported quantities (``--refit-rule gate``).
+    precision: Any = None
 
 
 @dataclass
@@ -121,8 +124,15 @@ class BatchResult:
         n = sum(r is not None for r in self.results)
         if not n_rep:
             return "on every variance component (R-hat <= 1.01, bulk ESS >= 400, no divergence)"
-        on = ("on the coefficient it reports: R-hat <= 1.01 and bulk and tail ESS >= 400 on it, R-hat <= 1.01 on "
-              "every variance component, no divergence")
+        if any(getattr(vd, "rule", None) == "precision" for vd in self.verdicts):
+            from ..model.stopping import PRECISION_MAX_MCSE, PRECISION_MIN_ESS
+
+            on = (f"under the precision rule: R-hat <= 1.01 and bulk ESS >= {PRECISION_MIN_ESS} on every variance "
+                  f"component and on the coefficient it reports, Monte Carlo SE of what the analysis takes from it "
+                  f"<= {PRECISION_MAX_MCSE:g}, no divergence")
+        else:
+            on = ("on the coefficient it reports: R-hat <= 1.01 and bulk and tail ESS >= 400 on it, R-hat <= 1.01 "
+                  "on every variance component, no divergence")
         if n_rep == n:
             return "each " + on
         return f"{n_rep} refit(s) each {on}; the other {n - n_rep} fit(s) on every variance component"

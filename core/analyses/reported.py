@@ -134,38 +134,53 @@ class ReportedVerdict:
     text: str
     #: Whether the sampling passed (the R-hat, ESS and divergence checks), whatever the quadrature.
     sampled: bool = True
+    #: The rule judged by: ``"precision"`` (:class:`~ddr_explorer.core.model.stopping.PrecisionRule`) or
+    #: ``"gate"`` (R-hat, bulk and tail ESS >= 400 on the reported quantities).
+    rule: str = "gate"
+    #: The largest MCSE of a quantile the analysis takes (the precision rule; NaN under the gate).
+    max_mcse: float = float("nan")
 
     def to_dict(self) -> dict:
         return {"converged": self.converged, "on": list(self.on), "problems": list(self.problems),
                 "text": self.text}
 
 
-def reported_verdict(posterior, quantities) -> ReportedVerdict:
-    """The gate (R-hat <= 1.01, ESS >= 400, no divergence) on what a refit reports (module note).
+def reported_verdict(posterior, quantities, precision=None) -> ReportedVerdict:
+    """The gate (R-hat <= 1.01, ESS >= 400, no divergence) on what a refit reports (module note); with
+    ``precision`` (a :class:`~ddr_explorer.core.model.stopping.PrecisionRule`) that rule instead, its MCSE
+    held to the rule's ceiling (``max_mcse``; the tolerance a run was held to can only be tighter).
 
     Computed from the posterior's stored sigma draws, so a refit reopened from the cache gets the same
     verdict; the posterior's component verdict (``posterior.diagnostics``) is not changed.
     """
     from ..gate import MAX_R_HAT, MIN_ESS_BULK
-    from ..model.stopping import check_reported
+    from ..model.stopping import check_precision, check_reported
 
     names = list(posterior.sigma)
     sig = np.stack([np.asarray(posterior.sigma[t], np.float64) for t in names], axis=-1)
     div = int(np.sum(posterior.sample_stats.get("diverging", 0)))
     from ..model.diagnostics import quadrature_off
 
-    chk = check_reported(sig, div, names, quantities, posterior.spec, min_ess=MIN_ESS_BULK)
+    if precision is not None:
+        chk = check_precision(sig, div, names, quantities, posterior.spec, precision)
+    else:
+        chk = check_reported(sig, div, names, quantities, posterior.spec, min_ess=MIN_ESS_BULK)
     on = tuple(q.label for q in quantities)
     reasons = list(chk.reasons)
     if quadrature_off(posterior):  # the likelihood itself is approximated too coarsely: more draws do not help
         reasons.append(f"the quadrature that integrates {', '.join(posterior.integrated)} out is off by "
                        f"{posterior.quadrature_error:.2g} nats at the posterior")
-    if chk.passed and not reasons:
+    if chk.passed and not reasons and precision is not None:
+        text = (f"converged on {'; '.join(on)} under the precision rule (R-hat <= {MAX_R_HAT} and bulk ESS >= "
+                f"{precision.min_ess:g} on every component and quantity, MCSE {chk.max_mcse:.4f} <= "
+                f"{precision.max_mcse:g}); no divergence")
+    elif chk.passed and not reasons:
         text = (f"converged on {'; '.join(on)} (R-hat <= {MAX_R_HAT}, bulk and tail ESS >= {MIN_ESS_BULK}); "
                 f"every component's R-hat <= {MAX_R_HAT}; no divergence")
     else:
         text = f"NOT converged on {'; '.join(on)}: {'; '.join(reasons)}"
-    return ReportedVerdict(bool(chk.passed) and not reasons, on, tuple(reasons), text, sampled=bool(chk.passed))
+    return ReportedVerdict(bool(chk.passed) and not reasons, on, tuple(reasons), text, sampled=bool(chk.passed),
+                           rule="gate" if precision is None else "precision", max_mcse=float(chk.max_mcse))
 
 
 def describe(quantities) -> str:

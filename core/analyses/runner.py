@@ -9,6 +9,7 @@ with the same inputs samples nothing.
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 from ..reliability import to_jsonable
@@ -47,7 +48,8 @@ def parse_which(text: str | None) -> list[str]:
 
 def run_analysis_studies(corpus, which, spec, settings, *, cache_dir: str | Path | None = None, n_splits: int = 50,
                          n_strata: int = 4, posterior=None, progress=None, cancel=None,
-                         scheduler: str | None = None, undated: str = "stop", options: dict | None = None) -> dict:
+                         scheduler: str | None = None, undated: str = "stop", options: dict | None = None,
+                         refit_rule: str | None = None, timings: dict | None = None) -> dict:
     """Run the named analyses in order; the study objects, keyed by name.
 
     Parameters
@@ -71,6 +73,11 @@ def run_analysis_studies(corpus, which, spec, settings, *, cache_dir: str | Path
         A Dask scheduler address for the refits (:class:`~.engine.RefitEngine`; ``$DDR_SCHEDULER`` when None).
     undated
         Frontier: models without a release date stop it (``"stop"``) or are left out and named (``"drop"``).
+    refit_rule
+        How long the refits of difficulty and hold-out run: ``"precision"`` (None: the default) or ``"gate"``
+        (:mod:`.precision`).
+    timings
+        Filled with each analysis's wall seconds, by name, when given.
     options
         Per-analysis keyword arguments: ``options["capability"]`` for
         :func:`~.capability.capability_study` (``subjects``, ``models``, ``external``),
@@ -110,14 +117,15 @@ def run_analysis_studies(corpus, which, spec, settings, *, cache_dir: str | Path
     out: dict = {}
     for name in which:
         prog = batch.for_analysis(name)
+        t0 = time.perf_counter()
 
         engine_kw = {"parent": posterior, "scheduler": scheduler}  # refits of the main fit, where it is at hand
         if name == "difficulty":
             out[name] = difficulty_study(corpus, spec, settings, cache_dir, prog, cancel, n_strata=n_strata,
-                                         **engine_kw)
+                                         refit_rule=refit_rule, **engine_kw)
         elif name == "heldout":
             out[name] = held_out_study(corpus, spec, settings, cache_dir, prog, cancel, n_splits=n_splits,
-                                       **engine_kw)
+                                       refit_rule=refit_rule, **engine_kw)
         elif name == "loo":
             out[name] = loo_study(corpus, posterior, spec, settings, cache_dir, prog, cancel, scheduler=scheduler)
         elif name in ("failure-modes", "frontier"):  # their own fits / none (not the given spec)
@@ -131,6 +139,8 @@ def run_analysis_studies(corpus, which, spec, settings, *, cache_dir: str | Path
                 out[name] = {"skipped": f"the corpus has one {facet}; nothing to leave out"}
                 continue
             out[name] = stability_table(corpus, facet, spec, settings, cache_dir, prog, cancel, **engine_kw)
+        if timings is not None:
+            timings[name] = time.perf_counter() - t0
     return out
 
 
@@ -245,15 +255,42 @@ def sheet_analyses(studies: dict) -> dict:
 
 def run_analyses(corpus, which, spec, settings, *, cache_dir: str | Path | None = None, n_splits: int = 50,
                  n_strata: int = 4, posterior=None, progress=None, cancel=None, scheduler: str | None = None,
-                 undated: str = "stop", options: dict | None = None) -> dict:
+                 undated: str = "stop", options: dict | None = None, refit_rule: str | None = None) -> dict:
     """:func:`run_analysis_studies`, as one JSON-ready dict per analysis (:func:`studies_to_dict`)."""
+    plan = _plan_of(corpus, which, spec, settings, cache_dir, posterior, n_splits, n_strata, refit_rule)
+    took: dict = {}
     out = studies_to_dict(run_analysis_studies(corpus, which, spec, settings, cache_dir=cache_dir,
                                                n_splits=n_splits, n_strata=n_strata, posterior=posterior,
                                                progress=progress, cancel=cancel, scheduler=scheduler,
-                                               undated=undated, options=options))
+                                               undated=undated, options=options, refit_rule=refit_rule,
+                                               timings=took))
     conv = convergence_of(out)
+    timing = {"seconds": took}
+    if plan is not None:  # the engine's estimate beside what each analysis took
+        timing.update(estimated_seconds=dict(plan.seconds), text=plan.estimate_and_actual(took))
     # the verdict first: "converged" is false when any fit behind any analysis was not
-    return {"converged": conv["converged"], "convergence": conv, **out}
+    return {"converged": conv["converged"], "convergence": conv, **out, "timing": timing}
+
+
+def _plan_of(corpus, which, spec, settings, cache_dir, posterior, n_splits, n_strata, refit_rule):
+    """The engine's estimate of the refit analyses among ``which`` (:func:`~.defaults.plan_sheet_analyses`),
+    from the main fit given or stored in the cache; None when neither is at hand or it cannot be made."""
+    from .defaults import SHEET_DEFAULT, plan_sheet_analyses
+
+    names = [n for n in which if n in SHEET_DEFAULT]
+    if not names:
+        return None
+    try:
+        if posterior is None:
+            from .engine import RefitEngine
+
+            posterior = RefitEngine(corpus, spec, settings, cache_dir=cache_dir).parent_posterior()
+        if posterior is None:
+            return None
+        return plan_sheet_analyses(corpus, posterior, which=names, n_splits=n_splits, n_strata=n_strata,
+                                   cache_dir=cache_dir, refit_rule=refit_rule)
+    except (ValueError, KeyError, AttributeError):
+        return None
 
 
 def _f(x, fmt="{:.3f}"):
@@ -300,20 +337,27 @@ def format_analyses(result: dict) -> str:
     lines = convergence_lines(result)
     d = result.get("difficulty")
     if d:
-        lines.append(f"Difficulty-conditional Erho2 ({cite('ddr2026', 'sec. 5.3')}; every stratum at the corpus's design):")
+        lines.append(f"Difficulty-conditional Erho2 ({cite('ddr2026', 'sec. 5.3')}; every stratum at the corpus's design"
+                     + (f"; refits to the {d['refit_rule']} rule" if d.get("refit_rule") else "") + "):")
         for s in d["strata"]:
-            e = s["erho2"]
+            e, m = s["erho2"], s.get("erho2_mcse") or {}
+            mc = [v for v in m.values() if v is not None]
             lines.append(f"  {s['label']:<14} {s['n_tasks']:>4} tasks, mean success {s['mean_success']:.2f}: "
                          + ("failed: " + str(s["error"]) if e is None else
-                            f"{e['median']:.3f} [{e['lower95']:.3f}, {e['upper95']:.3f}]"))
+                            f"{e['median']:.3f} [{e['lower95']:.3f}, {e['upper95']:.3f}]"
+                            + (f" (Monte Carlo SE median {_f(m.get('median'), '{:.4f}')}, ends <= "
+                               f"{max(mc):.4f})" if mc else "")))
         a = d["aggregate"]
         lines.append(f"  {'aggregate':<14} {a['median']:.3f} [{a['lower95']:.3f}, {a['upper95']:.3f}]; "
                      f"gap aggregate - hardest {_f(d['gap_aggregate_minus_hardest'], '{:+.3f}')}")
     h = result.get("heldout")
     if h:
         lines.append(f"Held-out reliability ({cite('ddr2026', 'sec. 5.4')}), {h['n_splits']} splits of {h['train_fraction']}: "
-                     f"Pearson r {_f(h['pearson_r'], '{:+.2f}')}, mean gap held-out - projected "
-                     f"{_f(h['mean_gap'], '{:+.3f}')}")
+                     f"Pearson r {_f(h['pearson_r'], '{:+.2f}')}"
+                     + (f" (MCSE {h['pearson_r_mcse']:.3f})" if h.get("pearson_r_mcse") is not None else "")
+                     + f", mean gap held-out - projected {_f(h['mean_gap'], '{:+.4f}')}"
+                     + (f" (MCSE {h['mean_gap_mcse']:.4f})" if h.get("mean_gap_mcse") is not None else "")
+                     + (f"; refits to the {h['refit_rule']} rule" if h.get("refit_rule") else ""))
     lo = result.get("loo")
     if lo:
         lines.append(f"PSIS-LOO over {lo['n_cells']} cells: Pareto k <= 0.7: {lo['good']}, 0.7-1: {lo['bad']}, "
@@ -355,4 +399,6 @@ def format_analyses(result: dict) -> str:
         from .frontier_time import format_frontier
 
         lines.append(format_frontier(result["frontier"]))
+    if (result.get("timing") or {}).get("text"):
+        lines.append(result["timing"]["text"])
     return "\n".join(lines)

@@ -114,6 +114,10 @@ class RefitRequest:
     successes: np.ndarray
     trials: np.ndarray
     reported: tuple = ()
+    #: The run-length rule of a refit with ``reported`` quantities: a :class:`~.stopping.PrecisionRule`
+    #: (chains agree, and the MCSE of what the analysis takes is within its tolerance); None: the gate on
+    #: the reported quantities (:func:`.stopping.check_reported`).  Not part of :func:`request_seed`.
+    precision: object = None
 
     def check(self, design: DesignMatrix) -> None:
         """Raise ValueError unless the counts fit ``design``'s cells."""
@@ -452,7 +456,7 @@ def _posterior(parent_design: DesignMatrix, spec, prep: _Prepared, settings: Sam
 
 def fit_refits(design: DesignMatrix, spec, requests: Sequence[RefitRequest], settings: SamplerSettings | None = None,
                *, parent: Posterior | None = None, progress: ProgressCallback | None = None,
-               cancel: CancelCallback | None = None, warmup: int | None = None) -> list[Posterior]:
+               cancel: CancelCallback | None = None, warmup: int | None = None, spread=None) -> list[Posterior]:
     """Fit every request under the parent's model (SPEC section 2), in request order.
 
     Parameters
@@ -476,6 +480,10 @@ def fit_refits(design: DesignMatrix, spec, requests: Sequence[RefitRequest], set
     warmup
         Warmup iterations of a warm-started refit (default :data:`WARM_WARMUP`, at most
         ``settings.warmup``); ignored without ``parent``.
+    spread
+        The :class:`~.stopping.SpreadTracker` of the requests with a precision rule (their tolerance as
+        the refits accumulate; the refit engine seeds it with the refits reopened from its cache); a new
+        one when None.
 
     Returns
     -------
@@ -496,6 +504,10 @@ def fit_refits(design: DesignMatrix, spec, requests: Sequence[RefitRequest], set
     n = len(requests)
     if n == 0:
         return []
+    if spread is None:
+        from .stopping import SpreadTracker
+
+        spread = SpreadTracker()
     warm = parent is not None
     W = min(settings.warmup, WARM_WARMUP if warmup is None else int(warmup)) if warm else settings.warmup
     run_settings = dataclasses.replace(settings, warmup=W)
@@ -554,7 +566,9 @@ def fit_refits(design: DesignMatrix, spec, requests: Sequence[RefitRequest], set
 
                     warm_st, samp = runner.run(inp, settings.draws, cancel=cancel, on_chunk=on_chunk,
                                                gate_names=_gate_names(p0, gibbs), n_real=len(idx),
-                                               reported=[tuple(preps[i].request.reported) for i in idx])
+                                               reported=[tuple(preps[i].request.reported) for i in idx],
+                                               precision=[preps[i].request.precision for i in idx],
+                                               spread=spread)
                     ran = settings.draws if runner.stops is None else max(d for d, _, _ in runner.stops)
                     iters_done += W + ran
                     batches_done += 1

@@ -215,7 +215,7 @@ class BatchRunner:
         return a.reshape(self.D, self.per, *a.shape[1:])
 
     def run(self, inp: BatchInputs, draws: int, cancel: CancelCallback | None = None, on_chunk=None,
-            gate_names=None, n_real: int | None = None, reported=None):
+            gate_names=None, n_real: int | None = None, reported=None, precision=None, spread=None):
         """Warm up and sample one batch; returns (warmup stats, draws) with leading axis ``B``.
 
         ``on_chunk(iterations_done_in_this_batch)`` is called after every chunk; ``cancel`` is
@@ -225,7 +225,10 @@ class BatchRunner:
         :attr:`stops` holds each refit's (draws per chain, check, why), and the draws returned are
         the batch's longest run: the caller keeps each refit's own first ``draws``.  ``reported`` (one
         sequence per real refit, empty for none) names the quantities each refit reports: a refit with
-        some is checked by :func:`.stopping.check_reported` instead of :func:`.stopping.check_gate`.
+        some is checked by :func:`.stopping.check_reported` instead of :func:`.stopping.check_gate`, or, when
+        ``precision`` (one :class:`~.stopping.PrecisionRule` or None per real refit) gives it a rule, by
+        :func:`.stopping.check_precision` with the tolerance of ``spread`` (a
+        :class:`~.stopping.SpreadTracker` the refit's median is added to when it stops).
         """
         import jax
         import jax.numpy as jnp
@@ -289,13 +292,14 @@ class BatchRunner:
             samp = self._until_converged(phase_state=(lambda: (state, aux), _set_state), data=data, cancel=cancel,
                                          on_chunk=on_chunk, names=gate_names,
                                          n_real=n_real or B // G, offset=lambda: done_total,
-                                         reported=reported)
+                                         reported=reported, precision=precision, spread=spread)
         else:
             self.stops = None
             samp = phase(draws, True)
         return warm, samp
 
-    def _until_converged(self, phase_state, data, cancel, on_chunk, names, n_real: int, offset, reported=None):
+    def _until_converged(self, phase_state, data, cancel, on_chunk, names, n_real: int, offset, reported=None,
+                         precision=None, spread=None):
         """The sampling phase under ``stop="gate"`` (:mod:`.stopping`), per refit of the batch.
 
         Every ``check_every`` draws per chain from ``settings.draws`` on, each refit's chains are
@@ -306,12 +310,16 @@ class BatchRunner:
         batch it ran in.  The batch stops when every refit is done or at ``settings.max_draws``.
         A refit with reported quantities (``reported[r]``) is looked at by
         :func:`.stopping.check_reported` instead: R-hat on every component and quantity, the ESS on its
-        quantities only.
+        quantities only; one with a precision rule (``precision[r]``) by :func:`.stopping.check_precision`,
+        held to ``spread``'s tolerance at that look (refits that stopped at the same look are added to it
+        after all of them were looked at, so the order within a batch does not matter).
         """
         import jax
         import jax.numpy as jnp
 
-        from .stopping import check_gate, check_reported, next_check
+        from .stopping import SpreadTracker, check_gate, check_precision, check_reported, next_check
+
+        spread = spread if spread is not None else SpreadTracker()
 
         get, put = phase_state
         s = self.settings
@@ -336,20 +344,29 @@ class BatchRunner:
             sig = np.concatenate([np.concatenate([o["nuts_sigma"], o["gibbs_ls"], o["marg_sigma"]], axis=-1)
                                   .reshape(B, o["mu"].shape[2], -1) for o in out], axis=1)
             div = np.concatenate([np.asarray(o["diverging"]).reshape(B, -1) for o in out], axis=1)
+            stopped_now = []
             for r in range(n_real):
                 if stops[r] is not None:
                     continue
                 sl = slice(r * G, (r + 1) * G)
                 q = reported[r] if reported else ()
-                if q:
-                    n_nuts = out[0]["nuts_sigma"].shape[-1]
-                    log_cols = range(n_nuts, n_nuts + out[0]["gibbs_ls"].shape[-1])
+                rule = precision[r] if precision else None
+                n_nuts = out[0]["nuts_sigma"].shape[-1]
+                log_cols = range(n_nuts, n_nuts + out[0]["gibbs_ls"].shape[-1])
+                if q and rule is not None:
+                    chk = check_precision(sig[sl], int(div[sl].sum()), names, q, self.spec, rule,
+                                          tolerance=spread.tolerance(rule), log_cols=log_cols)
+                elif q:
                     chk = check_reported(sig[sl], int(div[sl].sum()), names, q, self.spec, log_cols=log_cols)
                 else:
                     chk = check_gate(sig[sl], int(div[sl].sum()), names)
                 last[r] = chk
                 if chk.passed or chk.divergences:
                     stops[r] = (done, chk, "passed" if chk.passed else "diverged")
+                    if rule is not None and chk.values:
+                        stopped_now.append((rule.group, chk.values[0]))
+            for group, value in stopped_now:
+                spread.add(group, value)
             if all(x is not None for x in stops) or done >= s.max_draws:
                 break
             look = next_check(done, s.check_every, s.max_draws)

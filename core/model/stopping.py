@@ -168,6 +168,11 @@ class GateCheck:
     reasons: list[str] = field(default_factory=list)
     #: The reported quantities whose ESS was checked (:func:`check_reported`); empty: every component's.
     on: tuple = ()
+    #: Under the precision rule (:func:`check_precision`): the largest MCSE of a reported quantile, the
+    #: tolerance it was held to, and each reported quantity's median at this look.  NaN / () otherwise.
+    max_mcse: float = float("nan")
+    tolerance: float = float("nan")
+    values: tuple = ()
 
     @property
     def min_ess(self) -> float:
@@ -290,6 +295,178 @@ def check_reported(sigma: np.ndarray, divergences: int, names, quantities, spec,
     return _gate_check(n, rh_all, eb_all, et_all, divergences, reasons, on=tuple(q.label for q in quantities))
 
 
+# -- the precision rule of refit analyses -------------------------------------------------
+#: Bulk ESS the precision rule asks of every component and reported quantity: enough for R-hat itself to
+#: be trustworthy (Vehtari et al. 2021, sec. 4: rank-normalised R-hat and ESS, at least 100 before
+#: trusting either), far less than the gate's 400, which is a G-study's own standard.
+PRECISION_MIN_ESS = 100
+#: The largest Monte Carlo standard error the precision rule accepts of a number an analysis takes from a
+#: refit (an Erho2 median or interval end), whatever the spread between its refits.
+PRECISION_MAX_MCSE = 0.005
+#: The tolerance as a share of the spread (the SD across the analysis's refits of the number it takes):
+#: a tenth keeps the Monte Carlo error under 1% of the variance across splits or strata (0.1^2).
+PRECISION_SPREAD_SHARE = 0.1
+#: Refits of a group whose numbers give the spread: fewer and the tolerance is the ceiling.  Five, not three: the SD
+#: of three numbers is often a third of the true spread (a chi distribution with 2 degrees of freedom), which
+#: asked the next refits for ten times the effective draws (tests/test_heldout_precision.py).
+PRECISION_MIN_SPREAD = 5
+#: The quantile of the standard normal an MCSE interval spans (ArviZ's 0.1587 and 0.8413: +-1 SD).
+_MCSE_PROBS = (0.1586553, 0.8413447)
+
+
+def mcse_quantile(x: np.ndarray, prob: float) -> float:
+    """Monte Carlo standard error of the ``prob`` quantile of a (chains, draws) array (Vehtari et al. 2021,
+    sec. 4.3), as ArviZ's ``mcse(method="quantile")`` computes it: the ESS of the indicator ``x <= q`` on
+    split chains, the +-1 SD interval of a Beta(ESS p + 1, ESS (1 - p) + 1) on the probability scale
+    mapped back through the draws' order statistics, halved.  NaN on fewer than 4 draws or non-finite draws."""
+    from scipy import stats
+
+    x = np.asarray(x, np.float64)
+    if x.ndim == 1:
+        x = x[None, :]
+    if x.shape[1] < 4 or not np.all(np.isfinite(x)):
+        return float("nan")
+    q = np.quantile(x, prob)
+    e = ess(_split((x <= q).astype(np.float64)))
+    with np.errstate(invalid="ignore"):
+        ppf = stats.beta.ppf(_MCSE_PROBS, e * prob + 1, e * (1 - prob) + 1)
+    srt = np.sort(x.ravel())
+    size = srt.size
+    at = ppf * size - 1
+    lo = srt[int(np.floor(np.nanmax((at[0], 0))))]
+    hi = srt[int(np.ceil(np.nanmin((at[1], size - 1))))]
+    return float((hi - lo) / 2)
+
+
+@dataclass(frozen=True)
+class PrecisionRule:
+    """The run-length rule of a refit analysis: its chains agree, and what it takes is precise enough.
+
+    A refit runs until (a) its chains agree (split rank-normalised R-hat <= 1.01 on every variance
+    component and every reported quantity, bulk ESS >= :attr:`min_ess` on each of them so that the R-hat
+    is trustworthy, no divergence) and (b) the Monte Carlo standard error (:func:`mcse_quantile`) of every
+    quantile the analysis takes from each reported quantity (:attr:`probs`: the Erho2 median, and the
+    interval ends where they are reported) is at most the tolerance: :attr:`share` x the spread of that
+    number across the analysis's refits so far (:class:`SpreadTracker`, by :attr:`group`), never above
+    :attr:`max_mcse` (and :attr:`max_mcse` until :data:`PRECISION_MIN_SPREAD` refits of the group are in).
+    A frozen value: part of the refit's cache key (:meth:`to_dict`).
+
+    Attributes
+    ----------
+    group
+        What the refits of one spread are (``"projected"``: the training fits of hold-out splits;
+        ``"held-out"``; ``"stratum"``).
+    probs
+        The quantiles the analysis takes (0.5: the median; 0.025 and 0.975: a 95% interval's ends).
+    max_mcse, share, min_ess
+        :data:`PRECISION_MAX_MCSE`, :data:`PRECISION_SPREAD_SHARE`, :data:`PRECISION_MIN_ESS`.
+    """
+
+    group: str = "refits"
+    probs: tuple = (0.5,)
+    max_mcse: float = PRECISION_MAX_MCSE
+    share: float = PRECISION_SPREAD_SHARE
+    min_ess: float = PRECISION_MIN_ESS
+
+    def __post_init__(self):
+        if not (np.isfinite(self.max_mcse) and self.max_mcse > 0):
+            raise ValueError(f"precision rule: max_mcse should be a positive number, got {self.max_mcse!r}")
+        if not all(0 < p < 1 for p in self.probs) or not self.probs:
+            raise ValueError(f"precision rule: probs should be quantiles in (0, 1), got {self.probs!r}")
+
+    def tolerance(self, spread: float | None) -> float:
+        """``min(max_mcse, share x spread)``; ``max_mcse`` when the spread is not known yet (None, NaN)."""
+        if spread is None or not np.isfinite(spread) or spread <= 0:
+            return float(self.max_mcse)
+        return float(min(self.max_mcse, self.share * spread))
+
+    def to_dict(self) -> dict:
+        return {"rule": "precision", "group": self.group, "probs": [float(p) for p in self.probs],
+                "max_mcse": float(self.max_mcse), "share": float(self.share), "min_ess": float(self.min_ess)}
+
+    def describe(self) -> str:
+        """The rule in words (notes, --json, the sheet)."""
+        what = " and ".join(_quantile_words(p) for p in self.probs)
+        return (f"the precision rule: chains agree (R-hat <= {MAX_R_HAT} on every component, bulk ESS >= "
+                f"{self.min_ess:g}, no divergence) and the Monte Carlo SE of the {what} of Erho2 <= "
+                f"{self.share:g} x its spread across refits, at most {self.max_mcse:g} (Vehtari et al. 2021)")
+
+
+def _quantile_words(p: float) -> str:
+    return "median" if p == 0.5 else f"{100 * p:g}% quantile"
+
+
+class SpreadTracker:
+    """The numbers the refits of an analysis have reported so far, by :attr:`PrecisionRule.group`, and the
+    tolerance they give (:meth:`PrecisionRule.tolerance` of their SD): the precision rule's tolerance as
+    the splits (or strata) accumulate.  Seeded with refits reopened from the cache, fed by each refit as
+    it stops (:func:`check_precision`'s ``values``)."""
+
+    def __init__(self):
+        self.values: dict[str, list[float]] = {}
+
+    def add(self, group: str, value: float) -> None:
+        if np.isfinite(value):
+            self.values.setdefault(group, []).append(float(value))
+
+    def spread(self, group: str) -> float | None:
+        """SD (ddof 1) of the group's numbers; None with fewer than :data:`PRECISION_MIN_SPREAD`."""
+        v = self.values.get(group, [])
+        return float(np.std(v, ddof=1)) if len(v) >= PRECISION_MIN_SPREAD else None
+
+    def tolerance(self, rule: PrecisionRule) -> float:
+        return rule.tolerance(self.spread(rule.group))
+
+
+def check_precision(sigma: np.ndarray, divergences: int, names, quantities, spec, rule: PrecisionRule,
+                    tolerance: float | None = None, log_cols=(), max_r_hat: float = MAX_R_HAT) -> GateCheck:
+    """The precision rule (:class:`PrecisionRule`) on the draws so far of a refit that reports ``quantities``.
+
+    Passes when every variance component and every reported quantity has split R-hat <= ``max_r_hat`` and
+    bulk ESS >= ``rule.min_ess``, nothing diverged, and the MCSE of each quantile ``rule.probs`` of each
+    quantity is <= ``tolerance`` (``rule.max_mcse`` when None).  The check's :attr:`GateCheck.max_mcse`
+    is the largest of those MCSEs, :attr:`GateCheck.tolerance` the tolerance and
+    :attr:`GateCheck.values` each quantity's median (what a :class:`SpreadTracker` accumulates).
+
+    Unlike :func:`check_gate` this is a rule on the precision of an estimate, not only on the mixing; the
+    safeguards against a lucky stop are the same (a minimum run length, few looks), and the
+    tolerance is a tenth of what the analysis compares, so a stop at a lucky fluctuation moves a
+    result by a small share of its own spread (tests/model/test_precision_rule.py).
+    """
+    sigma = np.asarray(sigma, np.float64)
+    C, n, K = sigma.shape
+    names = list(names)
+    tol = float(rule.max_mcse if tolerance is None else tolerance)
+    reasons, rh_all, eb_all, et_all, mc, vals = [], [], [], [], [], []
+    for k in range(K):  # the components: R-hat and the bulk ESS that makes it trustworthy
+        r, eb, _ = _series_check(sigma[:, :, k], f"sigma[{names[k]}]", max_r_hat, None, reasons)
+        eb = ess_bulk(sigma[:, :, k])
+        if not eb >= rule.min_ess:
+            reasons.append(f"bulk ESS of sigma[{names[k]}] {eb:.0f}")
+        rh_all.append(r)
+        eb_all.append(eb)
+    by_term = reported_sigma(sigma, names, log_cols)
+    for q in quantities:
+        x = np.asarray(q.draws(by_term, spec), np.float64).reshape(C, n)
+        r, _, _ = _series_check(x, q.label, max_r_hat, None, reasons)
+        eb = ess_bulk(x)
+        if not eb >= rule.min_ess:
+            reasons.append(f"bulk ESS of {q.label} {eb:.0f}")
+        rh_all.append(r)
+        eb_all.append(eb)
+        for p in rule.probs:
+            m = mcse_quantile(x, p)
+            mc.append(m)
+            if not m <= tol:
+                reasons.append(f"MCSE of the {_quantile_words(p)} of {q.label} {m:.4f} > {tol:.4f}")
+        vals.append(float(np.median(x)))
+    chk = _gate_check(n, rh_all, eb_all, et_all, divergences, reasons, on=tuple(q.label for q in quantities))
+    chk.max_mcse = max(mc) if mc else float("nan")
+    chk.tolerance = tol
+    chk.values = tuple(vals)
+    return chk
+
+
 def next_check(done: int, check_every: int, max_draws: int) -> int:
     """Draws per chain at the next look: ``check_every`` more, at most the ceiling."""
     return min(done + check_every, max_draws)
@@ -314,6 +491,11 @@ def stop_note(check: GateCheck | None, why: str, draws: int, settings) -> str:
     if settings.max_seconds is not None:
         floor += f" or {settings.max_seconds:g} s of sampling"
     head = f"run length by the gate ({floor}, checked every {settings.check_every})"
+    if why == "passed" and check is not None and np.isfinite(check.max_mcse):
+        return (f"{head}: stopped at {draws} draws per chain under the precision rule: the chains agree (R-hat <= "
+                f"{MAX_R_HAT}, bulk ESS >= {PRECISION_MIN_ESS} on every component and on {'; '.join(check.on)}; no "
+                f"divergence) and the largest MCSE of what the analysis takes is {check.max_mcse:.4f} <= "
+                f"{check.tolerance:.4f}")
     if why == "passed" and check is not None and check.on:
         return (f"{head}: stopped at {draws} draws per chain, when the reported {'; '.join(check.on)} passed "
                 f"(R-hat <= {MAX_R_HAT}, bulk and tail ESS >= {STOP_ESS_MARGIN:g} x {MIN_ESS_BULK}) and every "

@@ -886,6 +886,14 @@ def _priors_note(info) -> str:
     return f"Priors of this fit ({origin}): {priors_text(pri, markup=True)}."
 
 
+def _refit_precision(ct: SheetContent) -> list:
+    """The method notes' paragraph on the refits' rule and Monte Carlo SE (:mod:`.refit_precision`), if any ran."""
+    from .refit_precision import refit_precision_text
+
+    text = refit_precision_text(ct.inputs.analysis("difficulty"), ct.inputs.analysis("held_out"))
+    return [] if text is None else [_p(text, "method")]
+
+
 def _estimators_section(ct: SheetContent) -> list:
     """The estimator comparison (the ``methods`` analysis) and the score reliability, when they were run."""
     from .estimators import methods_rows, score_sentence
@@ -988,6 +996,7 @@ def _methods_page(ct: SheetContent) -> list:
                f"classes \u2264 0.7, 0.7\u20131, &gt; 1 ({cite('hardy2026', 'App. D.3')}), each cell's tail sized by its "
                f"relative efficiency ESS/S estimated from the chains ({cite('vehtari2017')})."),
              *(b(t) for t in refit_convergence_notes(ct)),
+             *_refit_precision(ct),
              *_estimators_section(ct),
              Paragraph("Sources", ss["h2"]),
              _p(f"{cite('hardy2026')}: Bayesian G-theory for sparse leaderboards (estimands, D-studies, detection "

@@ -141,6 +141,8 @@ def test_sheet_export_over_the_budget_runs_the_analyses_that_fit_in_it(qtbot, tm
     log = w.model_panel.log_text()
     assert "DDR sheet: analyses difficulty (4 refits), loo (0 refits)" in log
     assert "not run: heldout" in log
+    # after the run, each analysis's estimate beside what it took (the export once estimated 4 min, took 7.5)
+    assert "DDR sheet: analyses estimated / took: difficulty 1 s / " in log and "; loo 0 s / " in log
 
 
 def _no_yes_no_question(*_args, **_kw):
@@ -310,3 +312,24 @@ def test_bad_pareto_k_comes_with_a_warning_and_advice(qtbot):
     # every row of the table is on screen (it showed 3 of 6)
     t = dp.table
     assert t.rowViewportPosition(len(terms) - 1) + t.rowHeight(len(terms) - 1) <= t.viewport().height()
+
+
+def test_analyses_panel_states_the_monte_carlo_se_and_the_refit_rule(qtbot):
+    """The tab prints what ``ddr analyses --json`` says about precision: the hold-out r's and mean gap's MCSE,
+    each stratum's, and the rule the refits ran under."""
+    import copy
+
+    results = copy.deepcopy(RESULTS)
+    results["heldout"].update(pearson_r_mcse=0.0123, mean_gap_mcse=0.00045, refit_rule="precision")
+    results["difficulty"]["refit_rule"] = "precision"
+    for k, s in enumerate(results["difficulty"]["strata"], start=1):
+        s["erho2_mcse"] = {"median": 0.001 * k, "q025": 0.002 * k, "q975": 0.003 * k}
+    panel = AnalysesPanel(results)
+    qtbot.addWidget(panel)
+    text = panel.summary.text()
+    assert "r \u00b10.012, mean gap \u00b10.0004" in text or "r \u00b10.012, mean gap \u00b10.0005" in text
+    assert "Q1 \u00b10.0010 (ends \u00b10.0030); Q2 \u00b10.0020 (ends \u00b10.0060)" in text
+    assert text.count("refits ran under the precision rule") == 2
+    plain = AnalysesPanel(RESULTS)  # a result without them (an older run): nothing claimed
+    qtbot.addWidget(plain)
+    assert "Monte Carlo" not in plain.summary.text()

@@ -201,3 +201,43 @@ def test_the_sheet_and_the_cli_say_what_the_refits_were_checked_on():
                      "split 2 train."]
     line = convergence_lines({"heldout": {"n_fits": 3, "n_converged": 2, "converged_on": on}})[0]
     assert line.startswith("heldout: 2 of 3 fits converged (2 refit(s) each on the coefficient it reports")
+
+
+# -- the precision rule (core.model.stopping.check_precision) with the real sampler ------------------
+@pytest.fixture(scope="module")
+def precision_refit(design, parent, refits):
+    """The same request as ``refits``' refit on Erho2, under the precision rule (its ceiling 0.005), at most 300
+    draws per chain."""
+    q, on_q, _ = refits
+    rng = np.random.default_rng(1)
+    n = rng.binomial(design.trials, 0.7)
+    s = rng.hypergeometric(design.successes, design.trials - design.successes, np.maximum(n, 0))
+    rule = S.PrecisionRule(group="projected")
+    req = RefitRequest("train", s, n, reported=(q,), precision=rule)
+    prec = fit_refits(design, "per-benchmark", [req], dataclasses.replace(GATE, max_draws=300), parent=parent,
+                      warmup=50)[0]
+    return q, on_q, prec, rule
+
+
+def test_the_refit_runner_stops_a_refit_by_its_precision_rule(precision_refit):
+    """The runner looks at a refit with a precision rule through check_precision: its stop note and its verdict
+    say so, and agree with each other; the seed is the request's, so its draws are the gate-on-Erho2 refit's up to
+    its stop (bulk ESS 100, not 440, is asked: it never stops later)."""
+    q, on_q, prec, rule = precision_refit
+    n = prec.mu.shape[1]
+    assert n <= on_q.mu.shape[1]
+    np.testing.assert_array_equal(prec.mu, on_q.mu[:, :n])
+    note = next(x for x in prec.notes if x.startswith("run length by the gate"))
+    v = reported_verdict(prec, (q,), precision=rule)
+    assert v.rule == "precision" and np.isfinite(v.max_mcse)
+    if v.converged:
+        assert f"stopped at {n} draws per chain under the precision rule" in note, note
+        assert S.mcse_quantile(q.draws(prec.sigma, prec.spec), 0.5) <= 0.005  # no spread yet: the ceiling
+        assert "under the precision rule" in v.text
+    else:  # this small corpus: task:model mixes slowly, and Erho2's posterior is wide (its median's MCSE ~0.02)
+        assert n == 300 and "reached the draws ceiling at 300 draws per chain" in note, note
+        assert v.problems and all(p.startswith(("R-hat", "bulk ESS", "MCSE of the median of Erho2"))
+                                  for p in v.problems), v.problems
+        mc = [p for p in v.problems if p.startswith("MCSE")]
+        assert all(p.endswith("> 0.0050") for p in mc) and (not mc or v.max_mcse > 0.005)
+        assert v.text.startswith("NOT converged on Erho2")
