@@ -71,3 +71,29 @@ def _safe_points():
     safe_point()
     yield
     safe_point()
+
+
+@pytest.fixture
+def small_fit_window(qtbot, tmp_path, fake_sampler):
+    """A main window with a small simulated corpus open and fitted (the moment stand-in of ``fake_sampler``,
+    fixed short run)."""
+    import ddr_batch_fakes as bf
+
+    from ddr_explorer.core.fitting import fit_corpus
+    from ddr_explorer.core.model import SamplerSettings
+
+    sim = bf.simulate_module().simulate_per_benchmark(n_tasks=8, n_models=4, n_scaffolds=2, n_pairs=8,
+                                                      trials_per_cell=2, seed=9)
+    path = tmp_path / "small.csv"
+    sim.table.to_csv(path, index=False)
+    from ddr_explorer.gui.main_window import MainWindow
+
+    w = MainWindow()
+    qtbot.addWidget(w)
+    w.cache_dir = tmp_path / "cache"
+    with qtbot.waitSignal(w.corpus_loaded, timeout=60_000):
+        w.open_corpus(path)
+    w.state.update(sampler={"stop": "fixed", "draws": 40, "warmup": 10, "chains": 2})
+    w.fit_result = fit_corpus(w.corpus, "per-benchmark", SamplerSettings(stop="fixed", draws=40, warmup=10, chains=2),
+                              cache_dir=w.cache_dir)
+    return w

@@ -83,28 +83,6 @@ def test_analyses_panel_says_how_many_fits_converged_first(qtbot):
     assert first == "heldout: 7 of 8 fits converged - its numbers rest on unconverged fits and are PROVISIONAL"
 
 
-def _window_with_a_small_fit(qtbot, tmp_path):
-    """A main window with a small simulated corpus open and fitted (the moment stand-in, fixed short run)."""
-    import ddr_batch_fakes as bf
-
-    from ddr_explorer.core.fitting import fit_corpus
-    from ddr_explorer.core.model import SamplerSettings
-
-    sim = bf.simulate_module().simulate_per_benchmark(n_tasks=8, n_models=4, n_scaffolds=2, n_pairs=8,
-                                                      trials_per_cell=2, seed=9)
-    path = tmp_path / "small.csv"
-    sim.table.to_csv(path, index=False)
-    w = MainWindow()
-    qtbot.addWidget(w)
-    w.cache_dir = tmp_path / "cache"
-    with qtbot.waitSignal(w.corpus_loaded, timeout=60_000):
-        w.open_corpus(path)
-    w.state.update(sampler={"stop": "fixed", "draws": 40, "warmup": 10, "chains": 2})
-    w.fit_result = fit_corpus(w.corpus, "per-benchmark", SamplerSettings(stop="fixed", draws=40, warmup=10, chains=2),
-                              cache_dir=w.cache_dir)
-    return w
-
-
 def _sheet_plan(seconds: dict, loo_refits: int = 0):
     """The sheet's plan with 4 strata, 2 splits (4 refits) and these estimated seconds per analysis."""
     from ddr_explorer.core.analyses.defaults import SHEET_DEFAULT, AnalysesPlan
@@ -112,10 +90,11 @@ def _sheet_plan(seconds: dict, loo_refits: int = 0):
     return AnalysesPlan(SHEET_DEFAULT, {"difficulty": 4, "heldout": 4, "loo": loo_refits}, seconds, 2)
 
 
-def test_sheet_export_runs_the_default_analyses_first_under_the_budget(qtbot, tmp_path, fake_sampler, monkeypatch):
+def test_sheet_export_runs_the_default_analyses_first_under_the_budget(qtbot, tmp_path, fake_sampler, monkeypatch,
+                                                                       small_fit_window):
     """File > Export DDR sheet without the Analyses tab's results: under the budget the sheet's analyses run first
     (core's plan decides), then the sheet is written with them; over it, the sheet is written without them."""
-    w = _window_with_a_small_fit(qtbot, tmp_path)
+    w = small_fit_window
     over = _sheet_plan({"difficulty": 2000.0, "heldout": 2000.0, "loo": 950.0}, loo_refits=1)  # each over alone
     monkeypatch.setattr(MainWindow, "sheet_analyses_plan", lambda self: over)
     with qtbot.waitSignal(w.sheet_written, timeout=120_000):
@@ -129,10 +108,11 @@ def test_sheet_export_runs_the_default_analyses_first_under_the_budget(qtbot, tm
     assert "DDR sheet: analyses difficulty" in w.model_panel.log_text()
 
 
-def test_sheet_export_over_the_budget_runs_the_analyses_that_fit_in_it(qtbot, tmp_path, fake_sampler, monkeypatch):
+def test_sheet_export_over_the_budget_runs_the_analyses_that_fit_in_it(qtbot, tmp_path, fake_sampler, monkeypatch,
+                                                                       small_fit_window):
     """Over the budget together, the analyses that fit in it still run before the sheet (core's
     AnalysesPlan.within_budget): difficulty and PSIS-LOO, not the hold-out splits; the log says which was left."""
-    w = _window_with_a_small_fit(qtbot, tmp_path)
+    w = small_fit_window
     part = _sheet_plan({"difficulty": 1.0, "heldout": 2000.0, "loo": 0.0})
     monkeypatch.setattr(MainWindow, "sheet_analyses_plan", lambda self: part)
     with qtbot.waitSignal(w.sheet_written, timeout=300_000):
@@ -156,7 +136,8 @@ def _button(box, text: str):
     return found[0]
 
 
-def test_the_export_menu_estimates_the_sheet_analyses_off_the_gui_thread(qtbot, tmp_path, fake_sampler, monkeypatch):
+def test_the_export_menu_estimates_the_sheet_analyses_off_the_gui_thread(qtbot, tmp_path, fake_sampler, monkeypatch,
+                                                                         small_fit_window):
     """File > Export DDR sheet: the plan (which looks up each refit of the sheet in the fit cache, seconds on
     TB2) is made on a worker thread; over the budget the question offers the run on a button that says its
     estimate, and "Write the sheet without them" writes it without the analyses."""
@@ -165,7 +146,7 @@ def test_the_export_menu_estimates_the_sheet_analyses_off_the_gui_thread(qtbot, 
     from ddr_explorer.core.analyses import defaults
     from ddr_explorer.gui import main_window as mw
 
-    w = _window_with_a_small_fit(qtbot, tmp_path)
+    w = small_fit_window
     over = _sheet_plan({"difficulty": 1000.0, "heldout": 1000.0, "loo": 950.0})
     threads = []
 
@@ -191,13 +172,14 @@ def test_the_export_menu_estimates_the_sheet_analyses_off_the_gui_thread(qtbot, 
     assert w.analyses is None  # the sheet says "not run" for them
 
 
-def test_the_export_dialog_buttons_say_what_they_run_and_for_how_long(qtbot, tmp_path, fake_sampler, monkeypatch):
+def test_the_export_dialog_buttons_say_what_they_run_and_for_how_long(qtbot, tmp_path, fake_sampler, monkeypatch,
+                                                                      small_fit_window):
     """Over the budget with some analyses inside it: "Run all (about N min)", "Run only difficulty and LOO
     (about M min)" and "Cancel"; Cancel writes nothing, "Run only" runs those only and writes the sheet."""
     from ddr_explorer.core.analyses import defaults
     from ddr_explorer.gui import main_window as mw
 
-    w = _window_with_a_small_fit(qtbot, tmp_path)
+    w = small_fit_window
     part = _sheet_plan({"difficulty": 120.0, "heldout": 2000.0, "loo": 0.0})
     monkeypatch.setattr(defaults, "plan_sheet_analyses", lambda corpus, posterior, **kw: part)
     monkeypatch.setattr(mw.QFileDialog, "getSaveFileName", lambda *a, **k: (str(tmp_path / "menu"), "PDF (*.pdf)"))
@@ -226,13 +208,14 @@ def _pdf_text(path) -> str:
     return "\n".join(p.extract_text() for p in PdfReader(str(path)).pages)
 
 
-def test_the_sheet_states_the_observed_design_as_observed_and_the_sliders_as_a_what_if(qtbot, tmp_path, fake_sampler):
+def test_the_sheet_states_the_observed_design_as_observed_and_the_sliders_as_a_what_if(qtbot, tmp_path, fake_sampler,
+                                                                                       small_fit_window):
     """After the D-study sliders move, File > Export DDR sheet still prints the corpus's own design as
     "Observed design" (8 tasks x 2 scaffolds x 2 trials) and the sliders' sizes under "Design examined", with
     the coefficient of each; without a move there is no what-if line."""
     import re
 
-    w = _window_with_a_small_fit(qtbot, tmp_path)
+    w = small_fit_window
     with qtbot.waitSignal(w.sheet_written, timeout=120_000):
         assert w.export_ddr_sheet(tmp_path / "observed.pdf", date_invariant=True, analyses="skip")
     text = " ".join(_pdf_text(tmp_path / "observed.pdf").split())
@@ -249,7 +232,8 @@ def test_the_sheet_states_the_observed_design_as_observed_and_the_sliders_as_a_w
     assert "The observed 42 tasks" not in text
 
 
-def test_the_sheet_prints_the_estimator_comparison_the_app_ran(qtbot, tmp_path, fake_sampler, monkeypatch):
+def test_the_sheet_prints_the_estimator_comparison_the_app_ran(qtbot, tmp_path, fake_sampler, monkeypatch,
+                                                               small_fit_window):
     """After Analysis > Compare estimators, the exported sheet has the comparison's table and the observed-scale
     Bayesian LMM's score reliability (page 1's notice for a claim about scores), not "was not run or failed";
     the sheet's own analyses are still offered (the comparison is not one of them)."""
@@ -271,7 +255,7 @@ def test_the_sheet_prints_the_estimator_comparison_the_app_ran(qtbot, tmp_path, 
                                  coefficients={"REML": {"Erho2": 0.8, "Phi": 0.7}}, scales={"REML": "observed"},
                                  seconds={"REML": 0.1}, score_reliability=score)
     monkeypatch.setattr(methods, "methods_table", lambda *a, **k: table)  # the comparison's own tests: estimators/
-    w = _window_with_a_small_fit(qtbot, tmp_path)
+    w = small_fit_window
     w.state.update(claim="absolute")
     with qtbot.waitSignal(w.sheet_written, timeout=120_000):
         assert w.export_ddr_sheet(tmp_path / "before.pdf", date_invariant=True, analyses="skip")

@@ -12,34 +12,14 @@ pytestmark = pytest.mark.gui
 from ddr_explorer.gui.main_window import MainWindow  # noqa: E402
 
 
-def _window_with_a_small_fit(qtbot, tmp_path):
-    """A main window with a small simulated corpus open and fitted (the moment stand-in, fixed short run)."""
-    import ddr_batch_fakes as bf
-
-    from ddr_explorer.core.fitting import fit_corpus
-    from ddr_explorer.core.model import SamplerSettings
-
-    sim = bf.simulate_module().simulate_per_benchmark(n_tasks=8, n_models=4, n_scaffolds=2, n_pairs=8,
-                                                      trials_per_cell=2, seed=9)
-    path = tmp_path / "small.csv"
-    sim.table.to_csv(path, index=False)
-    w = MainWindow()
-    qtbot.addWidget(w)
-    w.cache_dir = tmp_path / "cache"
-    with qtbot.waitSignal(w.corpus_loaded, timeout=60_000):
-        w.open_corpus(path)
-    w.fit_result = fit_corpus(w.corpus, "per-benchmark", SamplerSettings(stop="fixed", draws=40, warmup=10, chains=2),
-                              cache_dir=w.cache_dir)
-    return w
-
-
-def test_export_of_an_incomplete_sheet_writes_it_and_shows_the_cli_line(qtbot, tmp_path, fake_sampler, monkeypatch):
+def test_export_of_an_incomplete_sheet_writes_it_and_shows_the_cli_line(qtbot, tmp_path, fake_sampler, monkeypatch,
+                                                                        small_fit_window):
     from reportlab.platypus import Spacer
 
     from ddr_explorer.core.report import figures
     from ddr_explorer.core.report.sections import LeftOutSection
 
-    w = _window_with_a_small_fit(qtbot, tmp_path)
+    w = small_fit_window
     out = tmp_path / "sheet.pdf"
     monkeypatch.setattr(figures, "rank_dominance_figure", lambda *a, **k: [Spacer(1, 2)])  # not a flowable
     with qtbot.waitSignal(w.sheet_written, timeout=120_000) as blocker:
