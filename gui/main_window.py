@@ -306,8 +306,10 @@ class MainWindow(QMainWindow):
                                              "capability": lambda: self.start_capability()},
                                       {"failure-modes": self.failure_action, "frontier": self.frontier_action})
         self.start_pages.reset()
-        self.device_label = QLabel("device: detecting\u2026")
-        self.statusBar().addPermanentWidget(self.device_label)
+        from .status_line import install_status_line
+
+        # the message and the device label side by side, each elided rather than one hiding the other
+        self.status_message, self.device_label = install_status_line(self.statusBar(), "device: detecting\u2026")
         self.statusBar().showMessage("Ready")
         geometry = self.settings.value("window/geometry")
         if not (isinstance(geometry, QByteArray) and not geometry.isEmpty() and self.restoreGeometry(geometry)):

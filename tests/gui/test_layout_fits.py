@@ -116,6 +116,39 @@ def test_the_status_bar_message_and_device_label_fit(qtbot, window_1280):
     assert cut_widgets(w.statusBar()) == []
 
 
+def test_a_long_status_message_and_device_never_overlap(qtbot, window_1280):
+    """The status message ran into the device label (QStatusBar paints it clipped there): the message is a
+    label left of the device label, its end elided with the whole message in its tooltip, and the device
+    label is bounded, elided with its whole text in its tooltip."""
+    from ddr_explorer.gui.status_line import DEVICE_MAX_WIDTH
+
+    w = window_1280
+    bar = w.statusBar()
+    msg = ("Showing 4,000 draw(s) of variance components from /home/user/corpora/terminal-bench-2/"
+           "terminal-bench-2.0-with-every-scaffold-and-trial.csv per-benchmark fit, reopened from the fit cache "
+           "at /home/user/.cache/ddr-explorer/fits after the corpus was sliced to the hardest quartile")
+    device = ("device: cpu x4 (4 chains on 2 cores: the chains share the cores, each at about half speed; "
+              "JAX reports 4 host devices)")
+    w.device_label.setText(device)
+    bar.showMessage(msg)
+    qtbot.wait(50)
+    fm = bar.fontMetrics()
+    assert fm.horizontalAdvance(msg) > bar.width()  # a message longer than the bar itself
+    labels = [lab for lab in bar.findChildren(QLabel) if lab.isVisible() and msg in (lab.text(), lab.toolTip())]
+    assert labels, "the message is painted by the status bar itself, clipped at the device label"
+    shown, dev = labels[0], w.device_label
+    assert shown.geometry().right() < dev.geometry().left()  # side by side, not one over the other
+    assert shown.text().endswith("\u2026") and shown.toolTip() == msg  # elided, the whole message on hover
+    assert fm.horizontalAdvance(shown.text()) <= shown.contentsRect().width()
+    assert dev.isVisible() and dev.width() <= DEVICE_MAX_WIDTH and dev.toolTip() == device
+    assert fm.horizontalAdvance(dev.text()) <= dev.contentsRect().width()
+    assert shown.width() >= bar.width() // 2  # the message keeps most of the bar
+    assert cut_widgets(bar) == []
+    bar.showMessage("Ready")
+    qtbot.wait(20)
+    assert shown.text() == "Ready" and shown.toolTip() == ""
+
+
 def test_a_29_model_heatmap_labels_rows_a_line_apart(qtbot, window_1280):
     """The D-study's dominance heatmap thins its names to its height; the Ranks tab's, taller, names all 29."""
     from PySide6.QtGui import QFontMetrics
