@@ -134,6 +134,30 @@ class PlannedJobEta:
         """Nothing to store: the plan is core's, priced from the fit's own timings."""
 
 
+#: The progress phase a worker reports its job's plan under (the plan itself in the ETA's place): the GUI
+#: thread starts the job's planned ETA from it (:meth:`~.model_panel.ModelPanel.show_progress` never sees it).
+PLAN_PHASE = "plan"
+#: The analyses core's plan prices (:func:`~ddr_explorer.core.analyses.defaults.plan_sheet_analyses`).
+PLANNED_ANALYSES = ("difficulty", "heldout", "loo", "lobo", "lomo")
+
+
+def plan_refit_analyses(corpus, posterior, which, *, n_splits: int, n_strata: int, cache_dir=None):
+    """Core's plan of the refit analyses ``which`` (worker thread: it looks up each refit in the fit cache),
+    or None when the job has no fit to price its refits from or runs an analysis the plan does not price
+    (capability, transfer: a plan of part of the job would promise too little)."""
+    which = list(which)
+    if posterior is None or not which or not set(which) <= set(PLANNED_ANALYSES):
+        return None
+    from ..core.analyses.defaults import plan_sheet_analyses
+
+    try:
+        plan = plan_sheet_analyses(corpus, posterior, which=tuple(which), n_splits=n_splits, n_strata=n_strata,
+                                   cache_dir=cache_dir)
+    except (ValueError, KeyError, AttributeError):  # no estimate rather than no analyses: the job says why
+        return None
+    return plan if plan.total_seconds > 0 else None
+
+
 def calibration(settings) -> tuple[float | None, float | None]:
     """``(compile_seconds, seconds_per_iteration)`` the last fit stored in ``settings`` (None when absent)."""
     def num(key):
@@ -146,4 +170,5 @@ def calibration(settings) -> tuple[float | None, float | None]:
     return num(COMPILE_KEY), num(PACE_KEY)
 
 
-__all__ = ["COMPILE_KEY", "PACE_KEY", "PlannedJobEta", "WholeFitEta", "calibration"]
+__all__ = ["COMPILE_KEY", "PACE_KEY", "PLAN_PHASE", "PLANNED_ANALYSES", "PlannedJobEta", "WholeFitEta", "calibration",
+           "plan_refit_analyses"]

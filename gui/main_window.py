@@ -765,9 +765,17 @@ class MainWindow(QMainWindow):
         post = None if self.fit_result is None else self.fit_result.posterior
         self.analyses_timings = took = {}  # each analysis's wall seconds (the sheet export prints them by its estimate)
 
+        planned = {"plan": plan if plan is not None and set(plan.which) == set(which) else None}
+
         def job(progress, cancel):
             from ..core.analyses import run_analysis_studies, sheet_analyses, studies_to_dict
 
+            if planned["plan"] is None:  # the Analysis menu: price the job here, off the GUI thread (fit cache)
+                from .fit_eta import PLAN_PHASE, plan_refit_analyses
+
+                made = plan_refit_analyses(corpus, post, which, n_splits=n_splits, n_strata=n_strata, cache_dir=cache)
+                if made is not None:
+                    progress(PLAN_PHASE, 0, 0, made)  # the GUI thread starts the planned ETA from it
             studies = run_analysis_studies(corpus, which, spec, settings, cache_dir=cache, n_splits=n_splits,
                                            n_strata=n_strata, posterior=post, progress=progress, cancel=cancel,
                                            options=options, timings=took)
@@ -782,6 +790,8 @@ class MainWindow(QMainWindow):
             self.fit_action.setEnabled(True)
             self.cancel_action.setEnabled(False)
             mp.append_log(f"Analyses done in {time.perf_counter() - started:.1f} s: " + ", ".join(results))
+            if planned.get("made") is not None:  # the estimate made for this run beside what it took (the sheet's
+                mp.append_log(f"Analyses: {planned['made'].estimate_and_actual(took)}")  # export logs its own)
             mp.finish("done")
             if set(results) <= {"capability", "transfer"}:  # the Capability tab; the other analyses stay
                 from .capability_panel import CapabilityPanel
@@ -811,15 +821,26 @@ class MainWindow(QMainWindow):
             self.analyses_failed.emit(text)
 
         mp.set_running(True)
-        if plan is not None and set(plan.which) == set(which) and plan.total_seconds > 0:
+        if planned["plan"] is not None and plan.total_seconds > 0:
             mp.start_planned_eta(plan.total_seconds)
+
+        def on_progress(phase, i, total, eta=None) -> None:
+            from .fit_eta import PLAN_PHASE
+
+            if phase == PLAN_PHASE:  # the worker's plan of this job: its ETA starts from it
+                planned["made"] = eta
+                mp.append_log(f"Estimate: {eta.describe()}")
+                mp.start_planned_eta(eta.total_seconds)
+            else:
+                mp.show_progress(phase, i, total, eta)
+
         self.fit_action.setEnabled(False)
         self.cancel_action.setEnabled(True)
         sizes = ([f"{n_splits} held-out splits"] if "heldout" in which else []) + \
             ([f"{n_strata} difficulty strata"] if "difficulty" in which else [])
         mp.append_log(f"Analyses {', '.join(which)} of {spec.formula}" + (f" ({', '.join(sizes)})" if sizes else "")
                       + "; every fit goes through the cache")
-        self.analyses_task = BackgroundTask(job, on_done=done, on_error=failed, on_progress=mp.show_progress,
+        self.analyses_task = BackgroundTask(job, on_done=done, on_error=failed, on_progress=on_progress,
                                             with_callbacks=True, parent=self)
         self.tabs.setCurrentIndex(TABS.index("Model"))
         return True
@@ -962,6 +983,7 @@ class MainWindow(QMainWindow):
         def done(table) -> None:
             from .methods_panel import MethodsPanel
 
+            whole.measured_seconds(table.seconds)  # each estimator's pace, stored for the next estimate
             ended("done")
             mp.append_log("Estimators compared: " + ", ".join(table.estimators))
             self.methods_panel = MethodsPanel(table)
@@ -987,6 +1009,12 @@ class MainWindow(QMainWindow):
         self.cancel_action.setEnabled(True)
         mp.append_log(f"Comparing the estimators on {spec.formula}"
                       + (" with the current fit's posterior" if post is not None else " (no fit: no Bayes column)"))
+        # one ETA for the whole comparison; the Bayes GLMM column is read from the cached fit (no time to price)
+        whole = mp.start_comparison_eta(("Henderson", "REML", "Bayes LMM", "Laplace", "DISCO"), len(corpus.table),
+                                        self.settings)
+        mp.append_log(f"Estimate: the whole comparison {whole.total_seconds:.0f} s on {whole.n_cells} cells, from "
+                      "the estimators' paces measured here" if whole.total_seconds is not None else
+                      "Estimate: none yet (the first comparison measured here prices the next)")
         self.methods_task = BackgroundTask(job, on_done=done, on_error=failed, on_progress=mp.show_progress,
                                            with_callbacks=True, parent=self)
         self.tabs.setCurrentIndex(TABS.index("Model"))

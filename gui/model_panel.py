@@ -459,6 +459,16 @@ class ModelPanel(QWidget):
 
         self.fit_eta, self._eta_store = PlannedJobEta(total_seconds), None
 
+    def start_comparison_eta(self, estimators, n_cells: int, store):
+        """An estimator comparison starts: one ETA for all its estimators, from the paces the last comparison
+        stored in ``store`` (a ``QSettings``; gui/methods_eta.py).  Returns the estimate, to be given the
+        measured seconds when the comparison ends."""
+        from .methods_eta import ComparisonEta
+
+        self.fit_eta = ComparisonEta(estimators, n_cells, store)
+        self._eta_store = store
+        return self.fit_eta
+
     def show_progress(self, phase: str, i: int, total: int, eta=None) -> None:
         """Draw one progress report of the sampler (``progress(phase, iteration, total, eta_seconds)``);
         during a fit the ETA is the whole fit's (:meth:`start_whole_eta`)."""
