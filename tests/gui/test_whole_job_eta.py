@@ -68,8 +68,10 @@ def test_compare_estimators_shows_one_eta_calibrated_by_the_last_comparison(qtbo
     """The first comparison measures each estimator; the second shows the whole comparison's ETA from those
     paces while REML runs, and logs the estimate against the time taken."""
     import ddr_explorer.core.estimators.methods as methods
+    from ddr_explorer.gui.methods_eta import SETTINGS_GROUP
 
     w = small_fit_window
+    w.settings.remove(SETTINGS_GROUP)  # the session's settings: another test's comparison may have stored paces
     n_cells = len(w.corpus.table)
     seconds = {"Henderson": 0.2, "REML": 3.0, "Bayes LMM": 200.0, "Laplace": 20.0, "DISCO": 0.5}
     gate = threading.Event()
