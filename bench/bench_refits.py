@@ -1,4 +1,4 @@
-"""The refit engine against the sequential cold path it replaced, measured in the same run (issue 15).
+"""The refit engine against the sequential cold path it replaced, measured in the same run.
 
 Two studies, each from a cold cache, each timed on both paths in this one process:
 
