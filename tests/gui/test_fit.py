@@ -287,7 +287,13 @@ def test_cancel_a_running_fit(qtbot, tmp_path):
     bad.write_text("benchmark,task,model\nb,t,m\n")
     with qtbot.waitSignal(w.load_failed, timeout=30_000):
         w.open_corpus(bad)
-    assert w.corpus.n_records == 7387 and "broken.csv" in w.error_view.text()
+    assert w.corpus.n_records == 7387  # the corpus already open stays open
+    # a table without result columns goes to the column dialog (no error line while the user chooses);
+    # closing it says the file was not opened
+    assert w.column_dialog.isVisible() and "broken.csv" in w.statusBar().currentMessage()
+    w.column_dialog.reject()
+    assert w.statusBar().currentMessage() == "broken.csv was not opened: its columns were not chosen."
+    assert w.corpus.n_records == 7387
 
 
 def test_model_setup_edits_the_state(qtbot):
