@@ -218,7 +218,7 @@ class IdMappingDialog(QDialog):
                    f"{m.get('model_only', 0)} to a model only, {m.get('no_rule', 0)} by no rule (shaded)."
                    if m else f"{len(subjects)} subject ids.")
         pooled = corpus.provenance.get("scaffolds_not_separated")
-        if pooled:  # core/corpus/importers/unsplit.py: "unknown" is never a scaffold level
+        if pooled:  # core/corpus/subject_ids/unsplit.py: "unknown" is never a scaffold level
             summary += (f" {pooled['not_split']} ids name no scaffold, so scaffolds are not separated and fits "
                         "have no scaffold terms: give those rows their scaffold.")
         merges = corpus.provenance.get("model_merges") or []

@@ -481,7 +481,7 @@ def _notices(ct: SheetContent) -> list[Notice]:
                           + f": the corpus lacks the overlap that tells them apart ({cite('hardy2026', 'Prop. E.2-E.3')}), so "
                           "the split between them leans on the prior."))
     ids = s.get("subject_ids") or {}
-    if ids.get("scaffolds_not_separated"):  # core/corpus/importers/unsplit.py: "unknown" is never a scaffold
+    if ids.get("scaffolds_not_separated"):  # core/corpus/subject_ids/unsplit.py: "unknown" is never a scaffold
         out.append(Notice("caution", "Subject ids not split.",
                           f"{ids['not_split']} of {ids['ids']} subject ids name no scaffold (e.g. "
                           f"{escape(', '.join(ids.get('not_split_examples', [])[:2]))}), so scaffolds were not "

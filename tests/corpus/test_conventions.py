@@ -124,7 +124,7 @@ def test_swe_bench_file_without_aliases(tmp_path):
     # the convention's item rule: every item is a SWE-bench Verified instance
     assert set(c.table["benchmark"].astype(str)) == {"swebench"}
     # 4 ids name no scaffold: "unknown" is not made a scaffold, every record gets the one scaffold
-    # "(scaffolds not separated)" (core/corpus/importers/unsplit.py)
+    # "(scaffolds not separated)" (core/corpus/subject_ids/unsplit.py)
     assert c.n_levels("scaffold") == 1 and c.n_records == 12
     assert c.provenance["scaffolds_not_separated"]["not_split"] == 5
 

@@ -89,7 +89,7 @@ Every key is optional::
     regex = '^(?P<task>.+)::(?P<verifier>[A-Za-z0-9_]+)$'
 
     [harness_model]                    # "<harness>_<model>" ids, harness names as data
-    model_start = '(?:gpt|claude)'     # (core/corpus/importers/harnesses.py)
+    model_start = '(?:gpt|claude)'     # (core/corpus/subject_ids/harnesses.py)
     [harness_model.harnesses]
     "Claude Code" = ["claude-code"]
 

@@ -118,13 +118,13 @@ def load_aliases(path: str | Path) -> AliasRules:
         if "model" not in rx.groupindex and not pat.get("model"):
             raise _alias_error(path, f"{where} gives no model.", "add a (?P<model>...) group or model = '...'.", where)
         rules.subject_patterns.append((rx, pat.get("scaffold"), pat.get("model")))
-    if "harness_model" in doc:  # harness names as data (core/corpus/importers/harnesses.py)
+    if "harness_model" in doc:  # harness names as data (core/corpus/subject_ids/harnesses.py)
         from .harnesses import harness_patterns
 
         try:
             rules.subject_patterns.extend(harness_patterns(doc["harness_model"]))
         except ValueError as exc:
-            raise _alias_error(path, str(exc), "see core/corpus/importers/harnesses.py for the table's format.",
+            raise _alias_error(path, str(exc), "see core/corpus/subject_ids/harnesses.py for the table's format.",
                                "harness_model") from None
     rules.models = {str(k): str(v) for k, v in doc.get("models", {}).items()}
     rules.scaffolds = {str(k): str(v) for k, v in doc.get("scaffolds", {}).items()}
