@@ -250,11 +250,7 @@ def fit_corpus(corpus: Corpus, spec="per-benchmark", settings=None, *, cache_dir
                                                             for v in OLD_FORMAT_VERSIONS))
         if entry is not None:
             try:
-                cached = posterior_from_entry(entry)
-                mismatch = levels_mismatch(cached, corpus)
-                if mismatch:
-                    raise ValueError(mismatch)
-                return FitResult(cached, key, cache.path_for(key), True, terms=check)
+                return _reopened(entry, corpus, key, cache, check)
             except (KeyError, TypeError, ValueError) as exc:  # readable but not what this version expects
                 problem = f"cached fit {cache.path_for(key)} is unusable ({exc}); refitting"
         elif problem_obj is not None:
@@ -270,6 +266,16 @@ def fit_corpus(corpus: Corpus, spec="per-benchmark", settings=None, *, cache_dir
         post.notes.insert(0, check.note)
     path = cache.store(key, posterior_to_entry(post, corpus)) if cache is not None else None
     return FitResult(post, key, path, False, problem, terms=check)
+
+
+def _reopened(entry, corpus, key: str, cache: FitCache, check) -> FitResult:
+    """The cached fit of ``entry`` as a :class:`FitResult`; KeyError, TypeError or ValueError (naming the
+    level) when this version cannot read it or its levels are not the corpus's."""
+    post = posterior_from_entry(entry)
+    mismatch = levels_mismatch(post, corpus)
+    if mismatch:
+        raise ValueError(mismatch)
+    return FitResult(post, key, cache.path_for(key), True, terms=check)
 
 
 def levels_mismatch(post, corpus) -> str | None:
@@ -313,12 +319,9 @@ def cached_fit(corpus: Corpus, spec="per-benchmark", settings=None, *,
     if entry is None:
         return None
     try:
-        post = posterior_from_entry(entry)
-    except (KeyError, TypeError, ValueError):
+        return _reopened(entry, corpus, key, cache, check)
+    except (KeyError, TypeError, ValueError):  # fit_corpus refits it, and says why
         return None
-    if levels_mismatch(post, corpus) is not None:  # fit_corpus refits it, and says why
-        return None
-    return FitResult(post, key, cache.path_for(key), True, terms=check)
 
 
 # -- what the D-study, ranks and report take from a posterior -----------------------------

@@ -907,19 +907,8 @@ def lay_out_sheet(content: SheetContent, *, date_invariant: bool = False, date: 
 
 
 def render_sheet(content: SheetContent, *, date_invariant: bool = False, date: str | None = None) -> bytes:
-    """The PDF bytes of a computed sheet (:func:`lay_out_sheet`; a :class:`~..errors.DDRWarning` names any
-    section left out).
-
-    Parameters
-    ----------
-    content
-        From :func:`.content.sheet_content`.
-    date_invariant
-        Omit the build date and fix reportlab's creation date and document ID.
-    date
-        The date printed in the footer (default: today, ISO format); ignored
-        when ``date_invariant``.
-    """
+    """The PDF bytes of a computed sheet: :func:`lay_out_sheet` (same parameters), with a
+    :class:`~..errors.DDRWarning` naming any section left out."""
     layout = lay_out_sheet(content, date_invariant=date_invariant, date=date)
     warn_if_incomplete(layout.left_out)
     return layout.data

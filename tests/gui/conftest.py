@@ -97,3 +97,19 @@ def small_fit_window(qtbot, tmp_path, fake_sampler):
     w.fit_result = fit_corpus(w.corpus, "per-benchmark", SamplerSettings(stop="fixed", draws=40, warmup=10, chains=2),
                               cache_dir=w.cache_dir)
     return w
+
+
+class _Clock:
+    """Seconds that only move when a test sets ``t``."""
+
+    def __init__(self):
+        self.t = 0.0
+
+    def __call__(self):
+        return self.t
+
+
+@pytest.fixture
+def clock():
+    """A clock the test moves by hand (the ETA tests' time)."""
+    return _Clock()

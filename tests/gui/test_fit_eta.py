@@ -13,16 +13,7 @@ from ddr_explorer.gui.fit_eta import WholeFitEta, calibration  # noqa: E402
 from ddr_explorer.gui.model_panel import ModelPanel  # noqa: E402
 
 
-class Clock:
-    def __init__(self):
-        self.t = 0.0
-
-    def __call__(self):
-        return self.t
-
-
-def test_warmup_eta_includes_the_draws_still_to_come():
-    clock = Clock()
+def test_warmup_eta_includes_the_draws_still_to_come(clock):
     est = WholeFitEta(warmup=300, draws=200, clock=clock)
     clock.t = 10.0
     assert est.report("compile", 0, 1, None) is None  # nothing measured yet: no number rather than a wrong one
@@ -37,8 +28,7 @@ def test_warmup_eta_includes_the_draws_still_to_come():
     assert est.compile_measured() == pytest.approx(10.0)
 
 
-def test_compile_eta_from_the_last_fit_measured_here():
-    clock = Clock()
+def test_compile_eta_from_the_last_fit_measured_here(clock):
     est = WholeFitEta(warmup=300, draws=200, compile_seconds=12.0, seconds_per_iteration=0.05, clock=clock)
     est.report("compile", 0, 1, None)
     clock.t = 2.0
@@ -69,10 +59,9 @@ def test_model_tab_shows_the_whole_fit_eta_and_logs_the_check(qtbot, tmp_path):
     assert compile_s is not None and pace == pytest.approx(0.1)
 
 
-def test_a_planned_job_starts_at_the_plan_and_ends_at_its_pace():
+def test_a_planned_job_starts_at_the_plan_and_ends_at_its_pace(clock):
     from ddr_explorer.gui.fit_eta import PlannedJobEta
 
-    clock = Clock()
     est = PlannedJobEta(600.0, clock=clock)
     clock.t = 30.0
     assert est.report("difficulty - compile", 0, 24, None) == pytest.approx(570.0)  # compiling: the plan says

@@ -12,14 +12,6 @@ pytest.importorskip("pyqtgraph")
 pytestmark = pytest.mark.gui
 
 
-class Clock:
-    def __init__(self):
-        self.t = 0.0
-
-    def __call__(self):
-        return self.t
-
-
 @pytest.fixture
 def store(tmp_path):
     from PySide6.QtCore import QSettings
@@ -27,7 +19,7 @@ def store(tmp_path):
     return QSettings(str(tmp_path / "calibration.ini"), QSettings.IniFormat)
 
 
-def test_a_comparison_says_nothing_before_it_was_measured_then_prices_every_estimator(store):
+def test_a_comparison_says_nothing_before_it_was_measured_then_prices_every_estimator(store, clock):
     from ddr_explorer.gui.methods_eta import ComparisonEta, stored_pace
 
     first = ComparisonEta(("Henderson", "REML", "Bayes LMM"), 2000, store)
@@ -35,7 +27,6 @@ def test_a_comparison_says_nothing_before_it_was_measured_then_prices_every_esti
     first.measured_seconds({"Henderson": 1.0, "REML": 4.0, "Bayes LMM": 30.0, "Bayes GLMM": 0.1})
     first.remember()
     assert stored_pace(store, "Bayes LMM") == pytest.approx(15.0)  # seconds per 1,000 cells
-    clock = Clock()
     est = ComparisonEta(("Bayes LMM", "REML", "Henderson"), 4000, store, clock=clock)  # twice the cells
     assert est.total_seconds == pytest.approx(2.0 + 8.0 + 60.0)
     clock.t = 1.0  # Henderson (reports nothing) ran 1 s
