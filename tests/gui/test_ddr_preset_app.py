@@ -16,6 +16,7 @@ pytestmark = pytest.mark.gui
 
 import numpy as np  # noqa: E402
 
+import ddr_explorer.gui.fit_flow as fit_flow  # noqa: E402
 import ddr_explorer.gui.main_window as main_window  # noqa: E402
 from ddr_explorer.core.corpus.io import load_corpus  # noqa: E402
 from ddr_explorer.core.corpus.importers._common import resources_dir  # noqa: E402
@@ -56,7 +57,7 @@ def _assert_agent_labels(panel):
 
 
 def test_ddr_fit_shows_the_agent_dstudy_of_core(qtbot, fake_sampler, monkeypatch, tmp_path):
-    monkeypatch.setattr(main_window, "FIT_IN_CHILD_PROCESS", False)
+    monkeypatch.setattr(fit_flow, "FIT_IN_CHILD_PROCESS", False)
     path = resources_dir() / "demo" / "failure-modes-SIMULATED.csv"
     w = MainWindow()
     qtbot.addWidget(w)

@@ -15,7 +15,7 @@ pytestmark = pytest.mark.gui
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-import ddr_explorer.gui.main_window as main_window  # noqa: E402
+import ddr_explorer.gui.fit_flow as fit_flow  # noqa: E402
 from ddr_explorer.gui.main_window import MainWindow  # noqa: E402
 
 SUPPORTED = "y ~ 1 + (1|task) + (1|model) + (1|task:model)"
@@ -30,7 +30,7 @@ def _confounded(path):
 
 
 def test_model_tab_offers_the_supported_formula(qtbot, fake_sampler, monkeypatch, tmp_path):
-    monkeypatch.setattr(main_window, "FIT_IN_CHILD_PROCESS", False)
+    monkeypatch.setattr(fit_flow, "FIT_IN_CHILD_PROCESS", False)
     w = MainWindow()
     qtbot.addWidget(w)
     w.cache_dir = tmp_path / "cache"

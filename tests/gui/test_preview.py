@@ -20,7 +20,7 @@ pytestmark = pytest.mark.gui
 
 from PySide6.QtCore import Qt  # noqa: E402
 
-import ddr_explorer.gui.main_window as main_window  # noqa: E402
+import ddr_explorer.gui.fit_flow as fit_flow  # noqa: E402
 from ddr_explorer.core.preview import preview_components  # noqa: E402
 from ddr_explorer.gui.main_window import TABS, MainWindow  # noqa: E402
 
@@ -54,7 +54,7 @@ def _assert_drawn_as_preview(panel):
 
 @pytest.fixture
 def window(qtbot, fake_sampler, monkeypatch, tmp_path):
-    monkeypatch.setattr(main_window, "FIT_IN_CHILD_PROCESS", False)
+    monkeypatch.setattr(fit_flow, "FIT_IN_CHILD_PROCESS", False)
     w = MainWindow()
     qtbot.addWidget(w)
     w.resize(1300, 850)
