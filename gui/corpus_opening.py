@@ -76,6 +76,11 @@ class CorpusOpening:
         if path:
             self.open_corpus(Path(path))
 
+    def _on_open_demo(self) -> None:
+        from ..core.files import demo_corpus_path
+
+        self.open_corpus(demo_corpus_path())
+
     def _on_loaded(self, corpus, summary: dict) -> None:
         self.loading = False
         self.corpus, self.summary = corpus, summary
@@ -165,11 +170,6 @@ class CorpusOpening:
         self.error_view.show()
         self.statusBar().showMessage("The file could not be opened; the previous corpus is still loaded.")
         self.load_failed.emit(message)
-
-    def _on_open_demo(self) -> None:
-        from ..core.files import demo_corpus_path
-
-        self.open_corpus(demo_corpus_path())
 
     # -- a slice of tasks (gui/slice_dialog.py) ---------------------------------------------
     def apply_slice(self, text: str) -> None:

@@ -266,7 +266,7 @@ class MainWindow(CorpusOpening, FitFlow, AnalysisJobs, DdrSheetExport, QMainWind
         else:
             self.ranks_panel = None
             self._slots["Ranks"].replace(placeholder("Ranks need the latent model effects of a posterior fit; "
-                                                      "typed-in components have none."))
+                                                     "typed-in components have none."))
         self.tabs.setCurrentIndex(TABS.index("D-study"))
         self.statusBar().showMessage(f"Showing {c.n_draws:,} draw(s) of variance components from {c.source}")
         self.posterior_shown.emit()
@@ -343,6 +343,7 @@ class MainWindow(CorpusOpening, FitFlow, AnalysisJobs, DdrSheetExport, QMainWind
             except SessionError as exc:
                 QMessageBox.warning(self, "Could not open the analysis", str(exc))
 
+    # -- the device, the panels shown, every plot and table exported -----------------------
     def _detect_device(self) -> None:
         from .model_panel import detect_device
 
