@@ -74,6 +74,9 @@ _TABLE = (
               "Vehtari, A., Gelman, A., Simpson, D., Carpenter, B. and Buerkner, P.-C. (2021). "
               "Rank-normalization, folding, and localization: An improved R-hat for assessing convergence of "
               "MCMC. Bayesian Analysis 16(2), 667-718."),
+    Reference("vats2021", "Vats and Knudson 2021",
+              "Vats, D. and Knudson, C. (2021). Revisiting the Gelman-Rubin diagnostic. Statistical Science "
+              "36(4), 518-529."),
 )
 REFERENCES: dict[str, Reference] = {r.key: r for r in _TABLE}
 """Every cited work by key, in the order the References lists print them."""

@@ -39,7 +39,8 @@ def test_the_method_notes_say_which_rule_ran_and_the_monte_carlo_se_of_each_resu
     held, diff = _held(), _difficulty()
     text = refit_precision_text(diff, held)
     assert text.startswith("The difficulty and hold-out refits ran under the precision rule: each until its chains "
-                           "agreed (rank-normalised R-hat \u2264 1.01 on every component, bulk ESS \u2265 100")
+                           "agreed (rank-normalised R-hat on every component within the threshold of 100 effective "
+                           "draws, Vats and Knudson 2021; bulk ESS \u2265 100; no divergence)")
     assert "never above 0.005 (quantile MCSE, Vehtari et al. 2021)." in text
     r_mc, gap_mc = heldout_mcse(held.projected, held.held_out, held.projected_mcse, held.held_out_mcse)
     assert held.pearson_r_mcse == r_mc and held.mean_gap_mcse == gap_mc

@@ -34,8 +34,8 @@ chain, a look every 50, at most 1,000): every refit must pass the gate
 refit engine then reran them with twice the draws).  Both fits of a split
 report one number, the median of Erho2 at the held-out design, so they stop
 on it, under the precision rule by default (:mod:`.precision`): their chains
-agree (R-hat <= 1.01 and bulk ESS >= 100 on every component and on that number,
-no divergence) and the number's Monte Carlo SE is at most a tenth of its spread
+agree (R-hat within what 100 effective draws allow and bulk ESS >= 100 on every
+component and on that number, no divergence) and the number's Monte Carlo SE is at most a tenth of its spread
 across the splits so far (the training fits': of the projected values; the
 held-out fits': of the held-out values), never above 0.005.  ``refit_rule="gate"``
 keeps the rule before: R-hat <= 1.01 and bulk and tail ESS >= 440 on it (:mod:`.reported`).

@@ -9,10 +9,14 @@ Two rules (``--refit-rule``; :data:`REFIT_RULES`):
 - ``"gate"`` (the default): each refit runs until what it reports has bulk and tail ESS >= 440
   (:func:`~ddr_explorer.core.model.stopping.check_reported`).
 
-The gate stays the default until the precision rule is shown to be cheaper where it matters: on a small
-simulated corpus it ran 1.7x the gate's leapfrog steps per refit (its tolerance, a tenth of a spread across
-splits that is narrow next to each refit's posterior, asks for more effective draws than the gate's 440;
-docs/sampler-measurements.md), and on the TB2 demo the same arithmetic predicts the same.
+The gate stays the default because it is the cheaper of the two.  Replayed on the same 24 TB2 hold-out
+refits (bench/investigations/bench_refit_rule_replay.py, docs/sampler-measurements.md) the precision rule
+took 1.14x the gate's leapfrog steps per refit and gave the r nearest a long run's (-0.765 against -0.762;
+the gate -0.730): its tolerance, a tenth of a spread across splits that is narrow next to each refit's
+posterior (SD 0.0015 against about 0.01 on TB2), asks for more effective draws than the gate's 440, and a
+looser share attenuates r (-0.635 at a quarter).  The precision rule's chains-agree test is the R-hat
+threshold of its own 100 effective draws (:func:`~ddr_explorer.core.model.stopping.matched_r_hat`); R-hat
+<= 1.01, which asks 200-400 effective draws of every component, made it 1.27x the gate.
 
 The parent fit keeps its own gate either way.  Whatever the rule, each analysis states the Monte Carlo
 error of its own results, from the quantile MCSE of each refit's draws (:func:`draws_mcse`):
@@ -62,8 +66,10 @@ def rule_words(rule: str | None) -> str:
     if check_refit_rule(rule) == "gate":
         return ("refits run to the gate on what they report (bulk and tail ESS >= 440, R-hat <= 1.01; "
                 "--refit-rule gate)")
-    return (f"refits run to the precision rule: chains agree (R-hat <= 1.01, bulk ESS >= {PRECISION_MIN_ESS}, no "
-            f"divergence) and the Monte Carlo SE of what the analysis takes is <= {PRECISION_SPREAD_SHARE:g} x its "
+    from ..model.stopping import PrecisionRule
+
+    return (f"refits run to the precision rule: chains agree ({PrecisionRule().r_hat_words()}, bulk ESS >= "
+            f"{PRECISION_MIN_ESS}, no divergence) and the Monte Carlo SE of what the analysis takes is <= {PRECISION_SPREAD_SHARE:g} x its "
             f"spread across refits, at most {PRECISION_MAX_MCSE:g} (Vehtari et al. 2021)")
 
 

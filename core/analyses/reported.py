@@ -171,7 +171,7 @@ def reported_verdict(posterior, quantities, precision=None) -> ReportedVerdict:
         reasons.append(f"the quadrature that integrates {', '.join(posterior.integrated)} out is off by "
                        f"{posterior.quadrature_error:.2g} nats at the posterior")
     if chk.passed and not reasons and precision is not None:
-        text = (f"converged on {'; '.join(on)} under the precision rule (R-hat <= {MAX_R_HAT} and bulk ESS >= "
+        text = (f"converged on {'; '.join(on)} under the precision rule ({precision.r_hat_words()} and bulk ESS >= "
                 f"{precision.min_ess:g} on every component and quantity, MCSE {chk.max_mcse:.4f} <= "
                 f"{precision.max_mcse:g}); no divergence")
     elif chk.passed and not reasons:

@@ -172,6 +172,8 @@ class GateCheck:
     #: tolerance it was held to, and each reported quantity's median at this look.  NaN / () otherwise.
     max_mcse: float = float("nan")
     tolerance: float = float("nan")
+    #: Under the precision rule: its test of agreeing chains in words (:meth:`PrecisionRule.r_hat_words`).
+    agree: str = ""
     values: tuple = ()
 
     @property
@@ -295,6 +297,22 @@ def check_reported(sigma: np.ndarray, divergences: int, names, quantities, spec,
     return _gate_check(n, rh_all, eb_all, et_all, divergences, reasons, on=tuple(q.label for q in quantities))
 
 
+def matched_r_hat(chains: int, draws: int, ess_target: float) -> float:
+    """The split R-hat threshold that asks as much as ``ess_target`` effective draws (Vats and Knudson 2021).
+
+    Split R-hat compares ``M = 2 x chains`` half-chains of ``h = draws // 2`` draws: R-hat^2 = (h - 1) / h +
+    var(half-chain means) / W, and for chains that agree var(means) / W = M / ESS, so R-hat <= this
+    threshold says the half-chains' means agree as closely as ``ess_target`` effective draws let them:
+    ``sqrt((h - 1) / h + M / ess_target)`` (after Vats and Knudson 2021, who relate R-hat to ESS as sqrt(1 + m / ESS); here on
+    split chains).  The fixed 1.01 is this threshold at 200 (h = 50) to 400 (h large) effective draws, which
+    is why a rule asking 100 effective draws of a refit but R-hat <= 1.01 of it ran as long as the gate
+    (docs/sampler-measurements.md).  Chains stuck apart still fail it: their means differ by far more than
+    the within-chain spread allows at any ESS.
+    """
+    h = max(int(draws) // 2, 2)
+    return float(np.sqrt((h - 1) / h + 2 * int(chains) / float(ess_target)))
+
+
 # -- the precision rule of refit analyses -------------------------------------------------
 #: Bulk ESS the precision rule asks of every component and reported quantity: enough for R-hat itself to
 #: be trustworthy (Vehtari et al. 2021, sec. 4: rank-normalised R-hat and ESS, at least 100 before
@@ -310,6 +328,11 @@ PRECISION_SPREAD_SHARE = 0.1
 #: of three numbers is often a third of the true spread (a chi distribution with 2 degrees of freedom), which
 #: asked the next refits for ten times the effective draws (tests/test_heldout_precision.py).
 PRECISION_MIN_SPREAD = 5
+#: How the precision rule judges that a refit's chains agree: ``"matched"``, split R-hat within what
+#: :data:`PRECISION_MIN_ESS` effective draws allow (:func:`matched_r_hat`, 1.030-1.039 at 100), or ``"fixed"``,
+#: R-hat <= 1.01 whatever the rule asks (which asks 200-400 effective draws of every component: the rule ran
+#: as long as the gate with it; docs/sampler-measurements.md).
+PRECISION_R_HAT = "matched"
 #: The quantile of the standard normal an MCSE interval spans (ArviZ's 0.1587 and 0.8413: +-1 SD).
 _MCSE_PROBS = (0.1586553, 0.8413447)
 
@@ -342,9 +365,9 @@ def mcse_quantile(x: np.ndarray, prob: float) -> float:
 class PrecisionRule:
     """The run-length rule of a refit analysis: its chains agree, and what it takes is precise enough.
 
-    A refit runs until (a) its chains agree (split rank-normalised R-hat <= 1.01 on every variance
-    component and every reported quantity, bulk ESS >= :attr:`min_ess` on each of them so that the R-hat
-    is trustworthy, no divergence) and (b) the Monte Carlo standard error (:func:`mcse_quantile`) of every
+    A refit runs until (a) its chains agree (split rank-normalised R-hat within what :attr:`min_ess`
+    effective draws allow, :func:`matched_r_hat`, on every variance component and every reported quantity,
+    bulk ESS >= :attr:`min_ess` on each of them, no divergence) and (b) the Monte Carlo standard error (:func:`mcse_quantile`) of every
     quantile the analysis takes from each reported quantity (:attr:`probs`: the Erho2 median, and the
     interval ends where they are reported) is at most the tolerance: :attr:`share` x the spread of that
     number across the analysis's refits so far (:class:`SpreadTracker`, by :attr:`group`), never above
@@ -360,6 +383,9 @@ class PrecisionRule:
         The quantiles the analysis takes (0.5: the median; 0.025 and 0.975: a 95% interval's ends).
     max_mcse, share, min_ess
         :data:`PRECISION_MAX_MCSE`, :data:`PRECISION_SPREAD_SHARE`, :data:`PRECISION_MIN_ESS`.
+    r_hat
+        :data:`PRECISION_R_HAT`: ``"matched"`` (the R-hat threshold :func:`matched_r_hat` of ``min_ess`` at
+        each look) or ``"fixed"`` (1.01).
     """
 
     group: str = "refits"
@@ -367,12 +393,25 @@ class PrecisionRule:
     max_mcse: float = PRECISION_MAX_MCSE
     share: float = PRECISION_SPREAD_SHARE
     min_ess: float = PRECISION_MIN_ESS
+    r_hat: str = PRECISION_R_HAT
 
     def __post_init__(self):
         if not (np.isfinite(self.max_mcse) and self.max_mcse > 0):
             raise ValueError(f"precision rule: max_mcse should be a positive number, got {self.max_mcse!r}")
         if not all(0 < p < 1 for p in self.probs) or not self.probs:
             raise ValueError(f"precision rule: probs should be quantiles in (0, 1), got {self.probs!r}")
+        if self.r_hat not in ("matched", "fixed"):
+            raise ValueError(f"precision rule: r_hat should be 'matched' or 'fixed', got {self.r_hat!r}")
+
+    def max_r_hat(self, chains: int, draws: int) -> float:
+        """The R-hat a look at ``draws`` per chain of ``chains`` chains accepts (module constants' note)."""
+        return matched_r_hat(chains, draws, self.min_ess) if self.r_hat == "matched" else float(MAX_R_HAT)
+
+    def r_hat_words(self) -> str:
+        """``"R-hat within what 100 effective draws allow"`` or ``"R-hat <= 1.01"``."""
+        if self.r_hat == "matched":
+            return f"R-hat within what {self.min_ess:g} effective draws allow (Vats and Knudson 2021)"
+        return f"R-hat <= {MAX_R_HAT}"
 
     def tolerance(self, spread: float | None) -> float:
         """``min(max_mcse, share x spread)``; ``max_mcse`` when the spread is not known yet (None, NaN)."""
@@ -382,12 +421,13 @@ class PrecisionRule:
 
     def to_dict(self) -> dict:
         return {"rule": "precision", "group": self.group, "probs": [float(p) for p in self.probs],
-                "max_mcse": float(self.max_mcse), "share": float(self.share), "min_ess": float(self.min_ess)}
+                "max_mcse": float(self.max_mcse), "share": float(self.share), "min_ess": float(self.min_ess),
+                "r_hat": self.r_hat}
 
     def describe(self) -> str:
         """The rule in words (notes, --json, the sheet)."""
         what = " and ".join(_quantile_words(p) for p in self.probs)
-        return (f"the precision rule: chains agree (R-hat <= {MAX_R_HAT} on every component, bulk ESS >= "
+        return (f"the precision rule: chains agree ({self.r_hat_words()} on every component, bulk ESS >= "
                 f"{self.min_ess:g}, no divergence) and the Monte Carlo SE of the {what} of Erho2 <= "
                 f"{self.share:g} x its spread across refits, at most {self.max_mcse:g} (Vehtari et al. 2021)")
 
@@ -419,10 +459,11 @@ class SpreadTracker:
 
 
 def check_precision(sigma: np.ndarray, divergences: int, names, quantities, spec, rule: PrecisionRule,
-                    tolerance: float | None = None, log_cols=(), max_r_hat: float = MAX_R_HAT) -> GateCheck:
+                    tolerance: float | None = None, log_cols=()) -> GateCheck:
     """The precision rule (:class:`PrecisionRule`) on the draws so far of a refit that reports ``quantities``.
 
-    Passes when every variance component and every reported quantity has split R-hat <= ``max_r_hat`` and
+    Passes when every variance component and every reported quantity has split R-hat within the rule's
+    threshold (:meth:`PrecisionRule.max_r_hat`: what ``rule.min_ess`` effective draws allow) and
     bulk ESS >= ``rule.min_ess``, nothing diverged, and the MCSE of each quantile ``rule.probs`` of each
     quantity is <= ``tolerance`` (``rule.max_mcse`` when None).  The check's :attr:`GateCheck.max_mcse`
     is the largest of those MCSEs, :attr:`GateCheck.tolerance` the tolerance and
@@ -437,6 +478,7 @@ def check_precision(sigma: np.ndarray, divergences: int, names, quantities, spec
     C, n, K = sigma.shape
     names = list(names)
     tol = float(rule.max_mcse if tolerance is None else tolerance)
+    max_r_hat = rule.max_r_hat(C, n)
     reasons, rh_all, eb_all, et_all, mc, vals = [], [], [], [], [], []
     for k in range(K):  # the components: R-hat and the bulk ESS that makes it trustworthy
         r, eb, _ = _series_check(sigma[:, :, k], f"sigma[{names[k]}]", max_r_hat, None, reasons)
@@ -463,6 +505,7 @@ def check_precision(sigma: np.ndarray, divergences: int, names, quantities, spec
     chk = _gate_check(n, rh_all, eb_all, et_all, divergences, reasons, on=tuple(q.label for q in quantities))
     chk.max_mcse = max(mc) if mc else float("nan")
     chk.tolerance = tol
+    chk.agree = rule.r_hat_words()
     chk.values = tuple(vals)
     return chk
 
@@ -492,8 +535,8 @@ def stop_note(check: GateCheck | None, why: str, draws: int, settings) -> str:
         floor += f" or {settings.max_seconds:g} s of sampling"
     head = f"run length by the gate ({floor}, checked every {settings.check_every})"
     if why == "passed" and check is not None and np.isfinite(check.max_mcse):
-        return (f"{head}: stopped at {draws} draws per chain under the precision rule: the chains agree (R-hat <= "
-                f"{MAX_R_HAT}, bulk ESS >= {PRECISION_MIN_ESS} on every component and on {'; '.join(check.on)}; no "
+        return (f"{head}: stopped at {draws} draws per chain under the precision rule: the chains agree ("
+                f"{check.agree or f'R-hat <= {MAX_R_HAT}'}, bulk ESS >= {PRECISION_MIN_ESS} on every component and on {'; '.join(check.on)}; no "
                 f"divergence) and the largest MCSE of what the analysis takes is {check.max_mcse:.4f} <= "
                 f"{check.tolerance:.4f}")
     if why == "passed" and check is not None and check.on:

@@ -18,14 +18,22 @@ def _se(x: float | None, digits: int = 4) -> str:
     return "n/a" if x is None or not np.isfinite(x) else f"\u00b1{x:.{digits}f}"
 
 
+def _agree_words(rule) -> str:
+    """The rule's test of agreeing chains, with the sheet's symbols."""
+    if rule.r_hat == "fixed":
+        return f"rank-normalised R-hat {LEQ} 1.01 on every component"
+    return (f"rank-normalised R-hat on every component within the threshold of {rule.min_ess:g} effective draws, "
+            f"{cite('vats2021')}")
+
+
 def _rule_sentence(rule: str | None, what: str) -> str:
-    from ..model.stopping import PRECISION_MAX_MCSE, PRECISION_MIN_ESS, PRECISION_SPREAD_SHARE
+    from ..model.stopping import PRECISION_MAX_MCSE, PRECISION_MIN_ESS, PRECISION_SPREAD_SHARE, PrecisionRule
 
     if rule == "gate":
         return (f"The {what} refits ran to the gate on the {E_RHO2} they report (R-hat {LEQ} 1.01, bulk and tail ESS "
                 f"{GEQ} 440; --refit-rule gate).")
-    return (f"The {what} refits ran under the precision rule: each until its chains agreed (rank-normalised R-hat "
-            f"{LEQ} 1.01 on every component, bulk ESS {GEQ} {PRECISION_MIN_ESS}, no divergence) and the Monte Carlo "
+    return (f"The {what} refits ran under the precision rule: each until its chains agreed ({_agree_words(PrecisionRule())}; "
+            f"bulk ESS {GEQ} {PRECISION_MIN_ESS}; no divergence) and the Monte Carlo "
             f"SE of each number the analysis takes from it was at most {PRECISION_SPREAD_SHARE:g} of that number's "
             f"spread across refits and never above {PRECISION_MAX_MCSE:g} (quantile MCSE, {cite('vehtari2021')}).")
 

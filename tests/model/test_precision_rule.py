@@ -124,3 +124,36 @@ def test_the_tolerance_is_a_tenth_of_the_spread_never_above_the_ceiling():
     with pytest.raises(ValueError, match="max_mcse"):
         S.PrecisionRule(max_mcse=0)
     assert S.PrecisionRule().to_dict()["rule"] == "precision"
+
+
+def test_the_matched_r_hat_is_the_threshold_of_an_ess_target():
+    """sqrt((h - 1) / h + 2 C / ESS) on split chains (after Vats and Knudson 2021): 1.01 is what about 200
+    (100 draws per chain) to 400 (long chains) effective draws ask; 100 effective draws allow about 1.03."""
+    assert S.matched_r_hat(4, 100, 100) == pytest.approx(np.sqrt(49 / 50 + 8 / 100))
+    assert S.matched_r_hat(4, 100, 200) == pytest.approx(1.01, abs=5e-4)
+    assert S.matched_r_hat(4, 100_000, 400) == pytest.approx(1.01, abs=5e-4)
+    assert 1.029 < S.matched_r_hat(4, 100, 100) < S.matched_r_hat(4, 1000, 100) < 1.039
+    assert S.PrecisionRule().max_r_hat(4, 100) == S.matched_r_hat(4, 100, S.PRECISION_MIN_ESS)
+    assert S.PrecisionRule(r_hat="fixed").max_r_hat(4, 100) == 1.01
+    with pytest.raises(ValueError, match="r_hat"):
+        S.PrecisionRule(r_hat="loose")
+
+
+def test_the_matched_r_hat_passes_chains_with_the_effective_draws_it_asks_and_fails_chains_apart():
+    """AR(1) chains (4 x 150 draws, rho 0.5: about 220 effective draws): the matched threshold passes most
+    looks where R-hat <= 1.01 fails most; one chain half a posterior SD away fails it more often than not, one
+    a whole SD away always."""
+    rng = np.random.default_rng(11)
+    rule, n = S.PrecisionRule(), 150
+    passed = {0.0: 0, 0.5: 0, 1.0: 0}
+    fixed = 0
+    for _ in range(100):
+        base = _ar1(rng, 4, n, 0.5)
+        fixed += S.rhat_rank(base) <= 1.01
+        for off in passed:
+            x = base.copy()
+            x[0] += off
+            passed[off] += S.rhat_rank(x) <= rule.max_r_hat(4, n)
+    assert passed[0.0] >= 90 and fixed <= 60
+    assert passed[0.5] <= 60
+    assert passed[1.0] == 0
