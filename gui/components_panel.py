@@ -132,7 +132,7 @@ class ComponentsPanel(QWidget):
         c = components
         caption = (f"Components from <b>{plots_html(c.source)}</b>, {c.n_draws:,} draw(s), latent logit scale. "
                    "Shares are per draw: \u03c3\u00b2<sub>k</sub> / (\u03a3 \u03c3\u00b2 + e), residual e = "
-                   "\u03c0\u00b2/3 unless given (SPEC sec. 3).")
+                   "\u03c0\u00b2/3 (the logistic distribution's variance) unless given.")
         if self.gap_ratio is not None:
             g = self.gap_ratio
             caption += (f"<br>Capability-gap ratio ({cite('ddr2026')}) \u03c3\u00b2<sub>{object_of_measurement}</sub> / "

@@ -347,8 +347,8 @@ def parse_formula(formula: str, priors: Priors | None = None, *, name: str | Non
                 raise ModelSpecError(f"empty term (a stray '+') in formula '{formula}'.")
             continue
         if part == "0" or part == "-1":
-            raise ModelSpecError(f"formula '{formula}' removes the intercept; the model always has mu "
-                                 f"(SPEC section 2).")
+            raise ModelSpecError(f"formula '{formula}' removes the intercept; the model always has an "
+                                 f"overall mean mu: drop the '0' or '-1' term.")
         m = _RANDOM.fullmatch(part)
         if not m:
             raise ModelSpecError(

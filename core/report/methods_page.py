@@ -126,7 +126,7 @@ def methods_page(ct: SheetContent) -> list:
                "variance for all benchmarks, so there the prices set the split."),
              Paragraph("Ranks, difficulty, hold-out", ss["h2"]),
              b("Latent capability \u03b8<sub>m</sub> = u<sub>m</sub> (per benchmark, or the leaderboard universe "
-               "score when pooled; SPEC sec. 5). Dominance P(\u03b8<sub>m</sub> &gt; \u03b8<sub>m'</sub> | y) per "
+               "score when pooled). Dominance P(\u03b8<sub>m</sub> &gt; \u03b8<sub>m'</sub> | y) per "
                "pair, global dominance = its mean over m' \u2260 m, rank intervals = 2.5% and 97.5% order "
                f"statistics of each model's rank ({cite('hardy2026', 'Figs. 13–14')}). Difficulty strata: quartiles of the "
                "tasks' mean success across agents (every agent weighted equally), Q1 easiest; one G-study per "
