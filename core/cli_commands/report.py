@@ -106,13 +106,14 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 
 def _report_analyses(args: argparse.Namespace):
-    """``ddr report``'s analyses: ``(analyses, default_analyses)`` for :func:`~.ddr_sheet.write_ddr_sheet`.
+    """``ddr report``'s analyses: ``(analyses, default_analyses)`` for
+    :func:`~ddr_explorer.core.ddr_sheet.write_ddr_sheet`.
 
     ``--analyses none``: none.  ``--analyses a,b``: those, through the refit engine.  No ``--analyses``:
     difficulty, ``--splits`` hold-out splits and PSIS-LOO when the engine's estimate is under 15 minutes
-    (:mod:`.analyses.defaults`), else those of them that fit in it together
-    (:meth:`~.analyses.defaults.AnalysesPlan.within_budget`); the estimate is printed before they start,
-    and for the ones left out the flag that runs them.
+    (:mod:`ddr_explorer.core.analyses.defaults`), else those of them that fit in it together
+    (:meth:`~ddr_explorer.core.analyses.defaults.AnalysesPlan.within_budget`); the estimate is printed
+    before they start, and for the ones left out the flag that runs them.
     """
     from ..analyses.defaults import SHEET_DEFAULT, plan_sheet_analyses, sheet_runners
     from ..analyses.engine import scheduler_address
