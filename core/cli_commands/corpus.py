@@ -11,6 +11,8 @@ from .common import EXIT_INVALID, EXIT_OK, corpus_of, print_errors
 
 
 def cmd_inspect(args: argparse.Namespace) -> int:
+    """``ddr inspect``: the corpus read and checked, its design summarised (text, or one JSON object with
+    ``--json``; a refused file's problems as JSON too)."""
     from ..inspection import format_summary, inspect_corpus
 
     try:
@@ -29,6 +31,8 @@ def cmd_inspect(args: argparse.Namespace) -> int:
 
 
 def cmd_convert(args: argparse.Namespace) -> int:
+    """``ddr convert``: the corpus written in the canonical layout (by the output's extension) or as py-irt
+    JSON lines with an alias file beside it."""
     from ..corpus.readers import write_canonical
 
     try:
@@ -48,6 +52,7 @@ def cmd_convert(args: argparse.Namespace) -> int:
 
 
 def cmd_formats(args: argparse.Namespace) -> int:
+    """``ddr formats``: the input formats, one a line."""
     from ..corpus.io import available_formats
 
     for fmt in available_formats():

@@ -39,6 +39,8 @@ def _design_from_args(args: argparse.Namespace, observed=None):
 
 
 def cmd_dstudy(args: argparse.Namespace) -> int:
+    """``ddr dstudy``: the D-study of a components file, a cached fit or a corpus (fitted, or reopened from
+    the cache) at the sizes the command line gives; ``--preview`` goes to :func:`_dstudy_preview`."""
     from ..components_io import ComponentsFileError, read_components
     from ..dstudy.summary import dstudy_summary, format_dstudy
     from ..reliability import as_components, object_for_terms

@@ -22,6 +22,8 @@ def _read_score_table(path: Path, response: str):
 
 
 def cmd_henderson(args: argparse.Namespace) -> int:
+    """``ddr henderson``: variance components by Henderson's Method I, of a corpus's binary trials or of a
+    plain G-study table whose formula names its response column."""
     from ..henderson import henderson_method1
     from ..model.formula import ModelSpecError, as_spec
 

@@ -49,6 +49,8 @@ def fit_summary(result) -> dict:
 
 
 def cmd_fit(args: argparse.Namespace) -> int:
+    """``ddr fit``: the corpus fitted (or its fit reopened from the cache); the verdict first, then the
+    components; exit 3 when the fit did not converge (:func:`_fit_exit`)."""
     from ..fitting import fit_corpus, settings_from_args
     from ..model.formula import ModelSpecError, as_spec
     from ..model.posterior import FitCancelled
