@@ -327,6 +327,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run ``ddr`` on ``argv`` (default: the process's arguments) and return its exit status (module docstring)."""
     args = build_parser().parse_args(argv)
     try:
         return int(args.func(args))
