@@ -50,12 +50,6 @@ def test_model_contract_names_every_module_of_core():
     assert parts - BASE == forbidden
 
 
-#: Import circles inside a package that are known and not yet broken; nothing new may join this list.
-#: The refit engine and the refit runners import each other (core/analyses/engine.py <-> refits.py); both
-#: are being edited elsewhere, and the circle is to be broken when that work lands.
-KNOWN_CIRCLES = {("ddr_explorer.core.analyses.engine", "ddr_explorer.core.analyses.refits")}
-
-
 @pytest.fixture(scope="module")
 def graph(tmp_path_factory):
     """The import graph of the installed layout (grimp), module-level and lazy imports alike."""
@@ -92,12 +86,10 @@ def test_no_import_cycle(graph, package):
 
 def test_no_import_circle_inside_any_package_of_core(graph):
     """Inside every package of core (a room such as core/model or core/corpus/importers), no two modules
-    import each other, directly or through others; only :data:`KNOWN_CIRCLES` is tolerated."""
+    import each other, directly or through others (module-level or lazy imports alike)."""
     packages = ["ddr_explorer.core", *sorted(m for m in graph.find_descendants("ddr_explorer.core")
                                              if graph.find_children(m))]
-    assert "ddr_explorer.core.corpus.importers" in packages and "ddr_explorer.core.model" in packages
-    loops = {p: [c for c in _circles(graph, p) if c not in KNOWN_CIRCLES] for p in packages}
-    loops = {p: c for p, c in loops.items() if c}
+    assert {"ddr_explorer.core.corpus.importers", "ddr_explorer.core.model",
+            "ddr_explorer.core.analyses"} <= set(packages)
+    loops = {p: c for p in packages if (c := _circles(graph, p))}
     assert not loops, f"import circles inside packages of core: {loops}"
-    known = sorted(c for c in KNOWN_CIRCLES if c in _circles(graph, c[0].rsplit(".", 1)[0]))
-    assert known == sorted(KNOWN_CIRCLES), "a known circle is gone: remove it from KNOWN_CIRCLES"

@@ -139,7 +139,7 @@ def test_fitting_commands_share_the_apps_sampler_defaults():
 
 
 def test_fit_progress_in_a_log_prints_phase_changes_and_every_30_seconds(capsys):
-    from ddr_explorer.core.cli import _TerminalProgress
+    from ddr_explorer.core.terminal_progress import TerminalProgress as _TerminalProgress
 
     now = [0.0]
     prog = _TerminalProgress(True, every=30.0, clock=lambda: now[0])

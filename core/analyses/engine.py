@@ -19,10 +19,11 @@ verified on read) under :func:`refit_key`: the parent's key, a SHA-256 of the re
 the refit's sampler settings.  A rerun with the same inputs samples nothing.
 
 Convergence gate (:mod:`ddr_explorer.core.gate`).  A refit whose diagnostics fail the gate (split
-R-hat <= 1.01, bulk ESS >= 400, no divergence) is refitted once with :data:`RERUN_DRAWS_FACTOR`
-times the draws (its own cache key), one whose integrated term's quadrature was off at its posterior
-with more quadrature nodes (:func:`rerun_settings`); the batch counts the refits that converged in the end
-(:attr:`BatchResult.n_converged`) and those rerun (:attr:`BatchResult.n_rerun`).
+R-hat <= 1.01, bulk ESS >= 400, no divergence) is refitted once with
+:data:`~.rerun.RERUN_DRAWS_FACTOR` times the draws (its own cache key), one whose integrated term's
+quadrature was off at its posterior with more quadrature nodes (:func:`~.rerun.rerun_settings`); the
+batch counts the refits that converged in the end (:attr:`BatchResult.n_converged`) and those rerun
+(:attr:`BatchResult.n_rerun`).
 
 Where refits run.  Locally by default, in this process; with a Dask scheduler address
 (``scheduler=``, ``DDR_SCHEDULER``) the pending refits go to the cluster in batches
@@ -47,13 +48,12 @@ import numpy as np
 import pandas as pd
 
 from .refits import BatchResult, CancelCallback, FitJob, ProgressCallback, check_cancel
+from .rerun import RERUN_DRAWS_FACTOR, rerun_settings
 
 __all__ = ["RefitEngine", "refit_key", "RERUN_DRAWS_FACTOR", "rerun_settings", "SCHEDULER_ENV", "scheduler_address",
            "REFIT_SPEEDUP", "REFIT_ESS_RATIO", "REPORTED_ESS_RATIO", "refit_seconds", "expected_draws",
            "reported_ess_per_draw", "compile_seconds", "precision_draws", "reported_sd"]
 
-#: An unconverged refit is rerun once with this many times its draws (and as many warmup iterations).
-RERUN_DRAWS_FACTOR = 2
 #: The environment variable that names a Dask scheduler (``tcp://host:8786``) for the refits.
 SCHEDULER_ENV = "DDR_SCHEDULER"
 #: Whether engines rerun unconverged refits by default (:attr:`RefitEngine.rerun_unconverged` None).
@@ -117,55 +117,6 @@ def refit_key(parent_key: str, request, settings) -> str:
             body["precision"] = precision.to_dict()
     payload = canonical_json(body)
     return hashlib.sha256(payload.encode()).hexdigest()
-
-
-def rerun_settings(settings, posterior=None, *, sampling: bool | None = None):
-    """Settings of the one rerun of an unconverged refit (or cold part), by why it failed.
-
-    Parameters
-    ----------
-    settings
-        The first run's settings.
-    posterior
-        The first run's posterior (None: a sampling failure is assumed).
-    sampling
-        Whether the sampling failed its rule (R-hat, ESS, divergences); None: read from
-        ``posterior``'s diagnostics (every component's R-hat and bulk ESS, divergences).
-
-    Returns
-    -------
-    SamplerSettings
-        A sampling failure: :data:`RERUN_DRAWS_FACTOR` x draws and warmup (and x the ceiling of a run
-        length set by the gate).  An integrated term whose quadrature was off at the posterior
-        (:func:`~ddr_explorer.core.model.diagnostics.quadrature_off`): the next Gauss-Hermite node
-        count above the one used (``quadrature_nodes``), or, above the largest, that term's levels
-        sampled (``marginalise="off"``); more draws cannot mend a rule's error (a pooled LOBO refit
-        passed the gate on every component at 1,250 draws per chain with its 8-node rule off by 0.054
-        nats at the posterior).  Both when both failed.
-    """
-    from ..gate import MAX_R_HAT, MIN_ESS_BULK
-    from ..model.diagnostics import quadrature_off
-    from ..model.quadrature import NODE_COUNTS, next_node_count
-
-    change: dict = {}
-    quad = posterior is not None and quadrature_off(posterior)
-    if sampling is None:
-        d = getattr(posterior, "diagnostics", None)
-        sampling = (d is None or not (d.max_r_hat <= MAX_R_HAT and d.min_ess_bulk >= MIN_ESS_BULK
-                                      and int(d.divergences) == 0))
-    if sampling or not quad:
-        change.update(draws=settings.draws * RERUN_DRAWS_FACTOR, warmup=settings.warmup * RERUN_DRAWS_FACTOR)
-        if getattr(settings, "stop", "fixed") == "gate" and settings.max_draws:
-            change["max_draws"] = settings.max_draws * RERUN_DRAWS_FACTOR
-    if quad:
-        used = getattr(posterior, "quadrature_nodes", None) or min(
-            (q for q in NODE_COUNTS if q >= settings.quadrature_nodes), default=NODE_COUNTS[-1])
-        more = next_node_count(used)
-        if more:
-            change["quadrature_nodes"] = more
-        else:
-            change["marginalise"] = "off"
-    return dataclasses.replace(settings, **change)
 
 
 def reported_ess_per_draw(parent_posterior, reported) -> float | None:

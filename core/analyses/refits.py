@@ -27,6 +27,8 @@ from typing import Any, Callable, Sequence
 import numpy as np
 import pandas as pd
 
+from .rerun import rerun_settings
+
 ProgressCallback = Callable[[str, int, int, "float | None"], None]
 CancelCallback = Callable[[], bool]
 
@@ -202,7 +204,7 @@ def cold_fits(jobs: Sequence[FitJob], settings=None, *, cache_dir: str | Path | 
         :attr:`BatchResult.errors` instead of stopping the batch.
     rerun_unconverged
         The refit engine's gate policy (:mod:`.engine`): a fit that fails the convergence gate is
-        rerun once, cold, with :func:`~.engine.rerun_settings` (twice the draws and warmup; cached
+        rerun once, cold, with :func:`~.rerun.rerun_settings` (twice the draws and warmup; cached
         under its own key), and the rerun's fit replaces it; its label is in :attr:`BatchResult.rerun`.
 
     Returns
@@ -259,7 +261,6 @@ def cold_fits(jobs: Sequence[FitJob], settings=None, *, cache_dir: str | Path | 
             sampled_seconds.append(time.perf_counter() - t)
         if rerun_unconverged and not bool(result.posterior.diagnostics.converged):
             from ..model.posterior import SamplerSettings
-            from .engine import rerun_settings
 
             check_cancel(cancel, f"{what} ({job.label}, rerun with more draws)")
             out.rerun.append(job.label)

@@ -51,8 +51,9 @@ from typing import Iterable, Mapping, Sequence
 import numpy as np
 
 from ..errors import shown
-from ..reliability import (snr_from_reliability, DETECTION_ERHO2, DETECTION_SNR, REPLICATE, Summary, VarianceComponents,
-                          _median_sorted, as_components, design_weights, hdi_sorted, summarize, summarize_sorted, thin_index, to_jsonable)
+from ..posterior_summary import Summary, hdi_sorted, median_sorted, summarize, summarize_sorted, to_jsonable
+from ..reliability import (snr_from_reliability, DETECTION_ERHO2, DETECTION_SNR, REPLICATE, VarianceComponents,
+                          as_components, design_weights, thin_index)
 
 from .grids import default_grid
 from .sizes import DEFAULT_BAND_DRAWS, DEFAULT_TARGETS, DStudyDesign, _facet_of
@@ -337,7 +338,7 @@ class DStudyModel:
         if not (u > 0).all():
             y[:, ~(u > 0)] = 0.0
         y.sort(axis=1)
-        med = _median_sorted(y)
+        med = median_sorted(y)
         h68 = np.column_stack(hdi_sorted(y, 0.68))
         h95 = np.column_stack(hdi_sorted(y, 0.95))
         thr = _continuous_threshold(p, target)
@@ -620,7 +621,7 @@ def fixed_budget_breadth(components, total_tasks: float, design: DStudyDesign | 
     base = design.sizes()
     size_list = [{**base, "benchmark": nb, "task": total_tasks / nb} for nb in grid]
     y = np.sort(_coef_matrix(c, design.object_facets, size_list, design.claim), axis=1)
-    return BreadthCurve(float(total_tasks), grid, total_tasks / grid, _median_sorted(y),
+    return BreadthCurve(float(total_tasks), grid, total_tasks / grid, median_sorted(y),
                         np.column_stack(hdi_sorted(y, 0.68)), np.column_stack(hdi_sorted(y, 0.95)), design.estimand)
 
 

@@ -14,7 +14,8 @@ from typing import Mapping
 
 import numpy as np
 
-from ..reliability import (Summary, _median_sorted, as_components, hdi_sorted, summarize, to_jsonable)
+from ..posterior_summary import Summary, hdi_sorted, median_sorted, summarize, to_jsonable
+from ..reliability import as_components
 
 from .grids import frontier_grids
 from .curves import DStudyModel, _check_target, _coef_matrix, _continuous_threshold, _order_stat
@@ -128,7 +129,7 @@ def cost_frontier(components, design: DStudyDesign, n_tasks=None, n_scaffolds=No
         sl = slice(s, s + chunk)
         size_list = [{**base, "task": ti, "scaffold": ai, "benchmark": bi} for ti, ai, bi in zip(t[sl], a[sl], b[sl])]
         y = np.sort(_coef_matrix(c, o, size_list, design.claim), axis=1)
-        med[sl] = _median_sorted(y)
+        med[sl] = median_sorted(y)
         h95[sl] = np.column_stack(hdi_sorted(y, 0.95))
         pt[sl] = (y >= target).mean(axis=1)
     par = _pareto(cost, med)

@@ -118,7 +118,7 @@ class SamplerSettings:
         :data:`.quadrature.NODE_COUNTS` at least this large that passes the accuracy checks is used.
         0 (default): the smallest that passes.  The refit engine raises it for the one rerun of a
         refit whose quadrature was not accurate enough at its posterior (more draws cannot mend
-        that; :func:`ddr_explorer.core.analyses.engine.rerun_settings`).  Part of the cache key only
+        that; :func:`ddr_explorer.core.analyses.rerun.rerun_settings`).  Part of the cache key only
         when not 0.
     nested_centring
         Centre on the data (:mod:`.parameterisation`, item 11): each term's deviations centred with its

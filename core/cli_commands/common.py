@@ -1,0 +1,50 @@
+"""What every ``ddr`` command shares: the exit statuses, reading the corpus the command line names,
+saying why it was refused, and checking the cache folder before any work."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from ..corpus.issues import CorpusError
+
+EXIT_OK, EXIT_FAILURE, EXIT_INVALID, EXIT_UNCONVERGED = 0, 1, 2, 3
+#: ``ddr report`` wrote the sheet without one or more sections (each named on stderr and on the sheet).
+EXIT_SHEET_INCOMPLETE = 4
+
+
+def corpus_of(args: argparse.Namespace):
+    """The corpus the command line names: ``args.path`` read with its format, encoding and mapping options.
+
+    Raises
+    ------
+    CorpusError
+        The file cannot be read as a corpus; each issue names the file, row and column.
+    """
+    from ..corpus.columns import options_from_args
+    from ..corpus.io import load_corpus
+
+    return load_corpus(args.path, args.format, encoding=args.encoding, **options_from_args(args))
+
+
+def print_errors(exc: CorpusError) -> None:
+    """Every problem of an input refused, on stderr, one a line under a count."""
+    print(f"ddr: invalid input: {len(exc.issues)} problem(s)", file=sys.stderr)
+    for issue in exc.issues:
+        print(f"  error: {issue}", file=sys.stderr)
+
+
+def cache_folder_refused(args: argparse.Namespace) -> bool:
+    """Say (and return True) when ``--cache`` cannot take a fit: before the corpus is read or anything sampled."""
+    if getattr(args, "no_cache", False):
+        return False
+    from ..cache import CacheFolderError, FitCache
+    from ..files import default_cache_dir
+
+    try:
+        FitCache(args.cache or default_cache_dir()).check_writable()
+    except CacheFolderError as exc:
+        print(f"ddr: {exc}", file=sys.stderr)
+        return True
+    return False
+
