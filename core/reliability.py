@@ -914,5 +914,5 @@ def estimand_table(components, obj="model", sizes: Mapping[str, float] | None = 
     why = gap_ratio_not_estimable(c, o)
     return EstimandTable(_object_name(o), w.sizes, summaries,
                          {k: v for k, v in eq.items() if k in summaries} |
-                         {k: "SPEC sec. 3 (variance share)" for k in summaries if k.startswith("share:")},
+                         {k: "variance share (residual pi^2/3 in the total)" for k in summaries if k.startswith("share:")},
                          {} if why is None else {"capability_gap_ratio": why})
