@@ -284,20 +284,23 @@ def test_the_cache_eviction_race_between_processes_is_not_shown_but_other_cache_
 @pytest.mark.skipif(not Path("/proc/self/maps").exists(), reason="counts Linux memory maps")
 def test_fits_in_a_row_do_not_accumulate_compiled_code():
     # each fit's compiled code held about 1,550 memory maps that JAX never released: a batch ran
-    # out of maps (vm.max_map_count 65,530) after 32 fits.  Now the count stays flat.
+    # out of maps (vm.max_map_count 65,530) after 32 fits.  Now the count stays flat.  Two fits of
+    # the same corpus are enough: every fit builds fresh closures over its data, so the second one's
+    # executables are new objects even when read from the disk cache (3.5 s instead of a cold
+    # compile), and without jax.clear_caches() they add their ~1,550 maps like a fit of new shapes.
     sim = _simulate_module()
 
     def maps():
         with open("/proc/self/maps") as f:
             return sum(1 for _ in f)
 
+    data = sim.simulate_per_benchmark(n_tasks=8, n_models=4, n_scaffolds=3, n_pairs=6, trials_per_cell=2,
+                                      seed=0).table
     counts = []
-    for i in range(3):
-        data = sim.simulate_per_benchmark(n_tasks=8 + i, n_models=4, n_scaffolds=3, n_pairs=6, trials_per_cell=2,
-                                          seed=i).table
+    for _ in range(2):  # the first fit sets the baseline (imports, XLA's own maps)
         fit(data, "per-benchmark", SamplerSettings(stop="fixed", draws=10, warmup=10, chains=2, chunk_size=10))
         counts.append(maps())
-    assert counts[2] - counts[0] < 300, counts
+    assert counts[1] - counts[0] < 300, counts
 
 
 def test_the_sampler_module_still_offers_what_it_held_before_the_split():
