@@ -214,12 +214,18 @@ def test_collapsed_block_positions_follow_a_refit_that_integrates_a_term():
 def gate_runs(design, requests, parent):
     """Both requests, then the second again, the run length of each set by the gate.
 
-    Two refits per batch (2 chains each on the 4 CPU devices): the first batch holds both
-    requests, the second the second request alone, first in its batch and padded with a copy of
-    itself.  One call, so both batches run the one compiled program (warmup and chunk as the
-    ``warm`` refits': the compile cache holds it); a call with the request alone runs a batch of
-    one refit, another program, and compiled it anew (16 s of its 22 s, measured)."""
-    return fit_refits(design, "per-benchmark", [*requests, requests[1]], GATE, parent=parent, warmup=50)
+    Two refits per batch (2 chains each on 4 CPU devices; capped at two where there are more
+    devices): the first batch holds both requests, the second the second request alone, first in
+    its batch and padded with a copy of itself.  One call, so both batches run the one compiled
+    program (warmup and chunk as the ``warm`` refits': the compile cache holds it); a call with the
+    request alone runs a batch of one refit, another program, and compiled it anew (16 s of its
+    22 s, measured)."""
+    import ddr_explorer.core.model.refit as refit_module
+
+    layout = refit_module.batch_layout
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(refit_module, "batch_layout", lambda n, chains, kind, n_dev: layout(min(n, 2), chains, kind, n_dev))
+        return fit_refits(design, "per-benchmark", [*requests, requests[1]], GATE, parent=parent, warmup=50)
 
 
 @pytest.fixture(scope="module")
