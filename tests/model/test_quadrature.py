@@ -99,9 +99,11 @@ def test_level_marginals_match_numerical_integration_and_jax_matches_numpy():
         import jax.numpy as jnp
 
         ll = Qd.make_log_likelihood(mt, jnp.float64)
-        assert float(ll(jnp.asarray(eta_cell), sigma)) == pytest.approx(ref, abs=1e-9)
+        # compiled whole, as the sampler runs it (op by op, its per-block loops cost seconds)
+        value, grad = jax.jit(jax.value_and_grad(ll))(jnp.asarray(eta_cell), sigma)
+        assert float(value) == pytest.approx(ref, abs=1e-9)
         # its gradient in eta is that of the reference (finite differences)
-        g = np.asarray(jax.grad(ll)(jnp.asarray(eta_cell), sigma))
+        g = np.asarray(grad)
         h = 1e-6
         for c in range(4):
             e1, e0 = eta_cell.copy(), eta_cell.copy()
@@ -144,15 +146,18 @@ def test_a_trial_mask_makes_the_parents_layout_the_quadrature_of_the_refits_own_
 
         masked = Qd.make_log_likelihood(whole, jnp.float64, mask=jnp.asarray(mask))
         ref = Qd.make_log_likelihood(own, jnp.float64)
+        # compiled whole, as the sampler runs them (op by op, the per-block loops cost seconds)
+        masked_vg = jax.jit(jax.value_and_grad(masked, argnums=(0, 1)))
+        ref_vg = jax.jit(jax.value_and_grad(ref, argnums=(0, 1)))
         for sigma in (0.5, 1.3):
-            a, ga = jax.value_and_grad(masked, argnums=(0, 1))(jnp.asarray(eta), sigma)
-            b, gb = jax.value_and_grad(ref, argnums=(0, 1))(jnp.asarray(eta), sigma)
+            a, ga = masked_vg(jnp.asarray(eta), sigma)
+            b, gb = ref_vg(jnp.asarray(eta), sigma)
             assert float(a) == pytest.approx(float(b), rel=1e-12, abs=1e-9)
             np.testing.assert_allclose(np.asarray(ga[0]), np.asarray(gb[0]), rtol=1e-10, atol=1e-12)
             assert float(ga[1]) == pytest.approx(float(gb[1]), rel=1e-10)
         # the numpy reference on the refit's own trials agrees too
         ref_np = Qd.level_log_marginals(eta[own.trial_cell], own.sign, own.blocks, 1.3, z, w).sum()
-        assert float(masked(jnp.asarray(eta), 1.3)) == pytest.approx(ref_np, abs=1e-9)
+        assert float(masked_vg(jnp.asarray(eta), 1.3)[0]) == pytest.approx(ref_np, abs=1e-9)
     # every trial kept: all ones; a cell with one success more than the parent's: not a part
     assert np.all(Qd.trial_mask(d, k, d.successes, d.trials) == 1.0)
     more = d.successes.copy()
@@ -273,9 +278,12 @@ def test_integrating_out_leaves_the_posterior_unchanged(weak_fits):
 
 def test_a_fit_whose_quadrature_fails_the_check_samples_every_level_and_says_why(monkeypatch):
     monkeypatch.setattr(Qd, "LOGLIK_TOLERANCE", 1e-9)
-    # 1,600 levels: above the collapsed block's 1,200 runs, so task:model is a candidate
-    post = fit(_weak_corpus(n_tasks=400, seed=4), FORMULA, SamplerSettings(stop="fixed", draws=20, warmup=20, chains=2,
-                                                                           chunk_size=20))
+    # weak_fits' corpus and run length (1,800 levels: above the collapsed block's 1,200 runs, so
+    # task:model is a candidate): sampling every level is then weak_fits' "off" program, which the
+    # compile cache holds (a corpus of its own compiled anew, about 10 s); another seed, so that
+    # the draws are this fit's own
+    post = fit(_weak_corpus(n_tasks=300, n_models=6, trials=2, seed=2), FORMULA,
+               SamplerSettings(**{**SHORT, "seed": 4}))
     assert post.integrated == [] and "task:model" in post.random_effects
     assert any("not accurate enough" in n for n in post.notes)
 
