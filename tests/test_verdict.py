@@ -1,9 +1,11 @@
 """The convergence verdict travels with every number built from a fit.
 
-A real fit of the demo corpus with 2 x 20 draws cannot converge (bulk ESS < 400 whatever the chains do):
+A fit of the demo corpus with 2 x 20 draws cannot converge (bulk ESS < 400 whatever the chains do):
 ``ddr fit`` exits 3 and says why, ``--allow-unconverged`` exits 0, the verdict is stored in the fit's
 cache file, and ``ddr dstudy`` on that file prints the verdict first, and ``"converged": false`` at the
-top of its JSON.
+top of its JSON.  The draws come from the suite's stand-in sampler (``batch_fakes.moment_fit``, no
+compile): what is tested is how the gate's verdict travels, which is computed from the draws by the
+same diagnostics as for a real fit; the real sampler's gate has its own tests (tests/model/).
 """
 
 from __future__ import annotations
@@ -21,14 +23,30 @@ TINY = ["--stop", "fixed", "--draws", "20", "--warmup", "20", "--chains", "2", "
 
 
 @pytest.fixture(scope="module")
-def unconverged(tmp_path_factory):
+def stand_in_sampler():
+    """The ``fake_sampler`` fixture (tests/conftest.py) for the whole module: the stand-in's draws, no compile."""
+    import ddr_batch_fakes as bf
+
+    import ddr_explorer.core.model.refit as refit
+    import ddr_explorer.core.model.sampler as sampler
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(sampler, "fit", bf.moment_fit)
+        mp.setattr(refit, "fit_refits", bf.cold_fit_refits)
+        bf.CALLS.clear()
+        yield bf.CALLS
+
+
+@pytest.fixture(scope="module")
+def unconverged(tmp_path_factory, stand_in_sampler):
     cache = tmp_path_factory.mktemp("verdict-cache")
     code = main(["fit", str(demo_corpus_path()), "--preset", "per-benchmark", "--cache", str(cache), "--quiet",
                  "--json", *TINY])
+    assert stand_in_sampler == ["terminal-bench-2"], stand_in_sampler  # one fit, by the stand-in
     return code, cache
 
 
-def test_ddr_fit_exits_3_on_a_fit_that_did_not_converge(unconverged, capsys):
+def test_ddr_fit_exits_3_on_a_fit_that_did_not_converge(unconverged, stand_in_sampler, capsys):
     code, cache = unconverged
     assert code == EXIT_UNCONVERGED == 3
     # the same fit again (a cache hit): same verdict, same exit; --allow-unconverged exits 0
@@ -44,6 +62,7 @@ def test_ddr_fit_exits_3_on_a_fit_that_did_not_converge(unconverged, capsys):
                  "--allow-unconverged", *TINY]) == 0
     text = capsys.readouterr().out
     assert "NOT converged (max R-hat" in text and "needs \u2265 400" in text
+    assert len(stand_in_sampler) == 1  # the reruns read the fit from the cache
 
 
 def test_the_verdict_is_in_the_cache_file_and_printed_first_by_dstudy(unconverged, capsys):

@@ -13,7 +13,8 @@ import pytest
 
 from ddr_explorer.core import cli
 from ddr_explorer.core.estimators import MixedDesign, disco, laplace, reml
-from ddr_explorer.core.estimators.bayes_lmm import BayesLmmSettings, bayes_lmm, score_reliability
+import ddr_explorer.core.estimators.bayes_lmm as bayes_lmm_module
+from ddr_explorer.core.estimators.bayes_lmm import BayesLmmFit, BayesLmmSettings, _diagnose, score_reliability
 from ddr_explorer.core.estimators.methods import format_methods_table, methods_table
 from ddr_explorer.core.henderson import henderson_method1
 from ddr_explorer.core.model.formula import RESIDUAL_VARIANCE, preset
@@ -38,16 +39,48 @@ def fake_posterior():
 #: A short Bayesian LMM run (its own tests are in test_bayes_lmm.py).
 LMM = BayesLmmSettings(warmup=250, draws=250, thin=2, max_draws=500)
 
+#: The arguments every call of the stand-in LMM received.
+LMM_CALLS: list[dict] = []
+
+
+def lmm_stand_in(design, priors=None, settings=None, progress=None, cancel=None):
+    """Stand-in for :func:`bayes_lmm`: a real :class:`BayesLmmFit` whose draws are known functions of the data.
+
+    The sampler's compile on this fixture's six-term design costs about 40 s of CPU, and what this file
+    checks is the table built from a fit, not the posterior (the sampler's own tests, with real runs, are
+    in test_bayes_lmm.py).  Each variance draw is the design's REML component times ``exp(0.05 z)``,
+    z ~ N(0, 1) from ``settings.seed``, shaped (chains, draws) from ``settings``: a table built from
+    another design, seed or run length than the one asked for differs from a second call.  The
+    diagnostics are the sampler's own (``_diagnose``), so the verdict is computed as for a real fit.
+    """
+    settings = settings or BayesLmmSettings()
+    LMM_CALLS.append({"terms": design.term_names, "n_cells": len(design.n), "priors": priors, "settings": settings})
+    rng = np.random.default_rng(settings.seed)
+    shape = (settings.chains, settings.draws)
+    comps = reml(design).components
+    variances = {t: comps[t] * np.exp(0.05 * rng.standard_normal(shape)) for t in [*design.term_names, "residual"]}
+    mu = float(np.sum(design.s) / np.sum(design.n)) + 0.01 * rng.standard_normal(shape)
+    return BayesLmmFit(term_names=tuple(design.term_names), variances=variances, mu=mu,
+                       diagnostics=_diagnose(variances, mu), settings=settings)
+
 
 @pytest.fixture(scope="module")
 def table(cells, fake_posterior):
-    return methods_table(cells, "per-benchmark", posterior=fake_posterior, lmm_settings=LMM)
+    LMM_CALLS.clear()
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(bayes_lmm_module, "bayes_lmm", lmm_stand_in)
+        return methods_table(cells, "per-benchmark", posterior=fake_posterior, lmm_settings=LMM)
 
 
 def test_columns_are_the_estimators_run_on_their_own(cells, table):
     design = MixedDesign.from_spec(cells, "per-benchmark")
     assert table.estimators == ["Henderson", "REML", "Bayes LMM", "Laplace", "Bayes GLMM", "DISCO"]
-    fit = bayes_lmm(design, settings=LMM)  # same seed, same draws
+    # the table ran the LMM once, on the whole corpus's design, with the spec's priors and the settings given
+    [call] = LMM_CALLS
+    assert call["terms"] == design.term_names and call["n_cells"] == len(design.n)
+    assert call["priors"] == preset("per-benchmark").priors
+    assert call["settings"] == LMM
+    fit = lmm_stand_in(design, settings=LMM)  # same seed, same draws
     for t in table.terms:
         assert table.shares["Bayes LMM"][t] == pytest.approx(fit.shares()[t], rel=1e-9)
         assert table.components["Bayes LMM"][t] == pytest.approx(fit.posterior_means()[t], rel=1e-9)
