@@ -310,6 +310,9 @@ def fit_irt(cells: IrtCells, kind: str = "1pl", *, chains: int = 4, warmup: int 
     import jax.numpy as jnp
     from numpyro.infer import MCMC, NUTS
 
+    from ..model.devices import _enable_compilation_cache
+
+    _enable_compilation_cache()  # as the main sampler does: a second IRT fit of a corpus reads its programs back
     check_cancel(cancel, f"{kind.upper()} fit")
     t0 = time.perf_counter()
     model = _numpyro_model(kind, len(cells.subjects), len(cells.tasks))
