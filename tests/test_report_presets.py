@@ -154,7 +154,7 @@ def test_ddr_preset_report_with_the_real_sampler(small_csv, tmp_path, capsys):
     from ddr_explorer.core.cli import main
 
     out = tmp_path / "ddr.pdf"
-    code = main(["report", str(small_csv), "--preset", "ddr", "-o", str(out), "--analyses", "none", "--draws", "30",
+    code = main(["report", str(small_csv), "--preset", "ddr", "-o", str(out), "--analyses", "none", "--stop", "fixed", "--draws", "30",
                  "--warmup", "30", "--chains", "2", "--cache", str(tmp_path / "cache"), "--quiet"])
     err = capsys.readouterr().err
     assert code == 0, err
