@@ -232,8 +232,9 @@ def test_a_hard_fit_runs_on_to_the_ceiling_and_says_so(tiny_csv, tmp_path):
     from ddr_explorer.core.fitting import fit_corpus
 
     # the corpus, spec and settings of `ddr fit tiny.csv --draws 20 --max-draws 60 --warmup 30 --chains 2` in
-    # the next test (default seed, chunk and looks): one compiled sampler serves both tests' five fits (each
-    # other compiled its own, about 20 s of CPU); the rule under test is the sampler's, whoever calls it
+    # the next test (default seed, chunk and looks), so that one compiled sampler serves both tests' fits (a
+    # direct fit of the table compiled another one, about 20 s of CPU); the rule under test is the sampler's,
+    # whoever calls it, and the time ceiling's fit has its own cache key (max_seconds is in it)
     corpus = load_corpus(tiny_csv)
     s = SamplerSettings(stop="gate", draws=20, max_draws=60, warmup=30, chains=2)
     post = fit_corpus(corpus, "per-benchmark", s, cache_dir=tmp_path).posterior
@@ -243,7 +244,8 @@ def test_a_hard_fit_runs_on_to_the_ceiling_and_says_so(tiny_csv, tmp_path):
     if post.diagnostics.divergences == 0:
         assert any("--max-draws" in w for w in post.diagnostics.warnings)
     # a time ceiling ends it at the first chunk past the limit
-    post = fit_corpus(corpus, "per-benchmark", dataclasses.replace(s, max_seconds=1e-6), cache_dir=tmp_path).posterior
+    post = fit_corpus(corpus, "per-benchmark", dataclasses.replace(s, max_seconds=1e-6),
+                      cache_dir=tmp_path).posterior
     assert post.mu.shape == (2, 20)
     assert any("reached the time ceiling at 20 draws per chain" in str(x) for x in post.notes)
 
