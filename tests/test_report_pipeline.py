@@ -1,9 +1,10 @@
 """The DDR sheet end to end: corpus or cached fit -> fit (or cache hit) -> PDF, and ``ddr report``.
 
-Real NUTS fits with few draws (they do not converge, which is what the
-unconverged-fit checks need): a small simulated corpus for the pipeline, and
-the demo corpus (Terminal-Bench 2.0) once through the CLI's ``main()``.  The
-numbers on page 1 are checked against core's functions applied to the same
+A real NUTS fit with few draws (it does not converge, which is what the
+unconverged-fit checks need) of a small simulated corpus for the pipeline, and
+the demo corpus (Terminal-Bench 2.0) once through the CLI's ``main()``, fitted
+by the moment stand-in (the CLI's plumbing is tested there, not the posterior).
+The numbers on page 1 are checked against core's functions applied to the same
 posterior.
 """
 
@@ -194,10 +195,27 @@ DEMO_FIT = ["--stop", "fixed", "--draws", "40", "--warmup", "40", "--chains", "2
 
 @pytest.fixture(scope="module")
 def demo_cli(tmp_path_factory):
-    """``ddr report`` on the demo corpus: a real (short) fit into a temporary cache."""
+    """``ddr report`` on the demo corpus, fitted by the moment stand-in (``batch_fakes.moment_fit``) into a
+    temporary cache.
+
+    These tests check the CLI's plumbing (cache hit, byte-identical sheets, the fit file, prices, analyses), not
+    the posterior: the real sampler's sheet is ``first_build``'s above, and the real sampler on the demo corpus is
+    tests/test_verdict.py's.  A real fit here compiled TB2's sampler (about 25 s of CPU) for nothing they check.
+    The later tests read this fit from the cache (same key: the sampler is not part of it)."""
+    import ddr_batch_fakes as bf
+
+    import ddr_explorer.core.model.refit as refit
+    import ddr_explorer.core.model.sampler as sampler
+
     cache = tmp_path_factory.mktemp("demo-cache")
     out = tmp_path_factory.mktemp("demo-out")
-    rc = main(["report", str(DEMO), "-o", str(out / "a.pdf"), "--cache", str(cache), "--date-invariant", *DEMO_FIT])
+    with pytest.MonkeyPatch.context() as mp:  # the fake_sampler fixture's patch, for this module-scoped fit
+        mp.setattr(sampler, "fit", bf.moment_fit)
+        mp.setattr(refit, "fit_refits", bf.cold_fit_refits)
+        bf.CALLS.clear()
+        rc = main(["report", str(DEMO), "-o", str(out / "a.pdf"), "--cache", str(cache), "--date-invariant",
+                   *DEMO_FIT])
+        assert bf.CALLS == ["terminal-bench-2"], bf.CALLS  # one fit, by the stand-in
     return rc, cache, out
 
 
@@ -209,7 +227,7 @@ def test_cli_report_on_the_demo_corpus(demo_cli, capsys):
     assert len(pages) == 7
     first = pages[0]
     assert "Deployment Decision Reliability \u2014 terminal-bench-2" in first and "One benchmark." in first
-    assert "The fit did not converge." in first  # 40 draws: honest about it
+    assert "The fit did not converge." in first  # 2 x 40 draws, bulk ESS < 400: honest about it
     # the second run reuses the cached fit, says so on stderr and writes the same bytes
     rc = main(["report", str(DEMO), "-o", str(out / "b.pdf"), "--cache", str(cache), "--date-invariant", *DEMO_FIT])
     err = capsys.readouterr().err

@@ -8,6 +8,7 @@ ESS 440 within its ceiling and runs on to it.
 
 from __future__ import annotations
 
+import dataclasses
 import importlib.util
 import sys
 from pathlib import Path
@@ -214,28 +215,42 @@ def test_the_gate_stops_an_easy_fit_before_its_ceiling():
     assert not any(e[0] == "sampling" for e in seen)
 
 
-def test_a_hard_fit_runs_on_to_the_ceiling_and_says_so(tmp_path):
-    """Two chains of at most 60 draws can never reach ESS 440 (ArviZ's ESS is at most N log10 N = 250):
-    the run ends at the ceiling, not converged, with the ceiling to raise."""
+@pytest.fixture(scope="module")
+def tiny_csv(tmp_path_factory):
+    """6 tasks, 3 models, 2 scaffolds, one trial per cell: the hard fit's corpus, as ``ddr fit`` reads it."""
     table = _simulate_module().simulate_per_benchmark(n_tasks=6, n_models=3, n_scaffolds=2, n_pairs=3,
                                                       trials_per_cell=1, seed=4).table
-    s = SamplerSettings(stop="gate", draws=20, max_draws=60, check_every=20, warmup=30, chains=2, seed=0,
-                        chunk_size=20)
-    post = fit(table, "per-benchmark", s)
+    path = tmp_path_factory.mktemp("stopping") / "tiny.csv"
+    table.to_csv(path, index=False)
+    return path
+
+
+def test_a_hard_fit_runs_on_to_the_ceiling_and_says_so(tiny_csv, tmp_path):
+    """Two chains of at most 60 draws can never reach ESS 440 (ArviZ's ESS is at most N log10 N = 250):
+    the run ends at the ceiling, not converged, with the ceiling to raise."""
+    from ddr_explorer.core.corpus.io import load_corpus
+    from ddr_explorer.core.fitting import fit_corpus
+
+    # the corpus, spec and settings of `ddr fit tiny.csv --draws 20 --max-draws 60 --warmup 30 --chains 2` in
+    # the next test (default seed, chunk and looks), so that one compiled sampler serves both tests' fits (a
+    # direct fit of the table compiled another one, about 20 s of CPU); the rule under test is the sampler's,
+    # whoever calls it, and the time ceiling's fit has its own cache key (max_seconds is in it)
+    corpus = load_corpus(tiny_csv)
+    s = SamplerSettings(stop="gate", draws=20, max_draws=60, warmup=30, chains=2)
+    post = fit_corpus(corpus, "per-benchmark", s, cache_dir=tmp_path).posterior
     assert post.mu.shape == (2, 60)
     assert any("reached the draws ceiling at 60 draws per chain without passing" in str(x) for x in post.notes)
     assert not post.converged
     if post.diagnostics.divergences == 0:
         assert any("--max-draws" in w for w in post.diagnostics.warnings)
     # a time ceiling ends it at the first chunk past the limit
-    post = fit(table, "per-benchmark", SamplerSettings(stop="gate", draws=20, max_draws=60, check_every=20,
-                                                       warmup=30, chains=2, seed=0, chunk_size=20,
-                                                       max_seconds=1e-6))
+    post = fit_corpus(corpus, "per-benchmark", dataclasses.replace(s, max_seconds=1e-6),
+                      cache_dir=tmp_path).posterior
     assert post.mu.shape == (2, 20)
     assert any("reached the time ceiling at 20 draws per chain" in str(x) for x in post.notes)
 
 
-def test_ddr_fit_by_default_stops_by_the_gate_and_says_so(tmp_path, capsys):
+def test_ddr_fit_by_default_stops_by_the_gate_and_says_so(tiny_csv, tmp_path, capsys):
     """``ddr fit`` without --stop runs by the gate (the default run length): its JSON carries the rule
     and the ceiling in ``settings`` and the stop note, the text names where it stopped, the cache key
     differs from the fixed rule's, and a cache hit reads the rule back."""
@@ -243,10 +258,7 @@ def test_ddr_fit_by_default_stops_by_the_gate_and_says_so(tmp_path, capsys):
 
     from ddr_explorer.core.cli import main
 
-    table = _simulate_module().simulate_per_benchmark(n_tasks=6, n_models=3, n_scaffolds=2, n_pairs=3,
-                                                      trials_per_cell=1, seed=4).table
-    path = tmp_path / "tiny.csv"
-    table.to_csv(path, index=False)
+    path = tiny_csv
     base = ["fit", str(path), "--preset", "per-benchmark", "--cache", str(tmp_path / "c"), "--quiet",
             "--draws", "20", "--max-draws", "60", "--warmup", "30", "--chains", "2", "--allow-unconverged"]
     assert main(base + ["--json"]) == 0
