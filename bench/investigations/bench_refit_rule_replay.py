@@ -73,7 +73,8 @@ def _series(post, job):
 def _replay(rule, jobs, results, designs, looks):
     """Per refit: (stop draws, leapfrog steps, median at the stop, its MCSE, passed)."""
     from ddr_explorer.core.analyses.refits import coefficient_draws
-    from ddr_explorer.core.model.stopping import SpreadTracker, check_precision, check_reported, mcse_quantile
+    from ddr_explorer.core.model.stopping import (PrecisionRule, SpreadTracker, check_precision, check_reported,
+                                                  mcse_quantile)
 
     spread = SpreadTracker()
     out = []
@@ -87,7 +88,6 @@ def _replay(rule, jobs, results, designs, looks):
             if kind == "gate":
                 chk = check_reported(s, d, names, q, post.spec)
             else:
-                from ddr_explorer.core.model.stopping import PrecisionRule
                 pr = PrecisionRule(group=job.precision.group if job.precision else "g", share=share,
                                    r_hat="matched" if matched else "fixed")
                 chk = check_precision(s, d, names, q, post.spec, pr, tolerance=spread.tolerance(pr))
@@ -138,7 +138,6 @@ def main(argv=None):
     for s in (float(v) for v in a.shares.split(",")):
         rules += [("precision", s, False), ("matched", s, True)]
     print(f"{len(keep)} splits, looks {looks[0]}..{looks[-1]} every 50; reference = all {a.draws} draws per chain")
-    rr = _answers(ref)
     print(f"{'rule':<18}{'draws/chain':>20}{'leapfrog/refit':>16}{'passed':>8}  r (MCSE)          gap (MCSE)"
           f"        sd proj / held   |dmedian|/MCSE   r less MC noise")
     for rule in [None] + rules:

@@ -5,11 +5,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 
 from ..corpus.issues import CorpusError
 from ..terminal_progress import TerminalProgress, run_with_progress
-from .common import EXIT_INVALID, EXIT_OK, cache_folder_refused, corpus_of, print_errors
+from .common import EXIT_INVALID, EXIT_OK, cache_folder_refused, corpus_of, refusal
 
 
 def cmd_analyses(args: argparse.Namespace) -> int:
@@ -51,12 +50,8 @@ def cmd_analyses(args: argparse.Namespace) -> int:
             check = supported_spec(corpus, spec)
             if check.changed:
                 raise UnsupportedTermsError(check)
-    except CorpusError as exc:
-        print_errors(exc)
-        return EXIT_INVALID
-    except (ModelSpecError, ValueError, OSError) as exc:
-        print(f"ddr: {exc}", file=sys.stderr)
-        return EXIT_INVALID
+    except (CorpusError, ModelSpecError, ValueError, OSError) as exc:
+        return refusal(exc)
     progress = TerminalProgress(not args.quiet)
     result, code = run_with_progress(
         progress, FitCancelled, (ModelSpecError, ValueError),

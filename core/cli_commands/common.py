@@ -34,6 +34,16 @@ def print_errors(exc: CorpusError) -> None:
         print(f"  error: {issue}", file=sys.stderr)
 
 
+def refusal(exc: Exception) -> int:
+    """Say why the command line was refused and return :data:`EXIT_INVALID`: a corpus's problems one a line
+    (:func:`print_errors`), anything else (a bad formula, option or file) as its message."""
+    if isinstance(exc, CorpusError):
+        print_errors(exc)
+    else:
+        print(f"ddr: {exc}", file=sys.stderr)
+    return EXIT_INVALID
+
+
 def cache_folder_refused(args: argparse.Namespace) -> bool:
     """Say (and return True) when ``--cache`` cannot take a fit: before the corpus is read or anything sampled."""
     if getattr(args, "no_cache", False):

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from ..corpus.issues import CorpusError
 from ..terminal_progress import TerminalProgress, run_with_progress
-from .common import EXIT_INVALID, EXIT_OK, corpus_of, print_errors
+from .common import EXIT_INVALID, EXIT_OK, corpus_of, print_errors, refusal
 
 
 def _read_score_table(path: Path, response: str):
@@ -106,12 +106,8 @@ def cmd_methods(args: argparse.Namespace) -> int:
             cache = FitCache(args.cache or default_cache_dir())
             entry, _ = cache.load(fit_key(corpus, check.spec, settings_from_args(args)))
             posterior = None if entry is None else posterior_from_entry(entry)
-    except CorpusError as exc:
-        print_errors(exc)
-        return EXIT_INVALID
-    except (ModelSpecError, ValueError, OSError) as exc:
-        print(f"ddr: {exc}", file=sys.stderr)
-        return EXIT_INVALID
+    except (CorpusError, ModelSpecError, ValueError, OSError) as exc:
+        return refusal(exc)
     progress = TerminalProgress(not args.quiet)
     table, code = run_with_progress(
         progress, EstimationCancelled, (ModelSpecError, ValueError),
