@@ -1,12 +1,15 @@
 """The NUTS sampler: recovery of known variance components, determinism, progress,
 cancellation and the convergence verdict.
 
-Every fit compiles a NUTS kernel (several seconds on 2 cores), so the fits are few and small
-and shared through module-scoped fixtures; the whole file runs in about a minute.
+Every new corpus or program-shaping setting compiles a NUTS kernel (about 10 s on 2 cores, against
+half a second of sampling for these corpora), so the file compiles two: the recovery corpus with
+``SETTINGS`` (shared through module-scoped fixtures) and ``tiny_corpus`` with ``TINY``, which every
+test of what a fit does (flags, compiled programs, memory) reuses from the disk cache.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import importlib.util
 import sys
 from pathlib import Path
@@ -31,6 +34,10 @@ def _simulate_module():
 TRUTH = {"task": 1.5, "model": 1.0, "scaffold": 0.5, "task:model": 0.8, "task:scaffold": 0.6,
          "model:scaffold": 0.4}
 SETTINGS = SamplerSettings(stop="fixed", draws=150, warmup=150, chains=2, seed=11, chunk_size=50)
+#: The shortest run there is, for the tests of what a fit does rather than what it finds.  They all fit
+#: ``tiny_corpus`` with these settings (another seed at most: it is an argument of the compiled program),
+#: so the first compiles the two samplers and the others read them from the disk cache.
+TINY = SamplerSettings(stop="fixed", draws=10, warmup=10, chains=2, chunk_size=10)
 
 
 @pytest.fixture(scope="module")
@@ -38,6 +45,12 @@ def corpus():
     sim = _simulate_module().simulate_per_benchmark(n_tasks=40, n_models=8, n_scaffolds=4, n_pairs=16,
                                                     trials_per_cell=3, sigmas=TRUTH, mu=-0.3, seed=5)
     return sim.table
+
+
+@pytest.fixture(scope="module")
+def tiny_corpus():
+    return _simulate_module().simulate_per_benchmark(n_tasks=11, n_models=5, n_scaffolds=3, n_pairs=7,
+                                                     trials_per_cell=2, seed=4).table
 
 
 @pytest.fixture(scope="module")
@@ -134,8 +147,8 @@ def test_cancel_before_anything_runs(corpus):
         fit(corpus, "per-benchmark", SETTINGS, cancel=lambda: True)
 
 
-def test_short_run_is_flagged_unconverged(corpus):
-    post = fit(corpus, "per-benchmark", SamplerSettings(stop="fixed", draws=20, warmup=20, chains=2, seed=3, chunk_size=20))
+def test_short_run_is_flagged_unconverged(tiny_corpus):
+    post = fit(tiny_corpus, "per-benchmark", dataclasses.replace(TINY, seed=3))
     dg = post.diagnostics
     assert not dg.converged
     assert not post.converged
@@ -282,23 +295,19 @@ def test_the_cache_eviction_race_between_processes_is_not_shown_but_other_cache_
 
 
 @pytest.mark.skipif(not Path("/proc/self/maps").exists(), reason="counts Linux memory maps")
-def test_fits_in_a_row_do_not_accumulate_compiled_code():
+def test_fits_in_a_row_do_not_accumulate_compiled_code(tiny_corpus):
     # each fit's compiled code held about 1,550 memory maps that JAX never released: a batch ran
     # out of maps (vm.max_map_count 65,530) after 32 fits.  Now the count stays flat.  Two fits of
     # the same corpus are enough: every fit builds fresh closures over its data, so the second one's
     # executables are new objects even when read from the disk cache (3.5 s instead of a cold
     # compile), and without jax.clear_caches() they add their ~1,550 maps like a fit of new shapes.
-    sim = _simulate_module()
-
     def maps():
         with open("/proc/self/maps") as f:
             return sum(1 for _ in f)
 
-    data = sim.simulate_per_benchmark(n_tasks=8, n_models=4, n_scaffolds=3, n_pairs=6, trials_per_cell=2,
-                                      seed=0).table
     counts = []
     for _ in range(2):  # the first fit sets the baseline (imports, XLA's own maps)
-        fit(data, "per-benchmark", SamplerSettings(stop="fixed", draws=10, warmup=10, chains=2, chunk_size=10))
+        fit(tiny_corpus, "per-benchmark", TINY)
         counts.append(maps())
     assert counts[1] - counts[0] < 300, counts
 
@@ -317,7 +326,7 @@ def test_the_sampler_module_still_offers_what_it_held_before_the_split():
     assert sampler.fit is M.fit
 
 
-def test_a_fit_compiles_its_two_samplers_and_little_else():
+def test_a_fit_compiles_its_two_samplers_and_little_else(tiny_corpus):
     # Every XLA compilation is seconds on a busy 2-core machine.  A fit compiles
     # the NUTS initialisation (which also splits the chains' keys) and the chunk, or reads them from
     # the disk cache; host arrays reach the device without eager jnp ops (devices._to_device, numpy
@@ -330,12 +339,9 @@ def test_a_fit_compiles_its_two_samplers_and_little_else():
         if event == "/jax/core/compile/backend_compile_duration":
             names.append(kw.get("fun_name", "?"))
 
-    sim = _simulate_module()
-    data = sim.simulate_per_benchmark(n_tasks=11, n_models=5, n_scaffolds=3, n_pairs=7, trials_per_cell=2,
-                                      seed=4).table
     monitoring.register_event_duration_secs_listener(on_duration)
     try:
-        post = fit(data, "per-benchmark", SamplerSettings(stop="fixed", draws=10, warmup=10, chains=2, chunk_size=10))
+        post = fit(tiny_corpus, "per-benchmark", TINY)
     finally:
         monitoring.unregister_event_duration_listener(on_duration)
     assert post.sigma["task"].shape == (2, 10)
