@@ -1,4 +1,5 @@
-"""Test support for the batch analyses: small corpora and a fast stand-in for the NUTS sampler.
+"""Test support for the batch analyses: small corpora and a fast stand-in for the NUTS sampler (and, at
+the end, :func:`lmm_stand_in` for the Bayesian LMM of the method comparison).
 
 A real fit compiles a NUTS kernel (10-40 s on 2 busy cores), and the batch
 analyses run dozens of fits, so most batch tests replace
@@ -132,3 +133,33 @@ def erho2_model(sigma_model: float, n_tasks: float, n_scaffolds: float, n_replic
     s2m, o = sigma_model ** 2, others ** 2
     err = o / n_tasks + o / n_scaffolds + (np.pi ** 2 / 3) / (n_tasks * n_scaffolds * n_replicates)
     return s2m / (s2m + err)
+
+
+#: The arguments every call of the stand-in LMM received.
+LMM_CALLS: list[dict] = []
+
+
+def lmm_stand_in(design, priors=None, settings=None, progress=None, cancel=None):
+    """Stand-in for :func:`~ddr_explorer.core.estimators.bayes_lmm.bayes_lmm`: a real ``BayesLmmFit`` whose
+    draws are known functions of the data.
+
+    The sampler's compile on the estimators' six-term fixture design costs about 40 s of CPU, and what the
+    method-comparison tests (tests/estimators/test_methods.py, tests/gui/test_methods_panel.py) check is the
+    table built from a fit, not the posterior (the sampler's own tests, with real runs, are in
+    tests/estimators/test_bayes_lmm.py).  Each variance draw is the design's REML component times
+    ``exp(0.05 z)``, z ~ N(0, 1) from ``settings.seed``, shaped (chains, draws) from ``settings``: a table
+    built from another design, seed or run length than the one asked for differs from a second call.  The
+    diagnostics are the sampler's own (``_diagnose``), so the verdict is computed as for a real fit.
+    """
+    from ddr_explorer.core.estimators import reml
+    from ddr_explorer.core.estimators.bayes_lmm import BayesLmmFit, BayesLmmSettings, _diagnose
+
+    settings = settings or BayesLmmSettings()
+    LMM_CALLS.append({"terms": design.term_names, "n_cells": len(design.n), "priors": priors, "settings": settings})
+    rng = np.random.default_rng(settings.seed)
+    shape = (settings.chains, settings.draws)
+    comps = reml(design).components
+    variances = {t: comps[t] * np.exp(0.05 * rng.standard_normal(shape)) for t in [*design.term_names, "residual"]}
+    mu = float(np.sum(design.s) / np.sum(design.n)) + 0.01 * rng.standard_normal(shape)
+    return BayesLmmFit(term_names=tuple(design.term_names), variances=variances, mu=mu,
+                       diagnostics=_diagnose(variances, mu), settings=settings)

@@ -14,7 +14,8 @@ import pytest
 from ddr_explorer.core import cli
 from ddr_explorer.core.estimators import MixedDesign, disco, laplace, reml
 import ddr_explorer.core.estimators.bayes_lmm as bayes_lmm_module
-from ddr_explorer.core.estimators.bayes_lmm import BayesLmmFit, BayesLmmSettings, _diagnose, score_reliability
+from ddr_explorer.core.estimators.bayes_lmm import BayesLmmSettings, score_reliability
+from ddr_batch_fakes import LMM_CALLS, lmm_stand_in
 from ddr_explorer.core.estimators.methods import format_methods_table, methods_table
 from ddr_explorer.core.henderson import henderson_method1
 from ddr_explorer.core.model.formula import RESIDUAL_VARIANCE, preset
@@ -38,31 +39,6 @@ def fake_posterior():
 
 #: A short Bayesian LMM run (its own tests are in test_bayes_lmm.py).
 LMM = BayesLmmSettings(warmup=250, draws=250, thin=2, max_draws=500)
-
-#: The arguments every call of the stand-in LMM received.
-LMM_CALLS: list[dict] = []
-
-
-def lmm_stand_in(design, priors=None, settings=None, progress=None, cancel=None):
-    """Stand-in for :func:`bayes_lmm`: a real :class:`BayesLmmFit` whose draws are known functions of the data.
-
-    The sampler's compile on this fixture's six-term design costs about 40 s of CPU, and what this file
-    checks is the table built from a fit, not the posterior (the sampler's own tests, with real runs, are
-    in test_bayes_lmm.py).  Each variance draw is the design's REML component times ``exp(0.05 z)``,
-    z ~ N(0, 1) from ``settings.seed``, shaped (chains, draws) from ``settings``: a table built from
-    another design, seed or run length than the one asked for differs from a second call.  The
-    diagnostics are the sampler's own (``_diagnose``), so the verdict is computed as for a real fit.
-    """
-    settings = settings or BayesLmmSettings()
-    LMM_CALLS.append({"terms": design.term_names, "n_cells": len(design.n), "priors": priors, "settings": settings})
-    rng = np.random.default_rng(settings.seed)
-    shape = (settings.chains, settings.draws)
-    comps = reml(design).components
-    variances = {t: comps[t] * np.exp(0.05 * rng.standard_normal(shape)) for t in [*design.term_names, "residual"]}
-    mu = float(np.sum(design.s) / np.sum(design.n)) + 0.01 * rng.standard_normal(shape)
-    return BayesLmmFit(term_names=tuple(design.term_names), variances=variances, mu=mu,
-                       diagnostics=_diagnose(variances, mu), settings=settings)
-
 
 @pytest.fixture(scope="module")
 def table(cells, fake_posterior):
