@@ -91,12 +91,14 @@ def _offset_value(s, offset, dtype):
     return offset(jnp.asarray(u_in[0], dtype))
 
 
+#: Each case compiles four programs (old and new potential, float64 and float32: 5-15 s), so the plain
+#: variants are left out: every code path the lever changes runs in a case below (the per-term sums and
+#: per-level broadcasts in all, the plain centring's broadcast of the term means in the Gibbs case, the
+#: integrated term in the pooled one).
 CASES = [
-    ("per-benchmark", {}, None),
     ("per-benchmark", {}, 0.0),  # nested centring
-    ("per-benchmark", {"collapsed": "gibbs"}, None),  # inner offset s on the run term's levels
-    ("pooled", {}, None),  # integrated term (item 10)
-    ("pooled", {}, 0.0),  # integrated term and nested centring
+    ("per-benchmark", {"collapsed": "gibbs"}, None),  # plain centring; inner offset s on the run term's levels
+    ("pooled", {}, 0.0),  # integrated term (item 10) and nested centring
 ]
 
 
@@ -112,8 +114,7 @@ def setups():
 
 
 @pytest.mark.parametrize("shape,kw,min_ratio", CASES,
-                         ids=["per-benchmark", "per-benchmark-nested", "per-benchmark-gibbs", "pooled-integrated",
-                              "pooled-integrated-nested"])
+                         ids=["per-benchmark-nested", "per-benchmark-gibbs", "pooled-integrated-nested"])
 def test_the_new_potential_and_gradient_equal_the_old(setups, shape, kw, min_ratio):
     import jax
     import jax.numpy as jnp
