@@ -285,7 +285,7 @@ class BlockSchur:
 
     def inverse_on_pattern(self, n_entries: int) -> np.ndarray:
         """S^{-1} at every stored entry of S's pattern (in the pattern's order), last factorisation."""
-        nb, bmax = self.n_blocks, self.bmax
+        bmax = self.bmax
         nr = self.r_cols.size
         lq = self._q[0]
         linv_q = sla.solve_triangular(lq, np.eye(nr), lower=True, check_finite=False)

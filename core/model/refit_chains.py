@@ -238,7 +238,7 @@ class BatchRunner:
         B, G, W, S = self.B, self.G, self.W, self.S
         data = {k: self._shard(v, dt) for k, v in inp.data.items()}
         z0 = {k: self._shard(v, dt) for k, v in inp.z0.items()}
-        nG, nP, K = self.nG, self.nP, self.lay.K
+        nP, K = self.nP, self.lay.K
         aux = {"u": inp.u_in0, "ls": inp.ls_in0, "wm": np.zeros((B, nP)), "w2": np.zeros((B, nP, nP)),
                "wn": np.zeros(B), "acc": np.zeros(B), "lscale": np.zeros(B),
                "sm_lstep": np.zeros((B, K)), "sm_acc": np.zeros((B, K))}
