@@ -28,6 +28,7 @@ from ddr_explorer.core.report.sheet import render_sheet  # noqa: E402
 from ddr_explorer.gui.main_window import MainWindow  # noqa: E402
 from ddr_explorer.gui.workers import wait_for_tasks  # noqa: E402
 
+#: The warmup and chains of tests/gui/test_fit.py's fit of the demo (one compiled sampler serves both files).
 FIT = ["--stop", "fixed", "--draws", "40", "--warmup", "40", "--chains", "2", "--seed", "3"]
 SETTINGS = SamplerSettings(stop="fixed", draws=40, warmup=40, chains=2, seed=3)
 PRICE, TARGET, BUDGET = 0.8, 0.8, 3000.0
