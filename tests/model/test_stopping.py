@@ -200,7 +200,9 @@ def test_the_gate_stops_an_easy_fit_before_its_ceiling():
                                                     trials_per_cell=8, sigmas={"task": 1.2, "model": 0.8}, mu=0.0,
                                                     seed=2)
     seen = []
-    s = SamplerSettings(stop="gate", draws=100, max_draws=2000, check_every=50, warmup=150, chains=4, seed=1,
+    # the corpus, formula, chains, warmup and chunk of tests/model/test_warmup.py's fit: one compiled sampler
+    # serves both files (the rule that stops the run is the host's, not the program's)
+    s = SamplerSettings(stop="gate", draws=100, max_draws=2000, check_every=50, warmup=200, chains=4, seed=1,
                         chunk_size=50)
     post = fit(sim.table, "successes ~ (1|task) + (1|model)", s, progress=lambda *a: seen.append(a))
     n = post.mu.shape[1]

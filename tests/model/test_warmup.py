@@ -100,6 +100,7 @@ def test_a_settled_fit_skips_the_slow_windows_it_does_not_need(monkeypatch):
     log = []
     monkeypatch.setattr(chains, "WINDOW_LOG", log)
     monkeypatch.setattr(W, "NOISE_FACTOR", 50.0)
+    # the corpus and program of tests/model/test_stopping.py's easy fit (read from the run's compile cache)
     s = SamplerSettings(stop="fixed", warmup=200, draws=50, chains=4, seed=1, chunk_size=50)
     assert s.adaptive_warmup  # the default
     post = fit(sim.table, "successes ~ (1|task) + (1|model)", s)
