@@ -14,7 +14,6 @@ from ddr_explorer.core.analyses.engine import RefitEngine
 from ddr_explorer.core.analyses.heldout import held_out_study, split_cells
 from ddr_explorer.core.analyses.refits import FitJob, sub_corpus
 from ddr_explorer.core.cache import FitCache, read_fit_file
-from ddr_explorer.core.fitting import fit_corpus
 from ddr_explorer.core.model import FitCancelled, SamplerSettings
 
 import ddr_batch_fakes as bf  # noqa: E402 - registered by tests/conftest.py
@@ -134,13 +133,10 @@ def test_real_sampler_refits_on_two_worker_processes_equal_the_in_process_ones(c
                                                       "trials"]), "tiny")
     parts = [split_cells(corpus.table, np.random.default_rng([0, i]))[0] for i in range(1)]
     jobs = [FitJob(f"split {i}", sub_corpus(corpus, p, f"split {i}"), "per-benchmark") for i, p in enumerate(parts)]
-    # the refits themselves (the gate's rerun would only double the sampling on both sides), of one parent fit:
-    # a second engine would fit the same parent again (the same draws, a compile-cache read and a run, about 4 s)
-    parent = fit_corpus(corpus, "per-benchmark", REAL, cache_dir=tmp_path / "parent")
-    here = RefitEngine(corpus, "per-benchmark", REAL, cache_dir=tmp_path / "a", parent=parent,
-                       rerun_unconverged=False).run(jobs)
-    there = RefitEngine(corpus, "per-benchmark", REAL, cache_dir=tmp_path / "b", parent=parent,
-                        scheduler=lc.scheduler_address, batch_size=1, rerun_unconverged=False).run(jobs)
+    # the refits themselves (the gate's rerun would only double the sampling on both sides)
+    here = RefitEngine(corpus, "per-benchmark", REAL, cache_dir=tmp_path / "a", rerun_unconverged=False).run(jobs)
+    there = RefitEngine(corpus, "per-benchmark", REAL, cache_dir=tmp_path / "b", scheduler=lc.scheduler_address,
+                        batch_size=1, rerun_unconverged=False).run(jobs)
     for a, b in zip(here.results, there.results):
         assert a.key == b.key
         for t in a.posterior.sigma:
