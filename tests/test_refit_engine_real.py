@@ -82,6 +82,8 @@ def test_a_refit_agrees_with_the_cold_fit_of_its_part(three, tmp_path):
         [FitJob("easy half", easy, "pooled"), FitJob("hard half", hard, "pooled")]).results[0].posterior
     cold = fit_corpus(easy, "pooled", REAL, cache_dir=tmp_path).posterior
     assert refit.n_trials == easy.n_trials and refit.n_cells == cold.n_cells
+    for name in cold.levels:  # the easy half's own levels (the halves have as many trials and cells)
+        assert refit.levels[name].astype(str).equals(cold.levels[name].astype(str)), name
     for t in cold.sigma:  # within Monte Carlo error: 4 MC standard errors of the difference of two medians
         a, b = np.asarray(refit.sigma[t]).ravel(), np.asarray(cold.sigma[t]).ravel()
         ess = max(min(refit.diagnostics.min_ess_bulk, cold.diagnostics.min_ess_bulk), 20)
