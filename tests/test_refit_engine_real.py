@@ -72,12 +72,18 @@ def test_held_out_splits_through_the_engine(three):
 def test_a_refit_agrees_with_the_cold_fit_of_its_part(three, tmp_path):
     corpus, parent, cache = three
     strata = task_difficulty(corpus.table, 2)
-    easy = sub_corpus(corpus, stratum_masks(corpus, strata)[0], "easy half")
-    # its own refit cache: the difficulty test below refits the same stratum and counts its own fits
+    easy, hard = (sub_corpus(corpus, m, label) for m, label in zip(stratum_masks(corpus, strata),
+                                                                    ("easy half", "hard half")))
+    # its own refit cache: the difficulty test below refits the same strata and counts its own fits.  Both
+    # halves in one batch: a batch of two refits is the program the other tests' refits compiled (the compile
+    # cache holds it), a batch of one another program (compiled anew, about 9 s); a refit's draws do not
+    # depend on its batch (tests/model/test_refit.py::test_a_refit_gives_the_same_draws_alone_and_in_a_batch)
     refit = RefitEngine(corpus, "pooled", REAL, cache_dir=tmp_path / "engine", parent=parent).run(
-        [FitJob("easy half", easy, "pooled")]).results[0].posterior
+        [FitJob("easy half", easy, "pooled"), FitJob("hard half", hard, "pooled")]).results[0].posterior
     cold = fit_corpus(easy, "pooled", REAL, cache_dir=tmp_path).posterior
     assert refit.n_trials == easy.n_trials and refit.n_cells == cold.n_cells
+    for name in cold.levels:  # the easy half's own levels (the halves have as many trials and cells)
+        assert refit.levels[name].astype(str).equals(cold.levels[name].astype(str)), name
     for t in cold.sigma:  # within Monte Carlo error: 4 MC standard errors of the difference of two medians
         a, b = np.asarray(refit.sigma[t]).ravel(), np.asarray(cold.sigma[t]).ravel()
         ess = max(min(refit.diagnostics.min_ess_bulk, cold.diagnostics.min_ess_bulk), 20)

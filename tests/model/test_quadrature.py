@@ -281,9 +281,10 @@ def test_a_fit_whose_quadrature_fails_the_check_samples_every_level_and_says_why
     # weak_fits' corpus and run length (1,800 levels: above the collapsed block's 1,200 runs, so
     # task:model is a candidate): sampling every level is then weak_fits' "off" program, which the
     # compile cache holds (a corpus of its own compiled anew, about 10 s); another seed, so that
-    # the draws are this fit's own
+    # the draws are this fit's own, and one chunk of draws (the draws' count is an argument of the
+    # compiled chunk, not part of the program: what is checked here is the choice, not the posterior)
     post = fit(_weak_corpus(n_tasks=300, n_models=6, trials=2, seed=2), FORMULA,
-               SamplerSettings(**{**SHORT, "seed": 4}))
+               SamplerSettings(**{**SHORT, "seed": 4, "draws": SHORT["chunk_size"]}))
     assert post.integrated == [] and "task:model" in post.random_effects
     assert any("not accurate enough" in n for n in post.notes)
 

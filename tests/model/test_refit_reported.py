@@ -124,17 +124,30 @@ def parent(design):
     return fit(design, "per-benchmark", PARENT)
 
 
+def _in_batches_of_two(monkeypatch):
+    """Run every call's refits two to a batch (one alone is padded with a copy of itself): the program of
+    tests/model/test_refit.py's refits of this parent (its warmup, chunk and batch), which the compile cache
+    holds when that file ran first; a batch of one is another program, compiled anew (about 16 s).  A refit's
+    draws do not depend on its batch (test_refit.py::test_a_refit_gives_the_same_draws_alone_and_in_a_batch)."""
+    import ddr_explorer.core.model.refit as refit_module
+
+    layout = refit_module.batch_layout
+    monkeypatch.setattr(refit_module, "batch_layout", lambda n, chains, kind, n_dev: layout(2, chains, kind, n_dev))
+
+
 @pytest.fixture(scope="module")
 def refits(design, parent):
-    """One request (about 70% of every cell's trials), run on Erho2 at DESIGN and on every component."""
+    """One request (about 70% of every cell's trials), run on Erho2 at DESIGN and on every component: one call,
+    one batch (the same counts, so the same seed: the same draws up to the earlier stop)."""
     rng = np.random.default_rng(1)
     n = rng.binomial(design.trials, 0.7)
     s = rng.hypergeometric(design.successes, design.trials - design.successes, np.maximum(n, 0))
     req = RefitRequest("train", s, n)
     q = ReportedQuantity.coefficient(DESIGN, "a test design")
-    on_q = fit_refits(design, "per-benchmark", [dataclasses.replace(req, reported=(q,))], GATE, parent=parent,
-                      warmup=50)[0]
-    on_all = fit_refits(design, "per-benchmark", [req], GATE, parent=parent, warmup=50)[0]
+    with pytest.MonkeyPatch.context() as mp:
+        _in_batches_of_two(mp)
+        on_q, on_all = fit_refits(design, "per-benchmark", [dataclasses.replace(req, reported=(q,)), req], GATE,
+                                  parent=parent, warmup=50)
     return q, on_q, on_all
 
 
@@ -214,8 +227,10 @@ def precision_refit(design, parent, refits):
     s = rng.hypergeometric(design.successes, design.trials - design.successes, np.maximum(n, 0))
     rule = S.PrecisionRule(group="projected")
     req = RefitRequest("train", s, n, reported=(q,), precision=rule)
-    prec = fit_refits(design, "per-benchmark", [req], dataclasses.replace(GATE, max_draws=300), parent=parent,
-                      warmup=50)[0]
+    with pytest.MonkeyPatch.context() as mp:
+        _in_batches_of_two(mp)  # the program of ``refits``, read from the compile cache
+        prec = fit_refits(design, "per-benchmark", [req], dataclasses.replace(GATE, max_draws=300), parent=parent,
+                          warmup=50)[0]
     return q, on_q, prec, rule
 
 
