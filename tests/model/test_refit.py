@@ -146,6 +146,36 @@ def test_refits_read_like_cold_fits_of_the_kept_cells(design, requests, warm, co
         assert p.n_trials == int(r.trials.sum()) and p.n_cells == int((r.trials > 0).sum())
 
 
+@pytest.fixture(scope="module")
+def failures_only(design, requests, parent):
+    """A refit that keeps only the failures of the first model (a part of the parent's trials, so the
+    batch of two runs the ``warm`` refits' program, read from the compile cache)."""
+    k = design.index("model")
+    m0 = design.level_labels[k]["model"].iloc[0]
+    mine = (design.cells["model"] == m0).to_numpy()
+    req = RefitRequest(f"{m0}: failures only", np.where(mine, 0, design.successes),
+                       np.where(mine, design.trials - design.successes, design.trials))
+    return m0, fit_refits(design, "per-benchmark", [requests[0], req], SETTINGS, parent=parent)[1]
+
+
+def test_a_refit_samples_its_own_counts_not_its_parents(parent, failures_only):
+    """The refit's likelihood is its request's counts: the model that kept only its failures falls far
+    below where the parent put it, and no other model moves as much.  (A refit that read the parent's
+    counts passed the agreement tests above, whose requests leave every model's rate about as it was.)"""
+    m0, refit = failures_only
+
+    def effect_means(post):
+        names = post.levels["model"]["model"].tolist()
+        u = np.asarray(post.random_effects["model"]).reshape(-1, len(names))
+        return dict(zip(names, u.mean(axis=0))), dict(zip(names, u.std(axis=0)))
+
+    (before, sd), (after, _) = effect_means(parent), effect_means(refit)
+    shift = {m: after[m] - before[m] for m in before}
+    assert shift[m0] < -1.0 and shift[m0] < -4 * sd[m0], (shift, sd[m0])
+    assert all(abs(v) < abs(shift[m0]) / 2 for m, v in shift.items() if m != m0), shift
+    assert "1 compile(s) for 2 refit(s)" in refit.notes[-1]
+
+
 def test_one_compile_for_all_refits(warm):
     notes = [p.notes[-1] for p in warm]
     assert all("1 compile(s) for 2 refit(s)" in n for n in notes), notes
