@@ -69,7 +69,8 @@ def rule_words(rule: str | None) -> str:
     from ..model.stopping import PrecisionRule
 
     return (f"refits run to the precision rule: chains agree ({PrecisionRule().r_hat_words()}, bulk ESS >= "
-            f"{PRECISION_MIN_ESS}, no divergence) and the Monte Carlo SE of what the analysis takes is <= {PRECISION_SPREAD_SHARE:g} x its "
+            f"{PRECISION_MIN_ESS}, no divergence) and the Monte Carlo SE of what the analysis takes is <= "
+            f"{PRECISION_SPREAD_SHARE:g} x its "
             f"spread across refits, at most {PRECISION_MAX_MCSE:g} (Vehtari et al. 2021)")
 
 

@@ -303,8 +303,8 @@ def matched_r_hat(chains: int, draws: int, ess_target: float) -> float:
     Split R-hat compares ``M = 2 x chains`` half-chains of ``h = draws // 2`` draws: R-hat^2 = (h - 1) / h +
     var(half-chain means) / W, and for chains that agree var(means) / W = M / ESS, so R-hat <= this
     threshold says the half-chains' means agree as closely as ``ess_target`` effective draws let them:
-    ``sqrt((h - 1) / h + M / ess_target)`` (after Vats and Knudson 2021, who relate R-hat to ESS as sqrt(1 + m / ESS); here on
-    split chains).  The fixed 1.01 is this threshold at 200 (h = 50) to 400 (h large) effective draws, which
+    ``sqrt((h - 1) / h + M / ess_target)`` (after Vats and Knudson 2021, who relate R-hat to ESS as
+    sqrt(1 + m / ESS); here on split chains).  The fixed 1.01 is this threshold at 200 (h = 50) to 400 (h large) effective draws, which
     is why a rule asking 100 effective draws of a refit but R-hat <= 1.01 of it ran as long as the gate
     (docs/sampler-measurements.md).  Chains stuck apart still fail it: their means differ by far more than
     the within-chain spread allows at any ESS.
@@ -367,7 +367,8 @@ class PrecisionRule:
 
     A refit runs until (a) its chains agree (split rank-normalised R-hat within what :attr:`min_ess`
     effective draws allow, :func:`matched_r_hat`, on every variance component and every reported quantity,
-    bulk ESS >= :attr:`min_ess` on each of them, no divergence) and (b) the Monte Carlo standard error (:func:`mcse_quantile`) of every
+    bulk ESS >= :attr:`min_ess` on each of them, no divergence) and (b) the Monte Carlo standard error
+    (:func:`mcse_quantile`) of every
     quantile the analysis takes from each reported quantity (:attr:`probs`: the Erho2 median, and the
     interval ends where they are reported) is at most the tolerance: :attr:`share` x the spread of that
     number across the analysis's refits so far (:class:`SpreadTracker`, by :attr:`group`), never above
@@ -536,7 +537,8 @@ def stop_note(check: GateCheck | None, why: str, draws: int, settings) -> str:
     head = f"run length by the gate ({floor}, checked every {settings.check_every})"
     if why == "passed" and check is not None and np.isfinite(check.max_mcse):
         return (f"{head}: stopped at {draws} draws per chain under the precision rule: the chains agree ("
-                f"{check.agree or f'R-hat <= {MAX_R_HAT}'}, bulk ESS >= {PRECISION_MIN_ESS} on every component and on {'; '.join(check.on)}; no "
+                f"{check.agree or f'R-hat <= {MAX_R_HAT}'}, bulk ESS >= {PRECISION_MIN_ESS} on every component and "
+                f"on {'; '.join(check.on)}; no "
                 f"divergence) and the largest MCSE of what the analysis takes is {check.max_mcse:.4f} <= "
                 f"{check.tolerance:.4f}")
     if why == "passed" and check is not None and check.on:

@@ -32,8 +32,8 @@ def _rule_sentence(rule: str | None, what: str) -> str:
     if rule == "gate":
         return (f"The {what} refits ran to the gate on the {E_RHO2} they report (R-hat {LEQ} 1.01, bulk and tail ESS "
                 f"{GEQ} 440; --refit-rule gate).")
-    return (f"The {what} refits ran under the precision rule: each until its chains agreed ({_agree_words(PrecisionRule())}; "
-            f"bulk ESS {GEQ} {PRECISION_MIN_ESS}; no divergence) and the Monte Carlo "
+    return (f"The {what} refits ran under the precision rule: each until its chains agreed "
+            f"({_agree_words(PrecisionRule())}; bulk ESS {GEQ} {PRECISION_MIN_ESS}; no divergence) and the Monte Carlo "
             f"SE of each number the analysis takes from it was at most {PRECISION_SPREAD_SHARE:g} of that number's "
             f"spread across refits and never above {PRECISION_MAX_MCSE:g} (quantile MCSE, {cite('vehtari2021')}).")
 
