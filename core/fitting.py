@@ -355,10 +355,15 @@ def components_from_posterior(post) -> VarianceComponents:
     spec = getattr(post, "spec", None)
     residual = getattr(spec, "residual_variance", None)
     formula = getattr(spec, "formula", None)
+    draws = {t: np.asarray(v, dtype=np.float64).reshape(-1) for t, v in vc.items()}
+    mu = getattr(post, "mu", None)
+    mu = None if mu is None else np.asarray(mu, dtype=np.float64).reshape(-1)
+    if mu is not None and any(len(v) != len(mu) for v in draws.values()):
+        mu = None  # a posterior-like object whose intercept is not one per draw (a test double)
     return VarianceComponents.from_mapping(
-        {t: np.asarray(v, dtype=np.float64).reshape(-1) for t, v in vc.items()},
+        draws,
         residual=None if residual is None else float(residual),
-        source=f"posterior of {formula}" if formula else "posterior")
+        source=f"posterior of {formula}" if formula else "posterior", intercept=mu)
 
 
 def _effect_draws(post, term):

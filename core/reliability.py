@@ -275,16 +275,23 @@ class VarianceComponents:
         True for point estimates standing in for a posterior while it runs (:mod:`..preview`): one
         "draw", no uncertainty.  The app draws them as a preview, ``ddr dstudy --preview`` labels
         them, and the DDR sheet refuses them (:class:`~.report.inputs.ReportInputs`).
+    intercept
+        ``(S,)`` draws of the latent intercept ``mu`` of a binomial-logit fit, or None (a typed-in
+        table).  The latent coefficients do not use it; the reliability of observed success rates
+        (:mod:`.score_reliability`) does: how far success rates sit from one half decides how much the
+        logistic link compresses them.
     """
 
     draws: Mapping[str, np.ndarray]
     residual: np.ndarray
     source: str = "components"
     preview: bool = False
+    intercept: np.ndarray | None = None
 
     @classmethod
     def from_mapping(cls, mapping: Mapping[str, object], residual: float | Sequence[float] | None = None, *,
-                     scale: str = "variance", source: str = "components") -> "VarianceComponents":
+                     scale: str = "variance", source: str = "components",
+                     intercept=None) -> "VarianceComponents":
         """Validate and canonicalise a term -> draws mapping.
 
         Parameters
@@ -300,6 +307,8 @@ class VarianceComponents:
             ``sigma``, as in seed 000 Table 8; they are squared).
         source
             Name used in error messages.
+        intercept
+            Draws (or one value) of the latent intercept ``mu``; broadcast to the draws.
 
         Raises
         ------
@@ -333,7 +342,15 @@ class VarianceComponents:
                              "every term needs the same number of posterior draws (or one value)")
         s = lengths.pop() if lengths else 1
         draws = {t: np.broadcast_to(raw[t], (s,)).astype(np.float64) for t in sorted(raw, key=_term_key)}
-        return cls(draws=draws, residual=np.broadcast_to(res, (s,)).astype(np.float64), source=source)
+        mu = None
+        if intercept is not None:
+            mu = np.asarray(intercept, dtype=np.float64).reshape(-1)
+            if len(mu) not in (1, s) or not np.isfinite(mu).all():
+                raise ValueError(f"{source}: the intercept needs one finite value or one per draw ({s}), "
+                                 f"got {len(mu)}")
+            mu = np.broadcast_to(mu, (s,)).astype(np.float64)
+        return cls(draws=draws, residual=np.broadcast_to(res, (s,)).astype(np.float64), source=source,
+                   intercept=mu)
 
     # -- shape -------------------------------------------------------------
     @property
@@ -369,13 +386,14 @@ class VarianceComponents:
         if idx is None:
             return self
         return VarianceComponents({t: v[idx] for t, v in self.draws.items()}, self.residual[idx], self.source,
-                                  self.preview)
+                                  self.preview, None if self.intercept is None else self.intercept[idx])
 
     def posterior_mean(self) -> "VarianceComponents":
         """One draw holding the posterior mean of each ``sigma^2`` (for plug-in comparisons only)."""
         return VarianceComponents({t: np.array([v.mean()]) for t, v in self.draws.items()},
                                   np.array([self.residual.mean()]), self.source + " (posterior means)",
-                                  self.preview)
+                                  self.preview,
+                                  None if self.intercept is None else np.array([self.intercept.mean()]))
 
     def to_dict(self) -> dict:
         return {"source": self.source, "n_draws": self.n_draws, "terms": list(self.terms),

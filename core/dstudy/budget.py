@@ -73,7 +73,7 @@ class BudgetSearch:
 
 
 def budget_search(components, design: DStudyDesign, *, target: float | None = None, budget: float | None = None,
-                  reference: DStudyDesign | None = None) -> BudgetSearch:
+                  reference: DStudyDesign | None = None, scale: str = "latent") -> BudgetSearch:
     """Cost frontier, cheapest design for the target and best design within the budget.
 
     Parameters
@@ -86,7 +86,9 @@ def budget_search(components, design: DStudyDesign, *, target: float | None = No
         Target coefficient (default: the claim's) and budget in USD.
     reference
         The observed design whose sizes set the grid (:func:`frontier_grids`); default ``design``.
+    scale
+        The coefficient's scale (:data:`.curves.SCALES`).
     """
     costed, by_cost = costing(design)
-    frontier = cost_frontier(components, costed, target=target, **frontier_grids(reference or design))
+    frontier = cost_frontier(components, costed, target=target, scale=scale, **frontier_grids(reference or design))
     return BudgetSearch(frontier, by_cost, None, frontier.cheapest, None).at_budget(budget)

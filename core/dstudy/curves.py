@@ -55,12 +55,27 @@ from ..posterior_summary import Summary, hdi_sorted, median_sorted, summarize, s
 from ..reliability import (snr_from_reliability, DETECTION_ERHO2, DETECTION_SNR, REPLICATE, VarianceComponents,
                           as_components, design_weights, thin_index)
 
+from ..score_reliability import (LATENT_LABEL, OBSERVED_LABEL, ScoreMoments, has_score_scale, score_coef_matrix,
+                                score_moments, score_parts)
 from .grids import default_grid
 from .sizes import DEFAULT_BAND_DRAWS, DEFAULT_TARGETS, DStudyDesign, _facet_of
 
 # ---------------------------------------------------------------------------
 # The precomputed D-study engine
 # ---------------------------------------------------------------------------
+
+#: The scales of a coefficient: ``"observed"``, the correlation of observed success rates
+#: (:mod:`..score_reliability`; what a buyer reads as scores), and ``"latent"``, the logit-scale
+#: coefficient of Hardy et al. 2026 (latent ability ranking).
+SCALES = ("observed", "latent")
+
+
+def score_scale(components) -> str:
+    """``"observed"`` when the components can give observed-score coefficients (a binomial-logit fit with
+    intercept draws), ``"latent"`` otherwise (a typed-in table, a probability-scale LMM)."""
+    c = as_components(components)
+    return "observed" if c.intercept is not None and has_score_scale(c) else "latent"
+
 
 @dataclass(frozen=True)
 class CoefficientParts:
@@ -119,6 +134,8 @@ class DStudyCurve:
         False when the facet is absent from the fit or part of the object (the curve is flat).
     band_draws
         Number of draws behind ``median``/``hdi*``.
+    scale
+        ``"observed"`` (success rates) or ``"latent"`` (logit scale; :data:`SCALES`).
     """
 
     over: str
@@ -135,11 +152,12 @@ class DStudyCurve:
     p_target: np.ndarray
     applies: bool
     band_draws: int
+    scale: str = "latent"
 
     def to_dict(self) -> dict:
         return to_jsonable({k: getattr(self, k) for k in (
             "over", "estimand", "grid", "median", "hdi68", "hdi95", "asymptote", "observed_x", "observed",
-            "detection_band", "target", "p_target", "applies", "band_draws")})
+            "detection_band", "target", "p_target", "applies", "band_draws", "scale")})
 
 
 @dataclass
@@ -218,6 +236,11 @@ class Readouts:
     cost, trials, rpd
         DStudyDesign cost (USD), trial count, and reliability per dollar
         (``coef / mean cost per trial``; None when the price is 0).
+    scale
+        ``"observed"`` (success rates) or ``"latent"`` (logit scale) for every coefficient above.
+    latent
+        With an observed scale, the same readouts on the latent scale (Hardy et al. 2026's figures,
+        shown beside the observed ones); None otherwise.
     """
 
     estimand: str
@@ -232,11 +255,20 @@ class Readouts:
     cost: float
     trials: float
     rpd: Summary | None
+    scale: str = "latent"
+    latent: "Readouts | None" = None
 
     def to_dict(self) -> dict:
-        return to_jsonable({k: getattr(self, k) for k in (
+        out = {k: getattr(self, k) for k in (
             "estimand", "coefficient", "erho2", "phi", "snr", "ceiling", "target", "p_target_met", "required",
-            "cost", "trials", "rpd")})
+            "cost", "trials", "rpd", "scale")}
+        out["scale_label"] = OBSERVED_LABEL if self.scale == "observed" else LATENT_LABEL
+        if self.latent is not None:
+            lat = self.latent
+            out["latent"] = {"scale_label": LATENT_LABEL, "coefficient": lat.coefficient, "erho2": lat.erho2,
+                             "phi": lat.phi, "ceiling": lat.ceiling, "p_target_met": lat.p_target_met,
+                             "required": lat.required}
+        return to_jsonable(out)
 
 
 @dataclass
@@ -263,14 +295,39 @@ class DStudyModel:
         Draws behind curve medians and HDIs (evenly thinned; ``None``: all).
     """
 
-    def __init__(self, components, band_draws: int | None = DEFAULT_BAND_DRAWS):
+    def __init__(self, components, band_draws: int | None = DEFAULT_BAND_DRAWS, scale: str = "latent"):
         self.components: VarianceComponents = as_components(components)
         c = self.components
+        if scale not in SCALES:
+            raise ValueError(f"scale should be one of {', '.join(SCALES)}, got {scale!r}")
+        if scale == "observed" and score_scale(c) != "observed":
+            raise ValueError(f"{c.source}: no observed-score coefficient (it needs a binomial-logit fit with "
+                             "intercept draws); use scale='latent'")
+        self.scale = scale
         self._x = c.matrix
         self._e = c.residual
+        self._moments: dict[frozenset, ScoreMoments] = {}
         idx = thin_index(c.n_draws, band_draws)
         self._band_idx = idx
         self.band_draws = c.n_draws if idx is None else len(idx)
+        self._band_arg = band_draws
+
+    @property
+    def latent(self) -> "DStudyModel":
+        """The same posterior on the latent scale (itself when it is latent)."""
+        if self.scale == "latent":
+            return self
+        twin = getattr(self, "_latent", None)
+        if twin is None:
+            twin = self._latent = DStudyModel(self.components, self._band_arg, "latent")
+        return twin
+
+    def moments(self, obj) -> ScoreMoments:
+        """The logit-normal moments of the object (computed once per object; :mod:`..score_reliability`)."""
+        o = frozenset(obj)
+        if o not in self._moments:
+            self._moments[o] = score_moments(self.components, o)
+        return self._moments[o]
 
     @property
     def n_draws(self) -> int:
@@ -285,6 +342,9 @@ class DStudyModel:
         o = design.object_facets
         sizes = design.sizes()
         sizes[f] = 1.0
+        if self.scale == "observed":
+            u, a, b = score_parts(c, self.moments(o), sizes, f, claim)
+            return CoefficientParts(f, f not in o and (f in c.facets or f == REPLICATE), u, a, b)
         w = design_weights(c, o, sizes)
         werr = w.error(claim)
         # Which weights carry 1/n_f: a term's divisor is F(t) - o (relative) or F(t) (absolute-only).
@@ -347,7 +407,7 @@ class DStudyModel:
         asymptote = asymptote or summarize(_coef(p.u, p.a, p.b, 0.0, snr))
         observed = observed or summarize(_coef(p.u, p.a, p.b, 1.0 / x_obs, snr))
         return DStudyCurve(f, estimand, grid, med, h68, h95, asymptote, x_obs, observed, band, target, p_t,
-                           p.applies, self.band_draws)
+                           p.applies, self.band_draws, self.scale)
 
     # -- budget frontier --------------------------------------------------
     def required_n(self, design: DStudyDesign, over: str = "n_tasks", target: float | None = None,
@@ -396,8 +456,10 @@ class DStudyModel:
         price = design.mean_price()
         rpd = _scaled(s_coef, 1.0 / price) if price > 0 else None
         met = 1.0 - np.searchsorted(coef, target, side="left") / len(coef)
+        latent = self.latent._readouts(design, target)[0] if self.scale == "observed" else None
         out = Readouts(design.estimand, s_coef, s_erho2, s_phi, s_snr, ceiling, target, float(met),
-                       self._required_n(design, "task", target, parts=p), design.cost(), design.trial_count(), rpd)
+                       self._required_n(design, "task", target, parts=p), design.cost(), design.trial_count(), rpd,
+                       self.scale, latent)
         return out, p
 
     def view(self, design: DStudyDesign, grids: Mapping[str, Sequence[float]] | None = None, target: float | None = None,
@@ -581,8 +643,10 @@ def _weight_matrix(c: VarianceComponents, obj, size_list: Sequence[Mapping[str, 
     return ws[0].universe, np.column_stack([w.error(claim) for w in ws]), np.array([w.residual for w in ws])
 
 
-def _coef_matrix(c: VarianceComponents, obj, size_list, claim: str) -> np.ndarray:
-    """``(D, S)`` coefficients of many designs, per draw."""
+def _coef_matrix(c: VarianceComponents, obj, size_list, claim: str, scale: str = "latent") -> np.ndarray:
+    """``(D, S)`` coefficients of many designs, per draw, on the latent or the observed-score scale."""
+    if scale == "observed":
+        return score_coef_matrix(c, score_moments(c, obj), size_list, claim)
     uw, k, r = _weight_matrix(c, obj, size_list, claim)
     u = c.matrix @ uw
     err = (c.matrix @ k).T + np.multiply.outer(r, c.residual)

@@ -87,7 +87,8 @@ def _pareto(cost: np.ndarray, value: np.ndarray) -> np.ndarray:
 
 
 def cost_frontier(components, design: DStudyDesign, n_tasks=None, n_scaffolds=None, n_benchmarks=None,
-                  target: float | None = None, prob: float = 0.5, chunk: int = 256) -> CostFrontier:
+                  target: float | None = None, prob: float = 0.5, chunk: int = 256,
+                  scale: str = "latent") -> CostFrontier:
     """Best reliability at each budget and the cheapest design reaching a target, over a grid of designs.
 
     Parameters
@@ -102,6 +103,9 @@ def cost_frontier(components, design: DStudyDesign, n_tasks=None, n_scaffolds=No
         fit, or in the object, stay at the design's value.
     target, prob
         Target coefficient and assurance.
+    scale
+        ``"observed"``: the reliability of observed success rates (:mod:`..score_reliability`);
+        ``"latent"``: the logit-scale coefficient of Hardy et al. 2026.
     """
     c = as_components(components)
     target = design.default_target if target is None else _check_target(target)
@@ -128,7 +132,7 @@ def cost_frontier(components, design: DStudyDesign, n_tasks=None, n_scaffolds=No
     for s in range(0, t.size, chunk):
         sl = slice(s, s + chunk)
         size_list = [{**base, "task": ti, "scaffold": ai, "benchmark": bi} for ti, ai, bi in zip(t[sl], a[sl], b[sl])]
-        y = np.sort(_coef_matrix(c, o, size_list, design.claim), axis=1)
+        y = np.sort(_coef_matrix(c, o, size_list, design.claim, scale), axis=1)
         med[sl] = median_sorted(y)
         h95[sl] = np.column_stack(hdi_sorted(y, 0.95))
         pt[sl] = (y >= target).mean(axis=1)

@@ -15,7 +15,8 @@ from ..formatting import (convergence_verdict, estimand_symbol, facet_words, fmt
                           fmt_usd, fmt_var)
 from ..reliability import as_components, estimand_table, to_jsonable
 from .allocation import allocation_for_summary
-from .curves import DStudyModel
+from ..score_reliability import LATENT_LABEL, OBSERVED_LABEL
+from .curves import DStudyModel, score_scale
 from .budget import budget_search
 from .sizes import DStudyDesign
 
@@ -24,7 +25,7 @@ OVER = {"n_tasks": "task", "n_scaffolds": "scaffold", "n_benchmarks": "benchmark
 
 
 def dstudy_summary(components, design: DStudyDesign, target: float | None = None, budget: float | None = None,
-                   observed: DStudyDesign | None = None, verdict: dict | None = None) -> dict:
+                   observed: DStudyDesign | None = None, verdict: dict | None = None, scale: str | None = None) -> dict:
     """Estimands, minimum sizes and P(target met) for a design.
 
     Parameters
@@ -45,6 +46,11 @@ def dstudy_summary(components, design: DStudyDesign, target: float | None = None
         The convergence verdict of the fit the components come from
         (:meth:`~ddr_explorer.core.model.diagnostics.Diagnostics.verdict`); None for components
         that do not come from a fit here (typed in, read from a paper).
+    scale
+        The scale of the answers a buyer reads (``min_n``, ``p_target``, the budget's designs):
+        ``"observed"`` success rates (:mod:`..score_reliability`) or ``"latent"``; default: observed
+        whenever the components allow it (:func:`.curves.score_scale`).  With an observed scale the
+        latent answers are beside them under ``latent``; the paper's ``estimands`` are always latent.
 
     Returns
     -------
@@ -56,7 +62,8 @@ def dstudy_summary(components, design: DStudyDesign, target: float | None = None
         tasks per benchmark, :func:`~.allocation.allocate_budget`, or ``{"why_none": ...}``).
     """
     c = as_components(components)
-    model = DStudyModel(c)
+    scale = scale or score_scale(c)
+    model = DStudyModel(c, scale=scale)
     target = design.default_target if target is None else float(target)
     table = estimand_table(c, design.object_of_measurement, design.sizes())
     estimands = {}
@@ -66,17 +73,7 @@ def dstudy_summary(components, design: DStudyDesign, target: float | None = None
                            "equation": table.equations.get(name)}
         if s.prob_positive is not None:
             estimands[name]["prob_positive"] = s.prob_positive
-    min_n = {}
-    for over, facet in OVER.items():
-        # a facet the fit has no term for cannot change reliability, except replicates (they divide e)
-        if facet != "replicate" and facet not in c.facets:
-            continue
-        if facet in design.object_facets:
-            continue
-        req = model.required_n(design, over=over, target=target)
-        q = req.quantiles
-        min_n[over] = {"median": q[0.5], "lower95": q[0.025], "upper95": q[0.975],
-                       "p_reachable": req.p_reachable, "observed": req.observed_n}
+    min_n = _min_n(model, c, design, target)
     out = {
         # the verdict first: every number below is only as good as the fit behind it
         "converged": None if verdict is None else bool(verdict["converged"]),
@@ -90,16 +87,57 @@ def dstudy_summary(components, design: DStudyDesign, target: float | None = None
         "estimands": estimands,
         # estimands this fit cannot estimate, with the reason (never a number that follows from a left-out term)
         "not_estimable": dict(table.not_estimable),
+        "estimands_scale": LATENT_LABEL,
+        "scale": scale,
+        "scale_label": OBSERVED_LABEL if scale == "observed" else LATENT_LABEL,
         "min_n": min_n,
         "p_target": model.p_target_met(design, target),
         "n_draws": c.n_draws if hasattr(c, "n_draws") else None,
         "source": c.source,
     }
+    if scale == "observed":
+        out["observed_scores"] = _observed_block(model, design)
+        out["latent"] = {"scale_label": LATENT_LABEL, "min_n": _min_n(model.latent, c, design, target),
+                         "p_target": model.latent.p_target_met(design, target)}
     if budget is not None:
-        out["budget"] = budget_search(c, design, target=target, budget=budget, reference=observed).to_dict()
+        out["budget"] = budget_search(c, design, target=target, budget=budget, reference=observed,
+                                      scale=scale).to_dict()
         alloc, why = allocation_for_summary(c, design, budget)
         out["allocation"] = alloc if alloc is not None else {"why_none": why}
     return to_jsonable(out)
+
+
+def _min_n(model: DStudyModel, c, design: DStudyDesign, target: float) -> dict:
+    """Posterior distribution of the smallest size of each facet reaching the target (others at the design)."""
+    min_n = {}
+    for over, facet in OVER.items():
+        # a facet the fit has no term for cannot change reliability, except replicates (they divide e)
+        if facet != "replicate" and facet not in c.facets:
+            continue
+        if facet in design.object_facets:
+            continue
+        req = model.required_n(design, over=over, target=target)
+        q = req.quantiles
+        min_n[over] = {"median": q[0.5], "lower95": q[0.025], "upper95": q[0.975],
+                       "p_reachable": req.p_reachable, "observed": req.observed_n}
+    return min_n
+
+
+def _observed_block(model: DStudyModel, design: DStudyDesign) -> dict:
+    """The observed-score coefficients of the design (success rates; :mod:`..score_reliability`)."""
+    r = model.readouts(design)
+
+    def row(s):
+        return {"median": s.median, "lower95": s.hdi95[0], "upper95": s.hdi95[1], "lower68": s.hdi68[0],
+                "upper68": s.hdi68[1]}
+    return {"label": OBSERVED_LABEL, "method": SCORE_METHOD, "Erho2": row(r.erho2), "Phi": row(r.phi),
+            "Erho2_task_ceiling" if design.claim == "relative" else "Phi_task_ceiling": row(r.ceiling)}
+
+
+#: How the observed-score coefficient is computed, in one line (the CLI, the JSON and the sheet).
+SCORE_METHOD = ("expected correlation of the success rates of two fresh evaluations of the design, per posterior "
+                "draw, from the fitted binomial GLMM by exact logit-normal moments (Gauss-Hermite quadrature; "
+                "checked against simulation)")
 
 
 #: What a negative model-versus-scaffold contrast means, printed wherever the contrasts are.
@@ -140,12 +178,7 @@ def format_dstudy(s: dict) -> str:
         lines.append(f"{name:<34}{'n/a':>9}   not estimable: {why}")
     if any(name.startswith("delta_rho2") for name in s["estimands"]):
         lines.append(DELTA_RHO2_NOTE)
-    lines += ["", f"target {sym} >= {fmt_coef(s['target'])}:  P(target met) = {fmt_prob(s['p_target'])}"]
-    for over, m in s["min_n"].items():
-        def n(x):
-            return fmt_n(float("inf") if x is None else x)
-        lines.append(f"  smallest {w.axis(over):<26} median {n(m['median']):>8}   95% [{n(m['lower95'])}, {n(m['upper95'])}]"
-                     f"   P(reachable) = {fmt_prob(m['p_reachable'])}")
+    lines += _format_answers(s, sym, w)
     if "budget" in s:
         b = s["budget"]
         money = fmt_usd(b["budget"])
@@ -159,6 +192,32 @@ def format_dstudy(s: dict) -> str:
             lines.append(f"best design within {money}: {b['why_no_budget_design']}")
         lines += format_allocation(s.get("allocation"), s["estimand"], w.allocation)
     return "\n".join(lines)
+
+
+def _format_answers(s: dict, sym: str, w) -> list[str]:
+    """The target lines: observed success rates first where the fit gives them, the latent figures beside."""
+    def n(x):
+        return fmt_n(float("inf") if x is None else x)
+
+    obs = s.get("observed_scores")
+    lines = [""]
+    if obs is not None:
+        e = obs[s["estimand"]]
+        lines += [f"{sym} of observed success rates (the scores a reader compares) at this design: "
+                  f"{fmt_coef(e['median'])} [{fmt_coef(e['lower95'])}, {fmt_coef(e['upper95'])}]",
+                  f"  ({obs['method']}); the table above is the latent ability ranking (Hardy et al. 2026)"]
+    scale = "observed success rates" if obs is not None else "latent scale"
+    lines.append(f"target {sym} >= {fmt_coef(s['target'])} ({scale}):  P(target met) = {fmt_prob(s['p_target'])}")
+    lat = s.get("latent")
+    if lat is not None:
+        lines[-1] += f"   latent ability ranking: {fmt_prob(lat['p_target'])}"
+    for over, m in s["min_n"].items():
+        line = (f"  smallest {w.axis(over):<26} median {n(m['median']):>8}   95% [{n(m['lower95'])}, {n(m['upper95'])}]"
+                f"   P(reachable) = {fmt_prob(m['p_reachable'])}")
+        if lat is not None and over in lat["min_n"]:
+            line += f"   latent: {n(lat['min_n'][over]['median'])}"
+        lines.append(line)
+    return lines
 
 
 def format_allocation(a: dict | None, estimand: str, head: str = "Tasks per benchmark") -> list[str]:
