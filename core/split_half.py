@@ -242,7 +242,8 @@ def split_half_check(table: pd.DataFrame, components: VarianceComponents, sizes:
     half_sizes = {**sizes, "task": max(half, 1.0)}
     held = [f for f in ("benchmark", "scaffold") if f not in o]
     predicted = summarize(score_reliability(components, score_moments(components, o), half_sizes, held=held))
-    draws = np.unique(np.linspace(0, components.n_draws - 1, min(n_replicates, components.n_draws)).astype(int))
+    # evenly spaced draws, repeated when the posterior has fewer (a table of point values has one)
+    draws = np.linspace(0, components.n_draws - 1, n_replicates).round().astype(int)
     reps = d.statistic(_replicates(d, components, draws, rng), split[:replicate_splits])
     rep = np.nanmean(reps, axis=1)
     rep = rep[np.isfinite(rep)]
