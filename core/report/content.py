@@ -26,11 +26,12 @@ import numpy as np
 
 from ..dstudy import (BreadthCurve, BudgetSearch, CostFrontier, DStudyDesign, DStudyModel, DStudyView,
                       allocation_for_summary, budget_search, fixed_budget_breadth)
-from ..dstudy.summary import dstudy_summary
+from ..dstudy.summary import SCORE_METHOD, dstudy_summary
 from ..formatting import (E_RHO2, GEQ, LEQ, NDASH, PHI, SIGMA2, TIMES, FacetWords, facet_words, fmt_coef,  # noqa: F401
                           fmt_interval, fmt_n, fmt_pct, fmt_prob, fmt_r, fmt_sig3, fmt_usd, fmt_var)
 from ..rank_parts import model_parts
 from ..references import cite
+from ..score_reliability import LATENT_LABEL
 from ..ranks import RankAgreement, RankAnalysis, rank_analysis, ranking_agreement
 from ..reliability import (DETECTION_ERHO2, RESIDUAL_LOGISTIC, Summary, canonical_term, capability_gap_ratio,
                            gap_ratio_not_estimable, split_term, summarize, variance_shares)
@@ -203,6 +204,10 @@ class SheetContent:
     #: sizes in words), ``estimands`` (as ``summary["estimands"]``), ``headline`` (the claim's coefficient)
     #: and ``p_target``.  Printed beside the observed design under its own label, never in its place.
     examined: dict | None = None
+    #: ``"observed"`` (the headline and the decisions are about success rates) or ``"latent"``.
+    scale: str = "latent"
+    #: Page 1's method line: the headline's scale and the split-half check of its claim.
+    method_text: str = ""
 
     @property
     def serious(self) -> list[Notice]:
@@ -273,6 +278,19 @@ def _design_words(d: DStudyDesign, inputs: ReportInputs, observed: bool = True) 
                                         f"{fmt_n(s.get('n_agents'))} agents, {fmt_n(s.get('n_trials'))} trials)")
 
 
+def _scale_words(scale: str, sym: str, latent_head: dict, summary: dict, words) -> str:
+    """The sentence that says which scale the headline is on, with the latent figure of the papers beside it."""
+    if scale != "observed":
+        return (f" These figures are on the latent logit scale ({LATENT_LABEL}): they rank latent abilities; "
+                "the correlation of success rates is lower where rates sit near 0 or 1.")
+    lat_n = (summary.get("latent") or {}).get("min_n", {}).get("n_tasks")
+    text = (f" The figures are for observed success rates; the {LATENT_LABEL} has {sym} "
+            f"{fmt_coef(latent_head['median'])}")
+    if lat_n is not None and lat_n.get("median") is not None:
+        text += f" and reaches the target at {fmt_n(lat_n['median'])} {words.noun('n_tasks', lat_n['median'])}"
+    return text + "."
+
+
 def sheet_content(inputs: ReportInputs) -> SheetContent:
     """Compute every number and sentence of the DDR sheet from its inputs.
 
@@ -297,10 +315,13 @@ def sheet_content(inputs: ReportInputs) -> SheetContent:
         for k in ("median", "lower95", "upper95"):
             if m.get(k) is None:
                 m[k] = math.inf
-    model = DStudyModel(c)
+    scale = summary["scale"]
+    model = DStudyModel(c, scale=scale)
     view = model.view(d, target=target)
     est = d.estimand
-    head = summary["estimands"][est]
+    # the headline is on the scale of the scores a buyer reads; the papers' latent figure stays beside it
+    latent_head = summary["estimands"][est]
+    head = summary["observed_scores"][est] if scale == "observed" else latent_head
     p_target = summary["p_target"]
     vkey, vtext = verdict(head["median"], target, p_target, d.claim)
 
@@ -330,8 +351,9 @@ def sheet_content(inputs: ReportInputs) -> SheetContent:
     kind = "capability" if obj == {"model"} else "performance"
     luck_words = f"{', '.join(luck[:-1])} and {luck[-1]}"
     if d.claim == "relative":
+        scores = "success rates" if scale == "observed" else "scores"
         meaning = (f"If the {obj_plural} were evaluated again on a fresh sample of {' and '.join(drawn)}, their "
-                   f"scores would correlate about {fmt_coef(head['median'])} with today's "
+                   f"{scores} would correlate about {fmt_coef(head['median'])} with today's "
                    f"(95% interval {fmt_interval(head['lower95'], head['upper95'])}). "
                    f"In other words, {fmt_pct(head['median'], 0)} of the spread in scores is real {kind} "
                    f"difference and {fmt_pct(1 - head['median'], 0)} is the luck of which {luck_words} were drawn.")
@@ -342,6 +364,7 @@ def sheet_content(inputs: ReportInputs) -> SheetContent:
                    f"is real {kind} difference and {fmt_pct(1 - head['median'], 0)} the luck of which {luck_words} "
                    f"were drawn (95% interval of {PHI} {fmt_interval(head['lower95'], head['upper95'])}).")
     meaning += f" P({sym} {GEQ} {fmt_coef(target)}) = {fmt_prob(p_target)}."
+    meaning += _scale_words(scale, sym, latent_head, summary, words)
 
     # -- variance components ------------------------------------------------
     shares = variance_shares(c)
@@ -371,7 +394,7 @@ def sheet_content(inputs: ReportInputs) -> SheetContent:
 
     # -- cost ------------------------------------------------------------------
     # The same search as the app's D-study tab and `ddr dstudy --budget` (core.dstudy.budget).
-    search = budget_search(c, d, target=target, budget=inputs.budget, reference=d)
+    search = budget_search(c, d, target=target, budget=inputs.budget, reference=d, scale=scale)
     frontier = search.frontier if (inputs.has_cost and search.by_cost) else None
     breadth = None
     if "benchmark" in c.facets and "benchmark" not in obj:
@@ -400,6 +423,7 @@ def sheet_content(inputs: ReportInputs) -> SheetContent:
         breadth=breadth,
         ranks=ranks, agreement=agreement, notices=[], decisions=[], required_90=required_90, words=words)
     content.part_agreements = part_agreements
+    content.scale = scale
     content.cost_bands = _cost_bands(content) if frontier is not None else {}
     if frontier is not None and inputs.budget is not None:
         content.allocation, content.allocation_text = _allocation(c, d, inputs.budget, words)
@@ -419,7 +443,24 @@ def sheet_content(inputs: ReportInputs) -> SheetContent:
     content.decisions = _decisions(content)
     content.design_text = _design_words(d, inputs)
     content.examined = _examined(inputs, est, target)
+    content.method_text = _method_text(content)
     return content
+
+
+def _method_text(ct: SheetContent) -> str:
+    """Page 1's method line: which scale the headline is on and the corpus's own check of the claim."""
+    if ct.scale != "observed":
+        return (f"<b>Method:</b> {LATENT_LABEL}: Bayesian G-study on the logit scale (Hardy et al. 2026, Eq. 1); "
+                "no observed-score coefficient for these components.")
+    text = (f"<b>Method:</b> the headline, the tasks needed and P(target) are for observed success rates: "
+            f"{escape(SCORE_METHOD)}. ")
+    chk = ct.inputs.score_check
+    if chk is None:
+        return text + "The corpus is too small for a split-half check of this claim."
+    words = escape(chk.sentence())
+    if chk.verdict != "agrees":
+        words = f"<b>{words}</b>"
+    return text + words
 
 
 def _examined(inputs: ReportInputs, est: str, target: float) -> dict | None:
@@ -432,8 +473,9 @@ def _examined(inputs: ReportInputs, est: str, target: float) -> dict | None:
     if e is None:
         return None
     summary = dstudy_summary(inputs.components, e, target=target, observed=inputs.observed_design)
+    head = summary["observed_scores"][est] if summary["scale"] == "observed" else summary["estimands"][est]
     return {"design": e, "text": _design_words(e, inputs, observed=False), "estimands": summary["estimands"],
-            "headline": summary["estimands"][est], "p_target": summary["p_target"]}
+            "headline": head, "p_target": summary["p_target"]}
 
 
 # ---------------------------------------------------------------------------
@@ -665,6 +707,11 @@ def _decision_tasks(ct: SheetContent) -> Decision:
             f"(posterior median; 95% interval {fmt_n(req['lower95'])}{NDASH}{fmt_n(req['upper95'])}); "
             f"{fmt_n(ct.required_90)} tasks give 90% assurance"
             + (f", with {' and '.join(held)} as observed. " if held else ". "))
+    lat = (ct.summary.get("latent") or {}).get("min_n", {}).get("n_tasks")
+    if ct.scale == "observed" and lat is not None:  # the papers' figure, labelled, beside the one a buyer reads
+        lat_med = math.inf if lat.get("median") is None else lat["median"]
+        text += (f"These are tasks for the scores' correlation; the {LATENT_LABEL} would call "
+                 f"{fmt_n(lat_med)} enough. ")
     if n_obs >= ct.required_90:
         text += (f"The observed {fmt_n(n_obs)} tasks are enough (P(target met) = {fmt_prob(p_obs)}); "
                  f"a replication could use as few as {fmt_n(ct.required_90)} and still meet it with 90% "

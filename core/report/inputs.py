@@ -151,6 +151,10 @@ class ReportInputs:
         Software name -> version, printed in the footer.
     title
         Sheet title (default: the corpus name).
+    score_check
+        The corpus's split-half correlation of success rates beside the fit's prediction
+        (:class:`~ddr_explorer.core.split_half.SplitHalfCheck`), printed on page 1's method line; None
+        when the fit has no observed-score scale or the corpus is too small to split.
     """
 
     corpus_name: str
@@ -172,6 +176,7 @@ class ReportInputs:
     versions: Mapping[str, str] = field(default_factory=dict)
     title: str | None = None
     examined_design: DStudyDesign | None = None
+    score_check: Any = None
 
     def __post_init__(self):
         self.components = as_components(self.components)
@@ -412,9 +417,23 @@ def report_inputs_from(corpus, components=None, theta=None, *, model_names: Sequ
         g = table.groupby("model", observed=True, sort=True)[["successes", "trials"]].sum()
         keys = [str(m) for m in g.index]
     model_acc = {k: float(s / n) for k, s, n in zip(keys, g["successes"], g["trials"]) if n > 0}
+    score_check = _score_check(table, c, design)
     return ReportInputs(
         corpus_name=corpus.name, corpus_hash=corpus.content_hash, corpus_summary=summary, components=c,
         observed_design=design, target=target, budget=budget, prices=price_map, price_source=source,
         theta=theta, model_names=model_names, fit_info=info, accuracy=accuracy, model_accuracy=model_acc,
         difficulty=task_difficulty(table), analyses=dict(analyses or {}), versions=software_versions(),
-        title=title, examined_design=examined_design)
+        title=title, examined_design=examined_design, score_check=score_check)
+
+
+def _score_check(table, components: VarianceComponents, design: DStudyDesign):
+    """The split-half check of the fit's claim about scores (:mod:`..split_half`), or None where it cannot run."""
+    from ..dstudy.curves import score_scale
+    from ..split_half import split_half_check
+
+    if score_scale(components) != "observed" or not design.object_facets <= {"model", "scaffold"}:
+        return None
+    try:
+        return split_half_check(table, components, design.sizes(), design.object_facets)
+    except ValueError:  # too few tasks or objects to split: the sheet says nothing rather than guess
+        return None

@@ -214,7 +214,8 @@ def _headline_box(ct: SheetContent) -> Table:
         colour = st.ORANGE
     left = [_p(f"{_sym(ct)} = {fmt_coef(h['median'])}", "headline_number"),
             _p(f"95% interval {fmt_interval(h['lower95'], h['upper95'])}", "headline_interval"),
-            _p("observed design, posterior median", "headline_interval")]
+            _p("observed design, posterior median", "headline_interval"),
+            _p("observed success rates" if ct.scale == "observed" else "latent logit scale", "headline_interval")]
     right = [_p(f"<font color='{colour.hexval()}'>{escape(ct.verdict_text)}</font>", "verdict"),
              Spacer(1, 2), _p(ct.meaning_text, "headline_text")]
     t = Table([[left, right]], colWidths=[150, st.FRAME_WIDTH - 150])
@@ -315,7 +316,9 @@ def _page_one(ct: SheetContent) -> list:
         _notice_box(ct),
         Spacer(1, 6),
         _headline_box(ct),
-        Spacer(1, 7),
+        Spacer(1, 3),
+        _p(ct.method_text, "small"),
+        Spacer(1, 5),
     ]
     left_w = 268
     right_w = st.FRAME_WIDTH - left_w - 10
@@ -327,7 +330,8 @@ def _page_one(ct: SheetContent) -> list:
                                 xlabel=_words(ct).axis(curve.over))
     left = [Paragraph("Where the variance is (logit scale)", ss["h3"]), _components_table(ct, left_w),
             Spacer(1, 3), _p(ct.gap_text, "small")]
-    right = [Paragraph(f"Budget frontier: {_sym(ct)} against tasks", ss["h3"]), drawing,
+    right = [Paragraph(f"Budget frontier: {_sym(ct)} against tasks"
+                       + (" (success rates)" if ct.scale == "observed" else " (latent scale)"), ss["h3"]), drawing,
              _p("Bands: 68% and 95% posterior intervals. Shaded: detection limit (SNR 2\u20133). "
                 + ("Top axis: cost of the design at that many tasks. " if per_task else "")
                 + ("Dotted: tasks needed for the target (median)." if req is not None and math.isfinite(req) else
