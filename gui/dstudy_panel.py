@@ -336,8 +336,9 @@ class DStudyPanel(QWidget):
         self.readout_labels: dict[str, QLabel] = {}
         self.readout_names: dict[str, QLabel] = {}
         for key, text in (("coefficient", "E\u03c1\u00b2"), ("snr", "SNR"), ("ceiling", "Task-only ceiling"),
-                          ("p_target", "P(target met)"), ("min_n", "Tasks for target"), ("cost", "Cost"),
-                          ("trials", "Trials"), ("cheapest", "Cheapest for target"), ("budget", "Best in budget")):
+                          ("p_target", "P(target met)"), ("min_n", "Tasks for target"), ("latent", "Latent scale"),
+                          ("cost", "Cost"), ("trials", "Trials"), ("cheapest", "Cheapest for target"),
+                          ("budget", "Best in budget")):
             lab = QLabel("")
             lab.setWordWrap(True)
             lab.setTextInteractionFlags(Qt.TextSelectableByMouse)
@@ -446,7 +447,7 @@ class DStudyPanel(QWidget):
         hl = QHBoxLayout(curves_row)
         hl.setContentsMargins(0, 0, 0, 0)
         for f in self.curve_fields:
-            w = new_plot(f"{self._estimand_html()} vs {self.words[f][2]}", self.words[f][2], self._estimand_html(),
+            w = new_plot(f"{self._estimand_html()} vs {self.words[f][2]}", self.words[f][2], self._axis_label(),
                          log_x=(f == "n_tasks"), grid=False)
             w.setObjectName(f"plot_{f}")
             hl.addWidget(w)
@@ -460,7 +461,7 @@ class DStudyPanel(QWidget):
                 p.setXRange(0, math.log10(g[-1]), padding=0.02)
             else:
                 p.setXRange(1, g[-1], padding=0.03)
-        self.frontier_plot = new_plot("Cost frontier", "cost (USD)", self._estimand_html(), log_x=True, grid=False)
+        self.frontier_plot = new_plot("Cost frontier", "cost (USD)", self._axis_label(), log_x=True, grid=False)
         self.frontier_plot.setObjectName("plot_frontier")
         self.frontier_plot.getPlotItem().setYRange(0, 1, padding=0.02)
         fp = self.frontier_plot
@@ -553,6 +554,11 @@ class DStudyPanel(QWidget):
 
     def _extra_exports(self) -> dict:
         return {"D-study curves": self.export_curves_csv, "Cost frontier designs": self.export_frontier_csv}
+
+    def _axis_label(self) -> str:
+        """The coefficient and its scale: success rates (what a buyer reads) or the latent logit scale."""
+        scale = "success rates" if self.model.scale == "observed" else "latent scale"
+        return f"{self._estimand_html()} ({scale})"
 
     def _estimand_plain(self) -> str:
         return "Phi" if self.state.claim == "absolute" else "Erho2"
@@ -702,8 +708,8 @@ class DStudyPanel(QWidget):
         for f, w in self.curve_plots.items():
             p = w.getPlotItem()
             plots.set_title(w, f"{est} vs {self.words[f][2]}")
-            p.setLabel("left", est)
-        self.frontier_plot.getPlotItem().setLabel("left", est)
+            p.setLabel("left", self._axis_label())
+        self.frontier_plot.getPlotItem().setLabel("left", self._axis_label())
 
     # -- computing and drawing -------------------------------------------------------------
     def design(self) -> DStudyDesign:
@@ -757,7 +763,9 @@ class DStudyPanel(QWidget):
     def _draw_readouts(self, view: DStudyView) -> None:
         r = view.readouts
         lab = _TextSetter(self.readout_labels)
-        self.readout_names["coefficient"].setText("\u03a6" if r.estimand == "Phi" else "E\u03c1\u00b2")
+        sym = "\u03a6" if r.estimand == "Phi" else "E\u03c1\u00b2"
+        self.readout_names["coefficient"].setText(f"{sym} (success rates)" if r.scale == "observed" else sym)
+        lab["latent"].setText(_latent_words(r))
         c, s = r.coefficient, r.snr
         if self.preview:  # one set of point estimates: no interval to show
             q = r.required.quantiles
@@ -818,7 +826,7 @@ class DStudyPanel(QWidget):
         # core's budget search: its grids and its no-price policy (rank by trials) are the CLI's and the
         # sheet's.  The job is plain data (no Qt object), as gui.workers requires.
         job = functools.partial(budget_search, self.components, st.design(), target=st.effective_target,
-                                budget=st.budget, reference=self.observed)
+                                budget=st.budget, reference=self.observed, scale=self.model.scale)
         self._frontier_task = BackgroundTask(job, parent=self, interval_ms=15)
         self._frontier_task.finished.connect(self._on_frontier_done)
         self._frontier_task.errored.connect(self._on_frontier_error)
@@ -944,6 +952,17 @@ class DStudyPanel(QWidget):
             self.dominance_plot.setTitle(f"Rank dominance within {len(r.parts)} parts of a disconnected design "
                                          "(blank: not identified)")
             self.dominance_plot.setToolTip("\n".join(r.part_reasons))
+
+
+def _latent_words(r) -> str:
+    """The latent ability ranking's figures (Hardy et al. 2026) beside the observed-score readouts."""
+    lat = r.latent
+    if lat is None:
+        return ("these readouts are the latent ability ranking (Hardy et al. 2026): no intercept draws "
+                "for a success-rate figure" if r.scale == "latent" else "")
+    q = lat.required.quantiles
+    return (f"{_symbol(lat.estimand)} {fmt_coef(lat.coefficient.median)}, tasks for target {fmt_count(q[0.5])}  "
+            "(latent ability ranking, Hardy et al. 2026)")
 
 
 def _symbol(estimand: str) -> str:

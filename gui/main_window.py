@@ -237,6 +237,7 @@ class MainWindow(CorpusOpening, FitFlow, AnalysisJobs, DdrSheetExport, QMainWind
             state's object.
         """
         from ..core.dstudy import DStudyModel
+        from ..core.dstudy.curves import score_scale
         from ..core.ranks import rank_analysis
         from ..core.reliability import as_components
         from .components_panel import ComponentsPanel
@@ -257,7 +258,8 @@ class MainWindow(CorpusOpening, FitFlow, AnalysisJobs, DdrSheetExport, QMainWind
             observed_design = self.state.observed_design() or self.state.design()
         self.components_panel = ComponentsPanel(c, self.state.object_of_measurement)
         self._slots["Variance components"].replace(self.components_panel)
-        self.dstudy_panel = DStudyPanel(DStudyModel(c), observed_design, self.state, ranks)
+        # success rates where the fit allows it (a buyer reads scores); the latent figures are beside them
+        self.dstudy_panel = DStudyPanel(DStudyModel(c, scale=score_scale(c)), observed_design, self.state, ranks)
         self._slots["D-study"].replace(self.dstudy_panel)
         if ranks is not None:
             from ..core.formatting import object_noun
