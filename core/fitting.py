@@ -465,7 +465,7 @@ def fit_announcement(corpus, spec, path) -> str:
             f"ddr dstudy {path} --preview")
 
 
-def components_for_dstudy(args, *, progress=None, announce=None):
+def components_for_dstudy(args, *, progress=None, announce=None, keep: dict | None = None):
     """For ``ddr dstudy PATH``: the components of a cached fit file or of a corpus's fit, the corpus's
     observed design (:func:`~.dstudy.observed_design`, or the one a fit file records) and the fit's
     convergence verdict (:func:`verdict_of`).
@@ -502,6 +502,8 @@ def components_for_dstudy(args, *, progress=None, announce=None):
     from .corpus.io import load_corpus
 
     corpus = load_corpus(path, getattr(args, "format", None), **options_from_args(args))
+    if keep is not None:  # the caller's split-half check reads the corpus's cells
+        keep["corpus"] = corpus
     settings = settings_from_args(args)
     from .design.presets import default_preset
 

@@ -245,8 +245,12 @@ def split_half_check(table: pd.DataFrame, components: VarianceComponents, sizes:
     # evenly spaced draws, repeated when the posterior has fewer (a table of point values has one)
     draws = np.linspace(0, components.n_draws - 1, n_replicates).round().astype(int)
     reps = d.statistic(_replicates(d, components, draws, rng), split[:replicate_splits])
-    rep = np.nanmean(reps, axis=1)
+    ok = np.isfinite(reps)
+    with np.errstate(invalid="ignore"):  # a replicate with no usable split is dropped, not averaged
+        rep = np.where(ok, reps, 0.0).sum(axis=1) / ok.sum(axis=1)
     rep = rep[np.isfinite(rep)]
+    if rep.size == 0:
+        raise ValueError("no replicate corpus leaves three objects with trials in both halves")
     lo, hi = (float(np.quantile(rep, 0.025)), float(np.quantile(rep, 0.975)))
     obs = float(r.mean())
     verdict = "agrees" if lo <= obs <= hi else ("over-states" if obs < lo else "under-states")

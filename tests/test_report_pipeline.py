@@ -92,9 +92,15 @@ def test_page_one_numbers_equal_core_on_the_fitted_posterior(first_build):
     assert set(inp.components.terms) == {"task", "model", "scaffold", "task:model", "task:scaffold",
                                          "model:scaffold"}
     assert inp.components.n_draws == SETTINGS.draws * SETTINGS.chains
-    core = dstudy_summary(inp.components, inp.observed_design, target=inp.target)["estimands"]["Erho2"]
+    summary = dstudy_summary(inp.components, inp.observed_design, target=inp.target)
+    # the headline is the reliability of observed success rates; the latent figure is beside it, labelled
+    assert summary["scale"] == "observed"
+    core = summary["observed_scores"]["Erho2"]
     assert f"E\u03c1\u00b2 = {fmt_coef(core['median'])}" in page
     assert f"95% interval {fmt_interval(core['lower95'], core['upper95'])}" in page
+    latent = summary["estimands"]["Erho2"]["median"]
+    assert f"latent ability ranking (Hardy et al. 2026) has E\u03c1\u00b2 {fmt_coef(latent)}" in page
+    assert "observed success rates" in page
     for term in inp.components.terms:
         s = summarize(inp.components.draws[term])
         assert fmt_var(s.median) in page and fmt_interval(*s.hdi95, fmt=fmt_var) in page

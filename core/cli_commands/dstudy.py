@@ -52,6 +52,7 @@ def cmd_dstudy(args: argparse.Namespace) -> int:
         return _dstudy_preview(args)
     try:
         observed = verdict = None
+        kept: dict = {}
         if args.components is not None:
             components = read_components(args.components)
             args.object = object_for_terms(as_components(components).terms, args.object)
@@ -62,7 +63,8 @@ def cmd_dstudy(args: argparse.Namespace) -> int:
             progress = TerminalProgress(not quiet)
             try:  # a fit not in the cache is said before it starts, then shows its progress
                 components, observed, verdict = components_for_dstudy(
-                    args, progress=progress, announce=None if quiet else lambda t: print(t, file=sys.stderr))
+                    args, progress=progress, announce=None if quiet else lambda t: print(t, file=sys.stderr),
+                    keep=kept)
             finally:
                 progress.done()
         design = _design_from_args(args, observed)
@@ -71,6 +73,9 @@ def cmd_dstudy(args: argparse.Namespace) -> int:
         summary = dstudy_summary(components, design, target=args.target, budget=args.budget, observed=observed,
                                  verdict=verdict)
         summary["design_source"] = _design_source(args)
+        check = _split_half(kept.get("corpus"), components, observed, summary)
+        if check is not None:
+            summary["split_half"] = check.to_dict()
         if getattr(args, "slice", None) and args.path is not None:  # the D-study is of a slice of tasks
             from ..corpus.slicing import parse_slice, slice_text
 
@@ -88,11 +93,29 @@ def cmd_dstudy(args: argparse.Namespace) -> int:
     if "slice" in summary and not args.json:
         print(f"slice of tasks: {summary['slice']}")
     print(json.dumps(summary, indent=2) if args.json else format_dstudy(summary))
+    if "split_half" in summary and not args.json:
+        print(summary["split_half"]["sentence"])
     if "external_ranking" in summary and not args.json:
         from ..analyses.external_ranking import format_external
 
         print(format_external(summary["external_ranking"]))
     return EXIT_OK
+
+
+def _split_half(corpus, components, observed, summary: dict):
+    """The corpus's split-half check of the observed-score claim (:mod:`..split_half`), or None: no corpus
+    (a components file or a fit file), no observed-score scale, or too few tasks or objects to split."""
+    if corpus is None or observed is None or summary.get("scale") != "observed":
+        return None
+    from ..reliability import as_components
+    from ..split_half import split_half_check
+
+    if not observed.object_facets <= {"model", "scaffold"}:
+        return None
+    try:
+        return split_half_check(corpus.table, as_components(components), observed.sizes(), observed.object_facets)
+    except ValueError:
+        return None
 
 
 def _design_source(args: argparse.Namespace) -> str:
