@@ -98,7 +98,8 @@ def moment_fit(data, spec="per-benchmark", settings=None, progress=None, cancel=
     return post
 
 
-def cold_fit_refits(design, spec, requests, settings=None, *, parent=None, progress=None, cancel=None, spread=None):
+def cold_fit_refits(design, spec, requests, settings=None, *, parent=None, progress=None, cancel=None, spread=None,
+                    on_result=None):
     """Stand-in for :func:`ddr_explorer.core.model.refit.fit_refits`: the contract's cold loop, each request's kept
     cells fitted by ``sampler.fit`` (the moment stand-in under the ``fake_sampler`` fixture); ``parent`` and
     ``spread`` (the precision rule's tolerance) unused: the stand-in's run length is fixed."""
@@ -120,6 +121,8 @@ def cold_fit_refits(design, spec, requests, settings=None, *, parent=None, progr
                 progress(f"{_label}: {phase}", _i, len(requests), eta)
 
         out.append(sampler.fit(request_cells(design, r), spec, settings, progress=inner, cancel=cancel))
+        if on_result is not None:  # the contract: each refit handed over as it finishes
+            on_result(i, out[-1])
     if progress is not None:
         progress("refits done", len(requests), len(requests), 0.0)
     return out

@@ -299,3 +299,19 @@ def test_a_refit_whose_quadrature_was_off_is_rerun_with_more_nodes_and_the_same_
     assert fitted[0].diagnostics.problems == [
         "the quadrature that integrates task:model out is off by 0.054 nats at the posterior (> 0.05): refit with "
         "more nodes (--quadrature-nodes 12) or marginalise = off (--marginalise off)"]
+
+
+def test_an_interrupted_run_keeps_every_refit_finished_before_it(fake_sampler, corpus, tmp_path):
+    # a `ddr report` stopped (timeout, Ctrl-C, Cancel) after two of three refits: both stay in the cache,
+    # and the rerun samples only the third
+    models = corpus.table["model"].astype(str)
+    jobs = [FitJob("all", corpus)] + [FitJob(f"without {m}", sub_corpus(corpus, (models != m).to_numpy(), m))
+                                      for m in ("m00", "m01", "m02")]
+    e = RefitEngine(corpus, "per-benchmark", SETTINGS, cache_dir=tmp_path)
+    e.run([jobs[0]])  # the parent, cached
+    fake_sampler.clear()
+    with pytest.raises(FitCancelled):
+        e.run(jobs, cancel=lambda: len(fake_sampler) >= 2)
+    assert len(fake_sampler) == 2
+    again = RefitEngine(corpus, "per-benchmark", SETTINGS, cache_dir=tmp_path)
+    assert again.to_sample(jobs) == ["without m02"]

@@ -764,18 +764,29 @@ class RefitEngine:
                 p.result = FitResult(posterior_from_entry(entry), p.key, cache.path_for(p.key), False)
                 out.n_fitted += 1
         else:
-            posts = self._local(pending, settings, clock, cancel, skip_failed)
+            def keep(p: _Planned, post) -> None:
+                # cached the moment its batch ends: an interrupted run keeps every refit finished before it
+                path = cache.store(p.key, posterior_to_entry(post, None))
+                p.result = FitResult(post, p.key, path, False)
+
+            posts = self._local(pending, settings, clock, cancel, skip_failed, keep)
             for p, post in zip(pending, posts):
                 if post is None:
                     continue
-                path = cache.store(p.key, posterior_to_entry(post, None))
-                p.result = FitResult(post, p.key, path, False)
+                if p.result is None:
+                    keep(p, post)
                 out.n_fitted += 1
         clock.sampled(time.perf_counter() - t, len(pending))
         clock.done = clock.base_done + len(pending)
 
-    def _local(self, pending, settings, clock, cancel, skip_failed) -> list:
-        """fit_refits on all pending requests at once; on a ValueError, one by one to find the failing part."""
+    def _local(self, pending, settings, clock, cancel, skip_failed, keep=None) -> list:
+        """fit_refits on all pending requests at once; on a ValueError, one by one to find the failing part.
+
+        ``keep(planned, posterior)`` stores each refit as its batch finishes (see :meth:`_refit`)."""
+        def on_result(i, post, _group=pending):
+            if keep is not None:
+                keep(_group[i], post)
+
         from ..model.refit import fit_refits
 
         clock.base_done = clock.done
@@ -785,7 +796,7 @@ class RefitEngine:
         try:
             return fit_refits(self.design, self.fitted_spec, [p.request for p in pending], settings,
                               parent=self.parent_posterior(), progress=clock.outer(len(pending)), cancel=cancel,
-                              **extra)
+                              on_result=on_result, **extra)
         except ValueError:
             if not skip_failed:
                 raise
@@ -793,7 +804,8 @@ class RefitEngine:
         for i, p in enumerate(pending):
             try:
                 posts.append(fit_refits(self.design, self.fitted_spec, [p.request], settings,
-                                        parent=self.parent_posterior(), cancel=cancel, **extra)[0])
+                                        parent=self.parent_posterior(), cancel=cancel,
+                                        on_result=lambda _i, post, _p=p: keep and keep(_p, post), **extra)[0])
             except ValueError as exc:
                 p.error = f"{p.job.label}: {exc}"
                 posts.append(None)

@@ -456,7 +456,8 @@ def _posterior(parent_design: DesignMatrix, spec, prep: _Prepared, settings: Sam
 
 def fit_refits(design: DesignMatrix, spec, requests: Sequence[RefitRequest], settings: SamplerSettings | None = None,
                *, parent: Posterior | None = None, progress: ProgressCallback | None = None,
-               cancel: CancelCallback | None = None, warmup: int | None = None, spread=None) -> list[Posterior]:
+               cancel: CancelCallback | None = None, warmup: int | None = None, spread=None,
+               on_result=None) -> list[Posterior]:
     """Fit every request under the parent's model (SPEC section 2), in request order.
 
     Parameters
@@ -484,6 +485,10 @@ def fit_refits(design: DesignMatrix, spec, requests: Sequence[RefitRequest], set
         The :class:`~.stopping.SpreadTracker` of the requests with a precision rule (their tolerance as
         the refits accumulate; the refit engine seeds it with the refits reopened from its cache); a new
         one when None.
+    on_result
+        ``on_result(i, posterior)``, called as soon as request ``i``'s batch has finished: the refit engine
+        caches each refit then, so that an interrupted run (a timeout, Ctrl-C, Cancel) keeps every refit
+        finished before it.
 
     Returns
     -------
@@ -594,6 +599,8 @@ def fit_refits(design: DesignMatrix, spec, requests: Sequence[RefitRequest], set
                             notes.append(stop_note(chk_j, why_j, d_j, settings))
                         out[i] = _posterior(design, spec, preps[i], run_settings, ws, sp, gibbs, device, timings,
                                             preps[i].seconds + share, notes)
+                        if on_result is not None:
+                            on_result(i, out[i])
                     done += len(idx)
                     if progress is not None:
                         el = time.perf_counter() - t_run
