@@ -102,6 +102,29 @@ def test_bad_slice_names_the_column_and_the_values(text, words):
         assert w in msg, msg
 
 
+def test_a_slice_of_models_keeps_their_records_and_the_tasks_they_ran():
+    c = apply_slice(tiny(), "model=m1|m3")
+    t = c.table
+    assert sorted(t["model"].astype(str).unique()) == ["m1", "m3"]
+    assert len(t) == 5 and int(t["successes"].sum()) == 5  # m1: 1+0+1, m3: 0+3
+    assert c.provenance["slice_tasks"] == [3, 3]
+    # with a task condition: both must hold; m3 ran no task of benchmark A but a2
+    both = apply_slice(tiny(), "model=m3;benchmark=A")
+    assert list(both.table["task"].astype(str)) == ["a2"] and both.provenance["slice_tasks"] == [1, 3]
+
+
+@pytest.mark.parametrize("text, words", [
+    ("model=m9", ["no record has model = 'm9'", "m1 (3)", "m3 (2)"]),
+    ("model=1..2", ["takes names, not a range"]),
+    ("model=m2;benchmark=B", ["no record meets every condition"]),
+])
+def test_bad_model_slice_names_the_models(text, words):
+    with pytest.raises(CorpusError) as exc:
+        apply_slice(tiny(), text)
+    for w in words:
+        assert w in str(exc.value), str(exc.value)
+
+
 def test_parse_slice_round_trip():
     conds = parse_slice(["group=a|b", "minutes=..30"])
     assert [c.text() for c in conds] == ["task_group=a|b", "human_minutes=..30"]  # synonyms read as the schema's

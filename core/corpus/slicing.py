@@ -17,7 +17,9 @@ hold.  A column is task-level when it has one value per task (``benchmark``
 and ``task`` themselves, ``task_group``, ``human_minutes``, ``difficulty``,
 ``difficulty_label``, or any other such column of the file); a column that
 varies within a task (a model's ``release_date``, ``cost``) cannot choose
-tasks and is refused.  A condition that names no column of the corpus, or
+tasks and is refused, except ``model`` and ``scaffold``: ``model=a|b|c`` keeps
+those models' records (a subset of the compared objects) and the tasks they ran.
+A condition that names no column of the corpus, or
 matches no task, is an error that names the column and lists the values (or
 the range) available.
 
@@ -38,6 +40,10 @@ from . import schema
 from .issues import CorpusError, error
 
 __all__ = ["SliceCondition", "parse_slice", "slice_text", "apply_slice", "task_level_columns", "slice_choices"]
+
+#: Record facets a slice may name: it then keeps those models' (or scaffolds') records, a subset of what is
+#: compared, and the tasks they ran.
+RECORD_FACETS = ("model", "scaffold")
 
 #: Columns that are never task metadata (results, trials and per-record facets).
 _NOT_TASK_LEVEL = {"model", "scaffold", schema.TRIAL_ID, schema.SUCCESSES, schema.TRIALS, schema.SOFT_SCORE,
@@ -213,7 +219,11 @@ def apply_slice(corpus, conditions, file=None):
     levels = task_level_columns(t)
     tasks = t.groupby(["benchmark", "task"], observed=True).size().index
     keep = pd.Series(True, index=tasks)
+    row_keep = np.ones(len(t), dtype=bool)
     for c in conditions:
+        if c.column in RECORD_FACETS and c.column in t.columns:
+            row_keep &= _record_condition(t, c, file)
+            continue
         if c.column not in t.columns:
             raise _bad(f"slice {c.text()!r}: the corpus has no column {c.column!r}",
                        "slice by one of its task-level columns: " + ", ".join(levels)
@@ -243,10 +253,13 @@ def apply_slice(corpus, conditions, file=None):
     if not bool(keep.any()):
         raise _bad(f"slice {slice_text(conditions)!r}: no task meets every condition",
                    "loosen one condition (each matches some tasks on its own)", file=file)
-    kept = keep[keep].index
-    kept_set = {(str(b), str(k)) for b, k in kept}
+    kept_set = {(str(b), str(k)) for b, k in keep[keep].index}
     rows = np.fromiter(((b, k) in kept_set for b, k in zip(t["benchmark"].astype(str), t["task"].astype(str))),
-                       dtype=bool, count=len(t))
+                       dtype=bool, count=len(t)) & row_keep
+    if not rows.any():
+        raise _bad(f"slice {slice_text(conditions)!r}: no record meets every condition",
+                   "loosen one condition (each matches some records on its own)", file=file)
+    kept = t.loc[rows].groupby(["benchmark", "task"], observed=True).size().index
     table = t.loc[rows].copy()
     for col in table.columns:
         if isinstance(table[col].dtype, pd.CategoricalDtype):
@@ -259,6 +272,22 @@ def apply_slice(corpus, conditions, file=None):
     prov["slice_tasks"] = [int(len(kept)), int(len(tasks))]
     return Corpus(table=table, name=f"{corpus.name} [{text}]", source=corpus.source, format=corpus.format,
                   warnings=list(corpus.warnings), provenance=prov)
+
+
+def _record_condition(table: pd.DataFrame, c: SliceCondition, file) -> np.ndarray:
+    """Rows whose model (or scaffold) is one of the condition's values: a subset of the compared objects."""
+    if c.values is None:
+        raise _bad(f"slice {c.text()!r}: {c.column!r} takes names, not a range",
+                   f"name them ({c.column}=A|B)", column=c.column, file=file)
+    names = table[c.column].astype(str)
+    missing = [v for v in c.values if not (names == v).any()]
+    if missing:
+        counts = names.value_counts()
+        shown = ", ".join(f"{k} ({n})" for k, n in counts.head(12).items())
+        more = f" and {counts.size - 12} more" if counts.size > 12 else ""
+        raise _bad(f"slice {c.text()!r}: no record has {c.column} = {', '.join(map(repr, missing))}",
+                   f"choose from the {c.column}s (records): {shown}{more}", column=c.column, file=file)
+    return names.isin(set(c.values)).to_numpy()
 
 
 def _as_text(z) -> str:
