@@ -347,7 +347,9 @@ def _page_one(ct: SheetContent) -> list:
 # ---------------------------------------------------------------------------
 
 _ESTIMAND_NAMES = {
-    "Erho2": f"{E_RHO2}: ranking reliability",
+    "scores:Erho2": f"{E_RHO2} of observed success rates",
+    "scores:Phi": f"{PHI} of observed success rates",
+    "Erho2": f"{E_RHO2}: ranking reliability (latent)",
     "SNR": "SNR: signal-to-noise ratio",
     "Phi": f"{PHI}: absolute (dependability)",
     "Erho2_task_ceiling": f"{E_RHO2} task-only ceiling",
@@ -360,6 +362,19 @@ _ESTIMAND_NAMES = {
 }
 
 
+def _with_scores(summary: dict) -> dict:
+    """The estimand table's rows: the observed-score coefficients first (where the fit has them), then the
+    papers' latent estimands."""
+    obs = summary.get("observed_scores")
+    if not obs:
+        return summary["estimands"]
+    rows = {}
+    for key, name in (("Erho2", "scores:Erho2"), ("Phi", "scores:Phi")):
+        if key in obs:
+            rows[name] = {**obs[key], "equation": "success rates; exact logit-normal moments"}
+    return {**rows, **summary["estimands"]}
+
+
 def _dstudy_pages(ct: SheetContent) -> list:
     ss = st.stylesheet()
     inp = ct.inputs
@@ -368,7 +383,11 @@ def _dstudy_pages(ct: SheetContent) -> list:
              _p(f"Each curve varies one facet of the design and holds the others at the observed design "
                 f"({ct.design_text}). The coefficient is computed per posterior draw and summarised by its median "
                 f"and 68%/95% highest-density intervals; the detection band marks SNR 2\u20133 ({E_RHO2} "
-                f"0.667\u20130.750), a descriptive reference, not a calibrated threshold ({cite('hardy2026', 'Fig. 3')}).",
+                f"0.667\u20130.750), a descriptive reference, not a calibrated threshold ({cite('hardy2026', 'Fig. 3')})."
+                + (" The curves and the smallest designs are for observed success rates (the correlation of two "
+                   "fresh evaluations' scores); the estimand table is the latent ability ranking of the papers, "
+                   "with the success-rate coefficients in its first rows." if ct.scale == "observed" else
+                   " Every figure here is on the latent logit scale (latent ability ranking)."),
                 "body_after")]
     half = (st.FRAME_WIDTH - 12) / 2
     drawings, flat = [], []
@@ -385,7 +404,7 @@ def _dstudy_pages(ct: SheetContent) -> list:
                                           title=f"{_sym(ct)} against {word}", xlabel=_words(ct).axis(curve.over)))
     if ct.breadth is not None:
         drawings.append(fig.breadth_figure(ct.breadth, half, 178, observed_benchmarks=d.effective_n_benchmarks,
-                                           target=inp.target, title=f"{_sym(ct)} at a fixed budget of "
+                                           target=inp.target, title=f"{_sym(ct)} (latent) at a fixed budget of "
                                            f"{fmt_n(ct.breadth.total_tasks)} tasks"))
     while len(drawings) % 2:
         drawings.append("")
@@ -403,7 +422,8 @@ def _dstudy_pages(ct: SheetContent) -> list:
                         f"benchmarks ({cite('hardy2026', 'Corollary 3.2')}): breadth raises reliability whenever benchmark-by-model "
                         "variance is present.", "caption"))
     story += [Paragraph("Every estimand of the observed design", ss["h2"]),
-              _estimands_table(ct.summary["estimands"], "Estimand (observed design)", ct.summary.get("not_estimable"))]
+              _estimands_table(_with_scores(ct.summary), "Estimand (observed design)",
+                               ct.summary.get("not_estimable"))]
     if any(name.startswith("delta_rho2") for name in ct.summary["estimands"]):
         story.append(_p("\u0394\u03c1\u00b2: the model's share minus the scaffold's share of one system variance "
                         f"({cite('hardy2026', 'Eqs. 11–15')}), in [\u22121, 1]. Below 0 the scaffold matters more "
@@ -417,16 +437,19 @@ def _dstudy_pages(ct: SheetContent) -> list:
             _estimands_table(ct.examined["estimands"], "Estimand (design examined)",
                              ct.summary.get("not_estimable"))])]
     # smallest designs
+    latent = (ct.summary.get("latent") or {}).get("min_n", {})
     rows = [[_p("Facet varied (others at the observed design)", "cell_head"), _p("observed", "cell_head_right"),
              _p("median needed", "cell_head_right"), _p("95% interval", "cell_head_right"),
-             _p("P(reachable)", "cell_head_right")]]
+             _p("P(reachable)", "cell_head_right"), _p("latent scale" if latent else "", "cell_head_right")]]
     words = _words(ct)  # the app's words (core.formatting.facet_words)
     for over, m in ct.summary["min_n"].items():
+        lat = latent.get(over, {}).get("median") if latent else None
         rows.append([_p(words.axis(over), "cell"), _p(fmt_n(m["observed"]), "cell_right"),
                      _p(fmt_n(m["median"]), "cell_right"),
                      _p(f"{fmt_n(m['lower95'])}\u2013{fmt_n(m['upper95'])}", "cell_right"),
-                     _p(fmt_prob(m["p_reachable"]), "cell_right")])
-    t = Table(rows, colWidths=[200, 70, 80, 100, st.FRAME_WIDTH - 450], repeatRows=1, hAlign="LEFT")
+                     _p(fmt_prob(m["p_reachable"]), "cell_right"),
+                     _p(fmt_n(math.inf if lat is None else lat) if latent else "", "cell_right")])
+    t = Table(rows, colWidths=[200, 60, 75, 90, 70, st.FRAME_WIDTH - 495], repeatRows=1, hAlign="LEFT")
     t.setStyle(st.data_table_style(len(rows)))
     story += [KeepTogether([Paragraph(f"Smallest design reaching {_sym(ct)} {GEQ} {fmt_coef(inp.target)}", ss["h2"]),
                             t, _p(f"Per draw, the smallest whole size whose coefficient reaches the target; "
