@@ -20,6 +20,7 @@ from .. import __version__
 from .cli_commands.analyses import cmd_analyses
 from .cli_commands.common import (EXIT_FAILURE, EXIT_INVALID, EXIT_OK, EXIT_SHEET_INCOMPLETE, EXIT_UNCONVERGED,
                                   print_errors)
+from .cli_commands.compare import cmd_compare
 from .cli_commands.corpus import cmd_convert, cmd_formats, cmd_inspect
 from .cli_commands.dstudy import cmd_dstudy
 from .cli_commands.estimators import cmd_henderson, cmd_methods
@@ -190,6 +191,25 @@ def build_parser() -> argparse.ArgumentParser:
                    help="point estimates for --preview (default auto: Laplace up to 10,000 random effects)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=cmd_dstudy)
+
+    p = sub.add_parser("compare", help="two agents, one decision: A against B from the fitted posterior, the "
+                       "paired test beside it, and the tasks a new evaluation needs to settle it")
+    _add_corpus_arguments(p)
+    p.add_argument("a", help="the first model (or scaffold, or 'model / scaffold' system), as the corpus names it")
+    p.add_argument("b", help="the second one")
+    p.add_argument("--object", default="model", choices=["model", "scaffold", "system"],
+                   help="what A and B are (default: models)")
+    _add_preset_argument(p, "model preset to fit the corpus with (default: pooled for several benchmarks, else "
+                         "per-benchmark)")
+    p.add_argument("--draws", type=int, help=_draws_help("when fitting"))
+    _add_stopping_arguments(p)
+    p.add_argument("--warmup", type=int, help=f"warmup iterations per chain when fitting (default {dflt.warmup})")
+    p.add_argument("--chains", type=int, help=f"chains when fitting (default {dflt.chains})")
+    p.add_argument("--seed", type=int, default=0, help="seed when fitting")
+    p.add_argument("--cache", type=Path, help="cache folder")
+    p.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.set_defaults(func=cmd_compare)
 
     p = sub.add_parser("fit", help="fit the Bayesian G-study (variance components) with NUTS")
     _add_corpus_arguments(p)

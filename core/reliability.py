@@ -334,7 +334,8 @@ class VarianceComponents:
             raise ValueError(f"{source}: no variance components; give at least one term such as 'model'")
         res = _as_draws(RESIDUAL_LOGISTIC if res_value is None else res_value, f"{source}: residual",
                         scale if res_value is not None else "variance")
-        lengths = {len(v) for v in raw.values()} | {len(res)}
+        mu = None if intercept is None else np.asarray(intercept, dtype=np.float64).reshape(-1)
+        lengths = {len(v) for v in raw.values()} | {len(res)} | ({len(mu)} if mu is not None else set())
         lengths.discard(1)
         if len(lengths) > 1:
             detail = ", ".join(f"{t}: {len(v)}" for t, v in raw.items())
@@ -342,12 +343,9 @@ class VarianceComponents:
                              "every term needs the same number of posterior draws (or one value)")
         s = lengths.pop() if lengths else 1
         draws = {t: np.broadcast_to(raw[t], (s,)).astype(np.float64) for t in sorted(raw, key=_term_key)}
-        mu = None
-        if intercept is not None:
-            mu = np.asarray(intercept, dtype=np.float64).reshape(-1)
-            if len(mu) not in (1, s) or not np.isfinite(mu).all():
-                raise ValueError(f"{source}: the intercept needs one finite value or one per draw ({s}), "
-                                 f"got {len(mu)}")
+        if mu is not None:
+            if not np.isfinite(mu).all():
+                raise ValueError(f"{source}: the intercept needs finite values")
             mu = np.broadcast_to(mu, (s,)).astype(np.float64)
         return cls(draws=draws, residual=np.broadcast_to(res, (s,)).astype(np.float64), source=source,
                    intercept=mu)
