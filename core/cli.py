@@ -195,8 +195,12 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("compare", help="two agents, one decision: A against B from the fitted posterior, the "
                        "paired test beside it, and the tasks a new evaluation needs to settle it")
     _add_corpus_arguments(p)
-    p.add_argument("a", help="the first model (or scaffold, or 'model / scaffold' system), as the corpus names it")
-    p.add_argument("b", help="the second one")
+    p.add_argument("a", nargs="?", help="the first model (or scaffold, or 'model / scaffold' system), as the corpus "
+                   "names it")
+    p.add_argument("b", nargs="?", help="the second one")
+    p.add_argument("--all", action="store_true", help="every pair: those that can be told apart, and the tiers")
+    p.add_argument("--threshold", type=float, default=0.95,
+                   help="P(better) at which a pair counts as told apart (default 0.95)")
     p.add_argument("--object", default="model", choices=["model", "scaffold", "system"],
                    help="what A and B are (default: models)")
     _add_preset_argument(p, "model preset to fit the corpus with (default: pooled for several benchmarks, else "

@@ -113,3 +113,22 @@ def test_sizing_says_never_when_a_tie_cannot_be_broken():
     theta = np.array([[0.0, 0.0]])
     sz = size_pair_decision(c, theta, np.zeros(1), {"task": 50, "replicate": 1}, max_draws=1)
     assert sz.tasks_for[0.8] == math.inf and sz.p_limit <= 0.5 + 1e-9
+
+
+def test_tiers_cut_where_an_object_is_told_apart_from_the_tier_leader():
+    rng = np.random.default_rng(3)
+    s = 4000
+    # three well separated groups; within a group the means differ by far less than the draws' spread
+    means = [3.0, 2.9, 1.0, 0.9, 0.8, -1.0]
+    theta = np.column_stack([rng.normal(m, 0.2, s) for m in means])
+    names = ["a1", "a2", "b1", "b2", "b3", "c1"]
+    from ddr_explorer.core.rank_tiers import rank_tiers
+
+    t = rank_tiers(theta, names)
+    assert t.tiers == [["a1", "a2"], ["b1", "b2", "b3"], ["c1"]]
+    told = {(a, b) for a, b, _ in t.pairs}
+    assert ("a1", "b1") in told and ("b3", "c1") in told and ("a1", "a2") not in told
+    assert len(t.pairs) == 2 * 3 + 2 + 3  # across groups only: a x b, a x c, b x c
+    assert t.n_pairs == 15 and "11 of 15 pairs" in t.sentence()
+    with pytest.raises(ValueError, match="probability in"):
+        rank_tiers(theta, names, 0.4)

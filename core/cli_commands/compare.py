@@ -74,6 +74,27 @@ def format_comparison(out: dict) -> str:
     return "\n".join(lines)
 
 
+def _all_pairs(post, args) -> int:
+    """``ddr compare CORPUS --all``: the pairs that can be told apart and the tiers (:mod:`..rank_tiers`)."""
+    from ..fitting import theta_from_posterior, verdict_of
+    from ..rank_tiers import rank_tiers
+
+    theta, names = theta_from_posterior(post, args.object)
+    tiers = rank_tiers(theta, names, args.threshold)
+    if args.json:
+        print(json.dumps({"fit": "fit: " + convergence_verdict(verdict_of(post)), "tiers": tiers.to_dict()},
+                         indent=2))
+        return EXIT_OK
+    print("fit: " + convergence_verdict(verdict_of(post)))
+    print(tiers.sentence())
+    for k, tier in enumerate(tiers.tiers, start=1):
+        print(f"  tier {k}: {', '.join(tier)}")
+    print(f"pairs told apart (P(better) >= {tiers.threshold:.2f}):")
+    for a, b, p in tiers.pairs:
+        print(f"  {a} > {b}   P = {p:.3f}")
+    return EXIT_OK
+
+
 def cmd_compare(args: argparse.Namespace) -> int:
     """``ddr compare CORPUS A B``: the pair from the fitted posterior, the frequentist check, the sizing."""
     from ..dstudy import corpus_prices, observed_design
@@ -82,6 +103,12 @@ def cmd_compare(args: argparse.Namespace) -> int:
     from ..pair_sizing import size_pair_decision
 
     if cache_folder_refused(args):
+        return EXIT_INVALID
+    if args.all == (args.a is not None):
+        print("ddr: give two names (ddr compare CORPUS A B) or --all (every pair), not both", file=sys.stderr)
+        return EXIT_INVALID
+    if not args.all and args.b is None:
+        print("ddr: give the second name too (ddr compare CORPUS A B)", file=sys.stderr)
         return EXIT_INVALID
     try:
         corpus = corpus_of(args)
@@ -94,6 +121,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
         finally:
             progress.done()
         post = result.posterior
+        if args.all:
+            return _all_pairs(post, args)
         comp = components_from_posterior(post)
         cmp = compare_pair(post, corpus.table, comp, args.a, args.b, args.object)
         theta, names = theta_from_posterior(post, args.object)
