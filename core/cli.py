@@ -266,6 +266,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--cache", type=Path, help="cache folder")
     p.add_argument("--no-cache", action="store_true", help="neither read nor write the fit cache")
     p.add_argument("--corpus", type=Path, help="with a cached fit file (.h5) as PATH: the corpus it was fitted to")
+    p.add_argument("--compare", metavar="A,B", help="a pair of models (systems for --object system) to read "
+                   "through every layer: a 'Two agents' page after page 1 (as ddr compare)")
     p.add_argument("--analyses", help="analyses to run first, comma-separated: difficulty,heldout,loo, or none "
                    "(refits through the refit engine, all cached: difficulty 4 strata, heldout --splits x 2, loo 1; "
                    "default: all three when their estimate is under 15 minutes, printed first); also "

@@ -277,7 +277,8 @@ def write_ddr_sheet(source, output, *, corpus=None, load_options: Mapping[str, A
                     prices: Mapping[str, float] | None = None, analyses: Mapping[str, Any] | None = None,
                     date_invariant: bool = False, title: str | None = None,
                     progress: ProgressCallback | None = None, cancel: CancelCallback | None = None,
-                    strict_terms: bool = False, default_analyses: Callable | None = None) -> SheetResult:
+                    strict_terms: bool = False, default_analyses: Callable | None = None,
+                    compare: tuple[str, str] | None = None) -> SheetResult:
     """Write the DDR sheet (SPEC sec. 7; seed 003 sec. 6) of a corpus or of a cached fit.
 
     Parameters
@@ -331,6 +332,10 @@ def write_ddr_sheet(source, output, *, corpus=None, load_options: Mapping[str, A
     strict_terms
         Refuse a preset whose terms the design cannot separate (``ddr report --strict-terms``;
         :func:`~.fitting.fit_corpus`) instead of fitting it without them.
+    compare
+        Two names (models, or systems for a system sheet): a "Two agents" page after page 1
+        (:func:`~.pair_comparison.pair_decision`, as ``ddr compare``); an unknown name is refused before
+        any analysis runs.
 
     Returns
     -------
@@ -388,6 +393,14 @@ def write_ddr_sheet(source, output, *, corpus=None, load_options: Mapping[str, A
     elif given is None:
         fit_path = Path(source)
     _check(cancel, "after the fit")
+    pair = None
+    if compare is not None:  # before the analyses: a name the corpus lacks is said before any refit runs
+        from .fitting import components_from_posterior, object_for_terms
+        from .pair_comparison import pair_decision
+
+        comp = components_from_posterior(posterior)
+        obj = object_for_terms(comp.terms, object_of_measurement)
+        pair = pair_decision(posterior, c, comp, compare[0], compare[1], "system" if obj == "system" else "model")
 
     diag = getattr(posterior, "diagnostics", None)
     converged = None if diag is None else bool(getattr(diag, "converged", False))
@@ -446,6 +459,7 @@ def write_ddr_sheet(source, output, *, corpus=None, load_options: Mapping[str, A
                                 target=target, budget=budget, prices=prices,
                                 analyses={k: v for k, v in results.items() if v is not None},
                                 corpus_summary=corpus_summary, title=title)
+    inputs.pair = pair  # the buyer's pair: a page after page 1 (core.pair_comparison, as ddr compare)
     _emit(progress, "inputs", 1, 1)
     _check(cancel, "before writing the PDF")
     _emit(progress, "sheet", 0, 1)

@@ -365,3 +365,39 @@ def compare_pair(post, table: pd.DataFrame, components: VarianceComponents, a: s
     cmp.disagreement = _disagreement(cmp.p_a_better, t, obj, table, a, b)
     cmp.sentence = _sentence(cmp)
     return cmp
+
+
+@dataclass
+class PairDecision:
+    """The comparison of a pair and the sizing of its decision: what ``ddr compare``, the app's Compare tab and
+    the DDR sheet's "Two agents" page show (one computation for the three)."""
+
+    comparison: PairComparison
+    sizing: object  # :class:`~.pair_sizing.PairSizing`
+
+    def to_dict(self) -> dict:
+        return {"comparison": self.comparison.to_dict(), "sizing": self.sizing.to_dict()}
+
+
+def pair_decision(post, corpus, components: VarianceComponents, a: str, b: str, obj: str = "model",
+                  sizes: dict | None = None) -> PairDecision:
+    """Compare ``a`` and ``b`` and size the decision at the corpus's design and prices.
+
+    ``sizes``: the design a new evaluation keeps (scaffolds per model, trials per cell); default the
+    corpus's observed design (:func:`~.dstudy.observed_design`).
+    """
+    from .dstudy import corpus_prices, observed_design
+    from .fitting import theta_from_posterior
+    from .pair_sizing import size_pair_decision
+
+    cmp = compare_pair(post, corpus.table, components, a, b, obj)
+    theta, names = theta_from_posterior(post, obj)
+    ia, ib = names.index(cmp.a), names.index(cmp.b)
+    delta = expected_rate(components, theta[:, ia], obj) - expected_rate(components, theta[:, ib], obj)
+    if sizes is None:
+        sizes = observed_design(corpus, facets=components.facets).sizes()
+    prices = corpus_prices(corpus)
+    price = sum(prices.values()) / len(prices) if prices else 0.0
+    sizing = size_pair_decision(components, theta[:, [ia, ib]], delta, sizes, obj, paired_se=cmp.paired.se,
+                                price_per_trial=price)
+    return PairDecision(cmp, sizing)

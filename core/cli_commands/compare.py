@@ -97,10 +97,8 @@ def _all_pairs(post, args) -> int:
 
 def cmd_compare(args: argparse.Namespace) -> int:
     """``ddr compare CORPUS A B``: the pair from the fitted posterior, the frequentist check, the sizing."""
-    from ..dstudy import corpus_prices, observed_design
-    from ..fitting import components_from_posterior, fit_corpus, settings_from_args, theta_from_posterior, verdict_of
-    from ..pair_comparison import PairError, compare_pair, expected_rate, resolve
-    from ..pair_sizing import size_pair_decision
+    from ..fitting import components_from_posterior, fit_corpus, settings_from_args, verdict_of
+    from ..pair_comparison import PairError, pair_decision
 
     if cache_folder_refused(args):
         return EXIT_INVALID
@@ -123,23 +121,13 @@ def cmd_compare(args: argparse.Namespace) -> int:
         post = result.posterior
         if args.all:
             return _all_pairs(post, args)
-        comp = components_from_posterior(post)
-        cmp = compare_pair(post, corpus.table, comp, args.a, args.b, args.object)
-        theta, names = theta_from_posterior(post, args.object)
-        ia, ib = resolve(cmp.a, names, args.object), resolve(cmp.b, names, args.object)
-        delta = expected_rate(comp, theta[:, ia], args.object) - expected_rate(comp, theta[:, ib], args.object)
-        design = observed_design(corpus, facets=comp.facets)
-        prices = corpus_prices(corpus)
-        price = sum(prices.values()) / len(prices) if prices else 0.0
-        sizing = size_pair_decision(comp, theta[:, [ia, ib]], delta, design.sizes(), args.object,
-                                    paired_se=cmp.paired.se, price_per_trial=price)
+        decision = pair_decision(post, corpus, components_from_posterior(post), args.a, args.b, args.object)
     except CorpusError as exc:
         print_errors(exc)
         return EXIT_INVALID
     except (PairError, ValueError) as exc:
         print(f"ddr: {exc}", file=sys.stderr)
         return EXIT_INVALID
-    out = {"fit": "fit: " + convergence_verdict(verdict_of(post)), "comparison": cmp.to_dict(),
-           "sizing": sizing.to_dict()}
+    out = {"fit": "fit: " + convergence_verdict(verdict_of(post)), **decision.to_dict()}
     print(json.dumps(out, indent=2) if args.json else format_comparison(out))
     return EXIT_OK

@@ -74,7 +74,8 @@ def cmd_report(args: argparse.Namespace) -> int:
                                  object_of_measurement=args.object, claim=args.claim, target=args.target,
                                  budget=args.budget, prices=prices, analyses=analyses,
                                  date_invariant=args.date_invariant, progress=progress,
-                                 strict_terms=args.strict_terms, default_analyses=default_analyses)
+                                 strict_terms=args.strict_terms, default_analyses=default_analyses,
+                                 compare=_pair_names(args.compare))
     except CorpusError as exc:
         progress.done()
         print_errors(exc)
@@ -103,6 +104,17 @@ def cmd_report(args: argparse.Namespace) -> int:
           + ("" if result.complete else f", without {len(result.left_out)} of its sections (exit status "
              f"{EXIT_SHEET_INCOMPLETE})"), file=sys.stderr)
     return EXIT_OK if result.complete else EXIT_SHEET_INCOMPLETE
+
+
+def _pair_names(text: str | None) -> tuple[str, str] | None:
+    """``--compare A,B`` as two names (a name with a comma: ``--compare "A;B"``)."""
+    if text is None:
+        return None
+    sep = ";" if ";" in text else ","
+    names = [t.strip() for t in text.split(sep)]
+    if len(names) != 2 or not all(names):
+        raise ValueError(f"--compare takes two names, A,B (or A;B when a name has a comma), got {text!r}")
+    return names[0], names[1]
 
 
 def _report_analyses(args: argparse.Namespace):

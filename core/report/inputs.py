@@ -155,6 +155,9 @@ class ReportInputs:
         The corpus's split-half correlation of success rates beside the fit's prediction
         (:class:`~ddr_explorer.core.split_half.SplitHalfCheck`), printed on page 1's method line; None
         when the fit has no observed-score scale or the corpus is too small to split.
+    pair
+        A pair the buyer asked about (:class:`~ddr_explorer.core.pair_comparison.PairDecision`): a "Two
+        agents" page after page 1 and one line under page 1's decisions; None without one.
     """
 
     corpus_name: str
@@ -177,6 +180,7 @@ class ReportInputs:
     title: str | None = None
     examined_design: DStudyDesign | None = None
     score_check: Any = None
+    pair: Any = None
 
     def __post_init__(self):
         self.components = as_components(self.components)

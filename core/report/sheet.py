@@ -339,6 +339,10 @@ def _page_one(ct: SheetContent) -> list:
     mid = Table([[left, "", right]], colWidths=[left_w, 10, right_w])
     mid.setStyle(st.layout_style())
     story += [mid, Spacer(1, 6), Paragraph("Five decisions for a buyer", ss["h2"]), _decisions_table(ct)]
+    if inp.pair is not None:  # the buyer's own pair, in one line; its page follows
+        from .pair_page import pair_line
+
+        story += [Spacer(1, 3), _p(pair_line(inp.pair), "small")]
     return story
 
 
@@ -784,6 +788,13 @@ def _capability_page(ct: SheetContent) -> list:
                               st.FRAME_WIDTH)
 
 
+def _pair_page(ct: SheetContent) -> list:
+    """Two agents (:mod:`.pair_page`); nothing when no pair was asked for."""
+    from .pair_page import pair_section
+
+    return pair_section(ct.inputs.pair, st.stylesheet())
+
+
 def _diagnostics_page(ct: SheetContent) -> list:
     ss = st.stylesheet()
     inp = ct.inputs
@@ -886,7 +897,7 @@ def _diagnostics_page(ct: SheetContent) -> list:
 # ---------------------------------------------------------------------------
 
 #: The sheet's sections in page order, with the name a note or message gives one left out (:mod:`.sections`).
-_SECTIONS = (("page 1", _page_one), ("the design study", _dstudy_pages), ("what reliability costs", _cost_page),
+_SECTIONS = (("page 1", _page_one), ("two agents", _pair_page), ("the design study", _dstudy_pages), ("what reliability costs", _cost_page),
              ("hard tasks and replications", _difficulty_page), ("ranks and dominance", _ranks_page),
              ("capability scale and transfer", _capability_page),
              ("diagnostics and data coverage", _diagnostics_page), ("method notes", _methods_page))
