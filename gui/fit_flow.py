@@ -17,6 +17,8 @@ forwarding layer; the window declares the Qt signals the flow emits (``fit_finis
 
 from __future__ import annotations
 
+import numpy as np
+
 import os
 import time
 
@@ -189,6 +191,19 @@ class FitFlow:
         self.statusBar().showMessage("The fit failed; see the log in the Model tab.")
         self.fit_failed.emit(text)
 
+    def _show_compare(self, post, components, ranks) -> None:
+        """The Compare tab for this fit: two models of it, at the D-study tab's sizes (gui/compare_panel.py)."""
+        from .compare_panel import ComparePanel
+
+        if ranks is None or self.corpus is None or getattr(components, "intercept", None) is None:
+            self.compare_panel = None
+            return
+        theta, names = ranks
+        order = [names[i] for i in np.argsort(-np.asarray(theta).mean(axis=0), kind="stable")]
+        self.compare_panel = ComparePanel(post, self.corpus, components, order,
+                                          sizes=lambda: self.state.design().sizes())
+        self._slots["Compare"].replace(self.compare_panel)
+
     def show_fit(self, out: dict) -> None:
         """Fill every view from a fit's outputs (see :func:`fit_job`); mark an unconverged fit as such."""
         self.fit_outputs = out
@@ -203,6 +218,7 @@ class FitFlow:
         ranks = out["ranks"].get(ranked)
         theta, names = ranks if ranks is not None else (None, None)
         self.show_posterior(out["components"], theta, names, ranked=ranked)
+        self._show_compare(post, out["components"], out["ranks"].get("model"))
         diag = post.diagnostics
         self._show_diagnostics()
         if diag.converged:

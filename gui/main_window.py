@@ -156,6 +156,8 @@ class MainWindow(CorpusOpening, FitFlow, AnalysisJobs, DdrSheetExport, QMainWind
                 "The D-study needs variance components: fit the model, or use "
                 "Analysis > D-study from typed components...")),
             "Ranks": Slot(placeholder("Ranks need the latent model effects of a posterior fit.")),
+            "Compare": Slot(placeholder("Two models compared, and the tasks that would settle it: fit the model "
+                                        "first (ddr compare does the same on the command line).")),
             "Model": Slot(self.model_panel),
             "Diagnostics": Slot(placeholder("Convergence diagnostics appear here once a fit has run.")),
             "Analyses": Slot(QWidget()),  # a start page (gui/analysis_start_pages.py)
@@ -363,7 +365,8 @@ class MainWindow(CorpusOpening, FitFlow, AnalysisJobs, DdrSheetExport, QMainWind
     def panels(self) -> dict:
         """The panels shown now, by tab name (tabs with a placeholder are left out)."""
         out = {"Corpus": self.corpus_panel, "Variance components": self.components_panel,
-               "D-study": self.dstudy_panel, "Ranks": self.ranks_panel, "Diagnostics": self.diagnostics_panel,
+               "D-study": self.dstudy_panel, "Ranks": self.ranks_panel,
+               "Compare": getattr(self, "compare_panel", None), "Diagnostics": self.diagnostics_panel,
                "Analyses": self.analyses_panel, "Methods": self.methods_panel,
                "Failure modes": self.failure_frontier_panels.get("failure-modes"),
                "Frontier": self.failure_frontier_panels.get("frontier"),

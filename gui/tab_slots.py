@@ -12,7 +12,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
 #: Tab titles, in order.
-TABS = ("Corpus", "Model", "Variance components", "D-study", "Ranks", "Diagnostics", "Analyses", "Methods",
+TABS = ("Corpus", "Model", "Variance components", "D-study", "Ranks", "Compare", "Diagnostics", "Analyses", "Methods",
         "Failure modes", "Frontier", "Capability")
 
 
