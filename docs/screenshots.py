@@ -180,6 +180,10 @@ def app_tabs(argv=None) -> int:
     window.dstudy_panel.wait_for_allocation(120_000)
     for tab in tabs:
         window.tabs.setCurrentIndex(TABS.index(tab))
+        if tab == "Compare" and getattr(window, "compare_panel", None) is not None:
+            cp = window.compare_panel  # the demo's two leaders, compared as a user would: press Compare
+            cp.run()
+            pump(until=lambda: cp.decision is not None or cp.run_button.isEnabled(), limit=300)
         shoot(window, f"main-window-{tab.lower().replace(' ', '-')}.png")
 
     if not args.tabs:

@@ -163,7 +163,8 @@ class ComparePanel(QWidget):
     def _draw_curve(self, s) -> None:
         p = self.curve_plot.getPlotItem()
         p.clear()
-        p.plot(np.log10(s.curve_n), s.curve_p, pen=pg.mkPen(plots.COLORS["median"], width=2))
+        # the plot is in log-x mode: data in tasks, lines in its log10 coordinates (pyqtgraph's convention)
+        p.plot(np.asarray(s.curve_n, dtype=float), s.curve_p, pen=pg.mkPen(plots.COLORS["median"], width=2))
         for q in s.tasks_for:
             p.addLine(y=q, pen=pg.mkPen(plots.COLORS.get("target", "#d95f02"), style=Qt.DashLine))
         p.addLine(x=math.log10(max(s.observed_tasks, 1.0)), pen=pg.mkPen("#888888", style=Qt.DotLine))
