@@ -526,4 +526,7 @@ def components_for_dstudy(args, *, progress=None, announce=None):
     observed = observed_design(corpus, object_of_measurement=args.object, claim=getattr(args, "claim", "relative"),
                                prices=prices, facets=comp.facets)
     args.design_source = f"the observed design of corpus {corpus.name} ({path.name})"
+    from .dstudy.trial_counts import corpus_counts
+
+    args.corpus_counts = corpus_counts(corpus)  # printed beside the design's own count of trials
     return comp, observed, verdict_of(result.posterior)

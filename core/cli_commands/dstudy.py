@@ -71,6 +71,8 @@ def cmd_dstudy(args: argparse.Namespace) -> int:
         summary = dstudy_summary(components, design, target=args.target, budget=args.budget, observed=observed,
                                  verdict=verdict)
         summary["design_source"] = _design_source(args)
+        if getattr(args, "corpus_counts", None) is not None:  # a corpus's trials and cells, beside the design's
+            summary["corpus_counts"] = args.corpus_counts
         if getattr(args, "slice", None) and args.path is not None:  # the D-study is of a slice of tasks
             from ..corpus.slicing import parse_slice, slice_text
 

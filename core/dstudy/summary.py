@@ -18,6 +18,7 @@ from .allocation import allocation_for_summary
 from .curves import DStudyModel
 from .budget import budget_search
 from .sizes import DStudyDesign
+from .trial_counts import design_trials_text
 
 #: Facets a D-study can vary, with the design field each sets.
 OVER = {"n_tasks": "task", "n_scaffolds": "scaffold", "n_benchmarks": "benchmark", "n_replicates": "replicate"}
@@ -130,8 +131,9 @@ def format_dstudy(s: dict) -> str:
     sizes += [w.count("n_replicates", d["n_replicates"])] + [w.count(f, n) for f, n in d["extra_facets"].items()]
     lines = [head, f"D-study for {s['object']} ({'ranking' if s['estimand'] == 'Erho2' else 'absolute decisions'}); "
              f"components from {s['source']}",
-             f"design: {' x '.join(sizes)}; {fmt_n(d['n_models'])} {w.compared.lower()}; "
-             f"{fmt_n(d['trials'])} {w.noun('n_replicates', d['trials'])}, {cost}",
+             f"design: {' x '.join(sizes)}; {fmt_n(d['n_models'])} {w.compared.lower()}; {cost}",
+             # the design's count is of a full design; the file's own count beside it (issue 47 item 6)
+             f"{w.noun('n_replicates').lower()}: {design_trials_text(d, w, s.get('corpus_counts'), 'x')}",
              *([f"sizes from {s['design_source']}"] if s.get("design_source") else []), "",
              f"{'estimand':<34}{'median':>9}{'95% interval':>22}"]
     for name, e in s["estimands"].items():

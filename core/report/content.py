@@ -27,6 +27,7 @@ import numpy as np
 from ..dstudy import (BreadthCurve, BudgetSearch, CostFrontier, DStudyDesign, DStudyModel, DStudyView,
                       allocation_for_summary, budget_search, fixed_budget_breadth)
 from ..dstudy.summary import dstudy_summary
+from ..dstudy.trial_counts import design_trials_text
 from ..formatting import (E_RHO2, GEQ, LEQ, NDASH, PHI, SIGMA2, TIMES, FacetWords, facet_words, fmt_coef,  # noqa: F401
                           fmt_interval, fmt_n, fmt_pct, fmt_prob, fmt_r, fmt_sig3, fmt_usd, fmt_var)
 from ..rank_parts import model_parts
@@ -787,12 +788,16 @@ def _decision_cost(ct: SheetContent) -> Decision:
         text = ("<b>No cost data:</b> supply per-trial costs (a cost column, token counts with a price table, or a "
                 "price per benchmark) to get the cost frontier and reliability per dollar. ")
         req = ct.summary["min_n"].get("n_tasks")
+        # the design's count is of a full design at the observed sizes, not the file's trials: say both
+        words = ct.words or facet_words(d.object_of_measurement, inp.components.facets)
+        have = design_trials_text(d.to_dict(), words, inp.corpus_summary)
         if req and math.isfinite(req["median"]):
             need = d.with_size("n_tasks", max(1.0, req["median"])).trial_count()
-            text += (f"In trials: the observed design ran {fmt_n(d.trial_count())} trials; the target needs about "
-                     f"{fmt_n(need)} (same models, scaffolds and replicates).")
+            text += (f"In trials: {have}. The target needs a full design of about {fmt_n(need)} "
+                     f"{words.noun('n_replicates', need)} (same models, scaffolds and "
+                     f"{words.axis('n_replicates')}).")
         else:
-            text += f"In trials: the observed design ran {fmt_n(d.trial_count())} trials."
+            text += f"In trials: {have}."
         return Decision(3, q, text, "not run")
     f = ct.frontier
     b = ct.cost_bands

@@ -41,6 +41,7 @@ from reportlab.pdfgen.canvas import Canvas
 from reportlab.platypus.flowables import Flowable, _listWrapOn
 from reportlab.platypus import (CondPageBreak, KeepInFrame, KeepTogether, Paragraph, Spacer, Table)
 
+from ..dstudy.trial_counts import design_trials_text
 from ..files import write_bytes_atomic
 from ..formatting import convergence_verdict, facet_words, object_noun, plural, run_length_text
 from ..references import cite
@@ -459,13 +460,9 @@ def _agent_table(ct: SheetContent, with_cost: bool, top: int = 15) -> Table:
 
 
 def _trials_text(ct: SheetContent) -> str:
-    """``64 traces (4 agents × 8 tasks × 2 traces per agent-task pair)``: the design's trial count in its words."""
-    d, w = ct.design, _words(ct)
-    parts = [f"{fmt_n(d.n_models)} {w.objects if w.object == 'agent' else plural('model', d.n_models)}"]
-    if w.object != "agent":  # an agent is one model-scaffold pair
-        parts.append(w.count("n_scaffolds", d.n_scaffolds))
-    parts += [f"{fmt_n(d.total_tasks)} {plural('task', d.total_tasks)}", w.count("n_replicates", d.n_replicates)]
-    return f"{fmt_n(d.trial_count())} {w.noun('n_replicates', d.trial_count())} ({f' {TIMES} '.join(parts)})"
+    """``64 traces in a full design of these sizes (4 agents × 8 tasks × 2 traces per agent-task pair); the
+    corpus ran 61 traces in 30 cells``: the design's count in its words, the file's beside it."""
+    return design_trials_text(ct.design.to_dict(), _words(ct), ct.inputs.corpus_summary)
 
 
 def _cost_page(ct: SheetContent) -> list:
@@ -520,7 +517,8 @@ def _cost_page(ct: SheetContent) -> list:
                      _p(_design_text(f, k, _words(ct)), "cell"), _p(fmt_coef(f.median[k]), "cell_right")])
     rows.append([_p("observed design", "cell"), _p(fmt_usd(d.cost()), "cell_right"),
                  _p(f"{_count(d.effective_n_tasks, 'task')} {TIMES} {_count(d.n_scaffolds, 'scaffold')} {TIMES} "
-                    f"{_count(d.effective_n_benchmarks, 'benchmark')} ({fmt_n(d.trial_count())} trials)", "cell"),
+                    f"{_count(d.effective_n_benchmarks, 'benchmark')} ({fmt_n(d.trial_count())} trials in a full "
+                    "design of these sizes)", "cell"),
                  _p(fmt_coef(ob.median), "cell_right")])
     if inp.budget is not None and b.get("budget") is not None:
         k = b["budget"]

@@ -1,0 +1,55 @@
+"""One number for one thing (issue 47, item 6): a count says what it counts, a share is not rounded to
+a certainty it does not have.
+
+- A D-study design's trial count is a full design's (models x scaffolds x tasks x trials per cell);
+  the corpus's own trials and cells are printed beside it, never under the same word.
+- A share strictly between 0 and 1 never prints as 0% or 100%.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from ddr_explorer.core.dstudy import DStudyDesign
+from ddr_explorer.core.dstudy.summary import dstudy_summary, format_dstudy
+from ddr_explorer.core.dstudy.trial_counts import corpus_counts, design_trials_text
+from ddr_explorer.core.formatting import facet_words, fmt_pct
+from ddr_explorer.core.reliability import VarianceComponents
+
+
+def _binary_leaderboard() -> pd.DataFrame:
+    """3 models x 4 tasks, one trial per cell except two cells run five times: 12 cells, 20 trials."""
+    rows = [dict(benchmark="b", task=f"t{t}", model=f"m{m}", scaffold="s", successes=1, trials=1)
+            for m in range(3) for t in range(4)]
+    rows[0]["trials"] = rows[5]["trials"] = 5
+    return pd.DataFrame(rows)
+
+
+def test_the_design_count_and_the_files_count_are_told_apart():
+    table = _binary_leaderboard()
+    assert corpus_counts(table) == {"trials": 20, "cells": 12}
+    d = DStudyDesign(n_tasks=4, n_models=3, n_replicates=1)  # the median cell holds one trial
+    w = facet_words("model", ("task", "model"))
+    assert design_trials_text(d.to_dict(), w, corpus_counts(table), "x") == (
+        "12 trials in a full design of these sizes (3 models x 1 scaffold per model x 4 tasks x 1 trial per cell); "
+        "the corpus ran 20 trials in 12 cells")
+    # the sheet passes the inspection summary's names
+    assert design_trials_text(d.to_dict(), w, {"n_trials": 20, "n_cells": 12}, "x").endswith("20 trials in 12 cells")
+    assert design_trials_text(d.to_dict(), w).endswith("\u00d7 1 trial per cell)")  # no corpus: no claim on it
+
+
+def test_ddr_dstudy_prints_both_counts():
+    c = VarianceComponents.from_mapping({"task": 1.0, "model": 1.0, "task:model": 0.5}, source="typed")
+    s = dstudy_summary(c, DStudyDesign(n_tasks=89, n_models=58, n_replicates=1))
+    s["corpus_counts"] = {"trials": 9968, "cells": 5101}
+    text = format_dstudy(s)
+    assert "58 models compared; no prices" in text
+    assert ("trials: 5,162 trials in a full design of these sizes (58 models x 1 scaffold per model x 89 tasks x "
+            "1 trial per cell); the corpus ran 9,968 trials in 5,101 cells") in text
+    assert "5,162 trials, " not in text
+
+
+def test_a_share_short_of_certain_is_not_printed_as_certain():
+    assert (fmt_pct(0.998, 0), fmt_pct(1 - 0.998, 0)) == ("over 99%", "under 1%")
+    assert (fmt_pct(0.9996), fmt_pct(0.0004)) == ("over 99.9%", "under 0.1%")
+    assert (fmt_pct(1.0, 0), fmt_pct(0.0, 0), fmt_pct(0.994, 0), fmt_pct(0.123)) == ("100%", "0%", "99%", "12.3%")
