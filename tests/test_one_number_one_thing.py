@@ -53,3 +53,27 @@ def test_a_share_short_of_certain_is_not_printed_as_certain():
     assert (fmt_pct(0.998, 0), fmt_pct(1 - 0.998, 0)) == ("over 99%", "under 1%")
     assert (fmt_pct(0.9996), fmt_pct(0.0004)) == ("over 99.9%", "under 0.1%")
     assert (fmt_pct(1.0, 0), fmt_pct(0.0, 0), fmt_pct(0.994, 0), fmt_pct(0.123)) == ("100%", "0%", "99%", "12.3%")
+
+
+def _typed(terms, seed=0):
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    return VarianceComponents.from_mapping({t: rng.gamma(20, 0.05, 200) for t in terms}, source="typed")
+
+
+def test_p_above_zero_is_printed_where_it_is_named_and_not_as_an_empty_column():
+    from ddr_explorer.core.report.sheet import _estimands_table
+
+    crossed = ("task", "model", "scaffold", "task:model", "task:scaffold", "model:scaffold")
+    s = dstudy_summary(_typed(crossed), DStudyDesign(n_tasks=30, n_scaffolds=3, n_models=5))
+    p = s["estimands"]["delta_rho2_universe"]["prob_positive"]
+    assert 0 < p < 1
+    line = next(x for x in format_dstudy(s).splitlines() if x.startswith("delta_rho2_universe"))
+    assert line.endswith(f"P(>0) = {p:.2f}")
+    assert len(_estimands_table(s["estimands"], "Estimand")._cellvalues[0]) == 6  # with the P(> 0) column
+    # one scaffold, no model-versus-scaffold contrast: no P(> 0) column standing empty
+    one = dstudy_summary(_typed(("task", "model", "task:model")), DStudyDesign(n_tasks=30, n_models=5))
+    assert not any("prob_positive" in e for e in one["estimands"].values())
+    head = _estimands_table(one["estimands"], "Estimand")._cellvalues[0]
+    assert len(head) == 5 and not any("P(" in c.text for c in head)

@@ -137,7 +137,9 @@ def format_dstudy(s: dict) -> str:
              *([f"sizes from {s['design_source']}"] if s.get("design_source") else []), "",
              f"{'estimand':<34}{'median':>9}{'95% interval':>22}"]
     for name, e in s["estimands"].items():
-        lines.append(f"{name:<34}{fmt_coef(e['median']):>9}   [{fmt_coef(e['lower95'])}, {fmt_coef(e['upper95'])}]")
+        # a contrast's P(>0), which DELTA_RHO2_NOTE explains below, printed where the note says it is
+        pp = f"   P(>0) = {fmt_prob(e['prob_positive'])}" if e.get("prob_positive") is not None else ""
+        lines.append(f"{name:<34}{fmt_coef(e['median']):>9}   [{fmt_coef(e['lower95'])}, {fmt_coef(e['upper95'])}]{pp}")
     for name, why in (s.get("not_estimable") or {}).items():
         lines.append(f"{name:<34}{'n/a':>9}   not estimable: {why}")
     if any(name.startswith("delta_rho2") for name in s["estimands"]):

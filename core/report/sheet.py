@@ -48,7 +48,7 @@ from ..references import cite
 from . import figures as fig
 from . import styles as st
 from .citations import references_block
-from .content import (E_RHO2, GEQ, PHI, SIGMA2, TIMES, SheetContent, escape, fmt_coef, fmt_interval, fmt_n,
+from .content import (E_RHO2, GEQ, NDASH, PHI, SIGMA2, TIMES, SheetContent, escape, fmt_coef, fmt_interval, fmt_n,
                       fmt_pct, fmt_prob, fmt_r, fmt_sig3, fmt_usd, fmt_var, held_out_reading, sheet_content,
                       term_label)
 from .inputs import ReportInputs
@@ -255,26 +255,28 @@ def _decisions_table(ct: SheetContent) -> Table:
 
 def _estimands_table(estimands: dict, head: str, not_estimable: dict | None = None) -> Table:
     """The estimands of one design (median, 95% and 68% intervals, P(> 0), equation), shares left out;
-    ``not_estimable`` (name -> why) are said, never printed as a number."""
+    ``not_estimable`` (name -> why) are said, never printed as a number.  P(> 0) is a contrast's
+    (delta_rho2): without one the column would stand empty, so it is left out."""
+    shown = {k: e for k, e in estimands.items() if not k.startswith("share:")}
+    with_p = any(e.get("prob_positive") is not None for e in shown.values())
     rows = [[_p(head, "cell_head"), _p("median", "cell_head_right"),
              _p("95% interval", "cell_head_right"), _p("68% interval", "cell_head_right"),
-             _p("P(&gt; 0)", "cell_head_right"), _p("source", "cell_head")]]
-    for name, e in estimands.items():
-        if name.startswith("share:"):
-            continue
+             *([_p("P(&gt; 0)", "cell_head_right")] if with_p else []), _p("source", "cell_head")]]
+    for name, e in shown.items():
         label = _ESTIMAND_NAMES.get(name, escape(name))
         pp = e.get("prob_positive")
         fmt = (lambda x: f"{x:,.2f}") if name == "SNR" else fmt_coef
         rows.append([_p(label, "cell"), _p(fmt(e["median"]), "cell_right"),
                      _p(fmt_interval(e["lower95"], e["upper95"], fmt), "cell_right"),
                      _p(fmt_interval(e["lower68"], e["upper68"], fmt), "cell_right"),
-                     _p(fmt_prob(pp) if pp is not None else "", "cell_right"),
+                     *([_p(fmt_prob(pp) if pp is not None else NDASH, "cell_right")] if with_p else []),
                      _p(escape(e.get("equation") or ""), "cell_muted")])
     for name, why in (not_estimable or {}).items():
         rows.append([_p(_ESTIMAND_NAMES.get(name, escape(name)), "cell"), _p("not estimable", "cell_right"),
-                     _p("", "cell_right"), _p("", "cell_right"), _p("", "cell_right"),
+                     _p("", "cell_right"), _p("", "cell_right"), *([_p("", "cell_right")] if with_p else []),
                      _p(escape(why), "cell_muted")])
-    t = Table(rows, colWidths=[170, 50, 85, 85, 40, st.FRAME_WIDTH - 430], repeatRows=1, hAlign="LEFT")
+    widths = [170, 50, 85, 85, *([40] if with_p else [])]
+    t = Table(rows, colWidths=[*widths, st.FRAME_WIDTH - sum(widths)], repeatRows=1, hAlign="LEFT")
     t.setStyle(st.data_table_style(len(rows)))
     return t
 
