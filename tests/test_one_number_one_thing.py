@@ -77,3 +77,35 @@ def test_p_above_zero_is_printed_where_it_is_named_and_not_as_an_empty_column():
     assert not any("prob_positive" in e for e in one["estimands"].values())
     head = _estimands_table(one["estimands"], "Estimand")._cellvalues[0]
     assert len(head) == 5 and not any("P(" in c.text for c in head)
+
+
+def test_the_observed_label_does_not_overprint_the_ceiling_label():
+    """A 500-task leaderboard near its ceiling: the observed marker sits at the right end under the
+    ceiling's label (rendered and looked at: "observed (500)" touched "task-only ceiling 1.00")."""
+    import numpy as np
+    from reportlab.graphics.shapes import String
+
+    from ddr_explorer.core.dstudy.curves import DStudyModel
+    from ddr_explorer.core.report import figures as fig
+    from ddr_explorer.core.report import styles as st
+
+    rng = np.random.default_rng(0)
+    c = VarianceComponents.from_mapping({"task": rng.gamma(50, 0.04, 400), "model": rng.gamma(50, 0.02, 400),
+                                         "task:model": rng.gamma(50, 0.03, 400)}, source="typed")
+    curve = DStudyModel(c).curve(DStudyDesign(n_tasks=500, n_models=50), "n_tasks")
+    assert curve.observed.median > 0.98 and curve.asymptote.median > 0.99  # the crowded corner
+
+    def strings(node):
+        for x in getattr(node, "contents", []):
+            yield from ([x] if isinstance(x, String) else strings(x))
+
+    def box(s):
+        w = st.text_width(s.text, s.fontName, s.fontSize)
+        x0 = s.x - {"start": 0.0, "middle": w / 2, "end": w}[s.textAnchor]
+        return x0, s.y - 0.28 * s.fontSize, x0 + w, s.y + 0.84 * s.fontSize
+
+    labels = {s.text: box(s) for s in strings(fig.dstudy_figure(curve, 230, 206))}
+    obs, ceil = labels["observed (500)"], labels["task-only ceiling 1.00"]
+    gap = 1.5  # points between the boxes: the old placement left 0.4 (the glyphs touched)
+    assert (obs[3] + gap <= ceil[1] or ceil[3] + gap <= obs[1] or obs[2] + gap <= ceil[0]
+            or ceil[2] + gap <= obs[0]), (obs, ceil)
