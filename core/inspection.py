@@ -155,7 +155,8 @@ def format_summary(s: dict, max_warnings: int = 12) -> str:
     warnings = s["warnings"]
     lines += ["", f"Warnings ({len(warnings)})" if warnings else "No warnings"]
     for w in warnings[:max_warnings]:
-        where = ", ".join(str(x) for x in (f"line {w['row']}" if w.get("row") else None, w.get("column")) if x)
+        line = w.get("line", w.get("row"))  # "row" in summaries written before it was named for what it is
+        where = ", ".join(str(x) for x in (f"line {line}" if line else None, w.get("column")) if x)
         lines.append(f"  - {w['message']}" + (f" [{where}]" if where else ""))
     if len(warnings) > max_warnings:
         lines.append(f"  ... and {len(warnings) - max_warnings} more (see --json)")

@@ -109,3 +109,10 @@ def test_the_observed_label_does_not_overprint_the_ceiling_label():
     gap = 1.5  # points between the boxes: the old placement left 0.4 (the glyphs touched)
     assert (obs[3] + gap <= ceil[1] or ceil[3] + gap <= obs[1] or obs[2] + gap <= ceil[0]
             or ceil[2] + gap <= obs[0]), (obs, ceil)
+
+
+def test_an_issue_names_the_files_line_line_in_json():
+    from ddr_explorer.core.corpus.issues import CorpusIssue
+
+    d = CorpusIssue("warning", "x", "a value is odd", file="f.csv", row=7, column="result").to_dict()
+    assert d["line"] == 7 and "row" not in d

@@ -8,6 +8,8 @@ through :data:`.schema.SYNONYMS`.
 
 from __future__ import annotations
 
+import dataclasses
+
 import csv
 import io
 import json
@@ -332,7 +334,7 @@ def read_canonical(path: str | Path, format: str | None = None, *, encoding: str
         raw, info = read_parquet(path)
     else:
         raise ValueError(f"unknown canonical format {fmt!r}; expected one of {CANONICAL_FORMATS}")
-    issues = [CorpusIssue(**{**i.to_dict(), "file": str(path)}) for i in info["issues"]]
+    issues = [dataclasses.replace(i, file=str(path)) for i in info["issues"]]
     provenance = {"reader": f"canonical-{fmt}"}
     if columns:
         from .columns import apply_mapping, parse_columns
