@@ -24,6 +24,7 @@ from xml.sax.saxutils import escape as _xml_escape
 
 import numpy as np
 
+from ..analyses.gap_verdict import verdict_sentence
 from ..dstudy import (BreadthCurve, BudgetSearch, CostFrontier, DStudyDesign, DStudyModel, DStudyView,
                       allocation_for_summary, budget_search, fixed_budget_breadth)
 from ..dstudy.summary import dstudy_summary
@@ -738,9 +739,10 @@ def _decision_difficulty(ct: SheetContent) -> Decision:
                          for lab, s in zip(prof.labels, prof.erho2))
         best = max(((s.median, lab) for lab, s in zip(prof.labels, prof.erho2) if s), default=None)
         text = f"{sym} by difficulty stratum (Q1 easiest): {vals}; all tasks {fmt_coef(prof.aggregate.median)}. "
-        if prof.gap is not None:
-            text += (f"The hardest stratum falls short of the headline by <b>{fmt_coef(prof.gap)}</b>. "
-                     if prof.gap > 0 else "The hardest stratum is as reliable as the headline. ")
+        if prof.verdict is not None:  # the rule on the gap and its interval, as every surface says it
+            n_hard = fmt_n(diff.stratum_n[-1]) if diff is not None else None
+            hard = f"the hardest stratum ({n_hard} tasks)" if n_hard else "the hardest stratum"
+            text += verdict_sentence(prof.verdict, "the headline", hard) + " "
         if best:
             text += f"The leaderboard discriminates best in {escape(best[1].split(' ')[0])}. "
         text += ("If your production tasks resemble the hard stratum, read its number, not the headline, "
@@ -833,25 +835,26 @@ def _decision_cost(ct: SheetContent) -> Decision:
 
 
 def held_out_reading(held) -> str:
-    """What the hold-out splits say about the training-cell projection (seed 003 sec. 5.4), in one
-    sentence: the decision on page 1 and the held-out section both print it.
+    """What the hold-out splits say about the training-cell projection (seed 003 sec. 5.4): the decision on
+    page 1 and the held-out section both print it.
 
-    Optimistic when the held-out value falls short of the projection (by more than 0.05, or at all
-    with a negative correlation across splits, seed 003's r = -0.90 and 0.30 shortfall); right on
-    average but not split by split when r < 0 without a shortfall (the two parts of a split share
-    each cell's trials, so a split that flatters one part flatters the other less); else it
-    generalises.
+    The word (optimistic, no detectable gap, pessimistic) is :func:`~..analyses.gap_verdict.gap_verdict`'s on
+    the split-by-split gaps, never the sign of a mean alone (a mean gap of -0.00004 was once called
+    optimistic).  A negative correlation across splits without a detectable gap is said apart: right on
+    average but not split by split (the two parts of a split share each cell's trials, so a split that
+    flatters one part flatters the other less).
     """
-    r, gap = held.pearson_r, held.mean_gap
-    if gap < -0.05 or (np.isfinite(r) and r < 0 and gap < 0):
-        return ("The training-cell projection is optimistic here: demand the held-out number next to every "
-                "projection, and budget on the held-out one.")
-    if np.isfinite(r) and r < 0:
+    v = held.verdict
+    text = verdict_sentence(v, "the training-cell projection", "the held-out figure") + " "
+    if v.optimistic:
+        return text + "Demand the held-out number next to every projection, and budget on the held-out one."
+    r = held.pearson_r
+    if not v.detected and np.isfinite(r) and r < 0:
         # calling this "optimistic" contradicted the gap printed beside it (TB2: r = -0.63, +0.001)
-        return ("On average the projection holds, but not split by split: a split whose training cells "
-                "project higher finds less on its held-out cells. Demand the held-out number next to every "
-                "projection, from the same split protocol.")
-    return "The projection generalises here; still ask vendors for the same split protocol."
+        return text + ("On average the projection holds, but not split by split: a split whose training cells "
+                       "project higher finds less on its held-out cells. Demand the held-out number next to every "
+                       "projection, from the same split protocol.")
+    return text + "The projection generalises here; still ask vendors for the same split protocol."
 
 
 def _decision_holdout(ct: SheetContent) -> Decision:
@@ -870,11 +873,9 @@ def _decision_holdout(ct: SheetContent) -> Decision:
                     f"{fmt_n(loo.very_bad)} very bad"
                     + (" (refit those observations exactly)." if loo.very_bad else "."))
     if held is not None:
-        r, gap = held.pearson_r, held.mean_gap
         text = (f"Across {held.n_splits} random {round(100 * held.train_fraction)}/"
                 f"{round(100 * (1 - held.train_fraction))} splits stratified by {escape(held.stratified_by)}, "
-                f"projected and held-out {sym} correlate at <b>r = {fmt_r(r)}</b>; held-out "
-                f"{'falls short' if gap < 0 else 'exceeds the projection'} by {fmt_coef(abs(gap))} on average. ")
+                f"projected and held-out {sym} correlate at <b>r = {fmt_r(held.pearson_r)}</b>. ")
         text += held_out_reading(held)
         return Decision(4, q, text + _refits_note(held) + loo_text, "answered")
     text = (f"<b>Not run here</b> (it needs 50 splits: 100 refits). Demand from the vendor: {sym} re-estimated on "

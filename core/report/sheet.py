@@ -41,6 +41,7 @@ from reportlab.pdfgen.canvas import Canvas
 from reportlab.platypus.flowables import Flowable, _listWrapOn
 from reportlab.platypus import (CondPageBreak, KeepInFrame, KeepTogether, Paragraph, Spacer, Table)
 
+from ..analyses.gap_verdict import verdict_sentence
 from ..dstudy.trial_counts import design_trials_text
 from ..files import write_bytes_atomic
 from ..formatting import convergence_verdict, facet_words, object_noun, plural, run_length_text
@@ -619,9 +620,10 @@ def _difficulty_page(ct: SheetContent) -> list:
         t = Table(rows, colWidths=[62, 28, 45, 40, half - 175 - 12])
         t.setStyle(st.data_table_style(len(rows)))
         if prof is not None:
-            gap = prof.gap
-            txt = (f"One G-study per stratum of tasks (quartiles of mean success across agents; {cite('ddr2026', 'sec. 5.3')}). "
-                   + (f"Gap all tasks \u2212 hardest stratum: <b>{fmt_coef(gap)}</b>. " if gap is not None else "")
+            v = prof.verdict
+            txt = (f"One G-study per stratum of tasks (quartiles of mean success across agents; {cite('ddr2026', 'sec. 5.3')}), "
+                   f"each stratum's {_sym(ct)} at its own number of tasks, all tasks at the corpus's. "
+                   + (verdict_sentence(v, "the headline", "the hardest stratum") + " " if v is not None else "")
                    + "A buyer whose production tasks are hard should read the hardest stratum's number.")
         else:
             txt = (f"<b>Not run.</b> The per-stratum G-studies (one fit per quartile) were not supplied, so "
