@@ -276,6 +276,9 @@ def preview_for_dstudy(args):
     from .design.presets import default_preset
 
     preset = getattr(args, "preset", None) or default_preset(corpus)
+    from .dstudy.trial_counts import corpus_counts
+
+    args.corpus_counts = corpus_counts(corpus)  # printed beside the design's own count of trials
     return preview_components(corpus, preset, method=getattr(args, "preview_method", None) or "auto"), observed
 
 

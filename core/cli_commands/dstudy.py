@@ -122,6 +122,8 @@ def _dstudy_preview(args: argparse.Namespace) -> int:
         design = _design_from_args(args, observed)
         observed = dataclasses.replace(observed, price_per_trial=design.price_per_trial)
         summary = preview_summary(preview, design, target=args.target, budget=args.budget, observed=observed)
+        if getattr(args, "corpus_counts", None) is not None:  # a corpus's trials and cells, beside the design's
+            summary["corpus_counts"] = args.corpus_counts
     except ValueError as exc:
         print(f"ddr: {exc}", file=sys.stderr)
         return EXIT_INVALID
