@@ -529,4 +529,7 @@ def components_for_dstudy(args, *, progress=None, announce=None):
     from .dstudy.trial_counts import corpus_counts
 
     args.corpus_counts = corpus_counts(corpus)  # printed beside the design's own count of trials
+    from .design.overlap import model_overlap, sizes_not_answered
+
+    args.not_answered = sizes_not_answered(model_overlap(corpus))  # benchmarks that share no model
     return comp, observed, verdict_of(result.posterior)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from .corpus.corpus import Corpus
 from .corpus.subject_ids.unsplit import format_subject_ids, subject_id_summary
+from .design.overlap import ModelOverlap, model_overlap
 from .design import diagnose
 from .references import cite
 
@@ -75,6 +76,7 @@ def inspect_corpus(corpus: Corpus) -> dict:
         "not_separable": sep["not_separable"],
         "suggested_terms": sep["suggested_terms"],
         "subject_ids": subject_id_summary(corpus.provenance),
+        "model_overlap": model_overlap(corpus).to_dict(),
         "folded": sep.get("folded", {}),
         "warnings": [w.to_dict() for w in corpus.warnings],
         "errors": [],
@@ -122,6 +124,9 @@ def format_summary(s: dict, max_warnings: int = 12) -> str:
     if n_comp > 1:
         for i, comp in enumerate(s["components"][:6], start=1):
             lines.append(f"    component {i}: {len(comp)} vertices, e.g. {', '.join(comp[:4])}")
+    overlap = s.get("model_overlap") or {}
+    if overlap.get("no_model_in_common"):  # core/design/overlap.py: said, not left to condition (i) alone
+        lines.append(f"  WARNING: {ModelOverlap(overlap['n_benchmarks'], overlap['n_models'], (), {}).cannot_tell()}")
     av = s["articulation_vertices"]
     if s["n_benchmarks"] == 1 and not av:
         lines.append("  articulation vertices: n/a (the design has one benchmark)")

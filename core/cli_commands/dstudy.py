@@ -69,7 +69,7 @@ def cmd_dstudy(args: argparse.Namespace) -> int:
         if observed is not None:  # the state's prices apply to the observed design too (frontier grid)
             observed = dataclasses.replace(observed, price_per_trial=design.price_per_trial)
         summary = dstudy_summary(components, design, target=args.target, budget=args.budget, observed=observed,
-                                 verdict=verdict)
+                                 verdict=verdict, not_answered=getattr(args, "not_answered", None))
         summary["design_source"] = _design_source(args)
         if getattr(args, "corpus_counts", None) is not None:  # a corpus's trials and cells, beside the design's
             summary["corpus_counts"] = args.corpus_counts

@@ -25,7 +25,8 @@ OVER = {"n_tasks": "task", "n_scaffolds": "scaffold", "n_benchmarks": "benchmark
 
 
 def dstudy_summary(components, design: DStudyDesign, target: float | None = None, budget: float | None = None,
-                   observed: DStudyDesign | None = None, verdict: dict | None = None) -> dict:
+                   observed: DStudyDesign | None = None, verdict: dict | None = None,
+                   not_answered: dict | None = None) -> dict:
     """Estimands, minimum sizes and P(target met) for a design.
 
     Parameters
@@ -42,6 +43,10 @@ def dstudy_summary(components, design: DStudyDesign, target: float | None = None
         cheapest design reaching the target (:func:`~.budget.budget_search`).
     observed
         The corpus's own design, whose sizes set the frontier's grid (default: ``design``).
+    not_answered
+        Size field -> why the corpus's design cannot support its smallest size for the target
+        (:func:`~ddr_explorer.core.design.overlap.sizes_not_answered`: benchmarks that share no model);
+        that size's ``min_n`` is left out and the reason kept under ``not_answered``.
     verdict
         The convergence verdict of the fit the components come from
         (:meth:`~ddr_explorer.core.model.diagnostics.Diagnostics.verdict`); None for components
@@ -72,7 +77,7 @@ def dstudy_summary(components, design: DStudyDesign, target: float | None = None
         # a facet the fit has no term for cannot change reliability, except replicates (they divide e)
         if facet != "replicate" and facet not in c.facets:
             continue
-        if facet in design.object_facets:
+        if facet in design.object_facets or over in (not_answered or {}):
             continue
         req = model.required_n(design, over=over, target=target)
         q = req.quantiles
@@ -92,6 +97,8 @@ def dstudy_summary(components, design: DStudyDesign, target: float | None = None
         # estimands this fit cannot estimate, with the reason (never a number that follows from a left-out term)
         "not_estimable": dict(table.not_estimable),
         "min_n": min_n,
+        # sizes the design cannot support a minimum for, with why (never a number the data cannot back)
+        "not_answered": dict(not_answered or {}),
         "p_target": model.p_target_met(design, target),
         "n_draws": c.n_draws if hasattr(c, "n_draws") else None,
         "source": c.source,
@@ -150,6 +157,8 @@ def format_dstudy(s: dict) -> str:
             return fmt_n(float("inf") if x is None else x)
         lines.append(f"  smallest {w.axis(over):<26} median {n(m['median']):>8}   95% [{n(m['lower95'])}, {n(m['upper95'])}]"
                      f"   P(reachable) = {fmt_prob(m['p_reachable'])}")
+    for over, why in (s.get("not_answered") or {}).items():
+        lines.append(f"  smallest {w.axis(over):<26} not answered: {why}")
     if "budget" in s:
         b = s["budget"]
         money = fmt_usd(b["budget"])

@@ -25,6 +25,7 @@ from xml.sax.saxutils import escape as _xml_escape
 import numpy as np
 
 from ..analyses.gap_verdict import verdict_sentence
+from ..design.overlap import sizes_not_answered
 from ..dstudy import (BreadthCurve, BudgetSearch, CostFrontier, DStudyDesign, DStudyModel, DStudyView,
                       allocation_for_summary, budget_search, fixed_budget_breadth)
 from ..dstudy.summary import dstudy_summary
@@ -293,7 +294,9 @@ def sheet_content(inputs: ReportInputs) -> SheetContent:
     obj = d.object_facets
     obj_label, obj_plural, obj_question = _object_words(obj)
 
-    summary = dstudy_summary(c, d, target=target)  # the budget search is `search` below
+    # sizes the design cannot support (benchmarks that share no model: core/design/overlap.py) are refused
+    not_answered = sizes_not_answered(inputs.corpus_summary.get("model_overlap") or {})
+    summary = dstudy_summary(c, d, target=target, not_answered=not_answered)  # the budget search is `search` below
     # dstudy_summary is JSON-ready, so "never reachable" (inf) comes back as None: restore inf.
     for m in summary["min_n"].values():
         for k in ("median", "lower95", "upper95"):
@@ -376,7 +379,7 @@ def sheet_content(inputs: ReportInputs) -> SheetContent:
     search = budget_search(c, d, target=target, budget=inputs.budget, reference=d)
     frontier = search.frontier if (inputs.has_cost and search.by_cost) else None
     breadth = None
-    if "benchmark" in c.facets and "benchmark" not in obj:
+    if "benchmark" in c.facets and "benchmark" not in obj and "n_benchmarks" not in not_answered:
         breadth = fixed_budget_breadth(c, d.total_tasks, d)
 
     # -- ranks -----------------------------------------------------------------
@@ -482,6 +485,14 @@ def _notices(ct: SheetContent) -> list[Notice]:
                                     for t, ps in confounded)
                           + f": the corpus lacks the overlap that tells them apart ({cite('hardy2026', 'Prop. E.2-E.3')}), so "
                           "the split between them leans on the prior."))
+    overlap = s.get("model_overlap") or {}
+    if overlap.get("no_model_in_common"):  # core/design/overlap.py: the benchmark claims are refused
+        out.append(Notice("serious", "No model in common across benchmarks.",
+                          f"The {overlap['n_benchmarks']} benchmarks share no model: each model ran on one benchmark, "
+                          "so benchmark-by-model variance cannot be told from model variance (it is carried by the "
+                          f"model variance; {cite('hardy2026', 'Prop. E.3 (i)')}), models of different benchmarks are "
+                          "compared only through the benchmarks' mean difficulty, and how many benchmarks a ranking "
+                          "needs is not answered. Read each benchmark on its own (--slice benchmark=NAME)."))
     ids = s.get("subject_ids") or {}
     if ids.get("scaffolds_not_separated"):  # core/corpus/subject_ids/unsplit.py: "unknown" is never a scaffold
         out.append(Notice("caution", "Subject ids not split.",

@@ -379,6 +379,8 @@ def _dstudy_pages(ct: SheetContent) -> list:
         if not curve.applies:  # the fit has no term for this facet: a flat line says nothing
             flat.append(word)
             continue
+        if over in (ct.summary.get("not_answered") or {}):  # the design cannot back this curve (see the notice)
+            continue
         m = ct.summary["min_n"].get(over)
         req = m["median"] if m else None
         drawings.append(fig.dstudy_figure(curve, half, 178, required=req, legend=True,
@@ -426,6 +428,10 @@ def _dstudy_pages(ct: SheetContent) -> list:
                      _p(fmt_n(m["median"]), "cell_right"),
                      _p(f"{fmt_n(m['lower95'])}\u2013{fmt_n(m['upper95'])}", "cell_right"),
                      _p(fmt_prob(m["p_reachable"]), "cell_right")])
+    refused = ct.summary.get("not_answered") or {}
+    for over in refused:
+        rows.append([_p(words.axis(over), "cell"), _p("", "cell_right"), _p("not answered", "cell_right"),
+                     _p("", "cell_right"), _p("", "cell_right")])
     t = Table(rows, colWidths=[200, 70, 80, 100, st.FRAME_WIDTH - 450], repeatRows=1, hAlign="LEFT")
     t.setStyle(st.data_table_style(len(rows)))
     story += [KeepTogether([Paragraph(f"Smallest design reaching {_sym(ct)} {GEQ} {fmt_coef(inp.target)}", ss["h2"]),
@@ -434,7 +440,9 @@ def _dstudy_pages(ct: SheetContent) -> list:
                                   f"the observed design: {fmt_prob(ct.summary['p_target'])}. "
                                   + (f"90% assurance needs {fmt_n(ct.required_90)} tasks." if
                                      math.isfinite(ct.required_90) else
-                                     "No number of tasks gives 90% assurance."), "caption")])]
+                                     "No number of tasks gives 90% assurance.")
+                                  + "".join(f" {escape(words.axis(o)).capitalize()} not answered: {escape(why)}."
+                                            for o, why in refused.items()), "caption")])]
     return story
 
 
