@@ -125,8 +125,11 @@ def format_summary(s: dict, max_warnings: int = 12) -> str:
         for i, comp in enumerate(s["components"][:6], start=1):
             lines.append(f"    component {i}: {len(comp)} vertices, e.g. {', '.join(comp[:4])}")
     overlap = s.get("model_overlap") or {}
-    if overlap.get("no_model_in_common"):  # core/design/overlap.py: said, not left to condition (i) alone
-        lines.append(f"  WARNING: {ModelOverlap(overlap['n_benchmarks'], overlap['n_models'], (), {}).cannot_tell()}")
+    ov = ModelOverlap(overlap.get("n_benchmarks", 0), overlap.get("n_models", 0), tuple(overlap.get("shared_models", ())),
+                      {}, overlap.get("n_task_groups", 1))
+    for text in (ov.cannot_tell(), ov.groups_text()):  # core/design/overlap.py: said, not left to the conditions
+        if text:
+            lines.append(f"  WARNING: {text}")
     av = s["articulation_vertices"]
     if s["n_benchmarks"] == 1 and not av:
         lines.append("  articulation vertices: n/a (the design has one benchmark)")

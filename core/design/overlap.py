@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-__all__ = ["ModelOverlap", "model_overlap", "sizes_not_answered"]
+__all__ = ["ModelOverlap", "model_overlap", "sizes_not_answered", "task_model_groups"]
 
 
 @dataclass(frozen=True)
@@ -38,6 +38,8 @@ class ModelOverlap:
     n_models: int
     shared: tuple[str, ...]
     models_per_benchmark: dict
+    #: Groups of models that attempted no task in common with another group (1: one connected design).
+    n_task_groups: int = 1
 
     @property
     def no_model_in_common(self) -> bool:
@@ -54,10 +56,19 @@ class ModelOverlap:
                 "only through the benchmarks' mean difficulty; read each benchmark on its own "
                 "(--slice benchmark=NAME)")
 
+    def groups_text(self) -> str | None:
+        """The sentence on models that never met on a task (None when every model is linked to every other
+        through shared tasks)."""
+        if self.n_task_groups < 2:
+            return None
+        return (f"the models fall into {self.n_task_groups} groups that attempted no task in common (files "
+                "concatenated under one benchmark name?): a model is compared with another group's only through "
+                "the model and task variances' assumptions, not through data; rank within a group")
+
     def to_dict(self) -> dict:
         return {"n_benchmarks": self.n_benchmarks, "n_models": self.n_models, "shared_models": list(self.shared),
                 "models_per_benchmark": dict(self.models_per_benchmark),
-                "no_model_in_common": self.no_model_in_common}
+                "no_model_in_common": self.no_model_in_common, "n_task_groups": self.n_task_groups}
 
 
 def model_overlap(corpus) -> ModelOverlap:
@@ -67,7 +78,26 @@ def model_overlap(corpus) -> ModelOverlap:
     by_b = table.groupby("benchmark", observed=True)["model"].nunique()
     return ModelOverlap(int(table["benchmark"].nunique()), int(table["model"].nunique()),
                         tuple(sorted(str(m) for m in per.index[per >= 2])),
-                        {str(b): int(n) for b, n in by_b.items()})
+                        {str(b): int(n) for b, n in by_b.items()}, task_model_groups(table))
+
+
+def task_model_groups(table: pd.DataFrame) -> int:
+    """The connected components of the bipartite graph of (benchmark, task) and model, counted over models.
+
+    The benchmark-model-scaffold graph of ``ddr inspect`` (seed 000 App. E) is connected when two py-irt
+    files without benchmark names are concatenated (one benchmark "unknown" holds both); the models of
+    the two files still never attempted a common task.  This counts such groups.
+    """
+    import numpy as np
+    from scipy.sparse import coo_matrix
+    from scipy.sparse.csgraph import connected_components
+
+    task = table.groupby(["benchmark", "task"], observed=True, sort=False).ngroup().to_numpy()
+    model = pd.factorize(table["model"].astype(str))[0]
+    n_t, n_m = int(task.max()) + 1, int(model.max()) + 1
+    adj = coo_matrix((np.ones(len(task)), (task, n_t + model)), shape=(n_t + n_m, n_t + n_m))
+    _, label = connected_components(adj, directed=False)
+    return int(len(set(label[n_t:])))
 
 
 def sizes_not_answered(overlap) -> dict[str, str]:

@@ -493,6 +493,11 @@ def _notices(ct: SheetContent) -> list[Notice]:
                           f"model variance; {cite('hardy2026', 'Prop. E.3 (i)')}), models of different benchmarks are "
                           "compared only through the benchmarks' mean difficulty, and how many benchmarks a ranking "
                           "needs is not answered. Read each benchmark on its own (--slice benchmark=NAME)."))
+    if (overlap.get("n_task_groups") or 1) > 1 and s.get("connected") is not False:  # else "Disconnected design"
+        out.append(Notice("serious", "Models that never met on a task.",
+                          f"The models fall into {overlap['n_task_groups']} groups that attempted no task in common "
+                          "(files concatenated under one benchmark name?): a model is compared with another group's "
+                          "only through the model's assumptions, not through data. Rank within a group."))
     ids = s.get("subject_ids") or {}
     if ids.get("scaffolds_not_separated"):  # core/corpus/subject_ids/unsplit.py: "unknown" is never a scaffold
         out.append(Notice("caution", "Subject ids not split.",

@@ -69,3 +69,32 @@ def test_the_sheet_says_what_the_design_cannot_tell(tmp_path):
     notes = {n.title: n.text for n in _notices(SimpleNamespace(inputs=inputs, headline={"median": 0.9},
                                                                 estimand="Erho2"))}
     assert "how many benchmarks a ranking needs is not answered" in notes["No model in common across benchmarks."]
+
+
+def test_two_pyirt_files_concatenated_are_two_groups_under_one_benchmark(tmp_path, capsys):
+    """No benchmark names: one benchmark "unknown" holds both files, and the benchmark-model-scaffold graph
+    is connected through it; the models of the two files never attempted a common task."""
+    import json
+
+    path = tmp_path / "both.jsonl"
+    with path.open("w") as f:
+        for models, items in ((["gpt-4o", "claude-3-opus"], "a"), (["llama-3-70b", "mistral-large"], "b")):
+            for k, m in enumerate(models):
+                f.write(json.dumps({"subject_id": m, "responses": {f"{items}{t}": (t + k) % 2 for t in range(6)}}) + "\n")
+    corpus = load_corpus(path)
+    assert corpus.table["benchmark"].nunique() == 1
+    ov = model_overlap(corpus)
+    assert ov.n_task_groups == 2 and not ov.no_model_in_common
+    assert model_overlap(_boards(True)).n_task_groups == 1  # a shared model links the two boards
+    assert cli.main(["inspect", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "incidence graph: connected" in out  # what inspect said, and still says of that graph
+    assert "WARNING: the models fall into 2 groups that attempted no task in common" in out
+    from ddr_explorer.core.inspection import inspect_corpus
+    from ddr_explorer.core.report.content import _notices
+
+    inputs = SimpleNamespace(corpus_summary=inspect_corpus(corpus), fit_info={"converged": True},
+                             components=SimpleNamespace(terms=("task", "model")), has_cost=False,
+                             observed_design=DStudyDesign(n_tasks=12, n_models=4), analysis=lambda key: None)
+    titles = [n.title for n in _notices(SimpleNamespace(inputs=inputs, headline={"median": 0.9}, estimand="Erho2"))]
+    assert "Models that never met on a task." in titles and "Disconnected design." not in titles
