@@ -108,7 +108,7 @@ class AnalysesPanel(QWidget):
                 lines.append(f"Difficulty: aggregate E\u03c1\u00b2 {plots.fmt_interval(agg['median'], agg['lower95'], agg['upper95'])}; "
                              f"aggregate minus hardest stratum {_num(diff.get('gap_aggregate_minus_hardest')):.3f}")
                 if diff.get("verdict"):  # the words of the sheet and ddr analyses (core.analyses.gap_verdict)
-                    lines.append(verdict_sentence(diff["verdict"], "the headline", "the hardest stratum"))
+                    lines.append(verdict_sentence(diff["verdict"], "the all-tasks figure", "the hardest stratum"))
             mc = _stratum_mcse_line(diff)
             if mc:
                 lines.append(mc)

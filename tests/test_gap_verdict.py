@@ -56,8 +56,8 @@ def test_a_stratum_against_the_aggregate_adds_the_two_fits_variances():
     # the Terminal-Bench case: Q4 0.987 against 0.989, "falls short by 0.002"
     near = DifficultyProfile(("Q1", "Q4"), (_s(0.99, 0.98, 0.995), _s(0.987, 0.975, 0.994)), _s(0.989, 0.984, 0.993))
     assert near.verdict.word == "no detectable gap"
-    assert verdict_sentence(near.verdict, "the headline", "the hardest stratum") == (
-        "No detectable gap between the headline and the hardest stratum (gap \u22120.002, 95% interval "
+    assert verdict_sentence(near.verdict, "the all-tasks figure", "the hardest stratum") == (
+        "No detectable gap between the all-tasks figure and the hardest stratum (gap \u22120.002, 95% interval "
         "[\u22120.013, +0.009]).")
 
 
@@ -71,5 +71,5 @@ def test_the_cli_text_says_the_rules_sentence():
         "gap_aggregate_minus_hardest": near.gap, "verdict": near.verdict.to_dict()},
         "heldout": {"n_splits": 4, "train_fraction": 0.7, "pearson_r": held.pearson_r, "mean_gap": held.mean_gap,
                     "verdict": held.verdict.to_dict()}})
-    assert "  No detectable gap between the headline and the hardest stratum (gap \u22120.002" in text
+    assert "  No detectable gap between the all-tasks figure and the hardest stratum (gap \u22120.002" in text
     assert "  The training-cell projection is optimistic here: the held-out figure falls short by 0.352" in text

@@ -560,9 +560,9 @@ def test_difficulty_decision_says_the_rules_sentence(demo_inputs):
     near = DifficultyProfile(labels, (s(0.99, 0.98, 0.995),) * 3 + (s(0.987, 0.975, 0.994),), s(0.989, 0.984, 0.993))
     d2 = next(d for d in sheet_content(dataclasses.replace(demo_inputs, analyses={"difficulty": near})).decisions
               if d.number == 2)
-    assert "No detectable gap between the headline and the hardest stratum (" in d2.answer, d2.answer
+    assert "No detectable gap between the all-tasks figure and Q4 at its 22 tasks (gap \u22120.002" in d2.answer, d2.answer
     assert "falls short" not in d2.answer
     far = DifficultyProfile(labels, (s(0.99, 0.98, 0.995),) * 3 + (s(0.60, 0.45, 0.75),), s(0.989, 0.984, 0.993))
     d2 = next(d for d in sheet_content(dataclasses.replace(demo_inputs, analyses={"difficulty": far})).decisions
               if d.number == 2)
-    assert "The headline is optimistic here: the hardest stratum (" in d2.answer and "falls short by 0.389" in d2.answer
+    assert "The all-tasks figure is optimistic here: Q4 at its 22 tasks falls short by 0.389" in d2.answer, d2.answer

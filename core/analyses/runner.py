@@ -353,7 +353,7 @@ def format_analyses(result: dict) -> str:
         lines.append(f"  {'aggregate':<14} {a['median']:.3f} [{a['lower95']:.3f}, {a['upper95']:.3f}]; "
                      f"gap aggregate - hardest {_f(d['gap_aggregate_minus_hardest'], '{:+.3f}')}")
         if d.get("verdict"):
-            lines.append("  " + verdict_sentence(d["verdict"], "the headline", "the hardest stratum"))
+            lines.append("  " + verdict_sentence(d["verdict"], "the all-tasks figure", "the hardest stratum"))
     h = result.get("heldout")
     if h:
         lines.append(f"Held-out reliability ({cite('ddr2026', 'sec. 5.4')}), {h['n_splits']} splits of {h['train_fraction']}: "

@@ -757,8 +757,8 @@ def _decision_difficulty(ct: SheetContent) -> Decision:
         text = f"{sym} by difficulty stratum (Q1 easiest): {vals}; all tasks {fmt_coef(prof.aggregate.median)}. "
         if prof.verdict is not None:  # the rule on the gap and its interval, as every surface says it
             n_hard = fmt_n(diff.stratum_n[-1]) if diff is not None else None
-            hard = f"the hardest stratum ({n_hard} tasks)" if n_hard else "the hardest stratum"
-            text += verdict_sentence(prof.verdict, "the headline", hard) + " "
+            hard = f"{escape(prof.labels[-1].split(' ')[0])} at its {n_hard} tasks" if n_hard else "the hardest stratum"
+            text += verdict_sentence(prof.verdict, "the all-tasks figure", hard) + " "
         if best:
             text += f"The leaderboard discriminates best in {escape(best[1].split(' ')[0])}. "
         text += ("If your production tasks resemble the hard stratum, read its number, not the headline, "

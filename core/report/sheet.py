@@ -631,7 +631,7 @@ def _difficulty_page(ct: SheetContent) -> list:
             v = prof.verdict
             txt = (f"One G-study per stratum of tasks (quartiles of mean success across agents; {cite('ddr2026', 'sec. 5.3')}), "
                    f"each stratum's {_sym(ct)} at its own number of tasks, all tasks at the corpus's. "
-                   + (verdict_sentence(v, "the headline", "the hardest stratum") + " " if v is not None else "")
+                   + (verdict_sentence(v, "the all-tasks figure", "the hardest stratum") + " " if v is not None else "")
                    + "A buyer whose production tasks are hard should read the hardest stratum's number.")
         else:
             txt = (f"<b>Not run.</b> The per-stratum G-studies (one fit per quartile) were not supplied, so "
