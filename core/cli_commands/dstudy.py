@@ -121,7 +121,8 @@ def _dstudy_preview(args: argparse.Namespace) -> int:
         preview, observed = preview_for_dstudy(args)
         design = _design_from_args(args, observed)
         observed = dataclasses.replace(observed, price_per_trial=design.price_per_trial)
-        summary = preview_summary(preview, design, target=args.target, budget=args.budget, observed=observed)
+        summary = preview_summary(preview, design, target=args.target, budget=args.budget, observed=observed,
+                                  not_answered=getattr(args, "not_answered", None))
         if getattr(args, "corpus_counts", None) is not None:  # a corpus's trials and cells, beside the design's
             summary["corpus_counts"] = args.corpus_counts
     except ValueError as exc:

@@ -98,3 +98,12 @@ def test_two_pyirt_files_concatenated_are_two_groups_under_one_benchmark(tmp_pat
                              observed_design=DStudyDesign(n_tasks=12, n_models=4), analysis=lambda key: None)
     titles = [n.title for n in _notices(SimpleNamespace(inputs=inputs, headline={"median": 0.9}, estimand="Erho2"))]
     assert "Models that never met on a task." in titles and "Disconnected design." not in titles
+
+
+def test_ddr_dstudy_preview_refuses_the_benchmark_count(tmp_path, capsys):
+    path = tmp_path / "two.csv"
+    _boards(False).to_csv(path, index=False)
+    assert cli.main(["dstudy", str(path), "--preview", "--json"]) == 0
+    out = __import__("json").loads(capsys.readouterr().out)
+    assert "n_benchmarks" not in out["min_n"] and "n_tasks" in out["min_n"]
+    assert out["not_answered"]["n_benchmarks"].startswith("the 2 benchmarks share no model")
