@@ -44,7 +44,7 @@ from reportlab.platypus import (CondPageBreak, KeepInFrame, KeepTogether, Paragr
 from ..analyses.gap_verdict import verdict_sentence
 from ..dstudy.trial_counts import design_trials_text
 from ..files import write_bytes_atomic
-from ..formatting import convergence_verdict, facet_words, object_noun, plural, run_length_text
+from ..formatting import convergence_verdict, facet_words, object_noun, run_length_text
 from ..references import cite
 from . import figures as fig
 from . import styles as st
