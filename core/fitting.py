@@ -533,4 +533,10 @@ def components_for_dstudy(args, *, progress=None, announce=None, keep: dict | No
     observed = observed_design(corpus, object_of_measurement=args.object, claim=getattr(args, "claim", "relative"),
                                prices=prices, facets=comp.facets)
     args.design_source = f"the observed design of corpus {corpus.name} ({path.name})"
+    from .dstudy.trial_counts import corpus_counts
+
+    args.corpus_counts = corpus_counts(corpus)  # printed beside the design's own count of trials
+    from .design.overlap import model_overlap, sizes_not_answered
+
+    args.not_answered = sizes_not_answered(model_overlap(corpus))  # benchmarks that share no model
     return comp, observed, verdict_of(result.posterior)

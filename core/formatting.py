@@ -224,8 +224,23 @@ def fmt_var(x) -> str:
 
 
 def fmt_pct(x, digits: int = 1) -> str:
-    """A share as a percentage (``0.123`` -> ``12.3%``)."""
-    return f"{100 * float(x):.{digits}f}%" if _finite(x) else "n/a"
+    """A share as a percentage (``0.123`` -> ``12.3%``).
+
+    A share strictly between 0 and 1 that would round to 0% or 100% reads "under 1%" / "over 99%"
+    (at ``digits`` decimals): 99.8% of the spread printed as "100% real, 0% luck" claims a
+    certainty the figure does not have.  Words, not "<" / ">", because the text goes into
+    reportlab markup as well as the terminal.
+    """
+    if not _finite(x):
+        return "n/a"
+    x = float(x)
+    step = 10.0 ** -digits
+    text = f"{100 * x:.{digits}f}"
+    if 0 < x < 1 and float(text) >= 100:
+        return f"over {100 - step:.{digits}f}%"
+    if 0 < x < 1 and float(text) <= 0:
+        return f"under {step:.{digits}f}%"
+    return f"{text}%"
 
 
 def fmt_n(x) -> str:

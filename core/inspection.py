@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from .corpus.corpus import Corpus
 from .corpus.subject_ids.unsplit import format_subject_ids, subject_id_summary
+from .design.overlap import ModelOverlap, model_overlap
 from .design import diagnose
 from .references import cite
 
@@ -75,6 +76,7 @@ def inspect_corpus(corpus: Corpus) -> dict:
         "not_separable": sep["not_separable"],
         "suggested_terms": sep["suggested_terms"],
         "subject_ids": subject_id_summary(corpus.provenance),
+        "model_overlap": model_overlap(corpus).to_dict(),
         "folded": sep.get("folded", {}),
         "warnings": [w.to_dict() for w in corpus.warnings],
         "errors": [],
@@ -122,6 +124,12 @@ def format_summary(s: dict, max_warnings: int = 12) -> str:
     if n_comp > 1:
         for i, comp in enumerate(s["components"][:6], start=1):
             lines.append(f"    component {i}: {len(comp)} vertices, e.g. {', '.join(comp[:4])}")
+    overlap = s.get("model_overlap") or {}
+    ov = ModelOverlap(overlap.get("n_benchmarks", 0), overlap.get("n_models", 0), tuple(overlap.get("shared_models", ())),
+                      {}, overlap.get("n_task_groups", 1))
+    for text in (ov.cannot_tell(), ov.groups_text()):  # core/design/overlap.py: said, not left to the conditions
+        if text:
+            lines.append(f"  WARNING: {text}")
     av = s["articulation_vertices"]
     if s["n_benchmarks"] == 1 and not av:
         lines.append("  articulation vertices: n/a (the design has one benchmark)")
@@ -155,7 +163,8 @@ def format_summary(s: dict, max_warnings: int = 12) -> str:
     warnings = s["warnings"]
     lines += ["", f"Warnings ({len(warnings)})" if warnings else "No warnings"]
     for w in warnings[:max_warnings]:
-        where = ", ".join(str(x) for x in (f"line {w['row']}" if w.get("row") else None, w.get("column")) if x)
+        line = w.get("line", w.get("row"))  # "row" in summaries written before it was named for what it is
+        where = ", ".join(str(x) for x in (f"line {line}" if line else None, w.get("column")) if x)
         lines.append(f"  - {w['message']}" + (f" [{where}]" if where else ""))
     if len(warnings) > max_warnings:
         lines.append(f"  ... and {len(warnings) - max_warnings} more (see --json)")

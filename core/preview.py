@@ -232,7 +232,7 @@ def next_preview(corpus, spec="per-benchmark", stages: list[str] | None = None, 
 
 
 def preview_summary(preview: Preview, design, *, target: float | None = None, budget: float | None = None,
-                    observed=None) -> dict:
+                    observed=None, not_answered: dict | None = None) -> dict:
     """:func:`~.dstudy.summary.dstudy_summary` of the point estimates, marked ``"preview": true``.
 
     The numbers are the D-study's own functions applied to one set of estimates, so every interval
@@ -240,7 +240,8 @@ def preview_summary(preview: Preview, design, *, target: float | None = None, bu
     """
     from .dstudy.summary import dstudy_summary
 
-    out = dstudy_summary(preview.components, design, target=target, budget=budget, observed=observed)
+    out = dstudy_summary(preview.components, design, target=target, budget=budget, observed=observed,
+                         not_answered=not_answered)
     out["preview"] = True
     out["preview_method"] = preview.method
     out["preview_estimates"] = preview.to_dict()
@@ -276,6 +277,12 @@ def preview_for_dstudy(args):
     from .design.presets import default_preset
 
     preset = getattr(args, "preset", None) or default_preset(corpus)
+    from .dstudy.trial_counts import corpus_counts
+
+    args.corpus_counts = corpus_counts(corpus)  # printed beside the design's own count of trials
+    from .design.overlap import model_overlap, sizes_not_answered
+
+    args.not_answered = sizes_not_answered(model_overlap(corpus))  # benchmarks that share no model
     return preview_components(corpus, preset, method=getattr(args, "preview_method", None) or "auto"), observed
 
 

@@ -18,6 +18,7 @@ import pyqtgraph as pg
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QAbstractItemView, QSplitter, QTableWidget, QVBoxLayout, QWidget
 
+from ..core.analyses.gap_verdict import verdict_sentence
 from ..core.analyses.runner import convergence_lines
 from . import plots
 from .components_panel import numeric_item, text_item
@@ -106,6 +107,8 @@ class AnalysesPanel(QWidget):
                 self.difficulty_plot.addItem(self.aggregate_line)
                 lines.append(f"Difficulty: aggregate E\u03c1\u00b2 {plots.fmt_interval(agg['median'], agg['lower95'], agg['upper95'])}; "
                              f"aggregate minus hardest stratum {_num(diff.get('gap_aggregate_minus_hardest')):.3f}")
+                if diff.get("verdict"):  # the words of the sheet and ddr analyses (core.analyses.gap_verdict)
+                    lines.append(verdict_sentence(diff["verdict"], "the all-tasks figure", "the hardest stratum"))
             mc = _stratum_mcse_line(diff)
             if mc:
                 lines.append(mc)
@@ -146,6 +149,8 @@ class AnalysesPanel(QWidget):
                          f"{_num(held.get('train_fraction')):.2f}); Pearson r {_num(held.get('pearson_r')):.3f}, "
                          f"Spearman {_num(held.get('spearman')):.3f}, mean gap (held out - projected) "
                          f"{_num(held.get('mean_gap')):+.4f}")
+            if held.get("verdict"):
+                lines.append(verdict_sentence(held["verdict"], "the training-cell projection", "the held-out figure"))
             if held.get("pearson_r_mcse") is not None or held.get("refit_rule"):
                 lines.append(f"Held-out Monte Carlo SE (delta method over the splits' medians): r "
                              f"\u00b1{_num(held.get('pearson_r_mcse')):.3f}, mean gap \u00b1{_num(held.get('mean_gap_mcse')):.4f}"

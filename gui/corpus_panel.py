@@ -177,7 +177,9 @@ class CorpusPanel(QWidget):
         issues = self.summary.get("warnings", [])
         self.issues_table.setRowCount(len(issues))
         for r, issue in enumerate(issues):
-            where = ", ".join(str(x) for x in (issue.get("row"), issue.get("column")) if x is not None)
+            line = issue.get("line", issue.get("row"))  # "row" in summaries written before it was named "line"
+            where = ", ".join(str(x) for x in (f"line {line}" if line is not None else None, issue.get("column"))
+                              if x is not None)
             for c, text in enumerate([issue["severity"], where, issue["message"], issue.get("fix", "")]):
                 it = QTableWidgetItem(str(text))
                 it.setToolTip(str(text))

@@ -347,6 +347,9 @@ class DStudyPanel(QWidget):
             rl.addRow(name, lab)
             self.readout_labels[key], self.readout_names[key] = lab, name
         self.readout_names["trials"].setText(self.facet_words.noun("n_replicates").capitalize())  # traces of agents
+        # the count of a full design at the sliders' sizes, not the corpus's trials (core.dstudy.trial_counts)
+        self.readout_names["trials"].setToolTip("In a full design of these sizes: models × scaffolds × tasks "
+                                                "× trials per cell. The corpus's own count is on the Corpus tab.")
         col.addWidget(box)
         box = QGroupBox("Decision")
         fl = QFormLayout(box)

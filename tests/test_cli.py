@@ -65,7 +65,7 @@ def test_invalid_input_json_lists_errors(tmp_path, capsys):
     bad.write_text("benchmark,task,model,scaffold,result\nb,t,m,a,1\nb,t2,m,a,7\n")
     assert main(["inspect", str(bad), "--json"]) == 2
     out = json.loads(capsys.readouterr().out)
-    assert out["errors"][0]["code"] == "non-binary-result" and out["errors"][0]["row"] == 3
+    assert out["errors"][0]["code"] == "non-binary-result" and out["errors"][0]["line"] == 3
 
 
 def test_missing_file_and_unknown_format(tmp_path, capsys):

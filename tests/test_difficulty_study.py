@@ -1,5 +1,6 @@
 """Difficulty-conditional reliability (seed 003 sec. 5.3): strata, one refit per stratum through the
-cache, the coefficient per stratum at the full corpus's design, the aggregate - Q4 gap.
+cache, the coefficient per stratum at the stratum's own task count (the aggregate at the full corpus's
+design), the aggregate - Q4 gap from the same two figures.
 
 Most tests use the moment stand-in sampler of ``batch_fakes`` (hand-computable draws); one test
 runs the real NUTS sampler on a corpus built so that only easy tasks separate the models."""
@@ -28,7 +29,7 @@ def corpus():
     return bf.corpus_of(sim.table, "sim")
 
 
-def test_each_stratum_is_refitted_and_read_at_the_full_design(fake_sampler, corpus, tmp_path):
+def test_each_stratum_is_refitted_and_read_at_its_own_tasks(fake_sampler, corpus, tmp_path):
     study = difficulty_study(corpus, "per-benchmark", SETTINGS, cache_dir=tmp_path)
     # the aggregate (the parent) and 4 strata, each stratum rerun once by the gate (the stand-in's 80 draws)
     assert study.n_fitted == 9 and study.n_cached == 0 and study.n_rerun == 4
@@ -45,14 +46,18 @@ def test_each_stratum_is_refitted_and_read_at_the_full_design(fake_sampler, corp
         # each stratum's tasks are the ones task_difficulty put there
         q = dict(zip(strata.tasks, strata.quartile))
         assert {q[f"sim-bench/{t}"] for t in by_task.index} == {strata.labels.index(label) + 1}
-        expected = bf.erho2_model(bf.moment_sigma_model(sub), 16, 2, 3)
+        # the stratum's 4 tasks, not the corpus's 16 (a table printing "tasks 4" beside it; issue 47 item 3)
+        expected = bf.erho2_model(bf.moment_sigma_model(sub), 4, 2, 3)
         assert summary.median == pytest.approx(expected, abs=2e-3), label
+        at16 = bf.erho2_model(bf.moment_sigma_model(sub), 16, 2, 3)
+        assert study.at_corpus_design[label] == pytest.approx(at16, abs=2e-3) and at16 > expected + 0.01
     agg = bf.erho2_model(bf.moment_sigma_model(corpus.table), 16, 2, 3)
     assert study.profile.aggregate.median == pytest.approx(agg, abs=2e-3)
     assert study.profile.gap == pytest.approx(study.profile.aggregate.median - study.profile.erho2[-1].median)
     np.testing.assert_allclose(study.profile.mean_success, strata.stratum_mean)
     d = study.to_dict()
     assert [s["n_tasks"] for s in d["strata"]] == [4, 4, 4, 4] and d["gap_aggregate_minus_hardest"] == study.profile.gap
+    assert [s["erho2_design_n_tasks"] for s in d["strata"]] == [4.0] * 4
 
 
 def test_rerun_samples_nothing_and_runner_returns_the_profile(fake_sampler, corpus, tmp_path):

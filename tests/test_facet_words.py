@@ -78,7 +78,9 @@ def test_cli_text_of_an_agent_dstudy():
     text = format_dstudy(s)
     # 10 agents x 40 tasks x 4 traces = 1,600 traces (the sheet's cost page counts them the same way)
     assert "design: 40 tasks x 4 traces per agent-task pair x 3 steps x 4 error categories; 10 agents compared; " \
-           "1,600 traces, no prices" in text
+           "no prices" in text
+    assert "traces: 1,600 traces in a full design of these sizes (10 agents x 40 tasks x 4 traces per agent-task " \
+           "pair)" in text
     assert "scaffold" not in text and "benchmark" not in text and "models" not in text
     assert "smallest tasks " in text and "smallest traces per agent-task pair" in text
     err = 0.5 / 40 + 0.2 / 3 + 0.4 / 4 + (math.pi ** 2 / 3) / (40 * 3 * 4 * 4)
@@ -87,7 +89,9 @@ def test_cli_text_of_an_agent_dstudy():
     p = VarianceComponents.from_mapping(dict.fromkeys(POOLED_TERMS, 0.3), source="typed")
     text = format_dstudy(dstudy_summary(p, DStudyDesign(n_tasks=50, n_benchmarks=9, n_models=12)))
     assert "design: 50 tasks per benchmark x 1 scaffold per model x 9 benchmarks x 1 trial per cell; " \
-           "12 models compared; 5,400 trials" in text  # 12 x 1 x 50 x 9 x 1
+           "12 models compared; no prices" in text
+    assert "trials: 5,400 trials in a full design of these sizes (12 models x 1 scaffold per model x 450 tasks x " \
+           "1 trial per cell)" in text  # 12 x 1 x 50 x 9 x 1
     assert "smallest tasks per benchmark " in text and "smallest scaffolds per model " in text
 
 

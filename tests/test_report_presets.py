@@ -128,7 +128,12 @@ def test_sheet_words_follow_the_object(fake_sampler, small_csv, tmp_path, preset
     if preset == "ddr":
         # the smallest-design table and the trial count of the cost page: agents, tasks and traces (4 x 8 x 2)
         assert "needed 95% interval P(reachable) tasks 8 " in text and " traces per agent-task pair 2 " in text
-        assert "the observed design ran 64 traces (4 agents \u00d7 8 tasks \u00d7 2 traces per agent-task pair)" in text
+        # the design's count says it is a full design's, and the file's own count stands beside it
+        table = load_corpus(small_csv).table
+        cells = table.groupby(["benchmark", "task", "model", "scaffold"]).ngroups
+        ran = f"{int(table['trials'].sum()):,} traces in {cells:,} cells"
+        assert ("64 traces in a full design of these sizes (4 agents \u00d7 8 tasks \u00d7 2 traces per agent-task "
+                f"pair); the corpus ran {ran}") in text
         for wrong in ("scaffolds per model", "Models compared", "models compared", "tasks per benchmark 8",
                       "8 tasks per benchmark", "trials per cell"):
             assert wrong not in text, wrong

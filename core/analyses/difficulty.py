@@ -8,14 +8,17 @@ Seed 003 reports ``Erho2_Qk`` per stratum and the gap ``Erho2_agg - Erho2_Q4``
 as "the measurement cost of using aggregate reliability to support claims
 about hard-task deployments".
 
-Which design the strata are read at.  Seed 003 does not say.  Here every
-stratum, and the aggregate, is read at the *same* design, by default the
-full corpus's observed design (its tasks per benchmark, scaffolds per model,
-benchmarks and replicates).  A stratum holds a quarter of the tasks, so
-reading it at its own size would mix two effects (fewer tasks and harder
-tasks) into the gap; at one common size the gap isolates what difficulty does
-to the variance components (sigma^2_model shrinks when every agent fails).
-Pass ``design=`` for another size.
+Which design the strata are read at.  Seed 003 does not say.  Each stratum is read at its
+*own* task count (a quartile of 89 tasks holds 22: a buyer who samples evaluation tasks from
+the hard stratum gets the stratum's number of tasks), its other sizes (scaffolds per model,
+benchmarks, replicates) the whole corpus's; the aggregate is read at the whole corpus's observed
+design.  The table that prints "tasks 22" beside a stratum prints the coefficient of 22 tasks,
+and the gap ``Erho2_agg - Erho2_Q4`` is the difference of the two printed figures: what a claim
+about hard-task deployments loses against the headline, fewer tasks and harder tasks together
+(issue 47 item 3; an earlier version read every stratum at the corpus's 89 tasks).  What
+difficulty alone does to the components (sigma^2_model shrinks when every agent fails) is kept
+beside it: each stratum's coefficient at the whole corpus's design (``erho2_at_corpus_design``
+in :meth:`DifficultyStudy.to_dict`).  Pass ``design=`` for another common design.
 
 Every fit goes through the refit engine (:class:`~.engine.RefitEngine`): each
 stratum is a refit of the whole corpus's fit on the stratum's cells, stored in
@@ -132,9 +135,9 @@ class DifficultyProfile:
     labels
         Stratum names, easiest first (``"Q1 (easiest)"`` ... ``"Q4 (hardest)"``).
     erho2
-        Per stratum, the coefficient of the observed design from that
-        stratum's own fit (a :class:`~ddr_explorer.core.reliability.Summary`,
-        or ``None`` where the fit failed).
+        Per stratum, the coefficient from that stratum's own fit at the stratum's own task count
+        (the module note; a :class:`~ddr_explorer.core.reliability.Summary`, or ``None`` where the
+        fit failed).
     aggregate
         The same coefficient from the fit on all tasks.
     mean_success
@@ -195,15 +198,25 @@ class DifficultyProfile:
 
     @property
     def gap(self) -> float | None:
-        """``median(aggregate) - median(hardest stratum)`` (seed 003's "measurement cost")."""
+        """``median(aggregate) - median(hardest stratum)`` (seed 003's "measurement cost"): the difference
+        of the two figures the table prints (the aggregate at the corpus's tasks, the stratum at its own)."""
         return None if self.hardest is None else self.aggregate.median - self.hardest.median
+
+    @property
+    def verdict(self):
+        """Whether the headline (the aggregate) is optimistic for hard tasks: :func:`.gap_verdict.gap_verdict`
+        on ``hardest - aggregate`` and the two fits' intervals (None without a hardest stratum)."""
+        from .gap_verdict import gap_verdict, independent_gap_interval
+
+        return None if self.hardest is None else gap_verdict(*independent_gap_interval(self.hardest, self.aggregate))
 
 
 #: The quantiles of a stratum's Erho2 the sheet takes: its median and 95% interval ends (the precision rule's
 #: MCSE is asked of each; the sheet's interval is an HDI, whose ends sit near these quantiles).
 STRATUM_PROBS = (0.5, 0.025, 0.975)
 
-__all__ = ["DifficultyStudy", "difficulty_jobs", "difficulty_study", "run_difficulty_study", "stratum_masks"]
+__all__ = ["DifficultyStudy", "difficulty_jobs", "difficulty_study", "run_difficulty_study", "stratum_masks",
+           "stratum_design"]
 
 
 @dataclass
@@ -243,6 +256,10 @@ class DifficultyStudy:
     cold: dict = field(default_factory=dict)
     #: What ``n_converged`` was checked on (:attr:`~.refits.BatchResult.converged_on`).
     converged_on: str = ""
+    #: Stratum label -> the design its coefficient is read at (its own tasks; the module note).
+    stratum_designs: dict = field(default_factory=dict)
+    #: Stratum label -> median coefficient at the whole corpus's design (difficulty alone, at one size).
+    at_corpus_design: dict = field(default_factory=dict)
 
     def to_dict(self) -> dict:
         """Plain JSON-ready numbers: per stratum median and 95% HDI, the gap, the design."""
@@ -255,12 +272,19 @@ class DifficultyStudy:
 
         p = self.profile
         mcse = p.mcse or (None,) * len(p.labels)
+        def design_tasks(lab):
+            d = self.stratum_designs.get(lab)
+            return None if d is None else float(d.effective_n_tasks)
+
         return {"strata": [{"label": lab, "n_tasks": int(n), "mean_success": float(m), "erho2": summ(e),
+                            "erho2_design_n_tasks": design_tasks(lab),
+                            "erho2_at_corpus_design": self.at_corpus_design.get(lab),
                             "erho2_mcse": mc(c), "error": self.errors.get(lab)}
                            for lab, n, m, e, c in zip(p.labels, self.strata.stratum_n, self.strata.stratum_mean,
                                                       p.erho2, mcse)],
                 "refit_rule": p.refit_rule,
                 "aggregate": summ(p.aggregate), "gap_aggregate_minus_hardest": p.gap,
+                "verdict": None if p.verdict is None else p.verdict.to_dict(),
                 "design": self.design.to_dict(), "n_fitted": self.n_fitted, "n_cached": self.n_cached,
                 "n_fits": self.n_fits, "n_converged": self.n_converged, "converged_on": self.converged_on,
                 "n_rerun": self.n_rerun,
@@ -298,17 +322,27 @@ def difficulty_jobs(corpus, spec="per-benchmark", *, n_strata: int = 4, design=N
                          "least 2 tasks")
     design = design or observed_design(corpus, object_of_measurement=object_of_measurement, claim=claim)
     jobs = [FitJob("aggregate", corpus, spec)]  # the parent: its components are reported (the G-study)
-    # a stratum reports its coefficient at the common design (median and 95% HDI): it stops on it
-    rep = (ReportedQuantity.coefficient(design, "the whole corpus's design"),) if stop_on_reported else ()
     # under the precision rule: its median and 95% interval ends, within a tenth of the spread across strata; with
     # 4 strata (fewer than stopping.PRECISION_MIN_SPREAD) that is the ceiling 0.005, which a tenth of strata
     # differences of 0.05 or more (seed 003 sec. 5.3: 0.2-0.6 between the easiest and the hardest) would be anyway
     from .precision import precision_rule
 
-    rule = precision_rule(refit_rule, "stratum", STRATUM_PROBS) if rep else None
+    rule = precision_rule(refit_rule, "stratum", STRATUM_PROBS) if stop_on_reported else None
     for label, mask in zip(strata.labels, stratum_masks(corpus, strata)):
-        jobs.append(FitJob(label, sub_corpus(corpus, mask, f"{corpus.name} [{label.split()[0]}]"), spec, rep, rule))
+        sub = sub_corpus(corpus, mask, f"{corpus.name} [{label.split()[0]}]")
+        # a stratum reports its coefficient at its own task count (median and 95% HDI): it stops on it
+        own = stratum_design(design, sub)
+        rep = (ReportedQuantity.coefficient(own, "the stratum's own tasks"),) if stop_on_reported else ()
+        jobs.append(FitJob(label, sub, spec, rep, rule))
     return strata, design, jobs
+
+
+def stratum_design(design, stratum_corpus):
+    """``design`` with the stratum's own tasks: its tasks per benchmark as :func:`~.dstudy.observed_sizes`
+    counts them (the median over benchmarks), every other size unchanged (see the module note)."""
+    from ..dstudy import observed_sizes
+
+    return design.with_size("n_tasks", observed_sizes(stratum_corpus.table)["n_tasks"])
 
 
 def difficulty_study(corpus, spec="per-benchmark", settings=None, cache_dir: str | Path | None = None,
@@ -366,8 +400,13 @@ def difficulty_study(corpus, spec="per-benchmark", settings=None, cache_dir: str
     batch = engine.run(jobs, progress=progress, cancel=cancel, what="difficulty study", skip_failed=True)
     if batch.results[0] is None:
         raise ValueError(f"the fit of the whole corpus failed: {batch.errors['aggregate']}")
-    draws = {job.label: (None if r is None else coefficient_draws(r.posterior, design))
+    # the aggregate at the corpus's design, each stratum at its own tasks (the design its refit reported)
+    designs = {job.label: (job.reported[0].design if job.reported else stratum_design(design, job.corpus))
+               for job in jobs[1:]} | {"aggregate": design}
+    draws = {job.label: (None if r is None else coefficient_draws(r.posterior, designs[job.label]))
              for job, r in zip(jobs, batch.results)}
+    at_corpus = {job.label: (None if r is None else float(np.median(coefficient_draws(r.posterior, design))))
+                 for job, r in zip(jobs[1:], batch.results[1:])}
     res = dict(zip([j.label for j in jobs], batch.results))
     mcse = tuple(None if draws[lab] is None else draws_mcse(draws[lab], np.shape(res[lab].posterior.mu), STRATUM_PROBS)
                  for lab in strata.labels)
@@ -377,7 +416,8 @@ def difficulty_study(corpus, spec="per-benchmark", settings=None, cache_dir: str
         converged_on=batch.converged_on, mcse=mcse, refit_rule=refit_rule if stop_on_reported else None,
         unconverged=batch.unconverged(jobs))
     return DifficultyStudy(profile, strata, design, draws, dict(batch.errors), batch.n_fitted, batch.n_cached,
-                           batch.n_fits, batch.n_converged, batch.n_rerun, dict(batch.cold), batch.converged_on)
+                           batch.n_fits, batch.n_converged, batch.n_rerun, dict(batch.cold), batch.converged_on,
+                           {lab: designs[lab] for lab in strata.labels}, at_corpus)
 
 
 def run_difficulty_study(corpus, spec="per-benchmark", settings=None, cache_dir: str | Path | None = None,

@@ -146,6 +146,14 @@ class HeldOutReliability:
         """Mean of ``held_out - projected`` (negative: the projection is optimistic)."""
         return float(np.mean(self.held_out - self.projected))
 
+    @property
+    def verdict(self):
+        """Whether the training-cell projection is optimistic (:func:`.gap_verdict.gap_verdict` on the
+        split-by-split gaps ``held_out - projected`` and their spread)."""
+        from .gap_verdict import gap_verdict, split_gap_interval
+
+        return gap_verdict(*split_gap_interval(self.held_out - self.projected))
+
     def _mcse(self) -> tuple[float, float]:
         if self.projected_mcse is None or self.held_out_mcse is None:
             return float("nan"), float("nan")
@@ -277,6 +285,7 @@ class HeldOutStudy:
                 "spearman": None if r is None else r.spearman,
                 "mean_gap": None if r is None else r.mean_gap,
                 "mean_gap_mcse": None if r is None else num(r.mean_gap_mcse),
+                "verdict": None if r is None else r.verdict.to_dict(),
                 "refit_rule": self.refit_rule,
                 "train_fraction": None if r is None else r.train_fraction,
                 "splits": self.splits.replace({np.nan: None}).to_dict(orient="records"),

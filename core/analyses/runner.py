@@ -14,6 +14,7 @@ from pathlib import Path
 
 from ..reliability import to_jsonable
 from ..references import cite
+from .gap_verdict import verdict_sentence
 
 __all__ = ["ANALYSIS_NAMES", "parse_which", "run_analysis_studies", "studies_to_dict", "sheet_analyses",
            "run_analyses", "format_analyses", "convergence_lines"]
@@ -337,7 +338,8 @@ def format_analyses(result: dict) -> str:
     lines = convergence_lines(result)
     d = result.get("difficulty")
     if d:
-        lines.append(f"Difficulty-conditional Erho2 ({cite('ddr2026', 'sec. 5.3')}; every stratum at the corpus's design"
+        lines.append(f"Difficulty-conditional Erho2 ({cite('ddr2026', 'sec. 5.3')}; each stratum at its own tasks, "
+                     "the aggregate at the corpus's design"
                      + (f"; refits to the {d['refit_rule']} rule" if d.get("refit_rule") else "") + "):")
         for s in d["strata"]:
             e, m = s["erho2"], s.get("erho2_mcse") or {}
@@ -350,6 +352,8 @@ def format_analyses(result: dict) -> str:
         a = d["aggregate"]
         lines.append(f"  {'aggregate':<14} {a['median']:.3f} [{a['lower95']:.3f}, {a['upper95']:.3f}]; "
                      f"gap aggregate - hardest {_f(d['gap_aggregate_minus_hardest'], '{:+.3f}')}")
+        if d.get("verdict"):
+            lines.append("  " + verdict_sentence(d["verdict"], "the all-tasks figure", "the hardest stratum"))
     h = result.get("heldout")
     if h:
         lines.append(f"Held-out reliability ({cite('ddr2026', 'sec. 5.4')}), {h['n_splits']} splits of {h['train_fraction']}: "
@@ -358,6 +362,8 @@ def format_analyses(result: dict) -> str:
                      + f", mean gap held-out - projected {_f(h['mean_gap'], '{:+.4f}')}"
                      + (f" (MCSE {h['mean_gap_mcse']:.4f})" if h.get("mean_gap_mcse") is not None else "")
                      + (f"; refits to the {h['refit_rule']} rule" if h.get("refit_rule") else ""))
+        if h.get("verdict"):
+            lines.append("  " + verdict_sentence(h["verdict"], "the training-cell projection", "the held-out figure"))
     lo = result.get("loo")
     if lo:
         lines.append(f"PSIS-LOO over {lo['n_cells']} cells: Pareto k <= 0.7: {lo['good']}, 0.7-1: {lo['bad']}, "

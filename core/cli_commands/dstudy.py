@@ -71,11 +71,13 @@ def cmd_dstudy(args: argparse.Namespace) -> int:
         if observed is not None:  # the state's prices apply to the observed design too (frontier grid)
             observed = dataclasses.replace(observed, price_per_trial=design.price_per_trial)
         summary = dstudy_summary(components, design, target=args.target, budget=args.budget, observed=observed,
-                                 verdict=verdict)
+                                 verdict=verdict, not_answered=getattr(args, "not_answered", None))
         summary["design_source"] = _design_source(args)
         check = _split_half(kept.get("corpus"), components, observed, summary)
         if check is not None:
             summary["split_half"] = check.to_dict()
+        if getattr(args, "corpus_counts", None) is not None:  # a corpus's trials and cells, beside the design's
+            summary["corpus_counts"] = args.corpus_counts
         if getattr(args, "slice", None) and args.path is not None:  # the D-study is of a slice of tasks
             from ..corpus.slicing import parse_slice, slice_text
 
@@ -142,7 +144,10 @@ def _dstudy_preview(args: argparse.Namespace) -> int:
         preview, observed = preview_for_dstudy(args)
         design = _design_from_args(args, observed)
         observed = dataclasses.replace(observed, price_per_trial=design.price_per_trial)
-        summary = preview_summary(preview, design, target=args.target, budget=args.budget, observed=observed)
+        summary = preview_summary(preview, design, target=args.target, budget=args.budget, observed=observed,
+                                  not_answered=getattr(args, "not_answered", None))
+        if getattr(args, "corpus_counts", None) is not None:  # a corpus's trials and cells, beside the design's
+            summary["corpus_counts"] = args.corpus_counts
     except ValueError as exc:
         print(f"ddr: {exc}", file=sys.stderr)
         return EXIT_INVALID

@@ -83,6 +83,12 @@ def cmd_fit(args: argparse.Namespace) -> int:
         progress.done()
     if result.cache_problem:
         print(f"ddr: {result.cache_problem}", file=sys.stderr)
+    from ..design.overlap import model_overlap
+
+    overlap = model_overlap(corpus)  # two leaderboards concatenated: said, not silently fitted
+    for cannot in (overlap.cannot_tell(), overlap.groups_text()):
+        if cannot is not None:
+            print(f"ddr: warning: {cannot}", file=sys.stderr)
     out = fit_summary(result)
     if corpus.provenance.get("slice"):  # the fit is of a slice of tasks
         out["slice"] = {"slice": corpus.provenance["slice"], "tasks": corpus.provenance.get("slice_tasks")}

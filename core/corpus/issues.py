@@ -64,7 +64,11 @@ class CorpusIssue:
         return text
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        """The issue as JSON: the line number under ``"line"`` (what it is: the file's line, the header
+        of a CSV being line 1), not ``"row"``, which read as a data row's index (issue 47 item 6)."""
+        d = asdict(self)
+        d["line"] = d.pop("row")
+        return d
 
 
 class CorpusError(ValueError):

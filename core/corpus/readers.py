@@ -8,6 +8,8 @@ through :data:`.schema.SYNONYMS`.
 
 from __future__ import annotations
 
+import dataclasses
+
 import csv
 import io
 import json
@@ -332,7 +334,7 @@ def read_canonical(path: str | Path, format: str | None = None, *, encoding: str
         raw, info = read_parquet(path)
     else:
         raise ValueError(f"unknown canonical format {fmt!r}; expected one of {CANONICAL_FORMATS}")
-    issues = [CorpusIssue(**{**i.to_dict(), "file": str(path)}) for i in info["issues"]]
+    issues = [dataclasses.replace(i, file=str(path)) for i in info["issues"]]
     provenance = {"reader": f"canonical-{fmt}"}
     if columns:
         from .columns import apply_mapping, parse_columns
@@ -341,6 +343,12 @@ def read_canonical(path: str | Path, format: str | None = None, *, encoding: str
         raw, info["columns"], more = apply_mapping(raw, info["columns"], mapping, file=path)
         issues.extend(more)
         provenance["column_mapping"] = mapping.to_text()
+    from .subject_ids.unsplit import carried_marker
+
+    raw, marker, more = carried_marker(raw, file=path)  # a converted file's "(scaffolds not separated)"
+    if marker is not None:
+        provenance["scaffolds_not_separated"] = marker
+        issues.extend(more)
     return build_corpus(raw, file=path, format=fmt, name=name, column_sources=info["columns"],
                         provenance=provenance, issues=issues)
 

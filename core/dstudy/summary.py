@@ -19,13 +19,15 @@ from ..score_reliability import LATENT_LABEL, OBSERVED_LABEL
 from .curves import DStudyModel, score_scale
 from .budget import budget_search
 from .sizes import DStudyDesign
+from .trial_counts import design_trials_text
 
 #: Facets a D-study can vary, with the design field each sets.
 OVER = {"n_tasks": "task", "n_scaffolds": "scaffold", "n_benchmarks": "benchmark", "n_replicates": "replicate"}
 
 
 def dstudy_summary(components, design: DStudyDesign, target: float | None = None, budget: float | None = None,
-                   observed: DStudyDesign | None = None, verdict: dict | None = None, scale: str | None = None) -> dict:
+                   observed: DStudyDesign | None = None, verdict: dict | None = None, scale: str | None = None,
+                   not_answered: dict | None = None) -> dict:
     """Estimands, minimum sizes and P(target met) for a design.
 
     Parameters
@@ -42,6 +44,10 @@ def dstudy_summary(components, design: DStudyDesign, target: float | None = None
         cheapest design reaching the target (:func:`~.budget.budget_search`).
     observed
         The corpus's own design, whose sizes set the frontier's grid (default: ``design``).
+    not_answered
+        Size field -> why the corpus's design cannot support its smallest size for the target
+        (:func:`~ddr_explorer.core.design.overlap.sizes_not_answered`: benchmarks that share no model);
+        that size's ``min_n`` is left out and the reason kept under ``not_answered``.
     verdict
         The convergence verdict of the fit the components come from
         (:meth:`~ddr_explorer.core.model.diagnostics.Diagnostics.verdict`); None for components
@@ -73,7 +79,7 @@ def dstudy_summary(components, design: DStudyDesign, target: float | None = None
                            "equation": table.equations.get(name)}
         if s.prob_positive is not None:
             estimands[name]["prob_positive"] = s.prob_positive
-    min_n = _min_n(model, c, design, target)
+    min_n = _min_n(model, c, design, target, not_answered)
     out = {
         # the verdict first: every number below is only as good as the fit behind it
         "converged": None if verdict is None else bool(verdict["converged"]),
@@ -91,13 +97,15 @@ def dstudy_summary(components, design: DStudyDesign, target: float | None = None
         "scale": scale,
         "scale_label": OBSERVED_LABEL if scale == "observed" else LATENT_LABEL,
         "min_n": min_n,
+        # sizes the design cannot support a minimum for, with why (never a number the data cannot back)
+        "not_answered": dict(not_answered or {}),
         "p_target": model.p_target_met(design, target),
         "n_draws": c.n_draws if hasattr(c, "n_draws") else None,
         "source": c.source,
     }
     if scale == "observed":
         out["observed_scores"] = _observed_block(model, design)
-        out["latent"] = {"scale_label": LATENT_LABEL, "min_n": _min_n(model.latent, c, design, target),
+        out["latent"] = {"scale_label": LATENT_LABEL, "min_n": _min_n(model.latent, c, design, target, not_answered),
                          "p_target": model.latent.p_target_met(design, target)}
     if budget is not None:
         out["budget"] = budget_search(c, design, target=target, budget=budget, reference=observed,
@@ -107,14 +115,15 @@ def dstudy_summary(components, design: DStudyDesign, target: float | None = None
     return to_jsonable(out)
 
 
-def _min_n(model: DStudyModel, c, design: DStudyDesign, target: float) -> dict:
-    """Posterior distribution of the smallest size of each facet reaching the target (others at the design)."""
+def _min_n(model: DStudyModel, c, design: DStudyDesign, target: float, not_answered: dict | None = None) -> dict:
+    """Posterior distribution of the smallest size of each facet reaching the target (others at the design);
+    the facets in ``not_answered`` are left out (the design cannot support a minimum for them)."""
     min_n = {}
     for over, facet in OVER.items():
         # a facet the fit has no term for cannot change reliability, except replicates (they divide e)
         if facet != "replicate" and facet not in c.facets:
             continue
-        if facet in design.object_facets:
+        if facet in design.object_facets or over in (not_answered or {}):
             continue
         req = model.required_n(design, over=over, target=target)
         q = req.quantiles
@@ -168,17 +177,22 @@ def format_dstudy(s: dict) -> str:
     sizes += [w.count("n_replicates", d["n_replicates"])] + [w.count(f, n) for f, n in d["extra_facets"].items()]
     lines = [head, f"D-study for {s['object']} ({'ranking' if s['estimand'] == 'Erho2' else 'absolute decisions'}); "
              f"components from {s['source']}",
-             f"design: {' x '.join(sizes)}; {fmt_n(d['n_models'])} {w.compared.lower()}; "
-             f"{fmt_n(d['trials'])} {w.noun('n_replicates', d['trials'])}, {cost}",
+             f"design: {' x '.join(sizes)}; {fmt_n(d['n_models'])} {w.compared.lower()}; {cost}",
+             # the design's count is of a full design; the file's own count beside it (issue 47 item 6)
+             f"{w.noun('n_replicates').lower()}: {design_trials_text(d, w, s.get('corpus_counts'), 'x')}",
              *([f"sizes from {s['design_source']}"] if s.get("design_source") else []), "",
              f"{'estimand':<34}{'median':>9}{'95% interval':>22}"]
     for name, e in s["estimands"].items():
-        lines.append(f"{name:<34}{fmt_coef(e['median']):>9}   [{fmt_coef(e['lower95'])}, {fmt_coef(e['upper95'])}]")
+        # a contrast's P(>0), which DELTA_RHO2_NOTE explains below, printed where the note says it is
+        pp = f"   P(>0) = {fmt_prob(e['prob_positive'])}" if e.get("prob_positive") is not None else ""
+        lines.append(f"{name:<34}{fmt_coef(e['median']):>9}   [{fmt_coef(e['lower95'])}, {fmt_coef(e['upper95'])}]{pp}")
     for name, why in (s.get("not_estimable") or {}).items():
         lines.append(f"{name:<34}{'n/a':>9}   not estimable: {why}")
     if any(name.startswith("delta_rho2") for name in s["estimands"]):
         lines.append(DELTA_RHO2_NOTE)
     lines += _format_answers(s, sym, w)
+    for over, why in (s.get("not_answered") or {}).items():
+        lines.append(f"  smallest {w.axis(over):<26} not answered: {why}")
     if "budget" in s:
         b = s["budget"]
         money = fmt_usd(b["budget"])

@@ -9,8 +9,9 @@ response is 0/1 also the Laplace GLMM on the logit scale.  The Bayes GLMM column
 
 Erho2 and Phi of the object of measurement (by default the formula's first one-facet term, ``p``)
 are computed by :func:`~ddr_explorer.core.reliability.generalizability` at the table's own design
-(:func:`observed_sizes`): a facet's size is its number of levels within the facets it is crossed
-with or nested in (raters per task for ``r:t``), and ``replicate`` the observations per cell.
+(:func:`observed_sizes`): a crossed facet's size is its number of levels, a nested facet's its
+number of levels within the facets it is nested in (raters per task for ``r:t``), and
+``replicate`` the observations per cell.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from ..model.formula import ModelSpec, as_spec
 from .design import MixedDesign
 from .methods import MethodsTable, _run_estimators
 
-__all__ = ["score_table_methods", "observed_sizes", "is_binary_response", "read_score_table", "response_of"]
+__all__ = ["score_table_methods", "observed_sizes", "nesting_facets", "is_binary_response", "read_score_table", "response_of"]
 
 
 def response_of(formula: str) -> str:
@@ -66,23 +67,40 @@ def is_binary_response(y: pd.Series) -> bool:
     return bool(v.notna().all() and v.isin([0, 1]).all())
 
 
+def nesting_facets(terms: dict[str, list[str]], facet: str) -> list[str]:
+    """The facets ``facet`` is nested in, read from the formula: those in every term that has it.
+
+    A facet with a term of its own (``(1|t)``) is crossed: nothing is in every one of its terms.
+    ``r`` of ``(1|r:t)`` with no ``(1|r)`` is nested in ``t`` (Brennan 2001, sec. 3.1: ``r:t`` is
+    "r within t").  The formula decides, not the labels: tables number raters 1..4 within each task
+    (reused labels) or 1..12 across tasks, and both are the same design.
+    """
+    having = [set(cs) - {facet} for cs in terms.values() if facet in cs]
+    return sorted(set.intersection(*having)) if having else []
+
+
 def observed_sizes(table: pd.DataFrame, terms: dict[str, list[str]], obj: str) -> dict[str, float]:
     """The design the table ran, as D-study sizes for the object ``obj``.
 
-    A facet's size is the mean number of its levels within each level combination of the other
-    non-object facets it shares a term with (raters per task for ``r:t``; all its levels when it
-    shares no term with another facet), so that crossed and nested facets both get the count the
-    G-study formulas divide by (Brennan 2001, sec. 4).  ``replicate`` is the mean number of rows per
-    cell (one level of every facet).
+    A crossed facet's size is its number of levels (``n_t`` tasks); a nested facet's is the mean
+    number of its levels within each level (combination) of the facets it is nested in
+    (:func:`nesting_facets`; ``n_r`` raters per task for ``r:t``).  The D-study rule divides a
+    term by the product of its facets' sizes, so ``s2_pr:t`` is divided by ``n_r n_t``, the number
+    of ratings behind a person's mean, and ``s2_pt`` by ``n_t`` (Brennan 2001, Eqs. 4.1-4.4).
+    ``replicate`` is the mean number of rows per cell (one level of every facet).
+
+    Unbalanced nesting (items per subtest 2, 2, 4) gets the mean count within a nest (8/3), so
+    the innermost term is divided by the total number of items (8) as in the person's mean over
+    all items, and ``s2_ph`` by the number of subtests: the error of subtests weighted equally.
     """
     facets = list(dict.fromkeys(c for cs in terms.values() for c in cs))
     sizes: dict[str, float] = {}
     for f in facets:
         if f == obj:
             continue
-        partners = sorted({c for cs in terms.values() if f in cs for c in cs} - {f, obj})
-        if partners:
-            sizes[f] = float(table.groupby(partners, observed=True)[f].nunique().mean())
+        nest = nesting_facets(terms, f)
+        if nest:
+            sizes[f] = float(table.groupby(nest, observed=True)[f].nunique().mean())
         else:
             sizes[f] = float(table[f].nunique())
     sizes["replicate"] = float(table.groupby(facets, observed=True).size().mean())

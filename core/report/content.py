@@ -24,9 +24,12 @@ from xml.sax.saxutils import escape as _xml_escape
 
 import numpy as np
 
+from ..analyses.gap_verdict import verdict_sentence
+from ..design.overlap import sizes_not_answered
 from ..dstudy import (BreadthCurve, BudgetSearch, CostFrontier, DStudyDesign, DStudyModel, DStudyView,
                       allocation_for_summary, budget_search, fixed_budget_breadth)
 from ..dstudy.summary import SCORE_METHOD, dstudy_summary
+from ..dstudy.trial_counts import design_trials_text
 from ..formatting import (E_RHO2, GEQ, LEQ, NDASH, PHI, SIGMA2, TIMES, FacetWords, facet_words, fmt_coef,  # noqa: F401
                           fmt_interval, fmt_n, fmt_pct, fmt_prob, fmt_r, fmt_sig3, fmt_usd, fmt_var)
 from ..rank_parts import model_parts
@@ -309,7 +312,9 @@ def sheet_content(inputs: ReportInputs) -> SheetContent:
     obj = d.object_facets
     obj_label, obj_plural, obj_question = _object_words(obj)
 
-    summary = dstudy_summary(c, d, target=target)  # the budget search is `search` below
+    # sizes the design cannot support (benchmarks that share no model: core/design/overlap.py) are refused
+    not_answered = sizes_not_answered(inputs.corpus_summary.get("model_overlap") or {})
+    summary = dstudy_summary(c, d, target=target, not_answered=not_answered)  # the budget search is `search` below
     # dstudy_summary is JSON-ready, so "never reachable" (inf) comes back as None: restore inf.
     for m in summary["min_n"].values():
         for k in ("median", "lower95", "upper95"):
@@ -397,7 +402,7 @@ def sheet_content(inputs: ReportInputs) -> SheetContent:
     search = budget_search(c, d, target=target, budget=inputs.budget, reference=d, scale=scale)
     frontier = search.frontier if (inputs.has_cost and search.by_cost) else None
     breadth = None
-    if "benchmark" in c.facets and "benchmark" not in obj:
+    if "benchmark" in c.facets and "benchmark" not in obj and "n_benchmarks" not in not_answered:
         breadth = fixed_budget_breadth(c, d.total_tasks, d)
 
     # -- ranks -----------------------------------------------------------------
@@ -522,6 +527,19 @@ def _notices(ct: SheetContent) -> list[Notice]:
                                     for t, ps in confounded)
                           + f": the corpus lacks the overlap that tells them apart ({cite('hardy2026', 'Prop. E.2-E.3')}), so "
                           "the split between them leans on the prior."))
+    overlap = s.get("model_overlap") or {}
+    if overlap.get("no_model_in_common"):  # core/design/overlap.py: the benchmark claims are refused
+        out.append(Notice("serious", "No model in common across benchmarks.",
+                          f"The {overlap['n_benchmarks']} benchmarks share no model: each model ran on one benchmark, "
+                          "so benchmark-by-model variance cannot be told from model variance (it is carried by the "
+                          f"model variance; {cite('hardy2026', 'Prop. E.3 (i)')}), models of different benchmarks are "
+                          "compared only through the benchmarks' mean difficulty, and how many benchmarks a ranking "
+                          "needs is not answered. Read each benchmark on its own (--slice benchmark=NAME)."))
+    if (overlap.get("n_task_groups") or 1) > 1 and s.get("connected") is not False:  # else "Disconnected design"
+        out.append(Notice("serious", "Models that never met on a task.",
+                          f"The models fall into {overlap['n_task_groups']} groups that attempted no task in common "
+                          "(files concatenated under one benchmark name?): a model is compared with another group's "
+                          "only through the model's assumptions, not through data. Rank within a group."))
     ids = s.get("subject_ids") or {}
     if ids.get("scaffolds_not_separated"):  # core/corpus/subject_ids/unsplit.py: "unknown" is never a scaffold
         out.append(Notice("caution", "Subject ids not split.",
@@ -784,9 +802,10 @@ def _decision_difficulty(ct: SheetContent) -> Decision:
                          for lab, s in zip(prof.labels, prof.erho2))
         best = max(((s.median, lab) for lab, s in zip(prof.labels, prof.erho2) if s), default=None)
         text = f"{sym} by difficulty stratum (Q1 easiest): {vals}; all tasks {fmt_coef(prof.aggregate.median)}. "
-        if prof.gap is not None:
-            text += (f"The hardest stratum falls short of the headline by <b>{fmt_coef(prof.gap)}</b>. "
-                     if prof.gap > 0 else "The hardest stratum is as reliable as the headline. ")
+        if prof.verdict is not None:  # the rule on the gap and its interval, as every surface says it
+            n_hard = fmt_n(diff.stratum_n[-1]) if diff is not None else None
+            hard = f"{escape(prof.labels[-1].split(' ')[0])} at its {n_hard} tasks" if n_hard else "the hardest stratum"
+            text += verdict_sentence(prof.verdict, "the all-tasks figure", hard) + " "
         if best:
             text += f"The leaderboard discriminates best in {escape(best[1].split(' ')[0])}. "
         text += ("If your production tasks resemble the hard stratum, read its number, not the headline, "
@@ -834,12 +853,16 @@ def _decision_cost(ct: SheetContent) -> Decision:
         text = ("<b>No cost data:</b> supply per-trial costs (a cost column, token counts with a price table, or a "
                 "price per benchmark) to get the cost frontier and reliability per dollar. ")
         req = ct.summary["min_n"].get("n_tasks")
+        # the design's count is of a full design at the observed sizes, not the file's trials: say both
+        words = ct.words or facet_words(d.object_of_measurement, inp.components.facets)
+        have = design_trials_text(d.to_dict(), words, inp.corpus_summary)
         if req and math.isfinite(req["median"]):
             need = d.with_size("n_tasks", max(1.0, req["median"])).trial_count()
-            text += (f"In trials: the observed design ran {fmt_n(d.trial_count())} trials; the target needs about "
-                     f"{fmt_n(need)} (same models, scaffolds and replicates).")
+            text += (f"In trials: {have}. The target needs a full design of about {fmt_n(need)} "
+                     f"{words.noun('n_replicates', need)} (same models, scaffolds and "
+                     f"{words.axis('n_replicates')}).")
         else:
-            text += f"In trials: the observed design ran {fmt_n(d.trial_count())} trials."
+            text += f"In trials: {have}."
         return Decision(3, q, text, "not run")
     f = ct.frontier
     b = ct.cost_bands
@@ -875,25 +898,26 @@ def _decision_cost(ct: SheetContent) -> Decision:
 
 
 def held_out_reading(held) -> str:
-    """What the hold-out splits say about the training-cell projection (seed 003 sec. 5.4), in one
-    sentence: the decision on page 1 and the held-out section both print it.
+    """What the hold-out splits say about the training-cell projection (seed 003 sec. 5.4): the decision on
+    page 1 and the held-out section both print it.
 
-    Optimistic when the held-out value falls short of the projection (by more than 0.05, or at all
-    with a negative correlation across splits, seed 003's r = -0.90 and 0.30 shortfall); right on
-    average but not split by split when r < 0 without a shortfall (the two parts of a split share
-    each cell's trials, so a split that flatters one part flatters the other less); else it
-    generalises.
+    The word (optimistic, no detectable gap, pessimistic) is :func:`~..analyses.gap_verdict.gap_verdict`'s on
+    the split-by-split gaps, never the sign of a mean alone (a mean gap of -0.00004 was once called
+    optimistic).  A negative correlation across splits without a detectable gap is said apart: right on
+    average but not split by split (the two parts of a split share each cell's trials, so a split that
+    flatters one part flatters the other less).
     """
-    r, gap = held.pearson_r, held.mean_gap
-    if gap < -0.05 or (np.isfinite(r) and r < 0 and gap < 0):
-        return ("The training-cell projection is optimistic here: demand the held-out number next to every "
-                "projection, and budget on the held-out one.")
-    if np.isfinite(r) and r < 0:
+    v = held.verdict
+    text = verdict_sentence(v, "the training-cell projection", "the held-out figure") + " "
+    if v.optimistic:
+        return text + "Demand the held-out number next to every projection, and budget on the held-out one."
+    r = held.pearson_r
+    if not v.detected and np.isfinite(r) and r < 0:
         # calling this "optimistic" contradicted the gap printed beside it (TB2: r = -0.63, +0.001)
-        return ("On average the projection holds, but not split by split: a split whose training cells "
-                "project higher finds less on its held-out cells. Demand the held-out number next to every "
-                "projection, from the same split protocol.")
-    return "The projection generalises here; still ask vendors for the same split protocol."
+        return text + ("On average the projection holds, but not split by split: a split whose training cells "
+                       "project higher finds less on its held-out cells. Demand the held-out number next to every "
+                       "projection, from the same split protocol.")
+    return text + "The projection generalises here; still ask vendors for the same split protocol."
 
 
 def _decision_holdout(ct: SheetContent) -> Decision:
@@ -912,11 +936,9 @@ def _decision_holdout(ct: SheetContent) -> Decision:
                     f"{fmt_n(loo.very_bad)} very bad"
                     + (" (refit those observations exactly)." if loo.very_bad else "."))
     if held is not None:
-        r, gap = held.pearson_r, held.mean_gap
         text = (f"Across {held.n_splits} random {round(100 * held.train_fraction)}/"
                 f"{round(100 * (1 - held.train_fraction))} splits stratified by {escape(held.stratified_by)}, "
-                f"projected and held-out {sym} correlate at <b>r = {fmt_r(r)}</b>; held-out "
-                f"{'falls short' if gap < 0 else 'exceeds the projection'} by {fmt_coef(abs(gap))} on average. ")
+                f"projected and held-out {sym} correlate at <b>r = {fmt_r(held.pearson_r)}</b>. ")
         text += held_out_reading(held)
         return Decision(4, q, text + _refits_note(held) + loo_text, "answered")
     text = (f"<b>Not run here</b> (it needs 50 splits: 100 refits). Demand from the vendor: {sym} re-estimated on "

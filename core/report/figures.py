@@ -345,6 +345,7 @@ def dstudy_figure(curve, width: float = 260, height: float = 190, *, required: f
         p.text(grid.max(), (lo + hi) / 2, "detection limit (SNR 2\u20133)", anchor="end", dx=-3, dy=-2, size=5.6,
                color=st.MUTED, halo=True)
     asym = curve.asymptote.median
+    ceiling = None  # the ceiling label's place, kept clear of the observed design's label
     if curve.target < 1:
         p.hline(curve.target, st.TARGET, 0.8, dash=[3, 2])
         # left end, where the curve is lowest; the asymptote is labelled at the right end
@@ -358,7 +359,8 @@ def dstudy_figure(curve, width: float = 260, height: float = 190, *, required: f
             dy = 11.0  # above the observed design's label, which sits over a near-zero marker
         else:
             dy = -7.0 if below else 2.0
-        p.text(grid.max(), asym, f"{word} {asym:.2f}", anchor="end", dy=dy, color=st.MUTED, size=5.8, halo=True)
+        ceiling = (grid.max(), asym, f"{word} {asym:.2f}", "end", 0.0, dy)
+        p.text(grid.max(), asym, ceiling[2], anchor="end", dy=dy, color=st.MUTED, size=5.8, halo=True)
     if required is not None and math.isfinite(required) and grid.min() <= required <= grid.max():
         p.vline(required, st.TARGET, 0.6, dash=[1, 1.5], y0=0, y1=curve.target)
         p.text(required, 0.02, f"n = {required:,.0f}", dx=2, color=st.TARGET, size=5.6)
@@ -366,8 +368,10 @@ def dstudy_figure(curve, width: float = 260, height: float = 190, *, required: f
     ob = curve.observed
     p.errorbar(ox, ob.hdi95[0], ob.hdi95[1], st.OBSERVED, 0.8)
     p.point(ox, ob.median, 2.6, st.OBSERVED)
-    lab_y = ob.hdi95[0] - 0.07 if ob.hdi95[0] > 0.2 else ob.hdi95[1] + 0.03
-    p.text(ox, lab_y, f"observed ({curve.observed_x:,.0f})", anchor="middle", size=5.8)
+    label = f"observed ({curve.observed_x:,.0f})"
+    avoid = [] if ceiling is None else [_label_box(p, *ceiling, 5.8)]
+    y, anchor, dx, dy = _observed_label_place(p, ox, ob, label, avoid)
+    p.text(ox, y, label, anchor=anchor, dx=dx, dy=dy, size=5.8, halo=True)
     if not curve.applies:
         p.text(grid.min(), 0.08, "the fit has no term that averages over this facet: the curve is flat",
                dx=3, size=5.6, color=st.MUTED)
@@ -388,6 +392,38 @@ def dstudy_figure(curve, width: float = 260, height: float = 190, *, required: f
             d.add(String(xx, ytop + TICK + 1, _fmt_usd_tick(t * cost_per_unit), fontName=st.FONT, fontSize=5.6,
                          fillColor=st.MUTED, textAnchor="middle"))
     return d
+
+
+def _label_box(p: Plot, x: float, y: float, s: str, anchor: str, dx: float, dy: float,
+               size: float) -> tuple[float, float, float, float]:
+    """The box (x0, y0, x1, y1, in points) a label of :meth:`Plot.text` covers."""
+    w = st.text_width(s, st.FONT, size)
+    x0 = float(p.px(x)) + dx - {"start": 0.0, "middle": w / 2, "end": w}[anchor]
+    y0 = float(p.py(y)) + dy - size * 0.28
+    return x0, y0, x0 + w, y0 + size * 1.12
+
+
+def _overlaps(a, b, pad: float = 1.0) -> bool:
+    return a[0] < b[2] + pad and b[0] < a[2] + pad and a[1] < b[3] + pad and b[1] < a[3] + pad
+
+
+def _observed_label_place(p: Plot, ox: float, ob, label: str, avoid) -> tuple[float, str, float, float]:
+    """Where the observed design's label goes: under (or over) its interval, centred; moved down just
+    clear of a label of ``avoid`` it would cover (the ceiling's label sits at the right end, where a
+    large observed design's marker also sits: "observed (500)" printed over "task-only ceiling"),
+    else beside the marker, left then right: the first place inside the plot that covers nothing."""
+    size = 5.8
+    under = ob.hdi95[0] - 0.07 if ob.hdi95[0] > 0.2 else ob.hdi95[1] + 0.03
+    places = [(under, "middle", 0.0, 0.0)]
+    for a in avoid:  # the same place, its top 2 points under the label it would cover
+        places.append((under, "middle", 0.0, min(0.0, a[1] - 2.0 - 0.84 * size - float(p.py(under)))))
+    places += [(ob.median, "end", -5.0, -2.0), (ob.median, "start", 5.0, -2.0)]
+    for y, anchor, dx, dy in places:
+        box = _label_box(p, ox, y, label, anchor, dx, dy, size)
+        inside = box[0] >= p.x0 - 2 and box[2] <= p.x0 + p.w + 2 and box[1] >= p.y0
+        if inside and not any(_overlaps(box, a) for a in avoid):
+            return y, anchor, dx, dy
+    return places[0]
 
 
 def _count_ticks(lo: float, hi: float) -> np.ndarray:

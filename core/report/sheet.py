@@ -41,13 +41,15 @@ from reportlab.pdfgen.canvas import Canvas
 from reportlab.platypus.flowables import Flowable, _listWrapOn
 from reportlab.platypus import (CondPageBreak, KeepInFrame, KeepTogether, Paragraph, Spacer, Table)
 
+from ..analyses.gap_verdict import verdict_sentence
+from ..dstudy.trial_counts import design_trials_text
 from ..files import write_bytes_atomic
-from ..formatting import convergence_verdict, facet_words, object_noun, plural, run_length_text
+from ..formatting import convergence_verdict, facet_words, object_noun, run_length_text
 from ..references import cite
 from . import figures as fig
 from . import styles as st
 from .citations import references_block
-from .content import (E_RHO2, GEQ, PHI, SIGMA2, TIMES, SheetContent, escape, fmt_coef, fmt_interval, fmt_n,
+from .content import (E_RHO2, GEQ, NDASH, PHI, SIGMA2, TIMES, SheetContent, escape, fmt_coef, fmt_interval, fmt_n,
                       fmt_pct, fmt_prob, fmt_r, fmt_sig3, fmt_usd, fmt_var, held_out_reading, sheet_content,
                       term_label)
 from .inputs import ReportInputs
@@ -255,26 +257,28 @@ def _decisions_table(ct: SheetContent) -> Table:
 
 def _estimands_table(estimands: dict, head: str, not_estimable: dict | None = None) -> Table:
     """The estimands of one design (median, 95% and 68% intervals, P(> 0), equation), shares left out;
-    ``not_estimable`` (name -> why) are said, never printed as a number."""
+    ``not_estimable`` (name -> why) are said, never printed as a number.  P(> 0) is a contrast's
+    (delta_rho2): without one the column would stand empty, so it is left out."""
+    shown = {k: e for k, e in estimands.items() if not k.startswith("share:")}
+    with_p = any(e.get("prob_positive") is not None for e in shown.values())
     rows = [[_p(head, "cell_head"), _p("median", "cell_head_right"),
              _p("95% interval", "cell_head_right"), _p("68% interval", "cell_head_right"),
-             _p("P(&gt; 0)", "cell_head_right"), _p("source", "cell_head")]]
-    for name, e in estimands.items():
-        if name.startswith("share:"):
-            continue
+             *([_p("P(&gt; 0)", "cell_head_right")] if with_p else []), _p("source", "cell_head")]]
+    for name, e in shown.items():
         label = _ESTIMAND_NAMES.get(name, escape(name))
         pp = e.get("prob_positive")
         fmt = (lambda x: f"{x:,.2f}") if name == "SNR" else fmt_coef
         rows.append([_p(label, "cell"), _p(fmt(e["median"]), "cell_right"),
                      _p(fmt_interval(e["lower95"], e["upper95"], fmt), "cell_right"),
                      _p(fmt_interval(e["lower68"], e["upper68"], fmt), "cell_right"),
-                     _p(fmt_prob(pp) if pp is not None else "", "cell_right"),
+                     *([_p(fmt_prob(pp) if pp is not None else NDASH, "cell_right")] if with_p else []),
                      _p(escape(e.get("equation") or ""), "cell_muted")])
     for name, why in (not_estimable or {}).items():
         rows.append([_p(_ESTIMAND_NAMES.get(name, escape(name)), "cell"), _p("not estimable", "cell_right"),
-                     _p("", "cell_right"), _p("", "cell_right"), _p("", "cell_right"),
+                     _p("", "cell_right"), _p("", "cell_right"), *([_p("", "cell_right")] if with_p else []),
                      _p(escape(why), "cell_muted")])
-    t = Table(rows, colWidths=[170, 50, 85, 85, 40, st.FRAME_WIDTH - 430], repeatRows=1, hAlign="LEFT")
+    widths = [170, 50, 85, 85, *([40] if with_p else [])]
+    t = Table(rows, colWidths=[*widths, st.FRAME_WIDTH - sum(widths)], repeatRows=1, hAlign="LEFT")
     t.setStyle(st.data_table_style(len(rows)))
     return t
 
@@ -402,6 +406,8 @@ def _dstudy_pages(ct: SheetContent) -> list:
         if not curve.applies:  # the fit has no term for this facet: a flat line says nothing
             flat.append(word)
             continue
+        if over in (ct.summary.get("not_answered") or {}):  # the design cannot back this curve (see the notice)
+            continue
         m = ct.summary["min_n"].get(over)
         req = m["median"] if m else None
         drawings.append(fig.dstudy_figure(curve, half, 178, required=req, legend=True,
@@ -453,6 +459,10 @@ def _dstudy_pages(ct: SheetContent) -> list:
                      _p(f"{fmt_n(m['lower95'])}\u2013{fmt_n(m['upper95'])}", "cell_right"),
                      _p(fmt_prob(m["p_reachable"]), "cell_right"),
                      _p(fmt_n(math.inf if lat is None else lat) if latent else "", "cell_right")])
+    refused = ct.summary.get("not_answered") or {}
+    for over in refused:
+        rows.append([_p(words.axis(over), "cell"), _p("", "cell_right"), _p("not answered", "cell_right"),
+                     _p("", "cell_right"), _p("", "cell_right"), _p("", "cell_right")])
     t = Table(rows, colWidths=[200, 60, 75, 90, 70, st.FRAME_WIDTH - 495], repeatRows=1, hAlign="LEFT")
     t.setStyle(st.data_table_style(len(rows)))
     story += [KeepTogether([Paragraph(f"Smallest design reaching {_sym(ct)} {GEQ} {fmt_coef(inp.target)}", ss["h2"]),
@@ -461,7 +471,9 @@ def _dstudy_pages(ct: SheetContent) -> list:
                                   f"the observed design: {fmt_prob(ct.summary['p_target'])}. "
                                   + (f"90% assurance needs {fmt_n(ct.required_90)} tasks." if
                                      math.isfinite(ct.required_90) else
-                                     "No number of tasks gives 90% assurance."), "caption")])]
+                                     "No number of tasks gives 90% assurance.")
+                                  + "".join(f" {escape(words.axis(o)).capitalize()} not answered: {escape(why)}."
+                                            for o, why in refused.items()), "caption")])]
     return story
 
 
@@ -490,13 +502,9 @@ def _agent_table(ct: SheetContent, with_cost: bool, top: int = 15) -> Table:
 
 
 def _trials_text(ct: SheetContent) -> str:
-    """``64 traces (4 agents × 8 tasks × 2 traces per agent-task pair)``: the design's trial count in its words."""
-    d, w = ct.design, _words(ct)
-    parts = [f"{fmt_n(d.n_models)} {w.objects if w.object == 'agent' else plural('model', d.n_models)}"]
-    if w.object != "agent":  # an agent is one model-scaffold pair
-        parts.append(w.count("n_scaffolds", d.n_scaffolds))
-    parts += [f"{fmt_n(d.total_tasks)} {plural('task', d.total_tasks)}", w.count("n_replicates", d.n_replicates)]
-    return f"{fmt_n(d.trial_count())} {w.noun('n_replicates', d.trial_count())} ({f' {TIMES} '.join(parts)})"
+    """``64 traces in a full design of these sizes (4 agents × 8 tasks × 2 traces per agent-task pair); the
+    corpus ran 61 traces in 30 cells``: the design's count in its words, the file's beside it."""
+    return design_trials_text(ct.design.to_dict(), _words(ct), ct.inputs.corpus_summary)
 
 
 def _cost_page(ct: SheetContent) -> list:
@@ -551,7 +559,8 @@ def _cost_page(ct: SheetContent) -> list:
                      _p(_design_text(f, k, _words(ct)), "cell"), _p(fmt_coef(f.median[k]), "cell_right")])
     rows.append([_p("observed design", "cell"), _p(fmt_usd(d.cost()), "cell_right"),
                  _p(f"{_count(d.effective_n_tasks, 'task')} {TIMES} {_count(d.n_scaffolds, 'scaffold')} {TIMES} "
-                    f"{_count(d.effective_n_benchmarks, 'benchmark')} ({fmt_n(d.trial_count())} trials)", "cell"),
+                    f"{_count(d.effective_n_benchmarks, 'benchmark')} ({fmt_n(d.trial_count())} trials in a full "
+                    "design of these sizes)", "cell"),
                  _p(fmt_coef(ob.median), "cell_right")])
     if inp.budget is not None and b.get("budget") is not None:
         k = b["budget"]
@@ -650,9 +659,10 @@ def _difficulty_page(ct: SheetContent) -> list:
         t = Table(rows, colWidths=[62, 28, 45, 40, half - 175 - 12])
         t.setStyle(st.data_table_style(len(rows)))
         if prof is not None:
-            gap = prof.gap
-            txt = (f"One G-study per stratum of tasks (quartiles of mean success across agents; {cite('ddr2026', 'sec. 5.3')}). "
-                   + (f"Gap all tasks \u2212 hardest stratum: <b>{fmt_coef(gap)}</b>. " if gap is not None else "")
+            v = prof.verdict
+            txt = (f"One G-study per stratum of tasks (quartiles of mean success across agents; {cite('ddr2026', 'sec. 5.3')}), "
+                   f"each stratum's {_sym(ct)} at its own number of tasks, all tasks at the corpus's. "
+                   + (verdict_sentence(v, "the all-tasks figure", "the hardest stratum") + " " if v is not None else "")
                    + "A buyer whose production tasks are hard should read the hardest stratum's number.")
         else:
             txt = (f"<b>Not run.</b> The per-stratum G-studies (one fit per quartile) were not supplied, so "

@@ -33,7 +33,7 @@ import pandas as pd
 from ..issues import CorpusIssue, warning
 from .model_keys import format_merges, merge_spellings
 
-__all__ = ["SCAFFOLDS_NOT_SEPARATED", "HOW_TO_MAP", "merge_model_spellings", "pool_unnamed_scaffolds",
+__all__ = ["SCAFFOLDS_NOT_SEPARATED", "HOW_TO_MAP", "merge_model_spellings", "pool_unnamed_scaffolds", "carried_marker",
            "subject_id_summary", "format_subject_ids"]
 
 #: The one scaffold of a file whose ids do not all name their scaffold.
@@ -132,6 +132,44 @@ def pool_unnamed_scaffolds(raw: pd.DataFrame, id_of_row, subject_ids: list[str],
     return raw, info, [issue]
 
 
+def carried_marker(raw: pd.DataFrame, *, file=None) -> tuple[pd.DataFrame, dict | None, list[CorpusIssue]]:
+    """Read :data:`SCAFFOLDS_NOT_SEPARATED` in a table's ``scaffold`` column as the marker it is.
+
+    ``ddr convert`` writes a corpus whose ids named no scaffold with the marker in the scaffold
+    column; read back, it would be one scaffold's name, and the DDR sheet said every model "ran in
+    one harness" (issue 47 item 5).  Here it is the marker again: provenance
+    ``scaffolds_not_separated`` as the importer records it, the warning ``scaffold-unknown``, and,
+    when other rows name real scaffolds (a converted file concatenated with another), every row gets
+    the marker, as the importer's rule gives (module docstring).
+
+    Returns
+    -------
+    raw, info, issues
+        ``info`` None when no row carries the marker.
+    """
+    if "scaffold" not in raw.columns:
+        return raw, None, []
+    marked = raw["scaffold"].astype(str).str.strip().eq(SCAFFOLDS_NOT_SEPARATED).to_numpy()
+    if not marked.any():
+        return raw, None, []
+    models = list(dict.fromkeys(raw["model"].astype(str))) if "model" in raw.columns else []
+    hit = list(dict.fromkeys(raw.loc[marked, "model"].astype(str))) if "model" in raw.columns else []
+    named = sorted(set(raw["scaffold"].astype(str)[~marked]))
+    info = {"ids": len(models), "not_split": len(hit), "examples": hit[:5], "records": int(marked.sum()),
+            "scaffolds_named": named, "scaffold": SCAFFOLDS_NOT_SEPARATED, "carried": True}
+    raw = raw.copy()
+    raw["scaffold"] = SCAFFOLDS_NOT_SEPARATED
+    kept = (f"; the other rows' scaffolds ({', '.join(named[:4])}{', ...' if len(named) > 4 else ''}) are pooled "
+            "with them, since a harness not named cannot be told from one named" if named else "")
+    issue = warning("scaffold-unknown",
+                    f"{int(marked.sum()):,} records of {len(hit)} models carry the marker '{SCAFFOLDS_NOT_SEPARATED}' "
+                    f"in the scaffold column (ids that named no scaffold, as ddr convert writes them): it is read "
+                    f"as that marker, not as a scaffold, so fits have no scaffold terms and a model's effect "
+                    f"averages over the harnesses its runs used{kept}.", HOW_TO_MAP + ".",
+                    file=None if file is None else str(file), column="scaffold", count=int(marked.sum()))
+    return raw, info, [issue]
+
+
 def subject_id_summary(provenance: dict | None) -> dict | None:
     """How a corpus's subject ids were read, for ``ddr inspect`` and the DDR sheet (None: no subject ids).
 
@@ -142,23 +180,30 @@ def subject_id_summary(provenance: dict | None) -> dict | None:
     """
     p = provenance or {}
     m = p.get("id_mapping")
+    pooled = p.get("scaffolds_not_separated") or None
+    if not m and pooled and pooled.get("carried"):  # a converted file's marker (:func:`carried_marker`)
+        m = {"ids": pooled["ids"], "model_only": pooled["ids"]}
     if not m:
         return None
-    pooled = p.get("scaffolds_not_separated") or None
     return {"ids": m.get("ids", 0), "split": m.get("split", 0), "model_only": m.get("model_only", 0),
             "no_rule": m.get("no_rule", 0), "by_rules": dict(m.get("by_rules") or {}),
             "model_merges": list(p.get("model_merges") or []),
             "not_split": pooled["not_split"] if pooled else 0,
             "not_split_examples": pooled["examples"] if pooled else [],
-            "scaffolds_not_separated": bool(pooled), "how_to_map": HOW_TO_MAP}
+            "scaffolds_not_separated": bool(pooled), "how_to_map": HOW_TO_MAP,
+            "carried": bool(pooled and pooled.get("carried"))}
 
 
 def format_subject_ids(s: dict) -> list[str]:
     """The ``Subject ids`` lines of ``ddr inspect``: every heuristic split and merge, counted."""
     by = ", ".join(f"{k} {v}" for k, v in sorted(s["by_rules"].items(), key=lambda kv: -kv[1])) or "none"
-    lines = ["Subject ids",
-             f"  {s['ids']} ids: {s['split']} split into a model and a scaffold, {s['model_only']} read as a "
-             f"model only, {s['no_rule']} matched no rule (rules used: {by})"]
+    if s.get("carried"):  # no ids in the file: its scaffold column carries the marker (carried_marker)
+        lines = ["Subject ids", f"  the scaffold column carries the marker '{SCAFFOLDS_NOT_SEPARATED}' for "
+                                f"{s['not_split']} of {s['ids']} models (written from ids that named no scaffold)"]
+    else:
+        lines = ["Subject ids",
+                 f"  {s['ids']} ids: {s['split']} split into a model and a scaffold, {s['model_only']} read as a "
+                 f"model only, {s['no_rule']} matched no rule (rules used: {by})"]
     if s["scaffolds_not_separated"]:
         lines.append(f"  {s['not_split']} ids name no scaffold (e.g. {', '.join(s['not_split_examples'][:3])}): "
                      f"scaffolds are not separated, fits have no scaffold terms")
