@@ -59,12 +59,15 @@ class DdrSheetExport:
                   target=st.target, budget=st.budget, prices=dict(st.prices) or None,
                   analyses=dict(self.analyses_for_sheet) or None)  # the Analyses tab's results, when run
         path = Path(path)
+        # the pair last compared on the Compare tab, if any: its "Two agents" page (as `ddr report --compare`)
+        pair = getattr(getattr(self, "compare_panel", None), "decision", None)
 
         def job():
             from ..core.report.inputs import report_inputs_from
             from ..core.report.sheet import write_sheet
 
             inputs = report_inputs_from(corpus, posterior=post, corpus_summary=summary, **kw)
+            inputs.pair = pair
             return write_sheet(inputs, path, date_invariant=date_invariant)  # `ddr report`'s writer
 
         def done(written) -> None:
