@@ -19,7 +19,7 @@ import numpy as np
 from .posterior_summary import to_jsonable
 from .ranks import dominance_matrix
 
-__all__ = ["RankTiers", "rank_tiers", "DEFAULT_THRESHOLD"]
+__all__ = ["RankTiers", "rank_tiers", "tiers_from_dominance", "DEFAULT_THRESHOLD"]
 
 DEFAULT_THRESHOLD = 0.95
 
@@ -62,11 +62,17 @@ class RankTiers:
 
 def rank_tiers(theta: np.ndarray, names: list[str], threshold: float = DEFAULT_THRESHOLD) -> RankTiers:
     """Distinguishable pairs and tiers from ``(S, M)`` capability draws (module docstring)."""
+    theta = np.asarray(theta, dtype=np.float64)
+    return tiers_from_dominance(dominance_matrix(theta), names, np.argsort(-theta.mean(axis=0), kind="stable"),
+                                threshold)
+
+
+def tiers_from_dominance(p: np.ndarray, names: list[str], order, threshold: float = DEFAULT_THRESHOLD) -> RankTiers:
+    """The same from a dominance matrix and an order, best first (the Ranks tab's and the sheet's
+    :class:`~.ranks.RankAnalysis` give both: its global-dominance order)."""
     if not 0.5 < threshold < 1:
         raise ValueError(f"the threshold is a probability in (0.5, 1), got {threshold}")
-    theta = np.asarray(theta, dtype=np.float64)
-    order = np.argsort(-theta.mean(axis=0), kind="stable")
-    p = dominance_matrix(theta)
+    order = [int(i) for i in order]
     ordered = [names[i] for i in order]
     pairs = []
     for x, i in enumerate(order):

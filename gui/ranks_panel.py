@@ -22,13 +22,15 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from ..core.rank_tiers import tiers_from_dominance
 from ..core.ranks import RankAnalysis
 from ..core.references import cite
 from . import plots
 from .components_panel import numeric_item, text_item
 from .plots import COLORS, new_plot
 
-COLUMNS = ["order", "model", "mean rank", "median rank", "rank 95% lower", "rank 95% upper", "global dominance"]
+COLUMNS = ["order", "model", "mean rank", "median rank", "rank 95% lower", "rank 95% upper", "global dominance",
+           "tier"]
 
 
 class RanksPanel(QWidget):
@@ -62,6 +64,9 @@ class RanksPanel(QWidget):
         med = r.ranks.median_rank[order]
         gd = r.global_dominance[order]
 
+        # which pairs can be told apart (core.rank_tiers, as `ddr compare --all`); none across disconnected parts
+        self.tiers = None if r.parts is not None else tiers_from_dominance(r.dominance, r.models, r.order)
+        tier_of = None if self.tiers is None else {n: k for k, t in enumerate(self.tiers.tiers, start=1) for n in t}
         self.table = QTableWidget(m, len(COLUMNS))
         self.table.setObjectName("ranks_table")
         self.table.setHorizontalHeaderLabels([noun if c == "model" else c for c in COLUMNS])
@@ -75,6 +80,8 @@ class RanksPanel(QWidget):
             for k, v in enumerate((mean[i], med[i], lo[i], hi[i]), start=2):
                 self.table.setItem(i, k, numeric_item(float(v), 2 if k == 2 else 1))
             self.table.setItem(i, 6, numeric_item(float(gd[i]), 3))
+            if tier_of is not None:
+                self.table.setItem(i, 7, numeric_item(float(tier_of[names[i]]), 0))
         self.table.resizeColumnsToContents()
         self.table.setColumnWidth(1, min(max(self.table.columnWidth(1), 140), 280))
 
@@ -108,6 +115,7 @@ class RanksPanel(QWidget):
             f"{m} {noun}s, ordered by global dominance (mean over the others of P(\u03b8<sub>m</sub> > "
             f"\u03b8<sub>m'</sub>); {cite('hardy2026', 'Figs. 13-14')}). Rank 1 is the best; intervals are equal-tailed 95%. "
             f"Columns of the heatmap follow the numbered rows."
+            + (f"<br>{self.tiers.sentence()} (tier: not told apart from the tier's first)." if self.tiers else "")
             + (f"<br><b>Ranked within {len(r.parts)} parts of a disconnected design</b>: ranks count within each "
                "part, rows run part by part, and a dominance between two parts is not identified (blank). "
                + " ".join(r.part_reasons) if r.parts is not None else ""))

@@ -720,6 +720,13 @@ def _ranks_page(ct: SheetContent) -> list:
            f"{fmt_n(lo)}\u2013{fmt_n(hi)}. ")
     txt += (f"Median width of the 95% rank intervals: {fmt_n(ct.rank_width_median)} places; "
             f"{_count(ct.n_certain_ranks, noun)} with a certain rank.")
+    if ra.parts is None:  # which pairs can be told apart, and the tiers (core.rank_tiers; ddr compare --all)
+        from ..rank_tiers import tiers_from_dominance
+
+        tiers = tiers_from_dominance(ra.dominance, ra.models, ra.order)
+        txt += (f" {escape(tiers.sentence())}. Tiers (each {noun} not told apart from its tier's first): "
+                + "; ".join(f"{k}. {escape(', '.join(_name(n, 30) for n in t))}" for k, t in
+                            enumerate(tiers.tiers[:8], start=1)) + ("; ..." if len(tiers.tiers) > 8 else "") + ".")
     if ct.agreement is not None:
         a = ct.agreement
         txt += (f" Agreement of the latent ranking with the observed mean success per {noun} ({cite('hardy2026', 'Table 10')}): "

@@ -130,6 +130,13 @@ def test_ranks_panel_draws_core_rank_analysis(qtbot, theta_names, tmp_path):
     assert [_cell(panel.table, r, 1) for r in range(panel.table.rowCount())] == ra.ordered_models
     np.testing.assert_allclose([_cell(panel.table, r, 2) for r in range(len(names))], ra.ranks.mean_rank[order])
     np.testing.assert_allclose([_cell(panel.table, r, 6) for r in range(len(names))], ra.global_dominance[order])
+    # the tier column: core's tiers (not told apart from the tier's first), as `ddr compare --all`
+    from ddr_explorer.core.rank_tiers import tiers_from_dominance
+
+    tiers = tiers_from_dominance(ra.dominance, ra.models, ra.order)
+    want = {n: k for k, t in enumerate(tiers.tiers, start=1) for n in t}
+    assert [_cell(panel.table, r, 7) for r in range(len(names))] == [want[n] for n in ra.ordered_models]
+    assert tiers.sentence() in panel.caption.text()
     e = panel.interval_errors.opts
     np.testing.assert_allclose(e["x"] - e["left"], ra.ranks.interval95[order, 0])
     np.testing.assert_allclose(e["x"] + e["right"], ra.ranks.interval95[order, 1])
