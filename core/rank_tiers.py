@@ -51,8 +51,7 @@ class RankTiers:
     def sentence(self) -> str:
         k = len(self.pairs)
         return (f"{k} of {self.n_pairs} pairs can be told apart (P(better) >= {self.threshold:.2f}); "
-                f"{len(self.tiers)} tier(s), the first of {len(self.tiers[0])}: "
-                + ", ".join(self.tiers[0][:6]) + (" ..." if len(self.tiers[0]) > 6 else ""))
+                f"{len(self.tiers)} tier(s), the first of {len(self.tiers[0])}")
 
     def to_dict(self) -> dict:
         return to_jsonable({"names": self.names, "threshold": self.threshold,
