@@ -151,6 +151,9 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("dstudy", help="decision study: reliability of a design, sizes needed for a target")
     p.add_argument("path", nargs="?", type=Path, help="corpus or cached fit (.h5); or use --components")
     p.add_argument("--components", type=Path, help="variance components from elsewhere (JSON or CSV; see README)")
+    p.add_argument("--success-rate", type=float, metavar="P",
+                   help="with --components: the population's mean success rate (0-1), which gives a components "
+                   "file the reliability of observed success rates beside its latent figures")
     p.add_argument("--n-tasks", type=float, help="tasks per benchmark; all tasks for a fit without a benchmark facet "
                    "(per-benchmark, ddr) (default: the corpus's, or 50)")
     p.add_argument("--n-scaffolds", type=float, help="scaffolds per model")

@@ -168,3 +168,21 @@ def test_split_half_check_says_when_the_fit_overstates():
     assert chk.verdict == "over-states"
     assert chk.observed < chk.replicated_interval[0]
     assert "LESS reliable" in chk.sentence()
+
+
+def test_a_components_file_gets_observed_scores_from_a_success_rate(tmp_path, capsys):
+    import json
+
+    from ddr_explorer.core.cli import main
+
+    f = tmp_path / "table.json"
+    f.write_text(json.dumps({"scale": "sd", "components": {"model": 1.5, "task": 2.0, "task:model": 0.8}}))
+    assert main(["dstudy", "--components", str(f), "--n-tasks", "40", "--success-rate", "0.5", "--json"]) == 0
+    s = json.loads(capsys.readouterr().out)
+    assert s["scale"] == "observed" and s["min_n"]["n_tasks"]["median"] == 23
+    assert s["latent"]["min_n"]["n_tasks"]["median"] == 10
+    assert main(["dstudy", "--components", str(f), "--n-tasks", "40"]) == 0
+    out = capsys.readouterr().out
+    assert "latent ability ranking" in out and "--success-rate" in out
+    assert main(["dstudy", "--components", str(f), "--success-rate", "1.2"]) == 2
+    assert "(0, 1)" in capsys.readouterr().err

@@ -56,6 +56,15 @@ def cmd_dstudy(args: argparse.Namespace) -> int:
         if args.components is not None:
             components = read_components(args.components)
             args.object = object_for_terms(as_components(components).terms, args.object)
+            if getattr(args, "success_rate", None) is not None:  # a paper's table has no intercept: match the rate
+                import dataclasses as _dc
+
+                from ..score_reliability import intercept_for_success_rate
+
+                c0 = as_components(components)
+                components = _dc.replace(c0, intercept=intercept_for_success_rate(c0, args.success_rate))
+        elif getattr(args, "success_rate", None) is not None:
+            raise ValueError("--success-rate is for --components: a fit has its own intercept draws")
         else:
             from ..fitting import components_for_dstudy
 

@@ -221,6 +221,9 @@ def _format_answers(s: dict, sym: str, w) -> list[str]:
                   f"{fmt_coef(e['median'])} [{fmt_coef(e['lower95'])}, {fmt_coef(e['upper95'])}]",
                   f"  ({obs['method']}); the table above is the latent ability ranking (Hardy et al. 2026)"]
     scale = "observed success rates" if obs is not None else "latent scale"
+    if obs is None:
+        lines.append("the figures below are the latent ability ranking (Hardy et al. 2026), not the correlation of "
+                     "success rates; a components file gets that with --success-rate P (the population's mean)")
     lines.append(f"target {sym} >= {fmt_coef(s['target'])} ({scale}):  P(target met) = {fmt_prob(s['p_target'])}")
     lat = s.get("latent")
     if lat is not None:
