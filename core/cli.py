@@ -96,6 +96,16 @@ def _add_strict_terms_argument(p: argparse.ArgumentParser) -> None:
                    "formula it supports (default: fit the preset without those terms, with a note)")
 
 
+def _add_fit_when_needed_arguments(p: argparse.ArgumentParser, dflt) -> None:
+    """The sampler's options of a command that fits a corpus only when the cache has no fit of it."""
+    p.add_argument("--draws", type=int, help=_draws_help("when fitting"))
+    _add_stopping_arguments(p)
+    p.add_argument("--warmup", type=int, help=f"warmup iterations per chain when fitting (default {dflt.warmup})")
+    p.add_argument("--chains", type=int, help=f"chains when fitting (default {dflt.chains})")
+    p.add_argument("--seed", type=int, default=0, help="seed when fitting")
+    p.add_argument("--cache", type=Path, help="cache folder")
+
+
 def _add_stopping_arguments(p: argparse.ArgumentParser) -> None:
     """``--stop``, ``--max-draws``, ``--max-seconds``: the run length rule (core.model.stopping)."""
     p.add_argument("--stop", choices=["gate", "fixed"],
@@ -175,12 +185,7 @@ def build_parser() -> argparse.ArgumentParser:
                          "per-benchmark)")
     p.add_argument("--format", help="force the corpus format")
     _add_mapping_arguments(p, benchmark=True)
-    p.add_argument("--draws", type=int, help=_draws_help("when fitting"))
-    _add_stopping_arguments(p)
-    p.add_argument("--warmup", type=int, help=f"warmup iterations per chain when fitting (default {dflt.warmup})")
-    p.add_argument("--chains", type=int, help=f"chains when fitting (default {dflt.chains})")
-    p.add_argument("--seed", type=int, default=0, help="seed when fitting")
-    p.add_argument("--cache", type=Path, help="cache folder")
+    _add_fit_when_needed_arguments(p, dflt)
     p.add_argument("--external-ranking", type=Path, metavar="FILE",
                    help="CSV/JSON of model -> rank (1 = best) or score: Kendall tau and Spearman rho against the "
                    "latent ranking")
@@ -208,12 +213,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="what A and B are (default: models)")
     _add_preset_argument(p, "model preset to fit the corpus with (default: pooled for several benchmarks, else "
                          "per-benchmark)")
-    p.add_argument("--draws", type=int, help=_draws_help("when fitting"))
-    _add_stopping_arguments(p)
-    p.add_argument("--warmup", type=int, help=f"warmup iterations per chain when fitting (default {dflt.warmup})")
-    p.add_argument("--chains", type=int, help=f"chains when fitting (default {dflt.chains})")
-    p.add_argument("--seed", type=int, default=0, help="seed when fitting")
-    p.add_argument("--cache", type=Path, help="cache folder")
+    _add_fit_when_needed_arguments(p, dflt)
     p.add_argument("--quiet", action="store_true", help="no progress on stderr")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=cmd_compare)
