@@ -217,7 +217,7 @@ class FitFlow:
         ranked = obj if out["ranks"].get(obj) is not None else "model"
         ranks = out["ranks"].get(ranked)
         theta, names = ranks if ranks is not None else (None, None)
-        self.show_posterior(out["components"], theta, names, ranked=ranked)
+        self.show_posterior(out["components"], theta, names, ranked=ranked, score_moments=out.get("score_moments"))
         self._show_compare(post, out["components"], out["ranks"].get("model"))
         diag = post.diagnostics
         self._show_diagnostics()

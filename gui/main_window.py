@@ -216,7 +216,7 @@ class MainWindow(CorpusOpening, FitFlow, AnalysisJobs, DdrSheetExport, QMainWind
 
     # -- the posterior's panels --------------------------------------------------------------
     def show_posterior(self, components, theta=None, model_names=None, observed_design=None,
-                       ranked: str | None = None) -> None:
+                       ranked: str | None = None, score_moments=None) -> None:
         """Fill the Variance components, D-study and Ranks tabs from a posterior.
 
         Parameters
@@ -237,6 +237,9 @@ class MainWindow(CorpusOpening, FitFlow, AnalysisJobs, DdrSheetExport, QMainWind
         ranked
             What the columns of ``theta`` are (``"model"``, ``"system"``, ``"agent"``); default: the
             state's object.
+        score_moments
+            The observed-score moments computed on the fit's worker (:func:`.cached_fit.fit_outputs`), so
+            the D-study tab opens without computing them on the GUI thread.
         """
         from ..core.dstudy import DStudyModel
         from ..core.dstudy.curves import score_scale
@@ -261,7 +264,8 @@ class MainWindow(CorpusOpening, FitFlow, AnalysisJobs, DdrSheetExport, QMainWind
         self.components_panel = ComponentsPanel(c, self.state.object_of_measurement)
         self._slots["Variance components"].replace(self.components_panel)
         # success rates where the fit allows it (a buyer reads scores); the latent figures are beside them
-        self.dstudy_panel = DStudyPanel(DStudyModel(c, scale=score_scale(c)), observed_design, self.state, ranks)
+        self.dstudy_panel = DStudyPanel(DStudyModel(c, scale=score_scale(c), moments=score_moments), observed_design,
+                                        self.state, ranks)
         self._slots["D-study"].replace(self.dstudy_panel)
         if ranks is not None:
             from ..core.formatting import object_noun

@@ -293,9 +293,15 @@ class DStudyModel:
         Mapping term -> ``sigma^2`` draws, or :class:`~.reliability.VarianceComponents`.
     band_draws
         Draws behind curve medians and HDIs (evenly thinned; ``None``: all).
+    scale
+        ``"latent"`` (the logit-scale coefficients of Hardy et al. 2026) or ``"observed"`` (the reliability
+        of observed success rates, :mod:`..score_reliability`; needs intercept draws).
+    moments
+        Observed-score moments already computed, by object facets (:func:`..score_reliability.score_moments`).
     """
 
-    def __init__(self, components, band_draws: int | None = DEFAULT_BAND_DRAWS, scale: str = "latent"):
+    def __init__(self, components, band_draws: int | None = DEFAULT_BAND_DRAWS, scale: str = "latent",
+                 moments: Mapping[frozenset, ScoreMoments] | None = None):
         self.components: VarianceComponents = as_components(components)
         c = self.components
         if scale not in SCALES:
@@ -306,7 +312,8 @@ class DStudyModel:
         self.scale = scale
         self._x = c.matrix
         self._e = c.residual
-        self._moments: dict[frozenset, ScoreMoments] = {}
+        # the observed-score moments per object: given (computed on a worker thread) or computed on first use
+        self._moments: dict[frozenset, ScoreMoments] = dict(moments or {})
         idx = thin_index(c.n_draws, band_draws)
         self._band_idx = idx
         self.band_draws = c.n_draws if idx is None else len(idx)

@@ -21,6 +21,7 @@ pytestmark = pytest.mark.gui
 from PySide6.QtCore import QTimer  # noqa: E402
 
 from ddr_explorer.core.dstudy import DStudyModel  # noqa: E402
+from ddr_explorer.core.dstudy.curves import score_scale  # noqa: E402
 from ddr_explorer.core.fitting import components_from_posterior, theta_from_posterior  # noqa: E402
 from ddr_explorer.core.model.sampler import SamplerSettings  # noqa: E402
 from ddr_explorer.core.ranks import rank_analysis  # noqa: E402
@@ -198,7 +199,8 @@ def test_unconverged_fit_is_marked_with_its_diagnostics(fitted):
 def test_each_slider_redraws_core_numbers_of_the_fit(fitted):
     w, bot = fitted["window"], fitted["bot"]
     panel = w.dstudy_panel
-    model = DStudyModel(components_from_posterior(w.fit_result.posterior))
+    c = components_from_posterior(w.fit_result.posterior)
+    model = DStudyModel(c, scale=score_scale(c))  # the tab reads success rates where the fit allows
     assert set(panel.sliders) >= {"n_tasks", "n_scaffolds", "n_replicates"}
     for field, slider in panel.sliders.items():
         values = panel.slider_values[field]
