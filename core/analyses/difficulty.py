@@ -40,6 +40,7 @@ import pandas as pd
 
 from ..dstudy import observed_design
 from ..errors import shown
+from ..posterior_summary import summarize
 from ..reliability import Summary, as_summary
 from .refits import CancelCallback, FitJob, ProgressCallback, coefficient_draws, sub_corpus
 from .reported import ReportedQuantity
@@ -166,6 +167,10 @@ class DifficultyProfile:
     mcse: tuple | None = None
     #: The run-length rule of the strata's refits (:data:`.precision.REFIT_RULES`; None: not said).
     refit_rule: str | None = None
+    #: Per stratum and for all tasks, the reliability of observed success rates at the same designs
+    #: (:mod:`...score_reliability`; the scale a buyer reads); None where the fits have no such scale.
+    scores: tuple | None = None
+    scores_aggregate: Summary | None = None
 
     @property
     def max_mcse(self) -> float | None:
@@ -276,12 +281,16 @@ class DifficultyStudy:
             d = self.stratum_designs.get(lab)
             return None if d is None else float(d.effective_n_tasks)
 
+        scores = p.scores or (None,) * len(p.labels)
         return {"strata": [{"label": lab, "n_tasks": int(n), "mean_success": float(m), "erho2": summ(e),
                             "erho2_design_n_tasks": design_tasks(lab),
                             "erho2_at_corpus_design": self.at_corpus_design.get(lab),
-                            "erho2_mcse": mc(c), "error": self.errors.get(lab)}
-                           for lab, n, m, e, c in zip(p.labels, self.strata.stratum_n, self.strata.stratum_mean,
-                                                      p.erho2, mcse)],
+                            "erho2_mcse": mc(c), "error": self.errors.get(lab),
+                            "erho2_success_rates": summ(sc)}
+                           for lab, n, m, e, c, sc in zip(p.labels, self.strata.stratum_n, self.strata.stratum_mean,
+                                                          p.erho2, mcse, scores)],
+                "erho2_scale": "latent ability ranking (Hardy et al. 2026); erho2_success_rates: observed "
+                               "success rates at the same design",
                 "refit_rule": p.refit_rule,
                 "aggregate": summ(p.aggregate), "gap_aggregate_minus_hardest": p.gap,
                 "verdict": None if p.verdict is None else p.verdict.to_dict(),
@@ -410,14 +419,30 @@ def difficulty_study(corpus, spec="per-benchmark", settings=None, cache_dir: str
     res = dict(zip([j.label for j in jobs], batch.results))
     mcse = tuple(None if draws[lab] is None else draws_mcse(draws[lab], np.shape(res[lab].posterior.mu), STRATUM_PROBS)
                  for lab in strata.labels)
+    scores = {job.label: (None if r is None else _score_draws(r.posterior, designs[job.label]))
+              for job, r in zip(jobs, batch.results)}
     profile = dataclasses.replace(
         DifficultyProfile.from_draws(strata.labels, [draws[lab] for lab in strata.labels], draws["aggregate"],
                                      strata.stratum_mean), n_fits=batch.n_fits, n_converged=batch.n_converged,
         converged_on=batch.converged_on, mcse=mcse, refit_rule=refit_rule if stop_on_reported else None,
-        unconverged=batch.unconverged(jobs))
+        unconverged=batch.unconverged(jobs),
+        scores=tuple(None if scores[lab] is None else summarize(scores[lab]) for lab in strata.labels),
+        scores_aggregate=None if scores["aggregate"] is None else summarize(scores["aggregate"]))
     return DifficultyStudy(profile, strata, design, draws, dict(batch.errors), batch.n_fitted, batch.n_cached,
                            batch.n_fits, batch.n_converged, batch.n_rerun, dict(batch.cold), batch.converged_on,
                            {lab: designs[lab] for lab in strata.labels}, at_corpus)
+
+
+def _score_draws(posterior, design) -> np.ndarray | None:
+    """Per-draw reliability of observed success rates of ``design`` (None: the fit has no such scale)."""
+    from ..dstudy import DStudyModel
+    from ..dstudy.curves import score_scale
+    from ..fitting import components_from_posterior
+
+    c = components_from_posterior(posterior)
+    if score_scale(c) != "observed":
+        return None
+    return DStudyModel(c, band_draws=None, scale="observed").coefficient(design)
 
 
 def run_difficulty_study(corpus, spec="per-benchmark", settings=None, cache_dir: str | Path | None = None,

@@ -583,8 +583,10 @@ def _difficulty_page(ct: SheetContent) -> list:
     half = (st.FRAME_WIDTH - 12) / 2
     if diff is not None or prof is not None:
         drawing = fig.difficulty_figure(diff, prof, half, 180, target=inp.target, estimand=ct.estimand)
+        scores = prof.scores if prof is not None and prof.scores is not None else None
         rows = [[_p("Stratum", "cell_head"), _p("tasks", "cell_head_right"), _p("mean success", "cell_head_right"),
-                 _p(f"{_sym(ct)}", "cell_head_right"), _p("95% interval", "cell_head_right")]]
+                 _p(f"{_sym(ct)}" + (" latent" if scores else ""), "cell_head_right"),
+                 _p("95% interval", "cell_head_right"), *([_p("success rates", "cell_head_right")] if scores else [])]]
         labels = prof.labels if prof is not None else diff.labels
         for i, lab in enumerate(labels):
             n_t = fmt_n(diff.stratum_n[i]) if diff is not None and i < diff.n_strata else ""
@@ -594,13 +596,16 @@ def _difficulty_page(ct: SheetContent) -> list:
             rows.append([_p(escape(lab), "cell"), _p(n_t, "cell_right"),
                          _p(fmt_pct(ms, 0) if ms is not None else "", "cell_right"),
                          _p(fmt_coef(s.median) if s else "not run", "cell_right"),
-                         _p(fmt_interval(*s.hdi95) if s else "", "cell_right")])
+                         _p(fmt_interval(*s.hdi95) if s else "", "cell_right"),
+                         *([_p(fmt_coef(scores[i].median) if scores[i] else "", "cell_right")] if scores else [])])
         agg = prof.aggregate if prof is not None else None
         rows.append([_p("all tasks", "cell"), _p(fmt_n(len(diff.tasks)) if diff is not None else "", "cell_right"),
                      _p(fmt_pct(ct.mean_success_all, 0) if ct.mean_success_all is not None else "", "cell_right"),
                      _p(fmt_coef((agg or ct.view.readouts.coefficient).median), "cell_right"),
-                     _p(fmt_interval(*(agg or ct.view.readouts.coefficient).hdi95), "cell_right")])
-        t = Table(rows, colWidths=[62, 28, 45, 40, half - 175 - 12])
+                     _p(fmt_interval(*(agg or ct.view.readouts.coefficient).hdi95), "cell_right"),
+                     *([_p(fmt_coef(prof.scores_aggregate.median) if prof.scores_aggregate else "", "cell_right")]
+                       if scores else [])])
+        t = Table(rows, colWidths=[62, 28, 45, 40, half - 175 - 12 - (44 if scores else 0), *([44] if scores else [])])
         t.setStyle(st.data_table_style(len(rows)))
         if prof is not None:
             v = prof.verdict
