@@ -347,10 +347,10 @@ def write_ddr_sheet(source, output, *, corpus=None, load_options: Mapping[str, A
     ddr_explorer.core.corpus.issues.CorpusError
         The corpus file failed validation (its issues name file, row and column).
     """
-    output = Path(output)
-    if not output.parent.is_dir():
-        raise FileNotFoundError(f"cannot write the DDR sheet to {output}: the folder {output.parent} does not exist; "
-                                "create it or choose another path")
+    from .files import check_output
+
+    # the output gate before any work: not the corpus or fit read here, not a device or folder, a folder that exists
+    output = check_output(output, inputs=[x for x in (source, corpus) if isinstance(x, (str, Path))])
     _emit(progress, "load", 0, 1)
     given = posterior
     c, posterior = _load_source(source, corpus, load_options)

@@ -9,7 +9,8 @@ from pathlib import Path
 
 from ..corpus.issues import CorpusError
 from ..terminal_progress import TerminalProgress
-from .common import EXIT_FAILURE, EXIT_INVALID, EXIT_OK, EXIT_SHEET_INCOMPLETE, cache_folder_refused, print_errors
+from .common import (EXIT_FAILURE, EXIT_INVALID, EXIT_OK, EXIT_SHEET_INCOMPLETE, cache_folder_refused,
+                     output_refused, print_errors)
 
 
 def _read_prices(path: Path) -> dict[str, float]:
@@ -39,7 +40,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     from ..model.formula import ModelSpecError, as_spec
     from ..ddr_sheet import SheetCancelled, write_ddr_sheet
 
-    if cache_folder_refused(args):
+    if output_refused(args, (".pdf",)) or cache_folder_refused(args):
         return EXIT_INVALID
     try:
         if args.formula and args.preset:

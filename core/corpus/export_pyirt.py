@@ -31,6 +31,7 @@ import re
 from pathlib import Path
 
 
+from ..files import atomic_path, check_output
 from .corpus import Corpus
 
 __all__ = ["subject_id", "item_id", "write_pyirt"]
@@ -50,7 +51,14 @@ def _toml_string(s: str) -> str:
     return json.dumps(str(s), ensure_ascii=False)  # a JSON string is a valid TOML basic string
 
 
-def write_pyirt(corpus: Corpus, path: str | Path) -> tuple[Path, Path]:
+#: The first line of every alias file the export writes: a file beside the output that starts with it is
+#: ours and is rewritten; any other is the user's and is refused unless ``force``.
+ALIAS_HEADER = "# Written by ddr convert --to py-irt"
+#: The extensions of the data file (py-irt reads JSON lines).
+SUFFIXES = (".jsonl", ".json", ".ndjson")
+
+
+def write_pyirt(corpus: Corpus, path: str | Path, *, inputs=(), force: bool = False) -> tuple[Path, Path]:
     """Write ``corpus`` as py-irt JSON lines and its alias file beside it.
 
     Parameters
@@ -60,12 +68,24 @@ def write_pyirt(corpus: Corpus, path: str | Path) -> tuple[Path, Path]:
     path
         The ``.jsonl`` file to write; the alias file is ``<stem>.aliases.toml``
         in the same folder.
+    inputs
+        The files the corpus was read from: neither output may replace one (:func:`~..files.check_output`).
+    force
+        Replace an existing alias file that this export did not write (else it is refused).
+
+    Raises
+    ------
+    ddr_explorer.core.files.OutputRefused
+        Before anything is written: an output that is an input, a device or folder, a missing folder, an
+        extension other than :data:`SUFFIXES`, or an alias file of the user's without ``force``.
 
     Returns
     -------
     (data file, alias file)
     """
-    path = Path(path)
+    path = check_output(path, inputs=inputs, suffixes=SUFFIXES)
+    alias = check_output(path.with_name(f"{path.stem}.aliases.toml"), inputs=inputs, side_file_of=ALIAS_HEADER,
+                         replace_side_file=force)
     t = corpus.table
     cells = (t.astype({c: str for c in ("benchmark", "task", "model", "scaffold")})
              .groupby(["model", "scaffold", "benchmark", "task"], sort=True, observed=True)[["successes", "trials"]]
@@ -81,8 +101,7 @@ def write_pyirt(corpus: Corpus, path: str | Path) -> tuple[Path, Path]:
         for b, task, k, n in zip(part["benchmark"], part["task"], part["successes"], part["trials"]):
             responses[item_id(b, task, several)] = int(k) if int(n) == 1 else {"successes": int(k), "trials": int(n)}
         lines.append(json.dumps({"subject_id": sid, "responses": responses}, ensure_ascii=False))
-    alias = path.with_name(f"{path.stem}.aliases.toml")
-    toml = [f"# Written by ddr convert --to py-irt with {path.name} (core/corpus/export_pyirt.py).",
+    toml = [f"{ALIAS_HEADER} with {path.name} (core/corpus/export_pyirt.py).",
             "# Subject ids are \"<scaffold>/<model>\"; items \"<benchmark>/<task>\" (several benchmarks) or the task.",
             "# This file maps them back exactly; the py-irt importer reads it automatically.",
             'default_scaffold = "unknown"']
@@ -98,8 +117,8 @@ def write_pyirt(corpus: Corpus, path: str | Path) -> tuple[Path, Path]:
         for b in sorted(benchmarks, key=lambda x: (-len(x), x)):
             toml += ["", "[[benchmarks]]", f"name = {_toml_string(b)}",
                      f"regex = {_toml_string('^' + re.escape(b) + '/(?P<task>.+)$')}"]
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    tmp.replace(path)
-    alias.write_text("\n".join(toml) + "\n", encoding="utf-8")
+    with atomic_path(path, inputs=inputs) as tmp:
+        tmp.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    with atomic_path(alias, inputs=inputs) as tmp:
+        tmp.write_text("\n".join(toml) + "\n", encoding="utf-8")
     return path, alias

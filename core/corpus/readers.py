@@ -19,7 +19,7 @@ import pyarrow as pa
 import pyarrow.csv as pacsv
 import pyarrow.json as pajson
 
-from ..files import atomic_path
+from ..files import atomic_path, check_output
 from . import schema
 from .corpus import Corpus
 from .issues import CorpusError, CorpusIssue, error, warning
@@ -345,18 +345,26 @@ def read_canonical(path: str | Path, format: str | None = None, *, encoding: str
                         provenance=provenance, issues=issues)
 
 
-def write_canonical(corpus: Corpus, path: str | Path, format: str | None = None) -> Path:
+#: The extension of each canonical layout :func:`write_canonical` writes (any other is refused, never
+#: written as CSV under a name that says otherwise).
+OUTPUT_SUFFIXES = {".csv": "csv", ".tsv": "tsv", ".jsonl": "jsonl", ".parquet": "parquet"}
+
+
+def write_canonical(corpus: Corpus, path: str | Path, format: str | None = None, *, inputs=()) -> Path:
     """Write the corpus in the canonical layout; the format follows the extension.
 
     The file is written to a temporary name and renamed, so a failed write
-    never leaves half a file behind.
+    never leaves half a file behind.  The output gate
+    (:func:`~..files.check_output`) refuses, before anything is written, an
+    extension not in :data:`OUTPUT_SUFFIXES` (without ``format``), one of
+    ``inputs``, a device, a folder or a missing folder.
     """
-    path = Path(path)
-    fmt = format or {".tsv": "tsv", ".jsonl": "jsonl", ".parquet": "parquet"}.get(path.suffix.lower(), "csv")
+    path = check_output(path, inputs=inputs, suffixes=None if format else tuple(OUTPUT_SUFFIXES))
+    fmt = format or OUTPUT_SUFFIXES[path.suffix.lower()]
     table = corpus.table
     if fmt not in ("csv", "tsv", "jsonl", "parquet"):
         raise ValueError(f"unknown canonical format {fmt!r}; expected one of {CANONICAL_FORMATS}")
-    with atomic_path(path) as tmp:
+    with atomic_path(path, inputs=inputs) as tmp:
         if fmt == "csv":
             table.to_csv(tmp, index=False)
         elif fmt == "tsv":
