@@ -264,7 +264,14 @@ def fit_corpus(corpus: Corpus, spec="per-benchmark", settings=None, *, cache_dir
     post = fit(corpus, spec, settings, progress=progress, cancel=cancel)
     if check.note:  # stored with the fit: a cache hit, the sheet and the app read it from the posterior
         post.notes.insert(0, check.note)
-    path = cache.store(key, posterior_to_entry(post, corpus)) if cache is not None else None
+    path = None
+    if cache is not None:
+        from .cache import CacheWriteError
+
+        try:
+            path = cache.store(key, posterior_to_entry(post, corpus))
+        except CacheWriteError as exc:  # a full disk must not lose the fit just made: its results stand
+            problem = str(exc) if problem is None else f"{problem}; {exc}"
     return FitResult(post, key, path, False, problem, terms=check)
 
 
