@@ -489,10 +489,12 @@ def _check_duplicates(table: pd.DataFrame, raw: pd.DataFrame, fname, src, issues
     key = [c for c in (*schema.RECORD_KEY, *schema.EXTRA_FACETS) if c in table.columns]
     codes = [table[c].cat.codes.to_numpy().astype("int64") if isinstance(table[c].dtype, pd.CategoricalDtype)
              else pd.factorize(table[c], use_na_sentinel=True)[0].astype("int64") for c in key]
-    # one integer per key through mixed-radix codes (cheaper than hashing strings)
+    # one integer per key through mixed-radix codes (cheaper than hashing strings), re-factorised after each
+    # column so that it stays below the row count: the plain product of the radices overflowed int64 with
+    # many levels (1,024 rows over seven key columns), and distinct records then compared equal
     combined = np.zeros(len(table), dtype="int64")
     for c, col in zip(key, codes):
-        combined = combined * (int(col.max()) + 2) + (col + 1)
+        combined = pd.factorize(combined * (int(col.max()) + 2) + (col + 1))[0].astype("int64")
     dup = pd.Series(combined).duplicated(keep=False).to_numpy()
     if dup.any():
         later = pd.Series(combined).duplicated(keep="first").to_numpy()

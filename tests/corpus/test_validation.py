@@ -111,6 +111,22 @@ def test_duplicate_keys_name_both_lines(tmp_path):
     assert "first seen on line 3" in issue.message
 
 
+def test_many_levels_do_not_make_distinct_records_duplicates(tmp_path):
+    """1,024 rows over seven key columns of 1,023 levels each: the key packed into one int64 overflowed
+    (radix 1,024 per column: the benchmark's code was shifted by 2**60, so b0016 read as b0000) and the
+    last row was refused as a duplicate of line 2, which differs from it."""
+    rows = ["benchmark,task,model,scaffold,trial,step,error_category,result"]
+    rows += [f"b{i:04d},t{i:04d},m{i:04d},s{i:04d},{i},{i},e{i:04d},1" for i in range(1023)]
+    rows.append("b0016,t0000,m0000,s0000,0,0,e0000,0")  # line 2 but for its benchmark
+    corpus = read_canonical(write(tmp_path, "\n".join(rows) + "\n"))
+    assert corpus.n_records == 1024
+    rows.append("b0016,t0000,m0000,s0000,0,0,e0000,1")  # a true duplicate is still found, on its own line
+    with pytest.raises(CorpusError) as exc:
+        read_canonical(write(tmp_path, "\n".join(rows) + "\n"))
+    issue = only_error(exc)
+    assert issue.code == "duplicate-key" and issue.row == 1026 and "first seen on line 1025" in issue.message
+
+
 def test_duplicates_without_trial_column_ask_for_one(tmp_path):
     text = "benchmark,task,model,scaffold,result\ntb,t1,m,a,1\ntb,t1,m,a,0\n"
     with pytest.raises(CorpusError) as exc:
