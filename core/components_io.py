@@ -27,12 +27,11 @@ The file is read through the side-file gate (:mod:`.side_files`).
 
 from __future__ import annotations
 
-import csv
 import json
 from pathlib import Path
 
 from .reliability import _RESIDUAL_KEYS, VarianceComponents
-from .side_files import line_of, loads_json, read_side_text
+from .side_files import csv_rows, line_of, loads_json, read_side_text
 
 #: The facets a variance term may name: the corpus's facets, seed 003's agent and its extra facets.
 KNOWN_FACETS = ("benchmark", "task", "model", "scaffold", "agent", "step", "error_category", "judge")
@@ -104,11 +103,7 @@ def _from_delimited(path: Path, text: str) -> VarianceComponents:
     if not text.strip():
         raise ComponentsFileError(f"{path}: the file is empty.")
     delim = "\t" if "\t" in text.splitlines()[0] else ","
-    reader = csv.reader(text.splitlines(), delimiter=delim)
-    try:
-        rows = list(reader)
-    except csv.Error as exc:  # a field over the csv module's limit, a NUL byte
-        raise ComponentsFileError(f"{path}, line {reader.line_num + 1}: unreadable CSV ({exc}).") from None
+    rows = csv_rows(text, path, "components file", error=ComponentsFileError, delimiter=delim)
     header = [h.strip().lower() for h in rows[0]]
     if "term" not in header:
         raise ComponentsFileError(f"{path}, line 1: no 'term' column; write a header such as 'term,sigma'.")

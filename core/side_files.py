@@ -23,13 +23,16 @@ module imports nothing of the project.
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import os
 import re
 import stat
 from pathlib import Path
 
-__all__ = ["MAX_SIDE_FILE_BYTES", "MAX_DEPTH", "read_side_text", "loads_json", "loads_toml", "line_of"]
+__all__ = ["MAX_SIDE_FILE_BYTES", "MAX_DEPTH", "read_side_text", "csv_rows", "loads_json", "loads_toml", "line_of",
+           "problem_and_fix"]
 
 #: The largest side file read (64 MiB): price tables, rankings and component tables are kilobytes; task
 #: metadata of a large benchmark a few megabytes.
@@ -90,6 +93,25 @@ def read_side_text(path: str | Path, what: str, *, error=ValueError, max_bytes: 
         line = data.count(b"\n", 0, exc.start) + 1
         raise error(f"{path}, line {line}: byte 0x{data[exc.start]:02x} is not UTF-8; save the {what} as UTF-8") \
             from None
+
+
+def csv_rows(text: str, path: str | Path, what: str, *, error=ValueError, delimiter: str = ",") -> list[list[str]]:
+    """The rows of a delimited side file; a row the csv module refuses (a field over its 128 KiB limit, a NUL
+    byte) is an ``error`` naming the line, not a ``_csv.Error`` traceback.
+    """
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter)
+    try:
+        return list(reader)
+    except csv.Error as exc:
+        raise error(f"{path}, line {max(reader.line_num, 1)}: unreadable CSV ({exc}); a {what} has short fields, "
+                    "check that it is the right file") from None
+
+
+def problem_and_fix(message: str) -> tuple[str, str]:
+    """Split a gate message (``"<file>...: <problem>; <fix>"``, as every one here is written) at its last ``"; "``,
+    for readers whose errors keep the fix apart (:class:`~.corpus.issues.CorpusIssue`)."""
+    problem, _, fix = message.rpartition("; ")
+    return (problem, fix) if problem else (message, "")
 
 
 def line_of(text: str, needle: str, occurrence: int = 1) -> int | None:
