@@ -9,6 +9,12 @@ corpus (:mod:`.importers.pyirt`) and stays readable by people and other tools:
   agent attempted;
 * **item** = ``"<benchmark>/<task>"`` when the corpus has several benchmarks,
   else the task id;
+* the separator is ``/`` unless a benchmark (for items) or a scaffold (for
+  subjects) has a ``/`` in its name: then it is the first of
+  :data:`SEPARATORS` that no such name contains.  A name's prefix up to the
+  separator is then always the whole benchmark or scaffold, so no two cells get
+  one id (``x/y`` + ``t1`` and ``x`` + ``y/t1`` were both ``x/y/t1``, and one
+  cell's counts replaced the other's);
 * **response** = ``0``/``1`` for a single trial, else
   ``{"successes": k, "trials": n}`` summed over the agent's trials of the task.
 
@@ -37,14 +43,34 @@ from .corpus import Corpus
 __all__ = ["subject_id", "item_id", "write_pyirt"]
 
 
-def subject_id(model: str, scaffold: str) -> str:
+#: Separators tried in turn, the first that no benchmark (or scaffold) name contains is used.
+SEPARATORS = ("/", "::", " | ", " ~ ", "\t")
+
+
+def separator(prefixes) -> str:
+    """The first of :data:`SEPARATORS` that none of ``prefixes`` (the benchmark or scaffold names) contains.
+
+    Raises
+    ------
+    ValueError
+        Every separator occurs in some name (the export would not be one-to-one).
+    """
+    names = [str(x) for x in prefixes]
+    for sep in SEPARATORS:
+        if not any(sep in n for n in names):
+            return sep
+    raise ValueError(f"cannot export to py-irt: the names contain every separator ({', '.join(map(repr, SEPARATORS))}),"
+                     " so two cells could get one id; rename the benchmark or scaffold with the most of them")
+
+
+def subject_id(model: str, scaffold: str, sep: str = "/") -> str:
     """The exported subject id of an agent: ``"<scaffold>/<model>"``."""
-    return f"{scaffold}/{model}"
+    return f"{scaffold}{sep}{model}"
 
 
-def item_id(benchmark: str, task: str, several: bool) -> str:
+def item_id(benchmark: str, task: str, several: bool, sep: str = "/") -> str:
     """The exported item id: ``"<benchmark>/<task>"`` with several benchmarks, else the task."""
-    return f"{benchmark}/{task}" if several else str(task)
+    return f"{benchmark}{sep}{task}" if several else str(task)
 
 
 def _toml_string(s: str) -> str:
@@ -92,17 +118,22 @@ def write_pyirt(corpus: Corpus, path: str | Path, *, inputs=(), force: bool = Fa
              .sum().reset_index())
     benchmarks = sorted(cells["benchmark"].unique())
     several = len(benchmarks) > 1
+    item_sep, subject_sep = separator(benchmarks), separator(cells["scaffold"].unique())
     lines = []
     subjects: dict[str, tuple[str, str]] = {}
     for (model, scaffold), part in cells.groupby(["model", "scaffold"], sort=True):
-        sid = subject_id(model, scaffold)
+        sid = subject_id(model, scaffold, subject_sep)
         subjects[sid] = (model, scaffold)
         responses = {}
         for b, task, k, n in zip(part["benchmark"], part["task"], part["successes"], part["trials"]):
-            responses[item_id(b, task, several)] = int(k) if int(n) == 1 else {"successes": int(k), "trials": int(n)}
+            responses[item_id(b, task, several, item_sep)] = (int(k) if int(n) == 1 else
+                                                             {"successes": int(k), "trials": int(n)})
+        if len(responses) != len(part):  # cannot happen with the separator chosen; never write a lost cell
+            raise ValueError(f"cannot export to py-irt: two tasks of {sid!r} get one item id")
         lines.append(json.dumps({"subject_id": sid, "responses": responses}, ensure_ascii=False))
     toml = [f"{ALIAS_HEADER} with {path.name} (core/corpus/export_pyirt.py).",
-            "# Subject ids are \"<scaffold>/<model>\"; items \"<benchmark>/<task>\" (several benchmarks) or the task.",
+            f"# Subject ids are \"<scaffold>{subject_sep}<model>\"; items \"<benchmark>{item_sep}<task>\" (several "
+            "benchmarks) or the task.",
             "# This file maps them back exactly; the py-irt importer reads it automatically.",
             'default_scaffold = "unknown"']
     if not several:
@@ -116,7 +147,7 @@ def write_pyirt(corpus: Corpus, path: str | Path, *, inputs=(), force: bool = Fa
         # longest benchmark name first, so that "swe-bench-verified" is not read as "swe-bench" + "-verified/..."
         for b in sorted(benchmarks, key=lambda x: (-len(x), x)):
             toml += ["", "[[benchmarks]]", f"name = {_toml_string(b)}",
-                     f"regex = {_toml_string('^' + re.escape(b) + '/(?P<task>.+)$')}"]
+                     f"regex = {_toml_string('^' + re.escape(b) + re.escape(item_sep) + '(?P<task>.+)$')}"]
     with atomic_path(path, inputs=inputs) as tmp:
         tmp.write_text("\n".join(lines) + "\n", encoding="utf-8")
     with atomic_path(alias, inputs=inputs) as tmp:
