@@ -260,12 +260,10 @@ def _load_source(source, corpus, load_options):
         name = entry.meta.get("corpus_name") or "the corpus"
         raise ValueError(f"{path} is a cached fit of {name}; the sheet also needs that corpus's trials "
                          "(accuracy, cost, task difficulty): add --corpus CORPUS_FILE")
+    from .fitting import check_fit_of_corpus
+
     c = as_corpus(corpus)
-    want = entry.meta.get("corpus_hash")
-    if want and want != c.content_hash:
-        raise ValueError(f"{path} was fitted to a corpus with content hash {want[:12]}, but "
-                         f"{getattr(c, 'file', None) or c.name} has {c.content_hash[:12]}; give the corpus the fit "
-                         "was made from, or fit this one")
+    check_fit_of_corpus(entry.meta, c, path)  # the same identity check as every FIT.h5 --corpus command
     return c, posterior
 
 

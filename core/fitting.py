@@ -285,6 +285,25 @@ def _reopened(entry, corpus, key: str, cache: FitCache, check) -> FitResult:
     return FitResult(post, key, cache.path_for(key), True, terms=check)
 
 
+def check_fit_of_corpus(meta: dict, corpus: Corpus, fit_path) -> None:
+    """Refuse a fit file used with a corpus it was not fitted to (every command that takes ``FIT.h5 --corpus``).
+
+    The fit file records its corpus's content hash; a corpus with another hash would give analyses of one
+    corpus's trials against another's posterior (``ddr analyses`` gave LOO elpd -55.10 against -60.64 for
+    the right corpus).
+
+    Raises
+    ------
+    ValueError
+        Naming both hashes and what to do.
+    """
+    want = meta.get("corpus_hash")
+    if want and want != corpus.content_hash:
+        raise ValueError(f"{fit_path} was fitted to a corpus with content hash {want[:12]}, but "
+                         f"{corpus.source or corpus.name} has {corpus.content_hash[:12]}; give the corpus the fit "
+                         "was made from, or fit this one")
+
+
 def levels_mismatch(post, corpus) -> str | None:
     """Why a cached fit's levels are not the corpus's (None when every level is one of the corpus's).
 
