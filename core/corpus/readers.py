@@ -170,7 +170,9 @@ def read_delimited(path: Path, delimiter: str = ",", encoding: str | None = None
                for c, canon in rename.items()
                if canon in (*schema.REQUIRED_FACETS, schema.TRIAL_ID, *schema.TEXT_METADATA, *schema.EXTRA_FACETS)}
     # counts as text: pyarrow reads "0x10" as 16 and "true" as a boolean; validation parses them strictly
-    as_text.update({c: pa.string() for c, canon in rename.items() if canon in (schema.SUCCESSES, schema.TRIALS)})
+    # and the result: pyarrow reads "0.99999999999999999" as 1.0; validation decides on the decimal as written
+    as_text.update({c: pa.string() for c, canon in rename.items()
+                    if canon in (schema.SUCCESSES, schema.TRIALS, schema.RESULT)})
     try:
         tbl = pacsv.read_csv(
             io.BytesIO(data),

@@ -127,6 +127,28 @@ def test_many_levels_do_not_make_distinct_records_duplicates(tmp_path):
     assert issue.code == "duplicate-key" and issue.row == 1026 and "first seen on line 1025" in issue.message
 
 
+@pytest.mark.parametrize("column, value", [("result", "0.99999999999999999"), ("successes", "0.99999999999999999"),
+                                           ("trials", "2.0000000000000001"), ("trials", "1e999999")])
+def test_a_near_integer_is_not_rounded_to_one(tmp_path, column, value):
+    """A float holds about 16 digits: '0.99999999999999999' was read as 1 (a pass)."""
+    cells = {"result": "1", "successes": "1", "trials": "2"}
+    cells[column] = value
+    head = "benchmark,task,model,scaffold," + ("result" if column == "result" else "successes,trials")
+    row = "tb,t1,m,s," + (cells["result"] if column == "result" else f"{cells['successes']},{cells['trials']}")
+    other = "tb,t2,m,s," + ("0" if column == "result" else "0,2")
+    with pytest.raises(CorpusError) as exc:
+        read_canonical(write(tmp_path, f"{head}\n{row}\n{other}\n"))
+    issue = only_error(exc)
+    assert issue.row == 2 and issue.column == column and f"'{value}'" in issue.message
+    assert ("is not 0 or 1" if column == "result" else "is not a finite number" if "e" in value else
+            "is not a whole number") in issue.message
+
+
+def test_exact_decimals_of_whole_numbers_still_pass(tmp_path):
+    text = "benchmark,task,model,scaffold,successes,trials\ntb,t1,m,s,1.000,2.0\ntb,t2,m,s,0,1e1\n"
+    assert read_canonical(write(tmp_path, text)).table["trials"].tolist() == [2, 10]
+
+
 def test_duplicates_without_trial_column_ask_for_one(tmp_path):
     text = "benchmark,task,model,scaffold,result\ntb,t1,m,a,1\ntb,t1,m,a,0\n"
     with pytest.raises(CorpusError) as exc:
