@@ -49,7 +49,9 @@ def _value(raw: pd.DataFrame, column: str, mask: np.ndarray):
 MAX_COUNT = 10 ** 9
 
 #: A decimal number as text: digits, an optional fraction and exponent (no hex, no underscores, no words).
-_DECIMAL = r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?"
+#: A decimal number in ASCII digits: the regex engine's \d also matches Arabic-Indic ("١") and full-width
+#: ("１") digits, which then failed pyarrow's cast with a traceback (ArrowInvalid).
+_DECIMAL = r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?"
 
 
 def non_scalar_kind(col: pd.Series) -> tuple[str | None, np.ndarray]:
@@ -183,7 +185,9 @@ def _binary_result(raw: pd.DataFrame, file, src: str, issues: list[CorpusIssue])
                             f"write 0 or 1 in '{src}', or drop the row.", file=file, row=row, column=src, count=n))
     if nonbinary.any():
         row, n = _where(raw, nonbinary)
-        issues.append(error("non-binary-result", f"the result {shown(_value(raw, schema.RESULT, nonbinary))} is not 0 or 1.",
+        v = _value(raw, schema.RESULT, nonbinary)  # text as written (CSV reads the result as text), else the value
+        issues.append(error("non-binary-result", f"the result {v if isinstance(v, str) and v.strip() else shown(v)} "
+                            "is not 0 or 1.",
                             "a trial result must be binary: binarise scores with a threshold rule "
                             "(--scoring threshold --gamma G), or give 'successes' and 'trials' for aggregated cells.",
                             file=file, row=row, column=src, count=n))

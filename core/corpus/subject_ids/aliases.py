@@ -219,6 +219,8 @@ def split_subject(sid: str, rules: AliasRules) -> Subject:
         if m:
             groups = m.groupdict()
             part = groups.get("model") or fixed_model
+            if not part:  # '(?P<model>)' matched an empty model: this rule names no model here, the next may
+                continue
             model, orgs, several, named = _model_part(part, rules)
             if fixed_model and not groups.get("model"):
                 model = rules.models.get(fixed_model, fixed_model)
