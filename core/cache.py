@@ -398,7 +398,11 @@ def read_fit_file(path: str | Path, expect_key: str | None = None) -> CacheEntry
     """
     import h5py
 
+    from .side_files import regular_file
+
     path = Path(path)
+    # a FIFO named as FIT.h5 blocked h5py's open for good; a folder gave HDF5's multi-line message
+    regular_file(path, "fit file", error=lambda message: CacheFileError(message.split(": ", 1)[1]))
     try:
         f = h5py.File(path, "r")
     except (OSError, ValueError) as exc:

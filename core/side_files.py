@@ -31,7 +31,7 @@ import re
 import stat
 from pathlib import Path
 
-__all__ = ["MAX_SIDE_FILE_BYTES", "MAX_DEPTH", "read_side_text", "csv_rows", "loads_json", "loads_toml", "line_of",
+__all__ = ["MAX_SIDE_FILE_BYTES", "MAX_DEPTH", "regular_file", "read_side_text", "csv_rows", "loads_json", "loads_toml", "line_of",
            "problem_and_fix"]
 
 #: The largest side file read (64 MiB): price tables, rankings and component tables are kilobytes; task
@@ -45,6 +45,24 @@ def _kind_of(mode: int) -> str:
     return ("a folder" if stat.S_ISDIR(mode) else "a named pipe (FIFO)" if stat.S_ISFIFO(mode) else
             "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "a socket" if stat.S_ISSOCK(mode)
             else "not a regular file")
+
+
+def regular_file(path: str | Path, what: str, *, error=ValueError) -> os.stat_result:
+    """The ``stat`` of ``path`` when it is a regular file; else ``error`` saying what it is, before it is opened.
+
+    The one check for every file read beside the corpus, the fit files (HDF5) included: opening a FIFO
+    blocks for good, a device never ends, and a folder gives the library's own message.
+    """
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        raise error(f"{path}: the {what} does not exist; check the path") from None
+    except OSError as exc:
+        raise error(f"{path}: the {what} cannot be read ({exc.strerror or exc})") from None
+    if not stat.S_ISREG(st.st_mode):
+        raise error(f"{path}: this is {_kind_of(st.st_mode)}, not a regular file (reading it could block or never "
+                    f"end); save the {what} to a regular file and name that")
+    return st
 
 
 def read_side_text(path: str | Path, what: str, *, error=ValueError, max_bytes: int = MAX_SIDE_FILE_BYTES) -> str:
@@ -67,15 +85,7 @@ def read_side_text(path: str | Path, what: str, *, error=ValueError, max_bytes: 
         A missing file, one that is not a regular file, one too large, unreadable or not UTF-8.
     """
     path = Path(path)
-    try:
-        st = os.stat(path)
-    except FileNotFoundError:
-        raise error(f"{path}: the {what} does not exist; check the path") from None
-    except OSError as exc:
-        raise error(f"{path}: the {what} cannot be read ({exc.strerror or exc})") from None
-    if not stat.S_ISREG(st.st_mode):
-        raise error(f"{path}: this is {_kind_of(st.st_mode)}, not a regular file (reading it could block or never "
-                    f"end); save the {what} to a regular file and name that")
+    st = regular_file(path, what, error=error)
     too_big = (f"{path}: the file is larger than {max_bytes:,} bytes, more than any {what} holds; check that it is "
                "the right file")
     if st.st_size > max_bytes:

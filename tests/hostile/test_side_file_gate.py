@@ -120,3 +120,18 @@ def test_an_alias_value_that_is_not_a_name_is_refused(tmp_path):
     p.write_text('[models]\nm0 = "fine"\nm1 = ["a"]\n')
     text = _refused(load_aliases, p)
     assert "[models] m1 = ['a'] (line 3): the value must be a string (a name), not a list" in text
+
+
+@pytest.mark.parametrize("command", [["dstudy"], ["report", "-o", "x.pdf", "--corpus", "c.csv"],
+                                     ["analyses", "--corpus", "c.csv"]])
+def test_a_fifo_or_folder_named_as_a_fit_file_is_refused(tmp_path, capsys, monkeypatch, command):
+    """h5py's open of a FIFO blocked for good; a folder gave HDF5's multi-line message."""
+    from ddr_explorer.core.cli import main as ddr
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "c.csv").write_text("benchmark,task,model,scaffold,result\nb,t1,m1,s,1\nb,t2,m1,s,0\n")
+    os.mkfifo(tmp_path / "fifo.h5")
+    (tmp_path / "folder.h5").mkdir()
+    for name, kind in (("fifo.h5", "a named pipe (FIFO)"), ("folder.h5", "a folder")):
+        assert ddr([command[0], name, *command[1:], "--cache", str(tmp_path / "cache")]) == 2
+        assert f"{name}: " in (err := capsys.readouterr().err) and f"this is {kind}, not a regular file" in err
