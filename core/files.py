@@ -111,7 +111,7 @@ def check_output(path: str | Path, *, inputs=(), suffixes=None, side_file_of: st
         With the path, the reason and the fix in its message.
     """
     if not str(path).strip() or Path(path) == Path("."):  # argparse's Path("") is "."
-        raise OutputRefused("the output path is empty; name the file to write")
+        raise OutputRefused("the output path is empty. Fix: name the file to write.")
     named = Path(path)
     path = Path(os.path.realpath(named)) if named.is_symlink() else named
     try:
@@ -119,28 +119,29 @@ def check_output(path: str | Path, *, inputs=(), suffixes=None, side_file_of: st
     except (FileNotFoundError, NotADirectoryError):
         st = None
     except OSError as exc:
-        raise OutputRefused(f"{path}: cannot be checked before writing ({exc.strerror or exc}); choose another "
-                            "path") from None
+        raise OutputRefused(f"{path}: cannot be checked before writing ({exc.strerror or exc}). Fix: choose "
+                            "another path.") from None
     if st is not None:
         # the input first: "this is your corpus" matters more than "wrong extension"
         for source in inputs:
             if source is not None and _same_file(st, _stat_or_none(source)):
                 raise OutputRefused(f"{named}: this is the input file {source}; writing the output would destroy "
-                                    "it; name another output file")
+                                    "it. Fix: name another output file.")
         if not stat.S_ISREG(st.st_mode):
             raise OutputRefused(f"{named}: this is {_kind_of(st.st_mode)}, not a regular file, and writing the "
-                                "output would replace it; name a new file or a regular file to overwrite")
+                                "output would replace it. Fix: name a new file or a regular file to overwrite.")
     if suffixes is not None and named.suffix.lower() not in suffixes:
-        raise OutputRefused(f"{named}: cannot write a '{named.suffix or '(no extension)'}' file here; name a file "
-                            f"ending in one of {', '.join(suffixes)}")
+        raise OutputRefused(f"{named}: cannot write a '{named.suffix or '(no extension)'}' file here. Fix: name a "
+                            f"file ending in one of {', '.join(suffixes)}.")
     if st is not None and side_file_of is not None and not replace_side_file and not _starts_with(path, side_file_of):
         raise OutputRefused(f"{named}: a file of that name exists and was not written by ddr; writing beside "
-                            "the output would replace it; move it away, choose another output name, or pass "
-                            "--force to replace it")
+                            "the output would replace it. Fix: move it away, choose another output name, or pass "
+                            "--force to replace it.")
     folder = path.parent if str(path.parent) else Path(".")
     if not make_parents and not folder.is_dir():
         what = "is not a folder" if folder.exists() else "does not exist"
-        raise OutputRefused(f"cannot write {path}: the folder {folder} {what}; create it or choose another path")
+        raise OutputRefused(f"cannot write {path}: the folder {folder} {what}. Fix: create it or choose another "
+                            "path.")
     return path
 
 

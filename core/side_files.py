@@ -56,12 +56,13 @@ def regular_file(path: str | Path, what: str, *, error=ValueError) -> os.stat_re
     try:
         st = os.stat(path)
     except FileNotFoundError:
-        raise error(f"{path}: the {what} does not exist; check the path") from None
+        raise error(f"{path}: the {what} does not exist. Fix: check the path.") from None
     except OSError as exc:
-        raise error(f"{path}: the {what} cannot be read ({exc.strerror or exc})") from None
+        raise error(f"{path}: the {what} cannot be read ({exc.strerror or exc}). Fix: check the file's permissions.") \
+            from None
     if not stat.S_ISREG(st.st_mode):
         raise error(f"{path}: this is {_kind_of(st.st_mode)}, not a regular file (reading it could block or never "
-                    f"end); save the {what} to a regular file and name that")
+                    f"end). Fix: save the {what} to a regular file and name that.")
     return st
 
 
@@ -86,22 +87,23 @@ def read_side_text(path: str | Path, what: str, *, error=ValueError, max_bytes: 
     """
     path = Path(path)
     st = regular_file(path, what, error=error)
-    too_big = (f"{path}: the file is larger than {max_bytes:,} bytes, more than any {what} holds; check that it is "
-               "the right file")
+    too_big = (f"{path}: the file is larger than {max_bytes:,} bytes, more than any {what} holds. Fix: check that "
+               "it is the right file.")
     if st.st_size > max_bytes:
         raise error(too_big)
     try:
         with open(path, "rb") as fh:
             data = fh.read(max_bytes + 1)  # a file that grows while read stops here
     except OSError as exc:
-        raise error(f"{path}: the {what} cannot be read ({exc.strerror or exc})") from None
+        raise error(f"{path}: the {what} cannot be read ({exc.strerror or exc}). Fix: check the file's "
+                    "permissions.") from None
     if len(data) > max_bytes:
         raise error(too_big)
     try:
         return data.decode("utf-8-sig") if not data.startswith((b"\xff\xfe", b"\xfe\xff")) else data.decode("utf-16")
     except UnicodeDecodeError as exc:
         line = data.count(b"\n", 0, exc.start) + 1
-        raise error(f"{path}, line {line}: byte 0x{data[exc.start]:02x} is not UTF-8; save the {what} as UTF-8") \
+        raise error(f"{path}, line {line}: byte 0x{data[exc.start]:02x} is not UTF-8. Fix: save the {what} as UTF-8.") \
             from None
 
 
@@ -113,15 +115,15 @@ def csv_rows(text: str, path: str | Path, what: str, *, error=ValueError, delimi
     try:
         return list(reader)
     except csv.Error as exc:
-        raise error(f"{path}, line {max(reader.line_num, 1)}: unreadable CSV ({exc}); a {what} has short fields, "
-                    "check that it is the right file") from None
+        raise error(f"{path}, line {max(reader.line_num, 1)}: unreadable CSV ({exc}). Fix: a {what} has "
+                    "short fields; check that it is the right file.") from None
 
 
 def problem_and_fix(message: str) -> tuple[str, str]:
-    """Split a gate message (``"<file>...: <problem>; <fix>"``, as every one here is written) at its last ``"; "``,
-    for readers whose errors keep the fix apart (:class:`~.corpus.issues.CorpusIssue`)."""
-    problem, _, fix = message.rpartition("; ")
-    return (problem, fix) if problem else (message, "")
+    """Split a gate message (``"<file>...: <problem>. Fix: <fix>."``, as every one here is written, the style of
+    the corpus's issues) for readers whose errors keep the fix apart (:class:`~.corpus.issues.CorpusIssue`)."""
+    problem, _, fix = message.partition(". Fix: ")
+    return (problem, fix.rstrip(".")) if fix else (message.rstrip("."), "")
 
 
 def line_of(text: str, needle: str, occurrence: int = 1) -> int | None:
@@ -163,8 +165,8 @@ def _check_depth(text: str, path: Path, what: str, error, toml: bool = False) ->
     dotted = max((len(m.group(1).split(".")) for m in re.finditer(r"^\s*\[\[?\s*([^\]]+)\]", text, re.M)),
                  default=0) if toml else 0
     if max(deepest, dotted) > MAX_DEPTH:
-        raise error(f"{path}: the file nests more than {MAX_DEPTH} levels deep, deeper than any {what}; check that "
-                    "it is the right file")
+        raise error(f"{path}: the file nests more than {MAX_DEPTH} levels deep, deeper than any {what}. Fix: check "
+                    "that it is the right file.")
 
 
 class _DuplicateKey(ValueError):
@@ -203,12 +205,12 @@ def loads_json(text: str, path: str | Path, what: str, *, error=ValueError):
         line = line_of(text, needle, 2) or line_of(text, json.dumps(exc.key), 2)
         where = f", line {line}" if line else ""
         raise error(f"{path}{where}: the key {exc.key!r} is given twice in one object (JSON would keep the last "
-                    f"value without a word); keep one of them") from None
+                    f"value without a word). Fix: keep one of them.") from None
     except json.JSONDecodeError as exc:
-        raise error(f"{path}, line {exc.lineno}, column {exc.colno}: invalid JSON ({exc.msg}); fix the {what} "
-                    "there") from None
+        raise error(f"{path}, line {exc.lineno}, column {exc.colno}: invalid JSON ({exc.msg}). Fix: "
+                    f"correct the {what} there.") from None
     except (ValueError, RecursionError) as exc:
-        raise error(f"{path}: invalid JSON ({exc}); fix the {what}") from None
+        raise error(f"{path}: invalid JSON ({exc}). Fix: correct the {what}.") from None
 
 
 def loads_toml(text: str, path: str | Path, what: str, *, error=ValueError) -> dict:
@@ -228,6 +230,7 @@ def loads_toml(text: str, path: str | Path, what: str, *, error=ValueError) -> d
     try:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        raise error(f"{path}: not valid TOML: {exc}; fix the {what} at the place named") from None
+        raise error(f"{path}: not valid TOML: {exc}. Fix: correct the {what} at the place named.") from None
     except RecursionError:
-        raise error(f"{path}: the file nests too deep for any {what}; check that it is the right file") from None
+        raise error(f"{path}: the file nests too deep for any {what}. Fix: check that it is the right file.") \
+            from None

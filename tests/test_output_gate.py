@@ -35,7 +35,7 @@ def test_report_onto_its_own_corpus_is_refused_before_any_fit(corpus, capsys):
     before = corpus.read_bytes()
     assert ddr(["report", str(corpus), "-o", str(corpus), "--no-cache"]) == 2
     err = capsys.readouterr().err
-    assert f"{corpus}: this is the input file {corpus}; writing the output would destroy it" in err
+    assert f"{corpus}: this is the input file {corpus}; writing the output would destroy it. Fix: name another" in err
     assert corpus.read_bytes() == before
 
 
@@ -50,7 +50,7 @@ def test_the_sheet_writer_itself_refuses_its_corpus(corpus):
 
 def test_report_to_a_pdf_name_only(corpus, tmp_path, capsys):
     assert ddr(["report", str(corpus), "-o", str(tmp_path / "sheet.png"), "--no-cache"]) == 2
-    assert "cannot write a '.png' file here; name a file ending in one of .pdf" in capsys.readouterr().err
+    assert "cannot write a '.png' file here. Fix: name a file ending in one of .pdf." in capsys.readouterr().err
 
 
 def test_report_onto_a_link_to_its_corpus_is_refused(corpus, tmp_path, capsys):
@@ -96,13 +96,13 @@ def test_atomic_path_refuses_a_fifo_a_folder_and_an_input(tmp_path):
 
 def test_unknown_output_extension_is_refused_with_the_list(corpus, tmp_path, capsys):
     assert ddr(["convert", str(corpus), "-o", str(tmp_path / "x.xlsx")]) == 2
-    assert "cannot write a '.xlsx' file here; name a file ending in one of .csv, .tsv, .jsonl, .parquet" in \
+    assert "cannot write a '.xlsx' file here. Fix: name a file ending in one of .csv, .tsv, .jsonl, .parquet." in \
         capsys.readouterr().err
     assert not (tmp_path / "x.xlsx").exists()
 
 
 @pytest.mark.parametrize("target, words", [("", "the output path is empty"),
-                                           ("missing/x.csv", "does not exist; create it or choose another path"),
+                                           ("missing/x.csv", "does not exist. Fix: create it or choose another path."),
                                            ("afile/x.csv", "is not a folder")])
 def test_convert_to_an_impossible_place_says_so(corpus, tmp_path, capsys, target, words):
     (tmp_path / "afile").write_text("x")
