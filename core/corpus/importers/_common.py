@@ -80,6 +80,24 @@ def decode_text(data: bytes, path: Path) -> str:
                                  file=path, row=line)]) from None
 
 
+class _KeyTwice(ValueError):
+    def __init__(self, key: str):
+        super().__init__(key)
+        self.key = key
+
+
+def _unique_keys(pairs: list) -> dict:
+    """``json.loads``' hook: the object, or :class:`_KeyTwice` for a key given twice (dict() in C: cheap)."""
+    d = dict(pairs)
+    if len(d) != len(pairs):
+        seen = set()
+        for k, _ in pairs:
+            if k in seen:
+                raise _KeyTwice(k)
+            seen.add(k)
+    return d
+
+
 def read_json_lines(path: Path) -> tuple[list[tuple[int, dict]], list[CorpusIssue]]:
     """Parse a JSON-lines file into ``(line number, object)`` pairs.
 
@@ -106,7 +124,14 @@ def read_json_lines(path: Path) -> tuple[list[tuple[int, dict]], list[CorpusIssu
         if not line.strip():
             continue
         try:
-            obj = loads(line)
+            obj = loads(line, object_pairs_hook=_unique_keys)
+        except _KeyTwice as exc:  # json keeps the last value without a word: {"t1": 1, "t1": 0} read t1 as 0
+            bad += 1
+            if bad <= MAX_LISTED:
+                issues.append(error("duplicate-json-key", f"the key {exc.key!r} is given twice in one object (JSON "
+                                    "would keep the last value without a word).", "keep one of them.",
+                                    file=path, row=i, column=exc.key))
+            continue
         except (json.JSONDecodeError, RecursionError, ValueError) as exc:
             bad += 1
             if bad <= MAX_LISTED:
