@@ -29,8 +29,24 @@ import tempfile
 from pathlib import Path
 from typing import Iterator
 
-__all__ = ["default_cache_dir", "demo_corpus_path", "OutputRefused", "check_output", "atomic_path",
+__all__ = ["default_cache_dir", "demo_corpus_path", "OutputRefused", "check_output", "protect_inputs", "atomic_path",
            "write_bytes_atomic", "write_text_atomic"]
+
+#: The files the app has open as its inputs (device, inode): no writer of this process replaces them, whatever
+#: path it is given (:func:`protect_inputs`; the app's exports know no corpus path).
+_PROTECTED: dict[tuple[int, int], str] = {}
+
+
+def protect_inputs(paths) -> None:
+    """Make ``paths`` the process's protected inputs (replacing the previous ones): :func:`check_output` refuses
+    to write over them.  The app calls it with the corpus it opened; a path that cannot be read is skipped."""
+    _PROTECTED.clear()
+    for p in paths:
+        try:
+            st = os.stat(p)
+        except (OSError, TypeError, ValueError):
+            continue
+        _PROTECTED[(st.st_dev, st.st_ino)] = str(p)
 
 
 class OutputRefused(OSError, ValueError):
@@ -123,7 +139,8 @@ def check_output(path: str | Path, *, inputs=(), suffixes=None, side_file_of: st
                             "another path.") from None
     if st is not None:
         # the input first: "this is your corpus" matters more than "wrong extension"
-        for source in inputs:
+        opened = _PROTECTED.get((st.st_dev, st.st_ino))
+        for source in [*inputs, *([opened] if opened else [])]:
             if source is not None and _same_file(st, _stat_or_none(source)):
                 raise OutputRefused(f"{named}: this is the input file {source}; writing the output would destroy "
                                     "it. Fix: name another output file.")

@@ -135,3 +135,18 @@ def test_a_link_to_a_regular_file_rewrites_the_file_not_the_link(tmp_path):
 
 def test_check_output_passes_a_new_file(tmp_path):
     assert check_output(tmp_path / "new.csv", suffixes=(".csv",)) == tmp_path / "new.csv"
+
+
+def test_the_apps_corpus_is_protected_from_every_writer(corpus, tmp_path):
+    """The app's exports know no corpus path: the corpus it opened is protected for the whole process."""
+    from ddr_explorer.core.files import protect_inputs
+
+    protect_inputs([corpus])
+    try:
+        with pytest.raises(OutputRefused, match=f"this is the input file {corpus}"):
+            write_text_atomic(corpus, "table,exported\n")
+        write_text_atomic(tmp_path / "elsewhere.csv", "x")  # any other file is written
+    finally:
+        protect_inputs([])
+    assert corpus.read_text() == CSV
+    write_text_atomic(corpus, CSV)  # no longer protected once the app shows another corpus
