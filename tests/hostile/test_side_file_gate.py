@@ -135,3 +135,65 @@ def test_a_fifo_or_folder_named_as_a_fit_file_is_refused(tmp_path, capsys, monke
     for name, kind in (("fifo.h5", "a named pipe (FIFO)"), ("folder.h5", "a folder")):
         assert ddr([command[0], name, *command[1:], "--cache", str(tmp_path / "cache")]) == 2
         assert f"{name}: " in (err := capsys.readouterr().err) and f"this is {kind}, not a regular file" in err
+
+
+# -- Hypothesis: every side-file reader, valid files mutated at random -------------------------------------------
+hypothesis = pytest.importorskip("hypothesis")
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+FUZZ = settings(max_examples=15, deadline=None, derandomize=True,
+                suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+_EDITS = st.lists(st.tuples(st.floats(0, 1), st.integers(0, 4),
+                            st.text(alphabet='{}[]",:=\n0123456789.-eE\x00\u00a0\u200b\ufeffab', max_size=6)),
+                  min_size=1, max_size=6)
+
+#: a valid file of each reader, in each of its layouts
+VALID = {
+    "components-json": (read_components, ".json", '{"scale": "sd", "components": {"model": 0.8, "task:model": 0.3}}'),
+    "components-csv": (read_components, ".csv", "term,sigma\nmodel,0.8\ntask,1.2\n"),
+    "trial-prices-json": (read_trial_prices, ".json", '{"b1": 0.25, "b2": 1}'),
+    "trial-prices-csv": (read_trial_prices, ".csv", "benchmark,price\nb1,0.25\nb2,1\n"),
+    "token-prices-json": (read_token_prices, ".json", '{"m1": [1.25, 10], "m2": {"input": 3, "output": 15}}'),
+    "token-prices-csv": (read_token_prices, ".csv", "model,input,output\nm1,1.25,10\nm2,3,15\n"),
+    "external-ranking-json": (read_external_ranking, ".json", '{"m1": 1, "m2": 2, "m3": 3}'),
+    "external-ranking-csv": (read_external_ranking, ".csv", "model,rank\nm1,1\nm2,2\nm3,3\n"),
+    "release-dates-json": (read_release_dates, ".json", '{"m1": "2024-01-01", "m2": "2025-02-03"}'),
+    "release-dates-csv": (read_release_dates, ".csv", "model,release_date\nm1,2024-01-01\nm2,2025-02-03\n"),
+    "task-metadata-csv": (read_task_metadata, ".csv", "task,human_minutes\nt1,5\nt2,60\n"),
+    "aliases-toml": (load_aliases, ".toml", '[models]\nm1 = "model-one"\n[scaffolds]\ns = "scaffold"\n'),
+    "families-toml": (read_family_map, ".toml", '[models]\nm1 = "A"\nm2 = "B"\n'),
+    "families-csv": (read_family_map, ".csv", "model,family\nm1,A\nm2,B\n"),
+}
+
+
+def _mutate(text: str, edits) -> str:
+    for where, cut, insert in edits:
+        i = int(where * len(text))
+        text = text[:i] + insert + text[i + cut:]
+    return text
+
+
+@pytest.mark.parametrize("name", sorted(VALID))
+def test_fuzzed_side_files_read_or_raise_the_readers_error(name, tmp_path):
+    """Whatever the mutation, the reader returns or raises its own error (a ValueError naming the file): never
+    another exception, never a hang (the autouse alarm)."""
+    reader, ext, valid = VALID[name]
+    reader(_write(tmp_path, ext, valid))  # the valid file reads
+
+    @FUZZ
+    @given(edits=_EDITS)
+    def check(edits):
+        p = _write(tmp_path, ext, _mutate(valid, edits))
+        try:
+            reader(p)
+        except ValueError as exc:  # every reader's error class is one (CorpusError included)
+            assert str(p) in str(exc), str(exc)
+
+    check()
+
+
+def _write(folder, ext, text):
+    p = folder / f"side{ext}"
+    p.write_bytes(text.encode("utf-8", "surrogatepass"))
+    return p
