@@ -57,3 +57,12 @@ def test_full_width_letters_are_look_alikes_too(tmp_path):
 def test_plain_names_pass_without_a_word(tmp_path):
     corpus = read_canonical(_file(tmp_path, ["gpt 4", "claude", "Qwen/Qwen3-8B", "modèle"]))
     assert not [w for w in corpus.warnings if w.code in ("look-alike-names", "names-merged-nfc")]
+
+
+def test_a_200_kb_name_is_shortened_in_the_message(tmp_path):
+    """An error message printed a 200 KB id whole (issues.shortened cuts every long run in every issue)."""
+    long = "m" * 200_000
+    with pytest.raises(CorpusError) as info:
+        read_canonical(_file(tmp_path, ["gpt4", long + "\u00a0x"]))
+    text = str(info.value)
+    assert len(text) < 600 and "...(200,007 characters)" in text and "U+00A0 NO-BREAK SPACE" in text
