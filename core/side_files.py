@@ -31,7 +31,7 @@ import re
 import stat
 from pathlib import Path
 
-__all__ = ["MAX_SIDE_FILE_BYTES", "MAX_DEPTH", "regular_file", "read_side_text", "csv_rows", "loads_json", "loads_toml", "line_of",
+__all__ = ["MAX_SIDE_FILE_BYTES", "MAX_DEPTH", "KeyGivenTwice", "unique_keys", "regular_file", "read_side_text", "csv_rows", "loads_json", "loads_toml", "line_of",
            "problem_and_fix"]
 
 #: The largest side file read (64 MiB): price tables, rankings and component tables are kilobytes; task
@@ -169,19 +169,26 @@ def _check_depth(text: str, path: Path, what: str, error, toml: bool = False) ->
                     "that it is the right file.")
 
 
-class _DuplicateKey(ValueError):
+class KeyGivenTwice(ValueError):
+    """A JSON object gives one key twice (``key``: which); raised by :func:`unique_keys`."""
+
     def __init__(self, key: str):
         super().__init__(key)
         self.key = key
 
 
-def _no_duplicates(pairs):
-    out = {}
-    for k, v in pairs:
-        if k in out:
-            raise _DuplicateKey(k)
-        out[k] = v
-    return out
+def unique_keys(pairs: list) -> dict:
+    """``json.loads``' ``object_pairs_hook`` for every JSON the product reads (side files, JSON-lines corpora,
+    saved analyses): the object, or :class:`KeyGivenTwice`, never the last value kept without a word.
+    ``dict()`` runs in C, so the common case costs one length comparison."""
+    d = dict(pairs)
+    if len(d) != len(pairs):
+        seen: set = set()
+        for k, _ in pairs:
+            if k in seen:
+                raise KeyGivenTwice(k)
+            seen.add(k)
+    return d
 
 
 def _no_constant(name: str):
@@ -199,8 +206,8 @@ def loads_json(text: str, path: str | Path, what: str, *, error=ValueError):
     path = Path(path)
     _check_depth(text, path, what, error)
     try:
-        return json.loads(text, object_pairs_hook=_no_duplicates, parse_constant=_no_constant)
-    except _DuplicateKey as exc:
+        return json.loads(text, object_pairs_hook=unique_keys, parse_constant=_no_constant)
+    except KeyGivenTwice as exc:
         needle = json.dumps(exc.key, ensure_ascii=False)
         line = line_of(text, needle, 2) or line_of(text, json.dumps(exc.key), 2)
         where = f", line {line}" if line else ""

@@ -237,15 +237,16 @@ def _json_kind(v) -> str:
 
 def _locate_json_problem(data: bytes, path: Path) -> CorpusIssue:
     """Scan JSON lines that pyarrow refused: the first bad line, or the first field whose type changes."""
-    from .importers._common import _KeyTwice, _unique_keys, json_problem
+    from ..side_files import KeyGivenTwice, unique_keys
+    from .importers._common import json_problem
 
     first_seen: dict[str, tuple[str, int]] = {}
     for i, line in enumerate(data.decode("utf-8").split("\n"), start=1):
         if not line.strip():
             continue
         try:
-            obj = json.loads(line, object_pairs_hook=_unique_keys)
-        except _KeyTwice as exc:
+            obj = json.loads(line, object_pairs_hook=unique_keys)
+        except KeyGivenTwice as exc:
             return error("duplicate-json-key", f"the key {exc.key!r} is given twice in one object (JSON would keep "
                          "the last value without a word).", "keep one of them.", file=path, row=i, column=exc.key)
         except (json.JSONDecodeError, RecursionError, ValueError) as exc:

@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from ...side_files import KeyGivenTwice, unique_keys
 from ..issues import CorpusError, CorpusIssue, error, warning
 
 #: How much of a file the sniffers look at.
@@ -80,24 +81,6 @@ def decode_text(data: bytes, path: Path) -> str:
                                  file=path, row=line)]) from None
 
 
-class _KeyTwice(ValueError):
-    def __init__(self, key: str):
-        super().__init__(key)
-        self.key = key
-
-
-def _unique_keys(pairs: list) -> dict:
-    """``json.loads``' hook: the object, or :class:`_KeyTwice` for a key given twice (dict() in C: cheap)."""
-    d = dict(pairs)
-    if len(d) != len(pairs):
-        seen = set()
-        for k, _ in pairs:
-            if k in seen:
-                raise _KeyTwice(k)
-            seen.add(k)
-    return d
-
-
 def read_json_lines(path: Path) -> tuple[list[tuple[int, dict]], list[CorpusIssue]]:
     """Parse a JSON-lines file into ``(line number, object)`` pairs.
 
@@ -124,8 +107,8 @@ def read_json_lines(path: Path) -> tuple[list[tuple[int, dict]], list[CorpusIssu
         if not line.strip():
             continue
         try:
-            obj = loads(line, object_pairs_hook=_unique_keys)
-        except _KeyTwice as exc:  # json keeps the last value without a word: {"t1": 1, "t1": 0} read t1 as 0
+            obj = loads(line, object_pairs_hook=unique_keys)
+        except KeyGivenTwice as exc:  # json keeps the last value without a word: {"t1": 1, "t1": 0} read t1 as 0
             bad += 1
             if bad <= MAX_LISTED:
                 issues.append(error("duplicate-json-key", f"the key {exc.key!r} is given twice in one object (JSON "
