@@ -649,3 +649,18 @@ def test_a_json_key_given_twice_in_canonical_json_lines_is_named(tmp_path):
         load_corpus(p)
     (issue,) = exc.value.issues
     assert (issue.code, issue.row, issue.column) == ("duplicate-json-key", 2, "result")
+
+
+def test_py_irt_numbers_that_a_float_rounds_to_whole_are_refused_as_written(tmp_path):
+    """0.99999999999999999 was read as 1 (a pass); trials 2.0000000000000001 as 2."""
+    from ddr_explorer.core.corpus.io import load_corpus
+
+    p = tmp_path / "near.jsonl"
+    p.write_text('{"subject_id": "s/m", "responses": {"t1": 0.99999999999999999, "t2": 0}}\n'
+                 '{"subject_id": "s/n", "responses": {"t1": {"successes": 1, "trials": 2.0000000000000001}, '
+                 '"t2": 1.0}}\n')
+    with pytest.raises(CorpusError) as exc:
+        load_corpus(p, format="py-irt")
+    first, second = exc.value.issues
+    assert first.row == 1 and "the response 0.99999999999999999 is not 0 or 1" in first.message
+    assert second.row == 2 and "'trials': 2.0000000000000001} needs whole-number" in second.message
