@@ -288,10 +288,31 @@ def read_jsonl(path: Path, encoding: str | None = None) -> tuple[pd.DataFrame, d
     except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError):
         raise CorpusError([_locate_json_problem(data, path)]) from None
     rename, issues = map_columns([str(c) for c in raw.columns])
+    _refuse_rounded_counts(data, path, [k for k, v in rename.items()
+                                        if v in (schema.RESULT, schema.SUCCESSES, schema.TRIALS)])
     raw = raw.rename(columns=rename)
     rows = np.flatnonzero(keep) + 1
     raw[SOURCE_ROW] = rows[: len(raw)].astype("int64")
     return raw, {"columns": {v: k for k, v in rename.items()}, "issues": issues}
+
+
+def _refuse_rounded_counts(data: bytes, path: Path, keys: list[str]) -> None:
+    """Refuse a count or 0/1 result written with a fraction that a float rounds away (``"result":
+    0.99999999999999999`` read as 1): the JSON parser keeps no text, so the bytes are scanned for the
+    fields' numbers with a nonzero fraction digit (few in a valid file), each checked as written."""
+    import re
+    from decimal import Decimal
+
+    for key in keys:
+        pattern = re.compile(rb'"' + re.escape(json.dumps(key)[1:-1].encode()) +
+                             rb'"\s*:\s*(-?[0-9]+\.[0-9]*[1-9][0-9]*(?:[eE][+-]?[0-9]+)?)')
+        for m in pattern.finditer(data):
+            text = m.group(1).decode()
+            if float(text).is_integer() and Decimal(text) != Decimal(int(float(text))):
+                line = data.count(b"\n", 0, m.start()) + 1
+                raise CorpusError([error("not-an-integer", f"'{text}' is not a whole number (a float would read it "
+                                         f"as {float(text):g}).", f"write whole numbers in '{key}' (0 or 1 for a "
+                                         "result).", file=path, row=line, column=key)])
 
 
 # -- Parquet ------------------------------------------------------------------------------

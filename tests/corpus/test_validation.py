@@ -255,3 +255,15 @@ def test_a_placeholder_model_id_is_flagged_at_import():
     w = warnings["model-placeholder"]
     assert "model 'Multiple' names no single model" in w["message"] and w["column"] == "model"
     assert "ranked as one model" in w["fix"]
+
+
+def test_a_near_integer_in_canonical_json_lines_is_refused_as_written(tmp_path):
+    """pyarrow's JSON reader keeps no text: the bytes are scanned for counts a float rounds to whole."""
+    text = ('{"benchmark":"tb","task":"t1","model":"m","scaffold":"s","result":0}\n'
+            '{"benchmark":"tb","task":"t2","model":"m","scaffold":"s","result":0.99999999999999999}\n')
+    with pytest.raises(CorpusError) as exc:
+        read_canonical(write(tmp_path, text, "c.jsonl"))
+    issue = only_error(exc)
+    assert (issue.row, issue.column) == (2, "result") and "'0.99999999999999999' is not a whole number" in issue.message
+    ok = text.replace("0.99999999999999999", "1.0")  # a whole number written with a point still reads
+    assert read_canonical(write(tmp_path, ok, "c.jsonl")).n_records == 2
