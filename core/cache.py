@@ -44,8 +44,8 @@ the caller refits.  The file is built in memory and only its bytes are written t
 HDF5 itself meets a full disk, its failed write leaves the file object broken and closing it
 ends the process with a segmentation fault (h5netcdf's close flushes attributes into it); a
 plain write of bytes fails with an OSError instead, which :meth:`FitCache.store` says as
-one :class:`CacheWriteError` line, leaving no temporary file behind.  A file of format version 1 (DDR Explorer's own HDF5 layout
-before this one) is reported as an old-format file and refitted once.
+one :class:`CacheWriteError` line, leaving no temporary file behind.  A file of format version 1
+(DDR Explorer's own HDF5 layout before this one) is reported as an old-format file and refitted once.
 """
 
 from __future__ import annotations

@@ -31,8 +31,8 @@ import re
 import stat
 from pathlib import Path
 
-__all__ = ["MAX_SIDE_FILE_BYTES", "MAX_DEPTH", "KeyGivenTwice", "unique_keys", "regular_file", "read_side_text", "csv_rows", "loads_json", "loads_toml", "line_of",
-           "problem_and_fix"]
+__all__ = ["MAX_SIDE_FILE_BYTES", "MAX_DEPTH", "KeyGivenTwice", "unique_keys", "regular_file", "read_side_text",
+           "csv_rows", "loads_json", "loads_toml", "line_of", "problem_and_fix"]
 
 #: The largest side file read (64 MiB): price tables, rankings and component tables are kilobytes; task
 #: metadata of a large benchmark a few megabytes.

@@ -138,7 +138,8 @@ def load_aliases(path: str | Path) -> AliasRules:
     for table in ("models", "scaffolds", "scaffold_prefixes"):
         _strings_only(path, source_text, table, doc.get(table, {}))
     for sid, entry in rules.subjects.items():
-        _strings_only(path, source_text, f"subjects.{sid}", {k: v for k, v in entry.items() if k != "scaffold_by_benchmark"})
+        _strings_only(path, source_text, f"subjects.{sid}",
+                      {k: v for k, v in entry.items() if k != "scaffold_by_benchmark"})
     rules.models = {str(k): v for k, v in doc.get("models", {}).items()}
     rules.scaffolds = {str(k): v for k, v in doc.get("scaffolds", {}).items()}
     for i, b in enumerate(doc.get("benchmarks", []), start=1):
