@@ -148,12 +148,9 @@ def read_task_metadata(path) -> pd.DataFrame:
     path = Path(path)
     if not path.exists():
         raise CorpusError([error("no-file", "the task metadata file does not exist.", "check the path.", file=path)])
-    from .io import require_regular_file
+    from ..side_files import regular_file
 
-    require_regular_file(path, "task-metadata file")  # before the first line is peeked at: a FIFO would block
-    if path.is_dir():
-        raise CorpusError([error("is-a-folder", "this is a folder, not a task-metadata file.", "name a file.",
-                                 file=path)])
+    regular_file(path, "task-metadata file", error=_gate_error)  # before the first line is peeked at (a FIFO blocks)
     if _is_metr_runs(path):
         return _metr_task_table(path)
     meta = _read_table(path)

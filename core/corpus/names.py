@@ -65,9 +65,11 @@ def skeleton(name: str) -> str:
 
 
 def _rows_of(raw: pd.DataFrame, col: pd.Series, names) -> tuple[int | None, int]:
-    from .validate import _where
-
-    return _where(raw, col.isin(list(names)).to_numpy())
+    """(first line, count) of the rows holding one of ``names`` (the file's line numbers when it has them)."""
+    mask = col.isin(list(names)).to_numpy()
+    first = int(np.flatnonzero(mask)[0])
+    row = int(raw["_source_row"].iat[first]) if "_source_row" in raw.columns else first + 1
+    return row, int(mask.sum())
 
 
 def check_names(col: pd.Series, raw: pd.DataFrame, c: str, fname, src: str,
