@@ -82,3 +82,22 @@ def test_hdf5_meeting_a_size_limit_does_not_kill_the_process(tmp_path):
     assert "refused: the fit could not be stored in the cache folder" in proc.stdout
     assert "File too large" in proc.stdout
     assert os.listdir(tmp_path) == []
+
+
+def test_a_sheet_that_cannot_be_written_exits_1_and_leaves_nothing(tmp_path, monkeypatch, capsys, fake_sampler):
+    """The guide: exit 1 when no sheet could be written (a full disk after the fit), never 2 (bad input)."""
+    import ddr_explorer.core.report.sheet as sheet
+
+    corpus = tmp_path / "c.csv"
+    corpus.write_text("benchmark,task,model,scaffold,result\n" + "".join(
+        f"b,t{t},m{m},s,{(t * m + t) % 2}\n" for t in range(6) for m in range(3)))
+    monkeypatch.setattr(sheet, "write_bytes_atomic", _disk_fills_up)
+    out = tmp_path / "out"
+    out.mkdir()
+    code = ddr(["report", str(corpus), "-o", str(out / "sheet.pdf"), "--cache", str(tmp_path / "cache"),
+                "--analyses", "none", "--draws", "20", "--warmup", "10", "--chains", "2", "--quiet",
+                "--formula", "y ~ (1|task) + (1|model)"])
+    err = capsys.readouterr().err
+    assert code == 1, err
+    assert f"the DDR sheet could not be written to {out / 'sheet.pdf'} (No space left on device)" in err
+    assert list(out.iterdir()) == [] and len(list((tmp_path / "cache").glob("fit-*.h5"))) == 1  # the fit is kept

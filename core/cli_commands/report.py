@@ -84,10 +84,16 @@ def cmd_report(args: argparse.Namespace) -> int:
         progress.done()
         print(f"ddr: {exc}", file=sys.stderr)
         return 130
-    except (ModelSpecError, ValueError, OSError) as exc:
+    except (ModelSpecError, ValueError) as exc:  # the output gate's refusals too (OutputRefused)
         progress.done()
         print(f"ddr: {exc}", file=sys.stderr)
         return EXIT_INVALID
+    except OSError as exc:  # the sheet's write failed on its way (disk full, an immutable file): exit 1
+        progress.done()
+        print(f"ddr: the DDR sheet could not be written to {args.output} ({exc.strerror or exc}); nothing was left "
+              "behind, and any fit made is kept in the cache, so running the command again does not refit",
+              file=sys.stderr)
+        return EXIT_FAILURE
     except Exception as exc:  # noqa: BLE001 - after a long fit, a reason and the kept fit, never a traceback
         progress.done()
         print(f"ddr: the DDR sheet could not be written ({type(exc).__name__}: {exc}); any fit made is kept in "
