@@ -169,6 +169,10 @@ def _binary_result(raw: pd.DataFrame, file, src: str, issues: list[CorpusIssue])
     if pd.api.types.is_numeric_dtype(col.dtype):
         num = col.astype("float64")
     else:
+        # the common case in C: every value written "0" or "1" (a CSV's result column arrives as text)
+        arr = pa.array(col.astype("string[pyarrow]"))
+        if arr.null_count == 0 and pc.all(pc.is_in(arr, value_set=pa.array(["0", "1"]))).as_py():
+            return pd.Series(pc.equal(arr, "1").to_numpy(zero_copy_only=False).astype("int64"), index=col.index)
         text = col.astype("string").str.strip().str.lower()
         mapped = text.map({"true": 1.0, "false": 0.0, "pass": 1.0, "fail": 0.0, "passed": 1.0, "failed": 0.0,
                            "yes": 1.0, "no": 0.0, "success": 1.0, "failure": 0.0})
