@@ -40,8 +40,12 @@ file (the last rename wins; both are identical fits).  On read, the format
 marker, version, key, array count, every array's checksum and the content checksum (which
 covers the labels: a changed model name is found, not read as another model) are verified; a
 truncated, corrupt or foreign file is reported as a :class:`CacheProblem` and
-the caller refits.  A file of format version 1 (DDR Explorer's own HDF5 layout
-before this one) is reported as an old-format file and refitted once.
+the caller refits.  The file is built in memory and only its bytes are written to disk: when
+HDF5 itself meets a full disk, its failed write leaves the file object broken and closing it
+ends the process with a segmentation fault (h5netcdf's close flushes attributes into it); a
+plain write of bytes fails with an OSError instead, which :meth:`FitCache.store` says as
+one :class:`CacheWriteError` line, leaving no temporary file behind.  A file of format version 1
+(DDR Explorer's own HDF5 layout before this one) is reported as an old-format file and refitted once.
 """
 
 from __future__ import annotations
@@ -55,7 +59,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .files import atomic_path
+from .files import write_bytes_atomic
 
 FORMAT = "ddr-explorer-fit"
 FORMAT_VERSION = 2
@@ -206,58 +210,77 @@ class FitCache:
 
     # -- write ---------------------------------------------------------------------
     def store(self, key: str, entry: CacheEntry) -> Path:
-        """Write ``entry`` under ``key`` atomically as an ArviZ netCDF-4 file and return its path."""
+        """Write ``entry`` under ``key`` atomically as an ArviZ netCDF-4 file and return its path.
+
+        Raises
+        ------
+        CacheWriteError
+            The file could not be written (disk full, permission); its message is one line that says
+            the fit is not kept.  Nothing is left behind.
+        """
+        import io
+
+        buffer = io.BytesIO()  # HDF5 never meets the disk: see the module's docstring (the segfault)
+        self._write_netcdf(buffer, key, entry)
+        final = self.path_for(key)
+        try:
+            self.root.mkdir(parents=True, exist_ok=True)
+            write_bytes_atomic(final, buffer.getbuffer())
+        except OSError as exc:
+            raise CacheWriteError(f"the fit could not be stored in the cache folder {self.root} "
+                                  f"({exc.strerror or exc}); the results stand, but the next run fits again") from exc
+        return final
+
+    @staticmethod
+    def _write_netcdf(target, key: str, entry: CacheEntry) -> None:
+        """The netCDF-4 file of ``entry`` written to ``target`` (a file-like object)."""
         import h5netcdf
         import h5py
 
-        groups = _layout(entry)  # before any file exists: a bad entry leaves nothing behind
-        self.root.mkdir(parents=True, exist_ok=True)
-        final = self.path_for(key)
-        with atomic_path(final) as tmp:
-            with h5netcdf.File(tmp, "w") as f:
-                f.attrs["format"] = FORMAT
-                f.attrs["format_version"] = FORMAT_VERSION
-                f.attrs["key"] = key
-                f.attrs["package_version"] = _package_version()
-                f.attrs["created"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-                meta_text = canonical_json(entry.meta)
-                f.attrs["meta"] = meta_text
-                covered = []
-                for gname, variables in groups.items():
-                    g = f.create_group(gname)
-                    sizes: dict[str, int] = {}
-                    for name, arr, dims in variables.values():
-                        for d, n in zip(dims, arr.shape):
-                            if sizes.setdefault(d, n) != n:
-                                raise ValueError(f"dimension {d!r} of group {gname!r} has lengths {sizes[d]} "
-                                                 f"and {n} (array {name!r})")
-                    g.dimensions = sizes
-                    for d, n in sizes.items():  # every dimension a coordinate: ArviZ indexes by them
-                        labels = entry.coords.get(d)
-                        if labels is not None:
-                            labels = [str(x) for x in labels]
-                            if len(labels) != n:
-                                raise ValueError(f"coordinate {d!r} has {len(labels)} labels for {n} positions")
-                            g.create_variable(d, (d,), data=np.array(labels, dtype=object),
-                                              dtype=h5py.string_dtype())  # netCDF variable-length strings
-                        else:
-                            g.create_variable(d, (d,), data=np.arange(n, dtype=np.int64))
-                    for var, (name, arr, dims) in variables.items():
-                        # netCDF has no booleans: int8 with xarray's own marker, which decodes it as bool
-                        data = arr.astype(np.int8) if arr.dtype.kind == "b" else arr
-                        v = g.create_variable(var, tuple(dims), data=data, compression="gzip",
-                                              compression_opts=1, shuffle=True)
-                        if arr.dtype.kind == "b":
-                            v.attrs["dtype"] = "bool"
-                        v.attrs["ddr_name"] = name
-                        named = list(entry.dims.get(name, []))
-                        v.attrs["ddr_dims"] = json.dumps(named)
-                        v.attrs["sha256"] = sha = _digest(arr)
-                        covered.append((name, named, {d: [str(x) for x in entry.coords[d]] for d in named
-                                                      if d in entry.coords}, sha))
-                f.attrs["content_sha256"] = _content_digest(key, meta_text, covered)
-                f.attrs["n_arrays"] = len(entry.arrays)  # last: a file without it is incomplete
-        return final
+        groups = _layout(entry)
+        with h5netcdf.File(target, "w") as f:
+            f.attrs["format"] = FORMAT
+            f.attrs["format_version"] = FORMAT_VERSION
+            f.attrs["key"] = key
+            f.attrs["package_version"] = _package_version()
+            f.attrs["created"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+            meta_text = canonical_json(entry.meta)
+            f.attrs["meta"] = meta_text
+            covered = []
+            for gname, variables in groups.items():
+                g = f.create_group(gname)
+                sizes: dict[str, int] = {}
+                for name, arr, dims in variables.values():
+                    for d, n in zip(dims, arr.shape):
+                        if sizes.setdefault(d, n) != n:
+                            raise ValueError(f"dimension {d!r} of group {gname!r} has lengths {sizes[d]} "
+                                             f"and {n} (array {name!r})")
+                g.dimensions = sizes
+                for d, n in sizes.items():  # every dimension a coordinate: ArviZ indexes by them
+                    labels = entry.coords.get(d)
+                    if labels is not None:
+                        labels = [str(x) for x in labels]
+                        if len(labels) != n:
+                            raise ValueError(f"coordinate {d!r} has {len(labels)} labels for {n} positions")
+                        g.create_variable(d, (d,), data=np.array(labels, dtype=object),
+                                          dtype=h5py.string_dtype())  # netCDF variable-length strings
+                    else:
+                        g.create_variable(d, (d,), data=np.arange(n, dtype=np.int64))
+                for var, (name, arr, dims) in variables.items():
+                    # netCDF has no booleans: int8 with xarray's own marker, which decodes it as bool
+                    data = arr.astype(np.int8) if arr.dtype.kind == "b" else arr
+                    v = g.create_variable(var, tuple(dims), data=data, compression="gzip",
+                                          compression_opts=1, shuffle=True)
+                    if arr.dtype.kind == "b":
+                        v.attrs["dtype"] = "bool"
+                    v.attrs["ddr_name"] = name
+                    named = list(entry.dims.get(name, []))
+                    v.attrs["ddr_dims"] = json.dumps(named)
+                    v.attrs["sha256"] = sha = _digest(arr)
+                    covered.append((name, named, {d: [str(x) for x in entry.coords[d]] for d in named
+                                                  if d in entry.coords}, sha))
+            f.attrs["content_sha256"] = _content_digest(key, meta_text, covered)
+            f.attrs["n_arrays"] = len(entry.arrays)  # last: a file without it is incomplete
 
     # -- read ----------------------------------------------------------------------
     def load(self, key: str, old_keys: tuple[str, ...] = ()) -> tuple[CacheEntry | None, CacheProblem | None]:
@@ -288,6 +311,16 @@ class FitCache:
             self.path_for(key).unlink()
         except FileNotFoundError:
             pass
+
+
+class CacheWriteError(OSError):
+    """A fit could not be written to the cache (disk full, permission): one line that says so.
+
+    The fit's results stand (the caller reports them and this line); nothing is left in the folder.
+    """
+
+    def __str__(self) -> str:
+        return str(self.args[0])
 
 
 class CacheFolderError(ValueError):
@@ -365,7 +398,11 @@ def read_fit_file(path: str | Path, expect_key: str | None = None) -> CacheEntry
     """
     import h5py
 
+    from .side_files import regular_file
+
     path = Path(path)
+    # a FIFO named as FIT.h5 blocked h5py's open for good; a folder gave HDF5's multi-line message
+    regular_file(path, "fit file", error=lambda message: CacheFileError(message.split(": ", 1)[1]))
     try:
         f = h5py.File(path, "r")
     except (OSError, ValueError) as exc:

@@ -146,6 +146,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("convert", help="write a corpus in the canonical layout, or as py-irt JSON lines")
     _add_corpus_arguments(p)
     p.add_argument("-o", "--output", type=Path, required=True, help="output file (.csv, .tsv, .jsonl, .parquet)")
+    p.add_argument("--force", action="store_true",
+                   help="with --to py-irt: replace an existing <stem>.aliases.toml that ddr did not write")
     p.add_argument("--to", choices=["canonical", "py-irt"], default="canonical",
                    help="canonical layout (by the output's extension, default) or py-irt JSON lines with an "
                    "alias file <stem>.aliases.toml beside it that maps subjects back to model and scaffold")

@@ -260,12 +260,10 @@ def _load_source(source, corpus, load_options):
         name = entry.meta.get("corpus_name") or "the corpus"
         raise ValueError(f"{path} is a cached fit of {name}; the sheet also needs that corpus's trials "
                          "(accuracy, cost, task difficulty): add --corpus CORPUS_FILE")
+    from .fitting import check_fit_of_corpus
+
     c = as_corpus(corpus)
-    want = entry.meta.get("corpus_hash")
-    if want and want != c.content_hash:
-        raise ValueError(f"{path} was fitted to a corpus with content hash {want[:12]}, but "
-                         f"{getattr(c, 'file', None) or c.name} has {c.content_hash[:12]}; give the corpus the fit "
-                         "was made from, or fit this one")
+    check_fit_of_corpus(entry.meta, c, path)  # the same identity check as every FIT.h5 --corpus command
     return c, posterior
 
 
@@ -352,10 +350,10 @@ def write_ddr_sheet(source, output, *, corpus=None, load_options: Mapping[str, A
     ddr_explorer.core.corpus.issues.CorpusError
         The corpus file failed validation (its issues name file, row and column).
     """
-    output = Path(output)
-    if not output.parent.is_dir():
-        raise FileNotFoundError(f"cannot write the DDR sheet to {output}: the folder {output.parent} does not exist; "
-                                "create it or choose another path")
+    from .files import check_output
+
+    # the output gate before any work: not the corpus or fit read here, not a device or folder, a folder that exists
+    output = check_output(output, inputs=[x for x in (source, corpus) if isinstance(x, (str, Path))])
     _emit(progress, "load", 0, 1)
     given = posterior
     c, posterior = _load_source(source, corpus, load_options)

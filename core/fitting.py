@@ -264,7 +264,14 @@ def fit_corpus(corpus: Corpus, spec="per-benchmark", settings=None, *, cache_dir
     post = fit(corpus, spec, settings, progress=progress, cancel=cancel)
     if check.note:  # stored with the fit: a cache hit, the sheet and the app read it from the posterior
         post.notes.insert(0, check.note)
-    path = cache.store(key, posterior_to_entry(post, corpus)) if cache is not None else None
+    path = None
+    if cache is not None:
+        from .cache import CacheWriteError
+
+        try:
+            path = cache.store(key, posterior_to_entry(post, corpus))
+        except CacheWriteError as exc:  # a full disk must not lose the fit just made: its results stand
+            problem = str(exc) if problem is None else f"{problem}; {exc}"
     return FitResult(post, key, path, False, problem, terms=check)
 
 
@@ -276,6 +283,25 @@ def _reopened(entry, corpus, key: str, cache: FitCache, check) -> FitResult:
     if mismatch:
         raise ValueError(mismatch)
     return FitResult(post, key, cache.path_for(key), True, terms=check)
+
+
+def check_fit_of_corpus(meta: dict, corpus: Corpus, fit_path) -> None:
+    """Refuse a fit file used with a corpus it was not fitted to (every command that takes ``FIT.h5 --corpus``).
+
+    The fit file records its corpus's content hash; a corpus with another hash would give analyses of one
+    corpus's trials against another's posterior (``ddr analyses`` gave LOO elpd -55.10 against -60.64 for
+    the right corpus).
+
+    Raises
+    ------
+    ValueError
+        Naming both hashes and what to do.
+    """
+    want = meta.get("corpus_hash")
+    if want and want != corpus.content_hash:
+        raise ValueError(f"{fit_path} was fitted to a corpus with content hash {want[:12]}, but "
+                         f"{corpus.source or corpus.name} has {corpus.content_hash[:12]}; give the corpus the fit "
+                         "was made from, or fit this one")
 
 
 def levels_mismatch(post, corpus) -> str | None:
@@ -450,19 +476,32 @@ FIT_TIME_REFERENCES = (("Terminal-Bench 2.0, per-benchmark", 7_209, 42.3),
                        ("a HAL-scale pooled corpus", 41_354, 12.8 * 60))
 
 
-def fit_announcement(corpus, spec, path) -> str:
-    """What ``ddr dstudy CORPUS`` says before it samples a fit that is not in the cache: that it does, how
-    big the fit is against measured fits, that progress follows, and the ``--preview`` alternative."""
+def fit_announcement(corpus, spec, path, command: str = "dstudy") -> str:
+    """What ``ddr dstudy CORPUS`` (or ``ddr fit``: ``command``) says before it samples a fit that is not in the
+    cache: that it does, how big the fit is against measured fits, that progress follows, and for the D-study
+    the ``--preview`` alternative (the guide's promise of an estimate before long work)."""
     from .formatting import fmt_duration
     from .model.design_matrix import build_design
 
     dm = build_design(corpus, spec)
     refs = "; ".join(f"{what} ({cells:,} cells) took {fmt_duration(s)}" for what, cells, s in FIT_TIME_REFERENCES)
-    return (f"ddr dstudy: no cached fit of {spec.formula} for {Path(path).name} with these sampler settings: "
+    text = (f"ddr {command}: no cached fit of {spec.formula} for {Path(path).name} with these sampler settings: "
             f"sampling it now ({dm.n_cells:,} cells, {int(sum(dm.n_levels)):,}"
             f" random effects). For scale, on an idle 2-core machine {refs}. Progress and the sampler's ETA follow; "
-            f"the fit is cached for the next run. For point estimates in seconds instead: "
-            f"ddr dstudy {path} --preview")
+            f"the fit is cached for the next run.")
+    if command == "dstudy":
+        text += f" For point estimates in seconds instead: ddr dstudy {path} --preview"
+    return text
+
+
+def announce_if_not_cached(corpus, spec, settings, cache_dir, path, say, command: str) -> None:
+    """``say(fit_announcement(...))`` when the fit of ``spec`` (as it will be fitted) is not in the cache."""
+    from .design.presets import supported_spec
+    from .model.formula import as_spec
+
+    fitted = supported_spec(corpus, as_spec(spec)).spec
+    if not FitCache(cache_dir or default_cache_dir()).path_for(fit_key(corpus, fitted, settings)).exists():
+        say(fit_announcement(corpus, fitted, path, command))
 
 
 def components_for_dstudy(args, *, progress=None, announce=None, keep: dict | None = None):
@@ -518,13 +557,7 @@ def components_for_dstudy(args, *, progress=None, announce=None, keep: dict | No
     observed_design(corpus, object_of_measurement=getattr(args, "object", None) or "model",
                     claim=getattr(args, "claim", "relative"), prices=prices)  # before the fit: bad input costs nothing
     if announce is not None:
-        from .design.presets import supported_spec
-        from .model.formula import as_spec
-
-        fitted = supported_spec(corpus, as_spec(preset)).spec
-        cache = FitCache(getattr(args, "cache", None) or default_cache_dir())
-        if not cache.path_for(fit_key(corpus, fitted, settings)).exists():
-            announce(fit_announcement(corpus, fitted, path))
+        announce_if_not_cached(corpus, preset, settings, getattr(args, "cache", None), path, announce, "dstudy")
     result = fit_corpus(corpus, preset, settings, cache_dir=getattr(args, "cache", None), progress=progress,
                         strict_terms=bool(getattr(args, "strict_terms", False)))
     comp = components_from_posterior(result.posterior)

@@ -9,8 +9,6 @@ column of a bad value and say what would fix it.
 
 from __future__ import annotations
 
-import csv
-import json
 import math
 from pathlib import Path
 
@@ -31,11 +29,27 @@ def _number(path: Path, where: str, column: str, value, fix: str) -> float:
     return x
 
 
-def _text(path: Path) -> str:
-    try:
-        return Path(path).read_text(encoding="utf-8-sig")
-    except UnicodeDecodeError:
-        raise PriceFileError(f"{path}: not UTF-8 text; save it as UTF-8 (CSV or JSON)") from None
+def _text(path: Path, what: str = "price file") -> str:
+    """The file's text through the side-file gate (:mod:`.side_files`: a regular file, size cap, UTF-8)."""
+    from .side_files import read_side_text
+
+    return read_side_text(path, what, error=PriceFileError)
+
+
+def _json_object(path: Path, text: str, expected: str) -> dict:
+    """The file's JSON object, strictly parsed (:func:`.side_files.loads_json`: a key given twice refused)."""
+    from .side_files import loads_json
+
+    obj = loads_json(text, path, "price file", error=PriceFileError)
+    if not isinstance(obj, dict):
+        raise PriceFileError(f"{path}: expected a JSON object {expected}")
+    return obj
+
+
+def _csv_rows(path: Path, text: str) -> list[list[str]]:
+    from .side_files import csv_rows
+
+    return csv_rows(text, path, "price file", error=PriceFileError)
 
 
 def read_trial_prices(path: str | Path) -> dict[str, float]:
@@ -50,12 +64,9 @@ def read_trial_prices(path: str | Path) -> dict[str, float]:
     text = _text(path)
     fix = "give USD per trial, e.g. 0.25"
     if text.lstrip().startswith("{"):
-        try:
-            obj = json.loads(text)
-        except ValueError as exc:
-            raise PriceFileError(f"{path}: invalid JSON ({exc}); expected {{benchmark: USD per trial}}") from None
+        obj = _json_object(path, text, "{benchmark: USD per trial}")
         return {str(k): _number(path, f"key {k!r}", "price", v, fix) for k, v in obj.items()}
-    rows = list(csv.reader(text.splitlines()))
+    rows = _csv_rows(path, text)
     if not rows or [h.strip().lower() for h in rows[0][:2]] != ["benchmark", "price"]:
         raise PriceFileError(f"{path}, line 1: expected the header 'benchmark,price' (USD per trial)")
     out = {}
@@ -84,15 +95,11 @@ def read_token_prices(path: str | Path) -> dict[str, tuple[float, float]]:
         Bad JSON, a missing header, a model listed twice, or a price that is not a number >= 0.
     """
     path = Path(path)
-    text = _text(path)
+    text = _text(path, "token-price file")
     fix = "give USD per million tokens, e.g. 1.25"
     out: dict[str, tuple[float, float]] = {}
     if text.lstrip().startswith("{"):
-        try:
-            obj = json.loads(text)
-        except ValueError as exc:
-            raise PriceFileError(f"{path}: invalid JSON ({exc}); expected {{model: [USD per 1M input, "
-                                 "USD per 1M output tokens]}") from None
+        obj = _json_object(path, text, "{model: [USD per 1M input, USD per 1M output tokens]}")
         for model, v in obj.items():
             where = f"key {model!r}"
             if isinstance(v, dict):
@@ -105,7 +112,7 @@ def read_token_prices(path: str | Path) -> dict[str, tuple[float, float]]:
                 raise PriceFileError(f"{path}, {where}: expected [input, output] USD per 1M tokens")
             out[str(model)] = (_number(path, where, "input", pin, fix), _number(path, where, "output", pout, fix))
         return out
-    rows = list(csv.reader(text.splitlines()))
+    rows = _csv_rows(path, text)
     header = [h.strip().lower() for h in rows[0]] if rows else []
     if header[:3] != ["model", "input", "output"]:
         raise PriceFileError(f"{path}, line 1: expected the header 'model,input,output' "

@@ -461,8 +461,17 @@ class AnalysisState:
         except OSError as exc:
             raise SessionError(f"{path}: cannot be read ({exc.strerror or exc})") from None
         text = _decode(data, path)
+        from .side_files import KeyGivenTwice, unique_keys
+
         try:
-            doc = json.loads(text, parse_constant=_reject_constant, parse_int=_bounded_int)
+            doc = json.loads(text, parse_constant=_reject_constant, parse_int=_bounded_int,
+                             object_pairs_hook=unique_keys)
+        except KeyGivenTwice as exc:  # json keeps the last value without a word
+            from .side_files import line_of
+
+            line = line_of(text, json.dumps(exc.key), 2)
+            raise SessionError(f"{path}{f', line {line}' if line else ''}: the key {exc.key!r} is given twice in one "
+                               "object; keep one of them (or delete the file to start afresh)") from None
         except json.JSONDecodeError as exc:
             raise SessionError(f"{path}, line {exc.lineno}, column {exc.colno}: invalid JSON ({exc.msg})") from None
         except _NotFinite as exc:

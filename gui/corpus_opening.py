@@ -82,8 +82,11 @@ class CorpusOpening:
         self.open_corpus(demo_corpus_path())
 
     def _on_loaded(self, corpus, summary: dict) -> None:
+        from ..core.files import protect_inputs
+
         self.loading = False
         self.corpus, self.summary = corpus, summary
+        protect_inputs([corpus.source])  # no export of the app may write over the corpus it shows
         self.error_view.hide()
         self.header.setText(f"<b>{_html(corpus.name)}</b> &mdash; {_html(corpus.source)} ({_html(corpus.format)}), "
                             f"{corpus.n_records:,} records, {corpus.n_trials:,} trials" + _slice_note(corpus))

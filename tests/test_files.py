@@ -22,7 +22,7 @@ def test_atomic_path_replaces_on_success_and_keeps_old_file_on_failure(tmp_path)
 
 
 def test_missing_folder_is_named_or_made(tmp_path):
-    with pytest.raises(FileNotFoundError, match="does not exist"):
+    with pytest.raises(OSError, match="does not exist. Fix: create it"):
         write_text_atomic(tmp_path / "nope" / "f.txt", "x")
     p = write_text_atomic(tmp_path / "made" / "f.txt", "x", make_parents=True)
     assert p.read_text() == "x"

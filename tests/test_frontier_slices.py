@@ -93,6 +93,9 @@ def test_slice_selects_the_right_rows():
     ("release_date=2024-02-10", ["varies within tasks"]),
     ("human_minutes", ["COLUMN=VALUE"]),
     ("human_minutes=a..b", ["must be numbers"]),
+    # 'inf..inf' was written back as the open range '..' and kept every task (4); nan matched nothing
+    ("human_minutes=inf..inf", ["a range end must be a finite number", "human_minutes=240.."]),
+    ("human_minutes=nan..5", ["a range end must be a finite number"]),
 ])
 def test_bad_slice_names_the_column_and_the_values(text, words):
     with pytest.raises(CorpusError) as exc:

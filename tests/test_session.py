@@ -248,3 +248,13 @@ def test_version_1_files_read_without_extra_facets():
     s = AnalysisState.from_dict({"format": FILE_FORMAT, "version": 1, "n_tasks": 30, "object_of_measurement": "system"})
     assert FILE_VERSION == 2 and s.extra_facets == {} and s.design().extra_facets == {}
     assert s.to_dict()["version"] == 2 and s.object_of_measurement == "system"
+
+
+def test_a_key_given_twice_in_a_saved_analysis_is_refused_with_its_line(tmp_path):
+    """JSON keeps the last value without a word: a hand-edited file with two "target" keys used the second."""
+    from ddr_explorer.core.session import AnalysisState, SessionError
+
+    p = tmp_path / "a.ddr.json"
+    p.write_text('{\n "target": 0.8,\n "target": 0.9\n}\n')
+    with pytest.raises(SessionError, match=r"a.ddr.json, line 3: the key 'target' is given twice in one object"):
+        AnalysisState.load(p)

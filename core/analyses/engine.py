@@ -47,6 +47,7 @@ from typing import Any, Sequence
 import numpy as np
 import pandas as pd
 
+from ..cache import CacheWriteError
 from .refits import BatchResult, CancelCallback, FitJob, ProgressCallback, check_cancel
 from .rerun import RERUN_DRAWS_FACTOR, rerun_settings
 
@@ -759,15 +760,23 @@ class RefitEngine:
                         raise ValueError(entry)
                     p.error = entry
                     continue
-                if not cache.path_for(p.key).exists():  # the workers may not share this folder
-                    cache.store(p.key, entry)
-                p.result = FitResult(posterior_from_entry(entry), p.key, cache.path_for(p.key), False)
+                path = cache.path_for(p.key)
+                if not path.exists():  # the workers may not share this folder
+                    try:
+                        cache.store(p.key, entry)
+                    except CacheWriteError:  # the refit stands; only its file is missing
+                        path = None
+                p.result = FitResult(posterior_from_entry(entry), p.key, path, False)
                 out.n_fitted += 1
         else:
             def keep(p: _Planned, post) -> None:
                 # cached the moment its batch ends: an interrupted run keeps every refit finished before it
-                path = cache.store(p.key, posterior_to_entry(post, None))
-                p.result = FitResult(post, p.key, path, False)
+                path = problem = None
+                try:
+                    path = cache.store(p.key, posterior_to_entry(post, None))
+                except CacheWriteError as exc:  # the refit stands; only its file is missing
+                    problem = str(exc)
+                p.result = FitResult(post, p.key, path, False, problem)
 
             posts = self._local(pending, settings, clock, cancel, skip_failed, keep)
             for p, post in zip(pending, posts):

@@ -29,7 +29,6 @@ silently.
 from __future__ import annotations
 
 import csv
-import io
 import json
 import math
 from dataclasses import dataclass
@@ -83,7 +82,9 @@ def _read_csv(path: Path, text: str, kind: str | None) -> ExternalRanking:
         delim = dialect.delimiter
     except csv.Error:
         delim = ","
-    rows = list(csv.reader(io.StringIO(text), delimiter=delim))
+    from ..side_files import csv_rows
+
+    rows = csv_rows(text, path, "ranking file", error=ExternalRankingError, delimiter=delim)
     if not rows or not any(c.strip() for c in rows[0]):
         raise ExternalRankingError(f"{path}, line 1: the file is empty; give a header such as 'model,rank' and one "
                                    "row per model")
@@ -126,10 +127,9 @@ def _read_csv(path: Path, text: str, kind: str | None) -> ExternalRanking:
 
 
 def _read_json(path: Path, text: str, kind: str | None) -> ExternalRanking:
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ExternalRankingError(f"{path}, line {exc.lineno}, column {exc.colno}: invalid JSON ({exc.msg})") from None
+    from ..side_files import loads_json
+
+    data = loads_json(text, path, "ranking file", error=ExternalRankingError)  # a model given twice is refused
     if isinstance(data, list):
         names = [str(x).strip() for x in data]
         dup = sorted({n for n in names if names.count(n) > 1})
@@ -183,14 +183,10 @@ def read_external_ranking(path: str | Path, kind: str | None = None) -> External
     path = Path(path)
     if kind not in (None, "rank", "score"):
         raise ValueError(f"kind should be 'rank' or 'score', got {kind!r}")
-    try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise ExternalRankingError(f"{path}: cannot read the ranking file ({exc.strerror or exc})") from None
-    try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise ExternalRankingError(f"{path}: not UTF-8 text (byte {exc.start}); save the file as UTF-8") from None
+    from ..side_files import read_side_text
+
+    # the side-file gate: a FIFO or /dev/zero is refused before it is opened, a size cap, UTF-8 with the line
+    text = read_side_text(path, "ranking file", error=ExternalRankingError)
     if path.suffix.lower() == ".json" or text.lstrip()[:1] in ("{", "["):
         return _read_json(path, text, kind)
     return _read_csv(path, text, kind)

@@ -35,9 +35,6 @@ family.  Numbers from unconverged fits are marked (``converged`` per benchmark).
 
 from __future__ import annotations
 
-import csv
-import io
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -89,10 +86,9 @@ class FamilyMap:
 
 
 def _toml_map(path: Path, text: str) -> FamilyMap:
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise FamilyMapError(f"{path}: invalid TOML ({exc})") from None
+    from ..side_files import loads_toml
+
+    data = loads_toml(text, path, "family map", error=FamilyMapError)  # nesting capped before the parser recurses
     unknown = set(data) - {"models", "families", "patterns", "meta"}
     if unknown:
         raise FamilyMapError(f"{path}: unknown table(s) {', '.join(sorted(unknown))}; a family map has [models] "
@@ -127,7 +123,9 @@ def _toml_map(path: Path, text: str) -> FamilyMap:
 
 
 def _csv_map(path: Path, text: str) -> FamilyMap:
-    rows = list(csv.reader(io.StringIO(text)))
+    from ..side_files import csv_rows
+
+    rows = csv_rows(text, path, "family map", error=FamilyMapError)
     if not rows or not any(c.strip() for c in rows[0]):
         raise FamilyMapError(f"{path}, line 1: the file is empty; give a header 'model,family' and one row per model")
     head = [c.strip().lower() for c in rows[0]]
@@ -166,14 +164,10 @@ def read_family_map(path: str | Path) -> FamilyMap:
         The message names the file, line (or TOML key) and column, and the fix.
     """
     path = Path(path)
-    try:
-        if path.exists() and not path.is_file():
-            raise FamilyMapError(f"{path}: not a regular file (a folder, pipe or device); name a family map")
-        text = path.read_bytes().decode("utf-8-sig")
-    except OSError as exc:
-        raise FamilyMapError(f"{path}: cannot read the family map ({exc.strerror or exc})") from None
-    except UnicodeDecodeError as exc:
-        raise FamilyMapError(f"{path}: not UTF-8 text (byte {exc.start}); save the file as UTF-8") from None
+    from ..side_files import read_side_text
+
+    # the side-file gate: a regular file (a FIFO blocked), a size cap, UTF-8 with the line
+    text = read_side_text(path, "family map", error=FamilyMapError)
     if path.suffix.lower() == ".toml":
         return _toml_map(path, text)
     return _csv_map(path, text)

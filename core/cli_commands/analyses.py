@@ -30,12 +30,17 @@ def cmd_analyses(args: argparse.Namespace) -> int:
             if args.corpus is None:
                 raise ValueError(f"{args.path} is a cached fit; give the corpus it was fitted to with --corpus FILE")
             try:
-                posterior = posterior_from_entry(read_fit_file(args.path))
+                entry = read_fit_file(args.path)
+                posterior = posterior_from_entry(entry)
             except CacheFileError as exc:
                 raise ValueError(f"{args.path}: not a usable cached fit ({exc}); refit with `ddr fit`") from None
-            args.path = args.corpus
+            fit_path, args.path = args.path, args.corpus
             spec, settings = posterior.spec, posterior.settings
         corpus = corpus_of(args)
+        if posterior is not None:
+            from ..fitting import check_fit_of_corpus
+
+            check_fit_of_corpus(entry.meta, corpus, fit_path)  # as `ddr report` does: not another corpus's trials
         if posterior is None:
             if args.formula and args.preset:
                 raise ValueError("give at most one of --formula or --preset")

@@ -27,6 +27,34 @@ def corpus_of(args: argparse.Namespace):
     return load_corpus(args.path, args.format, encoding=args.encoding, **options_from_args(args))
 
 
+#: The options that name a file a command reads: no output may replace one of them.
+INPUT_OPTIONS = ("path", "corpus", "aliases", "task_metadata", "release_dates", "components", "prices",
+                 "token_prices", "external_ranking", "families")
+
+
+def input_files(args: argparse.Namespace) -> list:
+    """Every file the command line names to read (:data:`INPUT_OPTIONS`), for the output gate."""
+    out = []
+    for name in INPUT_OPTIONS:
+        value = getattr(args, name, None)
+        out.extend(value if isinstance(value, (list, tuple)) else [] if value is None else [value])
+    return out
+
+
+def output_refused(args: argparse.Namespace, suffixes=None) -> bool:
+    """Say (and return True) when ``args.output`` may not be written (:func:`~..files.check_output`): the input
+    itself, a device, FIFO or folder, a missing folder, an extension the command does not write.  Before any
+    work, so that a long fit is not lost to a bad ``-o``."""
+    from ..files import OutputRefused, check_output
+
+    try:
+        check_output(args.output, inputs=input_files(args), suffixes=suffixes)
+    except OutputRefused as exc:
+        print(f"ddr: {exc}", file=sys.stderr)
+        return True
+    return False
+
+
 def print_errors(exc: CorpusError) -> None:
     """Every problem of an input refused, on stderr, one a line under a count."""
     print(f"ddr: invalid input: {len(exc.issues)} problem(s)", file=sys.stderr)

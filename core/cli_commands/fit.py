@@ -71,6 +71,11 @@ def cmd_fit(args: argparse.Namespace) -> int:
         return _fit_refusal(args, None, issues=[str(i) for i in exc.issues])
     except (ModelSpecError, ValueError) as exc:
         return _fit_refusal(args, str(exc))
+    if not args.quiet and not args.no_cache:  # the estimate before long work, as ddr dstudy gives it
+        from ..fitting import announce_if_not_cached
+
+        announce_if_not_cached(corpus, spec, settings, args.cache, args.path,
+                               lambda text: print(text, file=sys.stderr), "fit")
     progress = TerminalProgress(not args.quiet)
     try:
         result = fit_corpus(corpus, spec, settings, cache_dir=args.cache, use_cache=not args.no_cache,

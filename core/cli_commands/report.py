@@ -9,7 +9,8 @@ from pathlib import Path
 
 from ..corpus.issues import CorpusError
 from ..terminal_progress import TerminalProgress
-from .common import EXIT_FAILURE, EXIT_INVALID, EXIT_OK, EXIT_SHEET_INCOMPLETE, cache_folder_refused, print_errors
+from .common import (EXIT_FAILURE, EXIT_INVALID, EXIT_OK, EXIT_SHEET_INCOMPLETE, cache_folder_refused,
+                     output_refused, print_errors)
 
 
 def _read_prices(path: Path) -> dict[str, float]:
@@ -39,7 +40,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     from ..model.formula import ModelSpecError, as_spec
     from ..ddr_sheet import SheetCancelled, write_ddr_sheet
 
-    if cache_folder_refused(args):
+    if output_refused(args, (".pdf",)) or cache_folder_refused(args):
         return EXIT_INVALID
     try:
         if args.formula and args.preset:
@@ -84,10 +85,16 @@ def cmd_report(args: argparse.Namespace) -> int:
         progress.done()
         print(f"ddr: {exc}", file=sys.stderr)
         return 130
-    except (ModelSpecError, ValueError, OSError) as exc:
+    except (ModelSpecError, ValueError) as exc:  # the output gate's refusals too (OutputRefused)
         progress.done()
         print(f"ddr: {exc}", file=sys.stderr)
         return EXIT_INVALID
+    except OSError as exc:  # the sheet's write failed on its way (disk full, an immutable file): exit 1
+        progress.done()
+        print(f"ddr: the DDR sheet could not be written to {args.output} ({exc.strerror or exc}); nothing was left "
+              "behind, and any fit made is kept in the cache, so running the command again does not refit",
+              file=sys.stderr)
+        return EXIT_FAILURE
     except Exception as exc:  # noqa: BLE001 - after a long fit, a reason and the kept fit, never a traceback
         progress.done()
         print(f"ddr: the DDR sheet could not be written ({type(exc).__name__}: {exc}); any fit made is kept in "

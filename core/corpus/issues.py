@@ -6,6 +6,7 @@ one applies), the column, what is wrong and what would fix it.
 
 from __future__ import annotations
 
+import re
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Iterable, Literal
@@ -84,13 +85,28 @@ class CorpusError(ValueError):
         super().__init__("\n".join(lines))
 
 
+#: The longest run of characters without a space an issue shows whole; a longer one (a 200 KB id) is cut.
+MAX_SHOWN = 120
+_LONG = re.compile(r"\S{%d,}" % (MAX_SHOWN + 1))
+
+
+def shortened(text: str | None) -> str | None:
+    """``text`` with every run of more than :data:`MAX_SHOWN` non-space characters cut to its start and its
+    length (an error message printed a 200 KB id whole)."""
+    if text is None or len(text) <= MAX_SHOWN:
+        return text
+    return _LONG.sub(lambda m: f"{m.group()[:60]}...({len(m.group()):,} characters)", text)
+
+
 def error(code: str, message: str, fix: str = "", *, file: str | Path | None = None,
           row: int | None = None, column: str | None = None, count: int = 1) -> CorpusIssue:
-    """Shorthand for an error-severity :class:`CorpusIssue`."""
-    return CorpusIssue("error", code, message, fix, None if file is None else str(file), row, column, count)
+    """Shorthand for an error-severity :class:`CorpusIssue` (long names in it shortened: :func:`shortened`)."""
+    return CorpusIssue("error", code, shortened(message), shortened(fix), None if file is None else str(file), row,
+                       shortened(column), count)
 
 
 def warning(code: str, message: str, fix: str = "", *, file: str | Path | None = None,
             row: int | None = None, column: str | None = None, count: int = 1) -> CorpusIssue:
-    """Shorthand for a warning-severity :class:`CorpusIssue`."""
-    return CorpusIssue("warning", code, message, fix, None if file is None else str(file), row, column, count)
+    """Shorthand for a warning-severity :class:`CorpusIssue` (long names in it shortened)."""
+    return CorpusIssue("warning", code, shortened(message), shortened(fix), None if file is None else str(file), row,
+                       shortened(column), count)

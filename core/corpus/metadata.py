@@ -29,23 +29,51 @@ __all__ = ["join_task_metadata", "merge_task_metadata", "read_task_metadata", "j
            "read_release_dates"]
 
 
-def _read_table(path: Path) -> pd.DataFrame:
+def _gate_error(message: str) -> CorpusError:
+    """A side-file gate refusal (:mod:`..side_files`; the message starts with the file) as a CorpusError."""
+    from ..side_files import problem_and_fix
+
+    problem, fix = problem_and_fix(message)
+    return CorpusError([error("bad-metadata-file", problem + ".", fix + ".")])
+
+
+def _side_text(path: Path, what: str) -> str:
+    """The file's text through the side-file gate: a regular file, a size cap, UTF-8 with the line."""
+    from ..side_files import read_side_text
+
+    return read_side_text(path, what, error=_gate_error)
+
+
+def _side_json(path: Path, what: str):
+    """The file's JSON, strictly parsed: a key given twice refused with its line, nesting capped."""
+    from ..side_files import loads_json
+
+    return loads_json(_side_text(path, what), path, what, error=_gate_error)
+
+
+def _read_table(path: Path, what: str = "task-metadata file") -> pd.DataFrame:
+    import io
+
     suffix = path.suffix.lower()
+    text = _side_text(path, what)  # the gate first: a device or FIFO is said to be one, whatever its name
+    if suffix not in (".csv", ".tsv", ".tab", ".jsonl", ".ndjson", ".json"):
+        raise CorpusError([error("bad-metadata-file", f"unknown file type {suffix!r}", "give a .csv, .tsv, .jsonl or "
+                                 ".json file", file=path)])
+    if suffix == ".json":
+        from ..side_files import loads_json
+
+        data = loads_json(text, path, what, error=_gate_error)
+        return pd.DataFrame(data if isinstance(data, list) else [data])
     try:
         if suffix in (".csv",):
-            return pd.read_csv(path)
+            return pd.read_csv(io.StringIO(text))
         if suffix in (".tsv", ".tab"):
-            return pd.read_csv(path, sep="\t")
+            return pd.read_csv(io.StringIO(text), sep="\t")
         if suffix in (".jsonl", ".ndjson"):
-            return pd.read_json(path, lines=True)
-        if suffix == ".json":
-            data = json.loads(path.read_text(encoding="utf-8"))
-            return pd.DataFrame(data if isinstance(data, list) else [data])
+            return pd.read_json(io.StringIO(text), lines=True)
     except (OSError, ValueError) as exc:
         raise CorpusError([error("bad-metadata-file", f"cannot read it ({exc})", "give a CSV, TSV, JSON lines "
                                  "or JSON file", file=path)]) from None
-    raise CorpusError([error("bad-metadata-file", f"unknown file type {suffix!r}", "give a .csv, .tsv, .jsonl or "
-                             ".json file", file=path)])
 
 
 def _is_metr_runs(path: Path) -> bool:
@@ -120,6 +148,9 @@ def read_task_metadata(path) -> pd.DataFrame:
     path = Path(path)
     if not path.exists():
         raise CorpusError([error("no-file", "the task metadata file does not exist.", "check the path.", file=path)])
+    from ..side_files import regular_file
+
+    regular_file(path, "task-metadata file", error=_gate_error)  # before the first line is peeked at (a FIFO blocks)
     if _is_metr_runs(path):
         return _metr_task_table(path)
     meta = _read_table(path)
@@ -275,11 +306,7 @@ def read_release_dates(path) -> dict[str, str]:
         raise CorpusError([error("no-file", "the release-date file does not exist.", "check the path.", file=path)])
     out: dict[str, str] = {}
     if path.suffix.lower() == ".json":
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError) as exc:
-            raise CorpusError([error("bad-metadata-file", f"cannot read it ({exc})", "give valid JSON",
-                                     file=path)]) from None
+        data = _side_json(path, "release-date file")
         if isinstance(data, dict):
             for key, val in data.items():
                 if isinstance(val, dict):  # BRIDGE's model_run_mapping.json
@@ -292,7 +319,7 @@ def read_release_dates(path) -> dict[str, str]:
                 elif val:
                     out[str(key)] = str(val)
             return _iso(out, path)
-    t = _read_table(path)
+    t = _read_table(path, "release-date file")
     syn = schema.synonym_table()
     t = t.rename(columns={c: syn.get(schema.normalise_name(c), c) for c in t.columns})
     if "model" not in t.columns or "release_date" not in t.columns:
@@ -306,8 +333,8 @@ def read_release_dates(path) -> dict[str, str]:
 
 def _iso(dates: dict[str, str], path: Path) -> dict[str, str]:
     parsed = pd.to_datetime(pd.Series(dates, dtype=object), errors="coerce")
-    bad = [k for k, v in parsed.items() if pd.isna(v)]
-    if bad:
+    bad = [k if len(k) <= 80 else k[:60] + f"... ({len(k):,} characters)" for k, v in parsed.items() if pd.isna(v)]
+    if bad:  # a name is shortened: one of 200 KB was printed whole
         raise CorpusError([error("bad-release-date", f"release dates that are not dates for {', '.join(bad[:5])}",
                                  "write dates as YYYY-MM-DD", file=path)])
     return {k: v.strftime("%Y-%m-%d") for k, v in parsed.items()}

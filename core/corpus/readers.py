@@ -21,7 +21,7 @@ import pyarrow as pa
 import pyarrow.csv as pacsv
 import pyarrow.json as pajson
 
-from ..files import atomic_path
+from ..files import atomic_path, check_output
 from . import schema
 from .corpus import Corpus
 from .issues import CorpusError, CorpusIssue, error, warning
@@ -172,7 +172,9 @@ def read_delimited(path: Path, delimiter: str = ",", encoding: str | None = None
                for c, canon in rename.items()
                if canon in (*schema.REQUIRED_FACETS, schema.TRIAL_ID, *schema.TEXT_METADATA, *schema.EXTRA_FACETS)}
     # counts as text: pyarrow reads "0x10" as 16 and "true" as a boolean; validation parses them strictly
-    as_text.update({c: pa.string() for c, canon in rename.items() if canon in (schema.SUCCESSES, schema.TRIALS)})
+    # and the result: pyarrow reads "0.99999999999999999" as 1.0; validation decides on the decimal as written
+    as_text.update({c: pa.string() for c, canon in rename.items()
+                    if canon in (schema.SUCCESSES, schema.TRIALS, schema.RESULT)})
     try:
         tbl = pacsv.read_csv(
             io.BytesIO(data),
@@ -237,6 +239,7 @@ def _json_kind(v) -> str:
 
 def _locate_json_problem(data: bytes, path: Path) -> CorpusIssue:
     """Scan JSON lines that pyarrow refused: the first bad line, or the first field whose type changes."""
+    from ..side_files import KeyGivenTwice, unique_keys
     from .importers._common import json_problem
 
     first_seen: dict[str, tuple[str, int]] = {}
@@ -244,7 +247,10 @@ def _locate_json_problem(data: bytes, path: Path) -> CorpusIssue:
         if not line.strip():
             continue
         try:
-            obj = json.loads(line)
+            obj = json.loads(line, object_pairs_hook=unique_keys)
+        except KeyGivenTwice as exc:
+            return error("duplicate-json-key", f"the key {exc.key!r} is given twice in one object (JSON would keep "
+                         "the last value without a word).", "keep one of them.", file=path, row=i, column=exc.key)
         except (json.JSONDecodeError, RecursionError, ValueError) as exc:
             return error("bad-json", f"invalid JSON ({json_problem(exc)}).",
                          "each line must be one complete JSON object.", file=path, row=i)
@@ -284,10 +290,31 @@ def read_jsonl(path: Path, encoding: str | None = None) -> tuple[pd.DataFrame, d
     except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError):
         raise CorpusError([_locate_json_problem(data, path)]) from None
     rename, issues = map_columns([str(c) for c in raw.columns])
+    _refuse_rounded_counts(data, path, [k for k, v in rename.items()
+                                        if v in (schema.RESULT, schema.SUCCESSES, schema.TRIALS)])
     raw = raw.rename(columns=rename)
     rows = np.flatnonzero(keep) + 1
     raw[SOURCE_ROW] = rows[: len(raw)].astype("int64")
     return raw, {"columns": {v: k for k, v in rename.items()}, "issues": issues}
+
+
+def _refuse_rounded_counts(data: bytes, path: Path, keys: list[str]) -> None:
+    """Refuse a count or 0/1 result written with a fraction that a float rounds away (``"result":
+    0.99999999999999999`` read as 1): the JSON parser keeps no text, so the bytes are scanned for the
+    fields' numbers with a nonzero fraction digit (few in a valid file), each checked as written."""
+    import re
+    from decimal import Decimal
+
+    for key in keys:
+        pattern = re.compile(rb'"' + re.escape(json.dumps(key)[1:-1].encode()) +
+                             rb'"\s*:\s*(-?[0-9]+\.[0-9]*[1-9][0-9]*(?:[eE][+-]?[0-9]+)?)')
+        for m in pattern.finditer(data):
+            text = m.group(1).decode()
+            if float(text).is_integer() and Decimal(text) != Decimal(int(float(text))):
+                line = data.count(b"\n", 0, m.start()) + 1
+                raise CorpusError([error("not-an-integer", f"'{text}' is not a whole number (a float would read it "
+                                         f"as {float(text):g}).", f"write whole numbers in '{key}' (0 or 1 for a "
+                                         "result).", file=path, row=line, column=key)])
 
 
 # -- Parquet ------------------------------------------------------------------------------
@@ -353,18 +380,26 @@ def read_canonical(path: str | Path, format: str | None = None, *, encoding: str
                         provenance=provenance, issues=issues)
 
 
-def write_canonical(corpus: Corpus, path: str | Path, format: str | None = None) -> Path:
+#: The extension of each canonical layout :func:`write_canonical` writes (any other is refused, never
+#: written as CSV under a name that says otherwise).
+OUTPUT_SUFFIXES = {".csv": "csv", ".tsv": "tsv", ".jsonl": "jsonl", ".parquet": "parquet"}
+
+
+def write_canonical(corpus: Corpus, path: str | Path, format: str | None = None, *, inputs=()) -> Path:
     """Write the corpus in the canonical layout; the format follows the extension.
 
     The file is written to a temporary name and renamed, so a failed write
-    never leaves half a file behind.
+    never leaves half a file behind.  The output gate
+    (:func:`~..files.check_output`) refuses, before anything is written, an
+    extension not in :data:`OUTPUT_SUFFIXES` (without ``format``), one of
+    ``inputs``, a device, a folder or a missing folder.
     """
-    path = Path(path)
-    fmt = format or {".tsv": "tsv", ".jsonl": "jsonl", ".parquet": "parquet"}.get(path.suffix.lower(), "csv")
+    path = check_output(path, inputs=inputs, suffixes=None if format else tuple(OUTPUT_SUFFIXES))
+    fmt = format or OUTPUT_SUFFIXES[path.suffix.lower()]
     table = corpus.table
     if fmt not in ("csv", "tsv", "jsonl", "parquet"):
         raise ValueError(f"unknown canonical format {fmt!r}; expected one of {CANONICAL_FORMATS}")
-    with atomic_path(path) as tmp:
+    with atomic_path(path, inputs=inputs) as tmp:
         if fmt == "csv":
             table.to_csv(tmp, index=False)
         elif fmt == "tsv":

@@ -114,6 +114,11 @@ def parse_slice(text, file=None) -> tuple[SliceCondition, ...]:
             except ValueError:
                 raise _bad(f"slice {raw!r}: the range ends must be numbers", "write LO..HI, e.g. "
                            f"{col}=60..480, ..30 or 240..", column=col, file=file) from None
+            written = [t.strip() for t in (lo_t, hi_t) if t.strip()]
+            if any(not math.isfinite(float(t)) for t in written):
+                # 'inf..inf' was written back as the open range '..' and kept every task; 'nan' matches nothing
+                raise _bad(f"slice {raw!r}: a range end must be a finite number", "leave an end empty for an "
+                           f"open range (e.g. {col}=240..), or give finite numbers", column=col, file=file)
             if lo > hi:
                 raise _bad(f"slice {raw!r}: the range is empty ({lo:g} > {hi:g})", "give the smaller end first",
                            column=col, file=file)

@@ -10,7 +10,6 @@ reported once, at its first row, with the number of rows it affects.
 from __future__ import annotations
 
 import difflib
-import re
 from pathlib import Path
 
 import numpy as np
@@ -50,7 +49,9 @@ def _value(raw: pd.DataFrame, column: str, mask: np.ndarray):
 MAX_COUNT = 10 ** 9
 
 #: A decimal number as text: digits, an optional fraction and exponent (no hex, no underscores, no words).
-_DECIMAL = r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?"
+#: A decimal number in ASCII digits: the regex engine's \d also matches Arabic-Indic ("١") and full-width
+#: ("１") digits, which then failed pyarrow's cast with a traceback (ArrowInvalid).
+_DECIMAL = r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?"
 
 
 def non_scalar_kind(col: pd.Series) -> tuple[str | None, np.ndarray]:
@@ -106,11 +107,14 @@ def _coerce_int(raw: pd.DataFrame, column: str, file, src: str, issues: list[Cor
         num = pd.Series(pc.cast(pa.array(text.where(ok), type=pa.string()), pa.float64())
                         .to_numpy(zero_copy_only=False), index=col.index)
         notnum = ~missing & ~ok
+        inexact = _not_exactly(text, ok, lambda d: d == d.to_integral_value())
     values = num.to_numpy()
     with np.errstate(invalid="ignore"):
         finite = np.isfinite(values)
         nonfinite = ~missing & ~notnum & ~finite
         frac = finite & (values != np.floor(values))
+        if not pd.api.types.is_numeric_dtype(col.dtype):
+            frac |= inexact  # '0.99999999999999999' is 1.0 as a float, and not a whole number as written
         huge = finite & ~frac & (np.abs(values) > MAX_COUNT)
     bad = notnum | nonfinite | frac
     if bad.any():
@@ -134,6 +138,29 @@ def _coerce_int(raw: pd.DataFrame, column: str, file, src: str, issues: list[Cor
     return pd.Series(values.astype("int64"), index=col.index)
 
 
+def _not_exactly(text: pd.Series, ok: np.ndarray, test) -> np.ndarray:
+    """Rows whose decimal text (``ok``: it parses as a number) fails ``test`` on its exact value.
+
+    A float holds about 16 digits, so ``0.99999999999999999`` reads as 1.0: a count or a result written
+    so is decided on the decimal as written (:class:`decimal.Decimal`), once per distinct text with a
+    point or an exponent (few), never on its rounded float.
+    """
+    from decimal import Decimal, InvalidOperation
+
+    marked = ok & text.str.contains(r"[.eE]", regex=True).fillna(False).to_numpy(dtype=bool)
+    if not marked.any():
+        return np.zeros(len(text), dtype=bool)
+    bad = set()
+    for u in pd.unique(text[marked]):
+        try:
+            d = Decimal(str(u))
+            if abs(d.adjusted()) > 30 or not test(d):  # 1e999999 is no count; Decimal would build it
+                bad.add(u)
+        except (InvalidOperation, ValueError):
+            bad.add(u)
+    return marked & text.isin(bad).fillna(False).to_numpy(dtype=bool)
+
+
 def _binary_result(raw: pd.DataFrame, file, src: str, issues: list[CorpusIssue]) -> pd.Series | None:
     """Parse a binary result column: 0/1, true/false, pass/fail."""
     col = raw[schema.RESULT]
@@ -142,10 +169,17 @@ def _binary_result(raw: pd.DataFrame, file, src: str, issues: list[CorpusIssue])
     if pd.api.types.is_numeric_dtype(col.dtype):
         num = col.astype("float64")
     else:
+        # the common case in C: every value written "0" or "1" (a CSV's result column arrives as text)
+        arr = pa.array(col.astype("string[pyarrow]"))
+        if arr.null_count == 0 and pc.all(pc.is_in(arr, value_set=pa.array(["0", "1"]))).as_py():
+            return pd.Series(pc.equal(arr, "1").to_numpy(zero_copy_only=False).astype("int64"), index=col.index)
         text = col.astype("string").str.strip().str.lower()
         mapped = text.map({"true": 1.0, "false": 0.0, "pass": 1.0, "fail": 0.0, "passed": 1.0, "failed": 0.0,
                            "yes": 1.0, "no": 0.0, "success": 1.0, "failure": 0.0})
         num = pd.to_numeric(text, errors="coerce").astype("float64")
+        # a number that rounds to 0 or 1 but is not exactly one of them is not binary ('0.99999999999999999')
+        inexact = _not_exactly(text, num.isin((0.0, 1.0)).to_numpy(), lambda d: d in (0, 1))
+        num = num.where(~inexact, 0.5)
         num = num.where(num.notna(), mapped.astype("float64"))
     missing = num.isna().to_numpy()
     nonbinary = ~missing & ~np.isin(num.to_numpy(), (0.0, 1.0))
@@ -155,7 +189,9 @@ def _binary_result(raw: pd.DataFrame, file, src: str, issues: list[CorpusIssue])
                             f"write 0 or 1 in '{src}', or drop the row.", file=file, row=row, column=src, count=n))
     if nonbinary.any():
         row, n = _where(raw, nonbinary)
-        issues.append(error("non-binary-result", f"the result {shown(_value(raw, schema.RESULT, nonbinary))} is not 0 or 1.",
+        v = _value(raw, schema.RESULT, nonbinary)  # text as written (CSV reads the result as text), else the value
+        issues.append(error("non-binary-result", f"the result {v if isinstance(v, str) and v.strip() else shown(v)} "
+                            "is not 0 or 1.",
                             "a trial result must be binary: binarise scores with a threshold rule "
                             "(--scoring threshold --gamma G), or give 'successes' and 'trials' for aggregated cells.",
                             file=file, row=row, column=src, count=n))
@@ -185,15 +221,15 @@ def _stripped_category(col: pd.Series) -> pd.Series:
     return pd.Series(pd.Categorical.from_codes(codes, categories=uniques.astype(object).astype(str)), index=col.index)
 
 
-_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
-
-
 def _facet(raw: pd.DataFrame, c: str, fname, src: str, issues: list[CorpusIssue]) -> pd.Series | None:
     """A facet column (names of levels) as stripped categories, or None with an issue.
 
-    Names are text (or numbers): lists, objects, bytes, dates or true/false in a name column are refused,
-    and so are control characters (a NUL or an escape byte in an id makes two ids look alike on screen).
+    Names are text (or numbers): lists, objects, bytes, dates or true/false in a name column are refused.
+    Then every name passes :func:`.names.check_names`: NFC, and no control (C0, DEL, C1), invisible or
+    odd-space character; names that differ only by look-alike letters are warned about.
     """
+    from .names import check_names
+
     kind, mask = non_scalar_kind(raw[c])
     if kind:
         row, n = _where(raw, mask)
@@ -203,22 +239,11 @@ def _facet(raw: pd.DataFrame, c: str, fname, src: str, issues: list[CorpusIssue]
         return None
     try:
         col = _stripped_category(raw[c])
-    except (TypeError, ValueError, UnicodeDecodeError) as exc:  # unhashable or undecodable values
+    except (TypeError, ValueError, UnicodeDecodeError, pa.ArrowException) as exc:  # unhashable or undecodable
         issues.append(error("not-a-name", f"'{src}' cannot be read as names ({exc}).",
                             f"write each {c}'s name as text.", file=fname, column=src))
         return None
-    cats = pd.Index(col.cat.categories)
-    controlled = cats[cats.astype(str).str.contains(_CONTROL)]
-    if len(controlled):
-        mask = col.isin(controlled).to_numpy()
-        row, n = _where(raw, mask)
-        bad = str(controlled[0])
-        ch = _CONTROL.search(bad).group()
-        issues.append(error("control-character", f"the {c} name {bad!r} holds the control character "
-                            f"U+{ord(ch):04X}.", "remove it: names are printable text (a stray NUL or escape byte "
-                            "makes two names look alike).", file=fname, row=row, column=src, count=n))
-        return None
-    return col
+    return check_names(col, raw, c, fname, src, issues)
 
 
 def _check_result_agrees(raw: pd.DataFrame, k: pd.Series, n: pd.Series, fname, src: str,
@@ -489,10 +514,12 @@ def _check_duplicates(table: pd.DataFrame, raw: pd.DataFrame, fname, src, issues
     key = [c for c in (*schema.RECORD_KEY, *schema.EXTRA_FACETS) if c in table.columns]
     codes = [table[c].cat.codes.to_numpy().astype("int64") if isinstance(table[c].dtype, pd.CategoricalDtype)
              else pd.factorize(table[c], use_na_sentinel=True)[0].astype("int64") for c in key]
-    # one integer per key through mixed-radix codes (cheaper than hashing strings)
+    # one integer per key through mixed-radix codes (cheaper than hashing strings), re-factorised after each
+    # column so that it stays below the row count: the plain product of the radices overflowed int64 with
+    # many levels (1,024 rows over seven key columns), and distinct records then compared equal
     combined = np.zeros(len(table), dtype="int64")
     for c, col in zip(key, codes):
-        combined = combined * (int(col.max()) + 2) + (col + 1)
+        combined = pd.factorize(combined * (int(col.max()) + 2) + (col + 1))[0].astype("int64")
     dup = pd.Series(combined).duplicated(keep=False).to_numpy()
     if dup.any():
         later = pd.Series(combined).duplicated(keep="first").to_numpy()

@@ -43,6 +43,10 @@ _FACET_FIELD = {v: k for k, v in _FIELD_FACET.items()}
 # DStudyDesign
 # ---------------------------------------------------------------------------
 
+#: The largest size of a facet in a D-study design (the saved analysis caps its sizes at the same 10 million).
+MAX_DESIGN_SIZE = 1e7
+
+
 @dataclass(frozen=True)
 class DStudyDesign:
     """A measurement design (SPEC sec. 4; seed 000 Table 1's ``n_f``).
@@ -82,8 +86,10 @@ class DStudyDesign:
     def __post_init__(self):
         for name in ("n_tasks", "n_scaffolds", "n_benchmarks", "n_replicates"):
             v = getattr(self, name)
-            if not (isinstance(v, (int, float, np.integer, np.floating)) and v >= 1):
-                raise ValueError(f"design: {name} should be a number >= 1, got {shown(v)}")
+            # finite and bounded: inf or 1e308 tasks gave NaN curves and a TypeError in the formatter
+            if not (isinstance(v, (int, float, np.integer, np.floating)) and 1 <= v <= MAX_DESIGN_SIZE):
+                raise ValueError(f"design: {name} should be a number >= 1, got {shown(v)} (sizes are at most "
+                                 f"{MAX_DESIGN_SIZE:,.0f})")
         if not (isinstance(self.n_models, (int, np.integer)) and self.n_models >= 1):
             raise ValueError(f"design: n_models should be a whole number >= 1, got {shown(self.n_models)}")
         if self.claim not in DEFAULT_TARGETS:

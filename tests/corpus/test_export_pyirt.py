@@ -64,3 +64,32 @@ def test_round_trip_real_corpora(corpora_dir, tmp_path, name):
     pd.testing.assert_frame_equal(cells(back.table), cells(original.table))
     for facet in ("model", "scaffold", "agent", "benchmark", "task"):
         assert back.n_levels(facet) == original.n_levels(facet), facet
+
+
+def test_names_with_slashes_do_not_collide_and_read_back_identically(tmp_path, capsys):
+    """Benchmark 'x/y' + task 't1' and benchmark 'x' + task 'y/t1' were both item 'x/y/t1' (and scaffold 'a/b' +
+    model 'c' against scaffold 'a' + model 'b/c' both subject 'a/b/c'): one cell's counts replaced the other's,
+    "wrote 8 records" and 6 read back."""
+    src = tmp_path / "slashes.csv"
+    src.write_text("benchmark,task,model,scaffold,successes,trials\n"
+                   "x/y,t1,c,a/b,1,2\nx,y/t1,c,a/b,2,2\nx/y,t1,b/c,a,0,2\nx,y/t1,b/c,a,1,3\n"
+                   "x,t2,c,a/b,1,1\nx/y,t2,b/c,a,0,1\n", encoding="utf-8")
+    out = tmp_path / "slashes.jsonl"
+    assert cli.main(["convert", str(src), "--to", "py-irt", "-o", str(out)]) == 0
+    lines = [json.loads(x) for x in out.read_text(encoding="utf-8").splitlines()]
+    assert {d["subject_id"] for d in lines} == {"a::b/c", "a/b::c"}  # '/' is in a scaffold: '::' joins
+    by = {d["subject_id"]: d["responses"] for d in lines}
+    assert by["a/b::c"] == {"x/y::t1": {"successes": 1, "trials": 2}, "x::y/t1": {"successes": 2, "trials": 2},
+                            "x::t2": 1}
+    original, back = load_corpus(src), load_corpus(out)
+    assert back.n_records == original.n_records == 6
+    pd.testing.assert_frame_equal(cells(back.table), cells(original.table))
+
+
+def test_the_separator_is_the_first_no_name_contains():
+    from ddr_explorer.core.corpus.export_pyirt import separator
+
+    assert separator(["swe-bench", "tb2"]) == "/"
+    assert separator(["x/y", "a::b"]) == " | "
+    with pytest.raises(ValueError, match="the names contain every separator"):
+        separator(["/ :: | ~ \t", "x"])

@@ -621,3 +621,46 @@ def test_pyirt_sniff_long_first_line():
     assert pyirt.sniff(Path("x.jsonl"), line[:65536])
     assert not normalized.sniff(Path("x.jsonl"), line[:65536])
     assert not pyirt.sniff(Path("x.jsonl"), b'{"model": "m", "task_id": "t", "score": 1}\n')
+
+
+@pytest.mark.parametrize("text, line", [
+    ('{"subject_id": "s/m", "responses": {"t1": 1,\\u0020"t1": 0, "t2": 0}}\n', 1),
+    ('{"subject_id": "s/m", "responses": {"t2": 0}}\n{"subject_id": "s/n", "subject_id": "x", "responses": {}}\n', 2),
+])
+def test_a_json_key_given_twice_in_py_irt_is_refused_with_its_line(tmp_path, text, line):
+    """{"t1": 1, "t1": 0} read t1 as 0 without a word (JSON keeps the last value)."""
+    from ddr_explorer.core.corpus.io import load_corpus
+
+    p = tmp_path / "r.jsonl"
+    p.write_text(text.replace("\\u0020", " "))
+    with pytest.raises(CorpusError) as exc:
+        load_corpus(p, format="py-irt")
+    (issue,) = [i for i in exc.value.issues if i.code == "duplicate-json-key"]
+    assert issue.row == line and "is given twice in one object" in issue.message
+
+
+def test_a_json_key_given_twice_in_canonical_json_lines_is_named(tmp_path):
+    from ddr_explorer.core.corpus.io import load_corpus
+
+    p = tmp_path / "c.jsonl"
+    p.write_text('{"benchmark":"b","task":"t2","model":"m","scaffold":"s","result":0}\n'
+                 '{"benchmark":"b","task":"t1","model":"m","scaffold":"s","result":1,"result":0}\n')
+    with pytest.raises(CorpusError) as exc:
+        load_corpus(p)
+    (issue,) = exc.value.issues
+    assert (issue.code, issue.row, issue.column) == ("duplicate-json-key", 2, "result")
+
+
+def test_py_irt_numbers_that_a_float_rounds_to_whole_are_refused_as_written(tmp_path):
+    """0.99999999999999999 was read as 1 (a pass); trials 2.0000000000000001 as 2."""
+    from ddr_explorer.core.corpus.io import load_corpus
+
+    p = tmp_path / "near.jsonl"
+    p.write_text('{"subject_id": "s/m", "responses": {"t1": 0.99999999999999999, "t2": 0}}\n'
+                 '{"subject_id": "s/n", "responses": {"t1": {"successes": 1, "trials": 2.0000000000000001}, '
+                 '"t2": 1.0}}\n')
+    with pytest.raises(CorpusError) as exc:
+        load_corpus(p, format="py-irt")
+    first, second = exc.value.issues
+    assert first.row == 1 and "the response 0.99999999999999999 is not 0 or 1" in first.message
+    assert second.row == 2 and "'trials': 2.0000000000000001} needs whole-number" in second.message

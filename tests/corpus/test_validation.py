@@ -111,6 +111,44 @@ def test_duplicate_keys_name_both_lines(tmp_path):
     assert "first seen on line 3" in issue.message
 
 
+def test_many_levels_do_not_make_distinct_records_duplicates(tmp_path):
+    """1,024 rows over seven key columns of 1,023 levels each: the key packed into one int64 overflowed
+    (radix 1,024 per column: the benchmark's code was shifted by 2**60, so b0016 read as b0000) and the
+    last row was refused as a duplicate of line 2, which differs from it."""
+    rows = ["benchmark,task,model,scaffold,trial,step,error_category,result"]
+    rows += [f"b{i:04d},t{i:04d},m{i:04d},s{i:04d},{i},{i},e{i:04d},1" for i in range(1023)]
+    rows.append("b0016,t0000,m0000,s0000,0,0,e0000,0")  # line 2 but for its benchmark
+    corpus = read_canonical(write(tmp_path, "\n".join(rows) + "\n"))
+    assert corpus.n_records == 1024
+    rows.append("b0016,t0000,m0000,s0000,0,0,e0000,1")  # a true duplicate is still found, on its own line
+    with pytest.raises(CorpusError) as exc:
+        read_canonical(write(tmp_path, "\n".join(rows) + "\n"))
+    issue = only_error(exc)
+    assert issue.code == "duplicate-key" and issue.row == 1026 and "first seen on line 1025" in issue.message
+
+
+@pytest.mark.parametrize("column, value", [("result", "0.99999999999999999"), ("successes", "0.99999999999999999"),
+                                           ("trials", "2.0000000000000001"), ("trials", "1e999999")])
+def test_a_near_integer_is_not_rounded_to_one(tmp_path, column, value):
+    """A float holds about 16 digits: '0.99999999999999999' was read as 1 (a pass)."""
+    cells = {"result": "1", "successes": "1", "trials": "2"}
+    cells[column] = value
+    head = "benchmark,task,model,scaffold," + ("result" if column == "result" else "successes,trials")
+    row = "tb,t1,m,s," + (cells["result"] if column == "result" else f"{cells['successes']},{cells['trials']}")
+    other = "tb,t2,m,s," + ("0" if column == "result" else "0,2")
+    with pytest.raises(CorpusError) as exc:
+        read_canonical(write(tmp_path, f"{head}\n{row}\n{other}\n"))
+    issue = only_error(exc)
+    assert issue.row == 2 and issue.column == column and value in issue.message
+    assert ("is not 0 or 1" if column == "result" else "is not a finite number" if "e" in value else
+            "is not a whole number") in issue.message
+
+
+def test_exact_decimals_of_whole_numbers_still_pass(tmp_path):
+    text = "benchmark,task,model,scaffold,successes,trials\ntb,t1,m,s,1.000,2.0\ntb,t2,m,s,0,1e1\n"
+    assert read_canonical(write(tmp_path, text)).table["trials"].tolist() == [2, 10]
+
+
 def test_duplicates_without_trial_column_ask_for_one(tmp_path):
     text = "benchmark,task,model,scaffold,result\ntb,t1,m,a,1\ntb,t1,m,a,0\n"
     with pytest.raises(CorpusError) as exc:
@@ -217,3 +255,15 @@ def test_a_placeholder_model_id_is_flagged_at_import():
     w = warnings["model-placeholder"]
     assert "model 'Multiple' names no single model" in w["message"] and w["column"] == "model"
     assert "ranked as one model" in w["fix"]
+
+
+def test_a_near_integer_in_canonical_json_lines_is_refused_as_written(tmp_path):
+    """pyarrow's JSON reader keeps no text: the bytes are scanned for counts a float rounds to whole."""
+    text = ('{"benchmark":"tb","task":"t1","model":"m","scaffold":"s","result":0}\n'
+            '{"benchmark":"tb","task":"t2","model":"m","scaffold":"s","result":0.99999999999999999}\n')
+    with pytest.raises(CorpusError) as exc:
+        read_canonical(write(tmp_path, text, "c.jsonl"))
+    issue = only_error(exc)
+    assert (issue.row, issue.column) == (2, "result") and "'0.99999999999999999' is not a whole number" in issue.message
+    ok = text.replace("0.99999999999999999", "1.0")  # a whole number written with a point still reads
+    assert read_canonical(write(tmp_path, ok, "c.jsonl")).n_records == 2

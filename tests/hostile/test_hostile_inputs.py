@@ -51,7 +51,7 @@ def test_the_suite_covers_every_format_with_at_least_150_cases():
     assert len(CASES) >= 150 and kinds == {"cli", "session", "cache", "family"}
     names = " ".join(c.name for c in CASES)
     for fmt in ("csv-", "tsv-", "jsonl-", "parquet-", "terminal-bench-", "pyirt-", "normalized-", "inspect-",
-                "aliases-", "side-", "families-", "session-", "cache-", "fifo"):
+                "aliases-", "side-", "families-", "session-", "cache-", "fifo", "door-side-", "door-output-"):
         assert fmt in names, fmt
 
 

@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from ...side_files import KeyGivenTwice, unique_keys
 from ..issues import CorpusError, CorpusIssue, error, warning
 
 #: How much of a file the sniffers look at.
@@ -80,6 +81,39 @@ def decode_text(data: bytes, path: Path) -> str:
                                  file=path, row=line)]) from None
 
 
+class NearInteger(float):
+    """A JSON number that a float rounds to a whole number it is not (``0.99999999999999999`` -> 1.0).
+
+    Not a ``float`` by ``type(...) is float`` (the importers' test for a 0/1 response or a whole count), so
+    it is refused as the value it was written as (its ``repr``), never read as 1.
+    """
+
+    def __new__(cls, text: str):
+        obj = super().__new__(cls, text)
+        obj.text = text
+        return obj
+
+    def __repr__(self) -> str:
+        return self.text
+
+    def is_integer(self) -> bool:
+        return False
+
+
+def _float_as_written(text: str) -> float:
+    """``json.loads``' ``parse_float``: the float, or a :class:`NearInteger` when rounding made it whole."""
+    value = float(text)
+    if value.is_integer() and value == value:
+        from decimal import Decimal, InvalidOperation
+
+        try:
+            if Decimal(text) != Decimal(int(value)):
+                return NearInteger(text)
+        except (InvalidOperation, OverflowError, ValueError):
+            return NearInteger(text)
+    return value
+
+
 def read_json_lines(path: Path) -> tuple[list[tuple[int, dict]], list[CorpusIssue]]:
     """Parse a JSON-lines file into ``(line number, object)`` pairs.
 
@@ -106,7 +140,14 @@ def read_json_lines(path: Path) -> tuple[list[tuple[int, dict]], list[CorpusIssu
         if not line.strip():
             continue
         try:
-            obj = loads(line)
+            obj = loads(line, object_pairs_hook=unique_keys, parse_float=_float_as_written)
+        except KeyGivenTwice as exc:  # json keeps the last value without a word: {"t1": 1, "t1": 0} read t1 as 0
+            bad += 1
+            if bad <= MAX_LISTED:
+                issues.append(error("duplicate-json-key", f"the key {exc.key!r} is given twice in one object (JSON "
+                                    "would keep the last value without a word).", "keep one of them.",
+                                    file=path, row=i, column=exc.key))
+            continue
         except (json.JSONDecodeError, RecursionError, ValueError) as exc:
             bad += 1
             if bad <= MAX_LISTED:

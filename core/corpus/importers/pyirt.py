@@ -118,7 +118,7 @@ from .. import schema
 from ..corpus import Corpus
 from ...errors import shown
 from ..issues import CorpusError, CorpusIssue, error, warning
-from ..validate import SOURCE_ROW, build_corpus
+from ..validate import MAX_COUNT, SOURCE_ROW, build_corpus
 from ..subject_ids.aliases import (UNKNOWN, AliasRules, Subject, _coverage, load_aliases,  # noqa: F401 - re-exported
                       shipped_alias_files, split_subject)
 from ._common import (MAX_LISTED, check_scoring_options, head_object, ignored_options, raise_if_nothing_left,
@@ -255,6 +255,9 @@ def read(path: str | Path, *, aliases="auto", benchmark: str | None = None, veri
                                "write {\"successes\": k, \"trials\": n} with whole numbers.")
                 elif int(n) < 1:
                     problem = (f"the cell has trials = {n}", "a cell needs at least one trial; drop the item.")
+                elif int(n) > MAX_COUNT:  # 2**63 trials overflowed int64 (a traceback); no real cell comes near
+                    problem = (f"trials = {n} is more than {MAX_COUNT:,} trials in one cell",
+                               "check that \"trials\" holds a count of trials, not an id or a size.")
                 elif int(k) > int(n):
                     problem = (f"successes ({k}) > trials ({n})",
                                "successes count the trials that passed: 0 <= successes <= trials.")

@@ -10,7 +10,6 @@ subject-id conventions (:mod:`.conventions`) layer more rules below a file's own
 from __future__ import annotations
 
 import re
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -43,6 +42,19 @@ def _alias_error(path, message: str, fix: str, column: str | None = None) -> Cor
     return CorpusError([error("bad-alias-file", message, fix, file=path, column=column)])
 
 
+def _strings_only(path: Path, text: str, table: str, entries: dict) -> None:
+    """Refuse a value that is not a string (``m1 = ["a"]`` named a model "['a']"), naming the key and line."""
+    from ...side_files import line_of
+
+    for key, value in entries.items():
+        if not isinstance(value, str):
+            line = line_of(text, f"{key}") if key else None
+            where = f" (line {line})" if line else ""
+            raise _alias_error(path, f"[{table}] {key} = {value!r}{where}: the value must be a string (a name), "
+                               f"not a {type(value).__name__}.", f'write {key} = "name" with one name in quotes.',
+                               f"{table}.{key}")
+
+
 def _is_shipped(path: Path) -> bool:
     """True for an alias file that ships with the product (``resources/aliases``)."""
     try:
@@ -61,20 +73,17 @@ def load_aliases(path: str | Path) -> AliasRules:
         regex, a pattern without a model, a subject entry that is not a table).
     """
     path = Path(path)
-    try:
-        if path.exists() and not path.is_file():
-            raise _alias_error(path, "not a regular file (a folder, pipe or device).", "name an alias file (TOML).")
-        doc = tomllib.loads(path.read_bytes().decode("utf-8"))
-    except FileNotFoundError:
-        raise _alias_error(path, "the alias file does not exist.", "check the path given as aliases=.") from None
-    except OSError as exc:
-        raise _alias_error(path, f"the alias file cannot be read ({exc.strerror or exc}).",
-                           "check the path and the file's permissions.") from None
-    except UnicodeDecodeError as exc:
-        raise _alias_error(path, f"byte 0x{exc.object[exc.start]:02x} at position {exc.start} is not UTF-8.",
-                           "TOML files are UTF-8: re-save the alias file as UTF-8.") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise _alias_error(path, f"not valid TOML: {exc}.", "fix the TOML syntax at the place named.") from None
+    from ...side_files import loads_toml, problem_and_fix, read_side_text
+
+    def refused(message: str) -> CorpusError:  # the side-file gate's message names the file first
+        problem, fix = problem_and_fix(message)
+        return CorpusError([error("bad-alias-file", problem + ".", fix + ".")])
+
+    if not path.exists():
+        raise _alias_error(path, "the alias file does not exist.", "check the path given as aliases=.")
+    # the side-file gate: a regular file, a size cap, UTF-8 with the line, TOML nesting capped
+    source_text = read_side_text(path, "alias file", error=refused)
+    doc = loads_toml(source_text, path, "alias file", error=refused)
     # the shipped files are ours (and use lookaheads); a user's patterns run on the linear-time engine
     compile_pattern = re.compile if _is_shipped(path) else compile_user_pattern
     rules = AliasRules(source=str(path), meta=dict(doc.get("meta", {})))
@@ -126,8 +135,13 @@ def load_aliases(path: str | Path) -> AliasRules:
         except ValueError as exc:
             raise _alias_error(path, str(exc), "see core/corpus/subject_ids/harnesses.py for the table's format.",
                                "harness_model") from None
-    rules.models = {str(k): str(v) for k, v in doc.get("models", {}).items()}
-    rules.scaffolds = {str(k): str(v) for k, v in doc.get("scaffolds", {}).items()}
+    for table in ("models", "scaffolds", "scaffold_prefixes"):
+        _strings_only(path, source_text, table, doc.get(table, {}))
+    for sid, entry in rules.subjects.items():
+        _strings_only(path, source_text, f"subjects.{sid}",
+                      {k: v for k, v in entry.items() if k != "scaffold_by_benchmark"})
+    rules.models = {str(k): v for k, v in doc.get("models", {}).items()}
+    rules.scaffolds = {str(k): v for k, v in doc.get("scaffolds", {}).items()}
     for i, b in enumerate(doc.get("benchmarks", []), start=1):
         where = f"benchmarks[{i}]"
         if not isinstance(b, dict) or not isinstance(b.get("name"), str) or not isinstance(b.get("regex"), str):
@@ -206,6 +220,8 @@ def split_subject(sid: str, rules: AliasRules) -> Subject:
         if m:
             groups = m.groupdict()
             part = groups.get("model") or fixed_model
+            if not part:  # '(?P<model>)' matched an empty model: this rule names no model here, the next may
+                continue
             model, orgs, several, named = _model_part(part, rules)
             if fixed_model and not groups.get("model"):
                 model = rules.models.get(fixed_model, fixed_model)

@@ -1,0 +1,68 @@
+"""Names that look alike (core/corpus/names.py): NFC and NFD spellings are one name, invisible characters,
+odd spaces and C1 controls are refused with the line, the column and the character as U+XXXX, and names
+that differ only by a Cyrillic or full-width letter are warned about with both spellings."""
+
+from __future__ import annotations
+
+import pytest
+
+from ddr_explorer.core.corpus.issues import CorpusError
+from ddr_explorer.core.corpus.readers import read_canonical
+
+HEADER = "benchmark,task,model,scaffold,trial,result\n"
+
+
+def _file(tmp_path, models: list[str], ext="csv"):
+    rows = [f"b,t{t},{m},s,r{i},{(t + i) % 2}" for i, m in enumerate(models) for t in range(3)]
+    p = tmp_path / f"c.{ext}"
+    p.write_text(HEADER + "\n".join(rows) + "\n", encoding="utf-8")
+    return p
+
+
+def test_composed_and_decomposed_accents_are_one_model(tmp_path):
+    nfc, nfd = "mod\u00e8le", "mode\u0300le"
+    corpus = read_canonical(_file(tmp_path, [nfc, nfd]))
+    assert list(corpus.table["model"].cat.categories) == [nfc]  # one model with two trials of each task
+    assert corpus.n_records == 6 and corpus.table["model"].nunique() == 1
+    (w,) = [w for w in corpus.warnings if w.code == "names-merged-nfc"]
+    assert "U+00E8" in w.message and "U+0065 U+0300" in w.message and w.column == "model"
+
+
+@pytest.mark.parametrize("name, char", [("gpt\u200b4", "U+200B ZERO WIDTH SPACE"),
+                                        ("gpt\u00a04", "U+00A0 NO-BREAK SPACE"),
+                                        ("gpt\u009b4", "U+009B control character"),
+                                        ("gpt\u202e4", "U+202E RIGHT-TO-LEFT OVERRIDE")])
+def test_invisible_characters_are_refused_with_line_column_and_code_point(tmp_path, name, char):
+    with pytest.raises(CorpusError) as info:
+        read_canonical(_file(tmp_path, ["gpt4", name]))
+    (issue,) = info.value.issues
+    assert issue.row == 5 and issue.column == "model"  # the first row of the second model
+    assert f"the model name {name!r} holds {char}" in issue.message
+
+
+def test_a_cyrillic_o_among_latin_letters_is_warned_about_with_both_spellings(tmp_path):
+    latin, mixed = "claude-opus", "claude-\u043epus"
+    corpus = read_canonical(_file(tmp_path, [latin, mixed]))
+    assert corpus.table["model"].nunique() == 2  # kept apart: they may be two models, the user decides
+    (w,) = [w for w in corpus.warnings if w.code == "look-alike-names"]
+    assert w.message.startswith(f"the model names {latin!r} and {mixed!r} print alike but differ ('o' U+006F "
+                                "LATIN SMALL LETTER O against 'о' U+043E CYRILLIC SMALL LETTER O)")
+
+
+def test_full_width_letters_are_look_alikes_too(tmp_path):
+    corpus = read_canonical(_file(tmp_path, ["GPT-5", "\uff27\uff30\uff34-5"]))
+    assert [w.code for w in corpus.warnings if w.code == "look-alike-names"] == ["look-alike-names"]
+
+
+def test_plain_names_pass_without_a_word(tmp_path):
+    corpus = read_canonical(_file(tmp_path, ["gpt 4", "claude", "Qwen/Qwen3-8B", "modèle"]))
+    assert not [w for w in corpus.warnings if w.code in ("look-alike-names", "names-merged-nfc")]
+
+
+def test_a_200_kb_name_is_shortened_in_the_message(tmp_path):
+    """An error message printed a 200 KB id whole (issues.shortened cuts every long run in every issue)."""
+    long = "m" * 200_000
+    with pytest.raises(CorpusError) as info:
+        read_canonical(_file(tmp_path, ["gpt4", long + "\u00a0x"]))
+    text = str(info.value)
+    assert len(text) < 600 and "...(200,007 characters)" in text and "U+00A0 NO-BREAK SPACE" in text
