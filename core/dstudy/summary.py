@@ -15,6 +15,7 @@ from ..formatting import (convergence_verdict, estimand_symbol, facet_words, fmt
                           fmt_usd, fmt_var)
 from ..reliability import as_components, estimand_table, to_jsonable
 from .allocation import allocation_for_summary
+from .objects import by_object
 from .curves import DStudyModel
 from .budget import budget_search
 from .sizes import DStudyDesign
@@ -61,7 +62,7 @@ def dstudy_summary(components, design: DStudyDesign, target: float | None = None
     table = estimand_table(c, design.object_of_measurement, design.sizes())
     estimands = {}
     for name, s in table.summaries.items():
-        estimands[name] = {"median": s.median, "lower95": s.hdi95[0], "upper95": s.hdi95[1],
+        estimands[name] = {"median": s.median, "mean": s.mean, "lower95": s.hdi95[0], "upper95": s.hdi95[1],
                            "lower68": s.hdi68[0], "upper68": s.hdi68[1],
                            "equation": table.equations.get(name)}
         if s.prob_positive is not None:
@@ -91,6 +92,8 @@ def dstudy_summary(components, design: DStudyDesign, target: float | None = None
         # estimands this fit cannot estimate, with the reason (never a number that follows from a left-out term)
         "not_estimable": dict(table.not_estimable),
         "min_n": min_n,
+        # model, scaffold and system read from the same fit at this design (seed 000 Table 17)
+        "by_object": by_object(c, design.sizes(), design.n_models),
         "p_target": model.p_target_met(design, target),
         "n_draws": c.n_draws if hasattr(c, "n_draws") else None,
         "source": c.source,
@@ -140,6 +143,7 @@ def format_dstudy(s: dict) -> str:
         lines.append(f"{name:<34}{'n/a':>9}   not estimable: {why}")
     if any(name.startswith("delta_rho2") for name in s["estimands"]):
         lines.append(DELTA_RHO2_NOTE)
+    lines += format_by_object(s.get("by_object"))
     lines += ["", f"target {sym} >= {fmt_coef(s['target'])}:  P(target met) = {fmt_prob(s['p_target'])}"]
     for over, m in s["min_n"].items():
         def n(x):
@@ -159,6 +163,18 @@ def format_dstudy(s: dict) -> str:
             lines.append(f"best design within {money}: {b['why_no_budget_design']}")
         lines += format_allocation(s.get("allocation"), s["estimand"], w.allocation)
     return "\n".join(lines)
+
+
+def format_by_object(objects: dict | None) -> list[str]:
+    """Lines of the ``by_object`` block: Erho2, the task-only ceiling and the task reliability per object."""
+    if not objects or len(objects) < 2:
+        return []
+    out = ["", f"{'by object of measurement':<26}{'Erho2':>9}{'ceiling':>10}{'task rel.':>11}   (medians)"]
+    for name, e in objects.items():
+        task = e.get("task_reliability")
+        out.append(f"  {name:<24}{fmt_coef(e['Erho2']['median']):>9}{fmt_coef(e['Erho2_task_ceiling']['median']):>10}"
+                   f"{fmt_coef(task['median']) if task else 'n/a':>11}")
+    return out
 
 
 def format_allocation(a: dict | None, estimand: str, head: str = "Tasks per benchmark") -> list[str]:
