@@ -19,7 +19,7 @@ import tempfile
 from pathlib import Path
 from typing import Iterator
 
-__all__ = ["default_cache_dir", "demo_corpus_path", "atomic_path", "write_bytes_atomic", "write_text_atomic"]
+__all__ = ["default_cache_dir", "demo_corpus_path", "hal_demo_corpus_path", "atomic_path", "write_bytes_atomic", "write_text_atomic"]
 
 
 def default_cache_dir() -> Path:
@@ -36,6 +36,14 @@ def demo_corpus_path() -> Path:
     from importlib.resources import files
 
     return Path(str(files("ddr_explorer.resources") / "demo" / "terminal-bench-2.csv"))
+
+
+def hal_demo_corpus_path() -> Path:
+    """The bundled HAL demo corpus: tau-bench Airline of Hardy et al. (2026)'s response matrix
+    (``resources/demo/hal-taubench-airline.csv``, MIT; README-hal-taubench-airline.md beside it)."""
+    from importlib.resources import files
+
+    return Path(str(files("ddr_explorer.resources") / "demo" / "hal-taubench-airline.csv"))
 
 
 def _fsync_file(path: Path) -> None:
