@@ -189,7 +189,8 @@ def format_fits(results: dict) -> list[str]:
     for b in BENCHMARKS:
         if b in results:
             r, v = results[b], results[b]["verdict"]
-            out.append(f"  {b:<24} {r['n_records']:>5} rollouts  {r['wall_s']:>7.0f} s{' (cache)' if r['from_cache'] else ''}"
+            how = " [task:model sampled, marginalise off]" if r.get("settings", {}).get("marginalise") == "off" else ""
+            out.append(f"  {b:<24} {r['n_records']:>5} rollouts  {r['wall_s']:>7.0f} s{' (cache)' if r['from_cache'] else ''}{how}"
                        f"  {'converged' if v['converged'] else 'NOT converged'}: max R-hat {v['max_rhat']:.3f}, "
                        f"min bulk ESS {v['min_ess_bulk']:.0f}, tail {v['min_ess_tail']:.0f}, divergences "
                        f"{v['divergences']}, draws {v['n_draws']}" + (f" ({'; '.join(v['problems'])})" if v['problems'] else ""))
@@ -201,7 +202,8 @@ def main(argv=None) -> int:
     ap.add_argument("--data", type=Path, default=DEFAULT_DATA, help="hal_response_matrix.csv")
     ap.add_argument("--benchmarks", nargs="*", default=None, help="a subset (default: all nine, smallest first)")
     ap.add_argument("--out", type=Path, default=None, help="JSON of the results, written after every benchmark")
-    ap.add_argument("--from-json", type=Path, default=None, help="print the tables of an earlier run; fit nothing")
+    ap.add_argument("--from-json", type=Path, nargs="+", default=None,
+                    help="print the tables of earlier runs (a benchmark in a later file replaces it); fit nothing")
     ap.add_argument("--cache", default=None, help="fit cache folder (default: the product's)")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--marginalise", choices=("auto", "off"), default="auto",
@@ -209,7 +211,10 @@ def main(argv=None) -> int:
     ap.add_argument("--max-draws", type=int, default=None, help="the gate's ceiling of draws per chain")
     args = ap.parse_args(argv)
     if args.from_json:
-        print(format_tables(json.loads(args.from_json.read_text())["benchmarks"]))
+        merged: dict = {}
+        for path in args.from_json:
+            merged.update(json.loads(path.read_text())["benchmarks"])
+        print(format_tables(merged))
         return 0
     import ddr_explorer.core.model  # noqa: F401 - before jax: parallel CPU chains
     from ddr_explorer.core.corpus.io import load_corpus
