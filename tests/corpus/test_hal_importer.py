@@ -95,3 +95,13 @@ def test_the_real_file_gives_the_papers_design_summary(corpora_dir):
     # seed 000 Table 2: GAIA has 21 models, 165 tasks, 2 scaffolds, 34 model-scaffold pairs
     assert (gaia.n_levels("model"), gaia.n_levels("task"), gaia.n_levels("scaffold"),
             gaia.n_levels("agent")) == (21, 165, 2, 34)
+
+
+def test_a_benchmark_slice_has_its_own_design_warnings(tmp_path):
+    path = hal_file(tmp_path)
+    whole = load_corpus(path)
+    (never,) = [w for w in whole.warnings if w.code == "task-all-fail"]
+    assert never.message.startswith("1 of 3 tasks")  # gaia/t2: its one scored rollout failed
+    usaco = load_corpus(path, slice="benchmark=usaco")
+    assert not [w for w in usaco.warnings if w.code == "task-all-fail"]  # its one task was solved
+    assert [w.code for w in usaco.warnings if w.code == "duplicate-row-dropped"]  # the file's own warnings stay
