@@ -117,6 +117,7 @@ def fit_benchmark(path: Path, benchmark: str, settings, cache_dir: str | None) -
     from ddr_explorer.core.corpus.io import load_corpus
     from ddr_explorer.core.fitting import components_from_posterior, fit_corpus, verdict_of
     from ddr_explorer.core.posterior_summary import summarize
+    import arviz as az
 
     corpus = load_corpus(path, slice=f"benchmark={benchmark}")
     sizes = {f: corpus.n_levels(f) for f in ("task", "model", "scaffold", "agent")}
@@ -127,6 +128,8 @@ def fit_benchmark(path: Path, benchmark: str, settings, cache_dir: str | None) -
     comp = components_from_posterior(post)
     draws = benchmark_estimands(comp, sizes["task"], sizes["scaffold"], sizes["model"])
     summaries = {k: summarize(v).to_dict() for k, v in draws.items()}
+    for k, v in draws.items():  # Monte Carlo SE of the posterior mean, from the chains (ArviZ)
+        summaries[k]["mcse_mean"] = float(np.asarray(az.mcse(v.reshape(settings.chains, -1), method="mean")))
     sigma2 = {t: float(np.mean(comp.get(t))) for t in comp.terms}
     return {"benchmark": benchmark, "n_records": corpus.n_records, "sizes": sizes, "wall_s": round(wall, 1),
             "from_cache": result.from_cache, "terms": list(comp.terms), "sigma2_mean": sigma2,
