@@ -31,7 +31,10 @@ run here.
 Usage::
 
     nohup .venv/bin/python bench/reproduce_hardy2026.py --out bench/results/hardy2026.json > repro.log 2>&1 &
-    .venv/bin/python bench/reproduce_hardy2026.py --from-json bench/results/hardy2026.json   # the table again
+    .venv/bin/python bench/reproduce_hardy2026.py --benchmarks swebench_verified_mini scicode usaco \
+        --marginalise off --out bench/results/hardy2026-marginalise-off.json   # where the quadrature check failed
+    .venv/bin/python bench/reproduce_hardy2026.py --from-json bench/results/hardy2026.json \
+        bench/results/hardy2026-marginalise-off.json                           # the tables again
 
 Results are written after every benchmark, so a run stopped part-way keeps what it finished.
 """
