@@ -29,7 +29,7 @@ import tempfile
 from pathlib import Path
 from typing import Iterator
 
-__all__ = ["default_cache_dir", "demo_corpus_path", "OutputRefused", "check_output", "protect_inputs", "atomic_path",
+__all__ = ["default_cache_dir", "demo_corpus_path", "hal_demo_corpus_path", "OutputRefused", "check_output", "protect_inputs", "atomic_path",
            "write_bytes_atomic", "write_text_atomic"]
 
 #: The files the app has open as its inputs (device, inode): no writer of this process replaces them, whatever
@@ -78,6 +78,14 @@ def demo_corpus_path() -> Path:
     from importlib.resources import files
 
     return Path(str(files("ddr_explorer.resources") / "demo" / "terminal-bench-2.csv"))
+
+
+def hal_demo_corpus_path() -> Path:
+    """The bundled HAL demo corpus: tau-bench Airline of Hardy et al. (2026)'s response matrix
+    (``resources/demo/hal-taubench-airline.csv``, MIT; README-hal-taubench-airline.md beside it)."""
+    from importlib.resources import files
+
+    return Path(str(files("ddr_explorer.resources") / "demo" / "hal-taubench-airline.csv"))
 
 
 def _kind_of(mode: int) -> str:

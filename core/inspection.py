@@ -113,6 +113,10 @@ def format_summary(s: dict, max_warnings: int = 12) -> str:
         f"Agents      {s['n_agents']:>10,}   (distinct model-scaffold pairs)",
         f"Cells       {s['n_cells']:>10,}   (binomial cells after aggregating identical trials)",
     ]
+    filtering = (s.get("provenance") or {}).get("filtering")
+    if filtering:  # an importer that drops rows the way the data's authors did says how many (e.g. HAL)
+        lines.append(f"Filtered    {filtering['rows_read']:>10,}   rows read; {filtering['duplicate_rows_dropped']:,} exact "
+                     f"duplicates and {filtering['missing_scores_dropped']:,} missing scores dropped")
     if len(s["per_benchmark"]) > 1:
         lines += ["", f"{'benchmark':<28}{'records':>9}{'tasks':>7}{'models':>8}{'scaffolds':>10}{'agents':>8}"]
         for b, c in s["per_benchmark"].items():

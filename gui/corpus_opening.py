@@ -81,6 +81,11 @@ class CorpusOpening:
 
         self.open_corpus(demo_corpus_path())
 
+    def _on_open_hal_demo(self) -> None:
+        from ..core.files import hal_demo_corpus_path
+
+        self.open_corpus(hal_demo_corpus_path())
+
     def _on_loaded(self, corpus, summary: dict) -> None:
         from ..core.files import protect_inputs
 

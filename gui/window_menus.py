@@ -30,6 +30,8 @@ def add_menus(window) -> None:
     window.recent_menu = menu.addMenu("Open &recent")
     window.recent_menu.aboutToShow.connect(window._fill_recent_menu)
     menu.addAction(QAction("Open &demo corpus", window, triggered=window._on_open_demo))
+    menu.addAction(QAction("Open &HAL demo corpus (tau-bench Airline, Hardy et al. 2026)", window,
+                           triggered=window._on_open_hal_demo))
     menu.addSeparator()
     menu.addAction(QAction("Open &analysis...", window, triggered=window._on_open_analysis))
     menu.addAction(QAction("&Save analysis as...", window, shortcut=QKeySequence.Save,

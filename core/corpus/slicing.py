@@ -275,8 +275,12 @@ def apply_slice(corpus, conditions, file=None):
     prev = prov.get("slice")
     prov["slice"] = text if not prev else f"{prev};{text}"
     prov["slice_tasks"] = [int(len(kept)), int(len(tasks))]
+    # the design warnings (tasks never solved, models seen once, ...) are the slice's own, not the whole corpus's
+    from .validate import DESIGN_WARNING_CODES, design_warnings
+
+    kept_warnings = [w for w in corpus.warnings if w.code not in DESIGN_WARNING_CODES]
     return Corpus(table=table, name=f"{corpus.name} [{text}]", source=corpus.source, format=corpus.format,
-                  warnings=list(corpus.warnings), provenance=prov)
+                  warnings=kept_warnings + design_warnings(table, file), provenance=prov)
 
 
 def _record_condition(table: pd.DataFrame, c: SliceCondition, file) -> np.ndarray:

@@ -497,7 +497,7 @@ def build_corpus(raw: pd.DataFrame, *, file: str | Path | None, format: str, nam
     _check_duplicates(table, raw, fname, src, issues)
     if any(i.severity == "error" for i in issues):
         raise CorpusError([i for i in issues if i.severity == "error"])
-    issues.extend(_design_warnings(table, fname))
+    issues.extend(design_warnings(table, fname))
 
     order = [c for c in schema.CANONICAL_ORDER if c in table.columns]
     order += sorted(c for c in table.columns if c.startswith(schema.VERIFIER_PREFIX))
@@ -539,8 +539,14 @@ PLACEHOLDER_IDS = frozenset({"multiple", "mixed", "various", "varies", "several"
                              "none", "unspecified", "not_specified", "ensemble"})
 
 
-def _design_warnings(table: pd.DataFrame, fname) -> list[CorpusIssue]:
-    """Warnings about the design that are worth listing but not fatal."""
+#: Codes of :func:`design_warnings`: a slice of the corpus recomputes these for its own rows.
+DESIGN_WARNING_CODES = frozenset({"task-all-fail", "task-all-pass", "model-seen-once", "scaffold-seen-once",
+                                  "task-one-model", "model-placeholder", "scaffold-placeholder",
+                                  "scaffold-confounded"})
+
+
+def design_warnings(table: pd.DataFrame, fname) -> list[CorpusIssue]:
+    """Warnings about the design that are worth listing but not fatal (codes: :data:`DESIGN_WARNING_CODES`)."""
     out: list[CorpusIssue] = []
     per_task = table.groupby(["benchmark", "task"], observed=True)[[schema.SUCCESSES, schema.TRIALS]].sum()
     all0 = per_task[schema.SUCCESSES] == 0

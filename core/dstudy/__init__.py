@@ -16,6 +16,7 @@ Modules, in the order a D-study uses them:
 * :mod:`.allocation` - :func:`allocate_budget`, a budget's tasks per benchmark by each benchmark's
   task variance and price (seed 000 (Hardy et al. 2026) sec. 5.4);
 * :mod:`.prices` - prices from a cost column or token counts, cost-aware rankings;
+* :mod:`.objects` - :func:`by_object`, model, scaffold and system read from one fit (seed 000 Table 17);
 * :mod:`.summary` - :func:`dstudy_summary`, the answer ``ddr dstudy`` prints.
 """
 

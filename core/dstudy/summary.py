@@ -17,6 +17,7 @@ from ..reliability import as_components, estimand_table, to_jsonable
 from .allocation import allocation_for_summary
 from ..score_reliability import LATENT_LABEL, OBSERVED_LABEL
 from .curves import DStudyModel, score_scale
+from .objects import by_object
 from .budget import budget_search
 from .sizes import DStudyDesign
 from .trial_counts import design_trials_text
@@ -74,7 +75,7 @@ def dstudy_summary(components, design: DStudyDesign, target: float | None = None
     table = estimand_table(c, design.object_of_measurement, design.sizes())
     estimands = {}
     for name, s in table.summaries.items():
-        estimands[name] = {"median": s.median, "lower95": s.hdi95[0], "upper95": s.hdi95[1],
+        estimands[name] = {"median": s.median, "mean": s.mean, "lower95": s.hdi95[0], "upper95": s.hdi95[1],
                            "lower68": s.hdi68[0], "upper68": s.hdi68[1],
                            "equation": table.equations.get(name)}
         if s.prob_positive is not None:
@@ -99,6 +100,8 @@ def dstudy_summary(components, design: DStudyDesign, target: float | None = None
         "min_n": min_n,
         # sizes the design cannot support a minimum for, with why (never a number the data cannot back)
         "not_answered": dict(not_answered or {}),
+        # model, scaffold and system read from the same fit at this design (seed 000 Table 17)
+        "by_object": by_object(c, design.sizes(), design.n_models),
         "p_target": model.p_target_met(design, target),
         "n_draws": c.n_draws if hasattr(c, "n_draws") else None,
         "source": c.source,
@@ -190,6 +193,7 @@ def format_dstudy(s: dict) -> str:
         lines.append(f"{name:<34}{'n/a':>9}   not estimable: {why}")
     if any(name.startswith("delta_rho2") for name in s["estimands"]):
         lines.append(DELTA_RHO2_NOTE)
+    lines += format_by_object(s.get("by_object"))
     lines += _format_answers(s, sym, w)
     for over, why in (s.get("not_answered") or {}).items():
         lines.append(f"  smallest {w.axis(over):<26} not answered: {why}")
@@ -235,6 +239,18 @@ def _format_answers(s: dict, sym: str, w) -> list[str]:
             line += f"   latent: {n(lat['min_n'][over]['median'])}"
         lines.append(line)
     return lines
+
+
+def format_by_object(objects: dict | None) -> list[str]:
+    """Lines of the ``by_object`` block: Erho2, the task-only ceiling and the task reliability per object."""
+    if not objects or len(objects) < 2:
+        return []
+    out = ["", f"{'by object of measurement':<26}{'Erho2':>9}{'ceiling':>10}{'task rel.':>11}   (medians, latent)"]
+    for name, e in objects.items():
+        task = e.get("task_reliability")
+        out.append(f"  {name:<24}{fmt_coef(e['Erho2']['median']):>9}{fmt_coef(e['Erho2_task_ceiling']['median']):>10}"
+                   f"{fmt_coef(task['median']) if task else 'n/a':>11}")
+    return out
 
 
 def format_allocation(a: dict | None, estimand: str, head: str = "Tasks per benchmark") -> list[str]:

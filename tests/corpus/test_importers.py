@@ -565,7 +565,7 @@ def test_detect_canonical_files(tmp_path):
 
 
 def test_importer_registry():
-    assert set(IMPORTERS) == {"inspect", "terminal-bench", "py-irt", "normalized"}
+    assert set(IMPORTERS) == {"inspect", "terminal-bench", "py-irt", "normalized", "hal"}
     for module in IMPORTERS.values():
         assert callable(module.sniff) and callable(module.read)
 

@@ -205,6 +205,8 @@ def _valid_texts() -> dict[str, tuple[str, str]]:
         "normalized": (".jsonl", "\n".join(json.dumps({"model": f"m{m}", "benchmark": "b", "task_id": f"t{t}",
                                                        "score": (t + m) % 2}) for t in range(4) for m in range(3))),
         "terminal-bench": (".json", json.dumps(hc._meta({"a": "1/5", "b": "3/5"}), indent=1)),
+        "hal": (".csv", "run_id,benchmark,task_id,agent_name,model_name,reasoning_effort,score\n"
+                + "".join(f"r{m},b,t{t},a{m % 2},m{m},default,{(t + m) % 2}\n" for t in range(4) for m in range(3))),
     }
 
 

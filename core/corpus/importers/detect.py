@@ -14,7 +14,7 @@ from types import ModuleType
 
 from .. import schema
 from ..issues import CorpusError, error
-from . import inspect_logs, normalized, pyirt, terminal_bench
+from . import hal, inspect_logs, normalized, pyirt, terminal_bench
 from ._common import HEAD_BYTES, first_line, head_object
 
 #: Importer modules by the ``format=`` / ``--format`` name that forces them.
@@ -23,6 +23,7 @@ IMPORTERS: dict[str, ModuleType] = {
     terminal_bench.FORMAT: terminal_bench,
     pyirt.FORMAT: pyirt,
     normalized.FORMAT: normalized,
+    hal.FORMAT: hal,
 }
 
 #: What each format is, for messages and the GUI's format chooser.
@@ -31,6 +32,8 @@ DESCRIPTIONS: dict[str, str] = {
     terminal_bench.FORMAT: "Terminal-Bench leaderboard meta.json ({\"results\": [{..., \"task_results\": {task: \"k/n\"}}]})",
     pyirt.FORMAT: "py-irt JSON lines ({\"subject_id\", \"responses\": {item: 0|1}} per line)",
     normalized.FORMAT: "BRIDGE normalized results or METR-style run rows (JSON lines with model, task_id, score)",
+    hal.FORMAT: "HAL response matrix of Hardy et al. 2026 (CSV: run_id, benchmark, task_id, agent_name = scaffold, "
+                "model_name, reasoning_effort, score)",
     "csv": "canonical comma-separated table",
     "tsv": "canonical tab-separated table",
     "jsonl": "canonical JSON lines (one flat record per line with benchmark, task, model, scaffold, ...)",
