@@ -52,12 +52,18 @@ class ComparePanel(QWidget):
         Widgets; ``decision`` the last :class:`~ddr_explorer.core.pair_comparison.PairDecision` drawn.
     """
 
-    def __init__(self, posterior, corpus, components, names: list[str], sizes=None, parent: QWidget | None = None):
+    def __init__(self, posterior, corpus, components, names: list[str], sizes=None, parent: QWidget | None = None,
+                 state=None):
         super().__init__(parent)
         self.posterior, self.corpus, self.components = posterior, corpus, components
         self.sizes = sizes
         self.decision = None
         self._task: BackgroundTask | None = None
+        self._stale = False
+        if state is not None:  # the D-study tab's scaffolds and trials: a new size re-sizes the pair
+            cb = self._on_state_changed
+            state.events.connect(cb)
+            self.destroyed.connect(lambda: state.events.disconnect(cb))
         self.pick_a, self.pick_b = QComboBox(), QComboBox()
         for box, name in ((self.pick_a, "compare_a"), (self.pick_b, "compare_b")):
             box.addItems(names)
@@ -100,6 +106,22 @@ class ComparePanel(QWidget):
         layout.addLayout(top)
         layout.addWidget(self.sentence)
         layout.addWidget(row, 1)
+
+    def _on_state_changed(self, names) -> None:
+        """Scaffolds per model or trials per cell moved on the D-study tab: compare again at them (now when
+        the tab is on screen, else when it is shown; the tasks are what the sizing varies)."""
+        if self.decision is None or not ({"n_scaffolds", "n_replicates"} & set(names)):
+            return
+        if self.isVisible():
+            self.run()
+        else:
+            self._stale = True
+
+    def showEvent(self, event) -> None:  # noqa: N802 - Qt's name
+        super().showEvent(event)
+        if self._stale:
+            self._stale = False
+            self.run()
 
     # -- running -----------------------------------------------------------------------------
     def run(self) -> None:

@@ -201,7 +201,7 @@ class FitFlow:
         theta, names = ranks
         order = [names[i] for i in np.argsort(-np.asarray(theta).mean(axis=0), kind="stable")]
         self.compare_panel = ComparePanel(post, self.corpus, components, order,
-                                          sizes=lambda: self.state.design().sizes())
+                                          sizes=lambda: self.state.design().sizes(), state=self.state)
         self._slots["Compare"].replace(self.compare_panel)
 
     def show_fit(self, out: dict) -> None:

@@ -56,3 +56,21 @@ def test_one_model_against_itself_is_refused_without_running(qtbot):
     panel.pick_b.setCurrentIndex(0)
     panel.run()
     assert "two different" in panel.status.text() and panel._task is None
+
+
+def test_new_scaffold_or_trial_sizes_resize_the_pair(qtbot):
+    from ddr_explorer.core.session import AnalysisState
+
+    post, corpus, comp, names = _fit()
+    state = AnalysisState()
+    panel = ComparePanel(post, corpus, comp, names, sizes=lambda: {"task": 20, "replicate": state.n_replicates},
+                         state=state)
+    qtbot.addWidget(panel)
+    panel.show()
+    panel.run()
+    qtbot.waitUntil(lambda: panel.decision is not None, timeout=60_000)
+    first = panel.decision
+    state.update(n_replicates=5)  # the D-study tab's trials per cell
+    qtbot.waitUntil(lambda: panel.decision is not first, timeout=60_000)
+    assert panel.decision.sizing.n_replicates == 5 and first.sizing.n_replicates == 1
+    assert panel.decision.sizing.p_now > first.sizing.p_now  # more trials per cell: the order is clearer
