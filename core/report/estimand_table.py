@@ -9,7 +9,7 @@ from . import styles as st
 from .content import E_RHO2, NDASH, PHI, escape, fmt_coef, fmt_interval, fmt_prob
 from .sheet_text import paragraph as _p
 
-__all__ = ["estimands_table", "with_scores", "ESTIMAND_NAMES"]
+__all__ = ["estimands_table", "with_scores", "by_object_table", "ESTIMAND_NAMES"]
 
 ESTIMAND_NAMES = {
     "scores:Erho2": f"{E_RHO2} of observed success rates",
@@ -63,6 +63,25 @@ def estimands_table(estimands: dict, head: str, not_estimable: dict | None = Non
                      _p("", "cell_right"), _p("", "cell_right"), *([_p("", "cell_right")] if with_p else []),
                      _p(escape(why), "cell_muted")])
     widths = [170, 50, 85, 85, *([40] if with_p else [])]
+    t = Table(rows, colWidths=[*widths, st.FRAME_WIDTH - sum(widths)], repeatRows=1, hAlign="LEFT")
+    t.setStyle(st.data_table_style(len(rows)))
+    return t
+
+
+def by_object_table(objects: dict | None) -> Table | None:
+    """Model, scaffold and system read from one fit at the observed design (seed 000 Table 17's columns):
+    latent Erho2, its task-only ceiling (Eq. 8) and the task reliability; None with fewer than two objects."""
+    if not objects or len(objects) < 2:
+        return None
+    rows = [[_p("Object of measurement (latent)", "cell_head"), _p(f"{E_RHO2} mean", "cell_head_right"),
+             _p("median", "cell_head_right"), _p("95% interval", "cell_head_right"),
+             _p("task-only ceiling", "cell_head_right"), _p("task reliability", "cell_head_right")]]
+    for name, e in objects.items():
+        r, c, t = e["Erho2"], e["Erho2_task_ceiling"], e.get("task_reliability")
+        rows.append([_p(escape(name), "cell"), _p(fmt_coef(r["mean"]), "cell_right"), _p(fmt_coef(r["median"]), "cell_right"),
+                     _p(fmt_interval(r["lower95"], r["upper95"]), "cell_right"), _p(fmt_coef(c["median"]), "cell_right"),
+                     _p(fmt_coef(t["median"]) if t else "n/a", "cell_right")])
+    widths = [170, 55, 50, 85, 70]
     t = Table(rows, colWidths=[*widths, st.FRAME_WIDTH - sum(widths)], repeatRows=1, hAlign="LEFT")
     t.setStyle(st.data_table_style(len(rows)))
     return t

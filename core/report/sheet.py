@@ -56,7 +56,7 @@ from .inputs import ReportInputs
 from .priors import priors_text
 from .methods_page import methods_page as _methods_page
 from .sections import SheetLayout, SheetWritten, build_sections, left_out_note, sheet_doc, warn_if_incomplete
-from .estimand_table import estimands_table as _estimands_table, with_scores as _with_scores
+from .estimand_table import by_object_table, estimands_table as _estimands_table, with_scores as _with_scores
 from .sheet_text import cell_name as _name, count_words as _count, paragraph as _p, symbol as _sym
 
 __all__ = ["SheetWritten", "build_sheet", "footer_lines", "lay_out_sheet", "render_sheet", "write_sheet"]
@@ -383,6 +383,12 @@ def _dstudy_pages(ct: SheetContent) -> list:
                         f"({cite('hardy2026', 'Eqs. 11–15')}), in [\u22121, 1]. Below 0 the scaffold matters more "
                         "than the model; an interval that reaches below 0 means the data do not say which matters "
                         "more. P(&gt; 0) is the posterior probability that the model does.", "caption"))
+    objects = by_object_table(ct.summary.get("by_object"))
+    if objects is not None:  # Table 17's columns of Hardy et al. 2026: one fit read for each object
+        story += [Spacer(1, 4), objects,
+                  _p(f"The same fit read for each object at the observed design ({cite('hardy2026', 'Table 17')}; "
+                     "the paper's tables are at one scaffold per model and one model per scaffold). Posterior means "
+                     "as the paper reports them, medians as this sheet does.", "caption")]
     if ct.examined is not None:
         story += [KeepTogether([
             Paragraph("Every estimand of the design examined (what-if)", ss["h2"]),
