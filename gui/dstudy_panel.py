@@ -337,6 +337,7 @@ class DStudyPanel(QWidget):
         self.readout_names: dict[str, QLabel] = {}
         for key, text in (("coefficient", "E\u03c1\u00b2"), ("snr", "SNR"), ("ceiling", "Task-only ceiling"),
                           ("p_target", "P(target met)"), ("min_n", "Tasks for target"), ("latent", "Latent scale"),
+                          ("objects", "By object (latent)"),
                           ("cost", "Cost"), ("trials", "Trials"), ("cheapest", "Cheapest for target"),
                           ("budget", "Best in budget")):
             lab = QLabel("")
@@ -558,6 +559,16 @@ class DStudyPanel(QWidget):
     def _extra_exports(self) -> dict:
         return {"D-study curves": self.export_curves_csv, "Cost frontier designs": self.export_frontier_csv}
 
+    def _object_words(self, design) -> str:
+        """The design read for every object the fit has terms for (one line; empty with a single object)."""
+        from ..core.dstudy.objects import by_object
+
+        try:
+            objects = by_object(self.model.components, design.sizes(), design.n_models)
+        except ValueError:
+            return ""
+        return _object_text(objects) if len(objects) > 1 else ""
+
     def _axis_label(self) -> str:
         """The coefficient and its scale: success rates (what a buyer reads) or the latent logit scale."""
         scale = "success rates" if self.model.scale == "observed" else "latent scale"
@@ -769,6 +780,7 @@ class DStudyPanel(QWidget):
         sym = "\u03a6" if r.estimand == "Phi" else "E\u03c1\u00b2"
         self.readout_names["coefficient"].setText(f"{sym} (success rates)" if r.scale == "observed" else sym)
         lab["latent"].setText(_latent_words(r))
+        lab["objects"].setText(self._object_words(view.design))
         c, s = r.coefficient, r.snr
         if self.preview:  # one set of point estimates: no interval to show
             q = r.required.quantiles
@@ -955,6 +967,11 @@ class DStudyPanel(QWidget):
             self.dominance_plot.setTitle(f"Rank dominance within {len(r.parts)} parts of a disconnected design "
                                          "(blank: not identified)")
             self.dominance_plot.setToolTip("\n".join(r.part_reasons))
+
+
+def _object_text(objects: dict) -> str:
+    """Model, scaffold and system medians (core.dstudy.objects; Hardy et al. 2026, Table 17's columns)."""
+    return ", ".join(f"{name} {fmt_coef(e['Erho2']['median'])}" for name, e in objects.items())
 
 
 def _latent_words(r) -> str:
