@@ -66,6 +66,7 @@ from . import plots
 from .plots import (COLORS, Band, Curve, Marker, Throttle, VLine, data_item, fmt_count, fmt_interval, fmt_usd,
                     line, new_plot)
 from .committed_edits import commit_on_finish, write_back
+from .readout_words import latent_words as _latent_words, object_words
 from .workers import BackgroundTask, wait_for_tasks
 
 #: Object of measurement -> its entry in the Object box.
@@ -560,14 +561,7 @@ class DStudyPanel(QWidget):
         return {"D-study curves": self.export_curves_csv, "Cost frontier designs": self.export_frontier_csv}
 
     def _object_words(self, design) -> str:
-        """The design read for every object the fit has terms for (one line; empty with a single object)."""
-        from ..core.dstudy.objects import by_object
-
-        try:
-            objects = by_object(self.model.components, design.sizes(), design.n_models)
-        except ValueError:
-            return ""
-        return _object_text(objects) if len(objects) > 1 else ""
+        return object_words(self.model.components, design)
 
     def _axis_label(self) -> str:
         """The coefficient and its scale: success rates (what a buyer reads) or the latent logit scale."""
@@ -967,22 +961,6 @@ class DStudyPanel(QWidget):
             self.dominance_plot.setTitle(f"Rank dominance within {len(r.parts)} parts of a disconnected design "
                                          "(blank: not identified)")
             self.dominance_plot.setToolTip("\n".join(r.part_reasons))
-
-
-def _object_text(objects: dict) -> str:
-    """Model, scaffold and system medians (core.dstudy.objects; Hardy et al. 2026, Table 17's columns)."""
-    return ", ".join(f"{name} {fmt_coef(e['Erho2']['median'])}" for name, e in objects.items())
-
-
-def _latent_words(r) -> str:
-    """The latent ability ranking's figures (Hardy et al. 2026) beside the observed-score readouts."""
-    lat = r.latent
-    if lat is None:
-        return ("these readouts are the latent ability ranking (Hardy et al. 2026): no intercept draws "
-                "for a success-rate figure" if r.scale == "latent" else "")
-    q = lat.required.quantiles
-    return (f"{_symbol(lat.estimand)} {fmt_coef(lat.coefficient.median)}, tasks for target {fmt_count(q[0.5])}  "
-            "(latent ability ranking, Hardy et al. 2026)")
 
 
 def _symbol(estimand: str) -> str:

@@ -127,7 +127,7 @@ def test_sheet_words_follow_the_object(fake_sampler, small_csv, tmp_path, preset
     assert words in text
     if preset == "ddr":
         # the smallest-design table and the trial count of the cost page: agents, tasks and traces (4 x 8 x 2)
-        assert "needed 95% interval P(reachable) tasks 8 " in text and " traces per agent-task pair 2 " in text
+        assert "needed 95% interval P(reachable) latent scale tasks 8 " in text and " traces per agent-task pair 2 " in text
         # the design's count says it is a full design's, and the file's own count stands beside it
         table = load_corpus(small_csv).table
         cells = table.groupby(["benchmark", "task", "model", "scaffold"]).ngroups
@@ -138,7 +138,7 @@ def test_sheet_words_follow_the_object(fake_sampler, small_csv, tmp_path, preset
                       "8 tasks per benchmark", "trials per cell"):
             assert wrong not in text, wrong
     else:
-        assert "needed 95% interval P(reachable) tasks per benchmark 4 " in text
+        assert "needed 95% interval P(reachable) latent scale tasks per benchmark 4 " in text
         assert "scaffolds per model 2 " in text and "traces" not in text
     # the agreement with the observed success compares like with like: one observed mean per ranked object
     assert set(res.inputs.model_accuracy) == set(res.inputs.model_names) and len(res.inputs.model_names) == n

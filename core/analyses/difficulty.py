@@ -15,7 +15,7 @@ benchmarks, replicates) the whole corpus's; the aggregate is read at the whole c
 design.  The table that prints "tasks 22" beside a stratum prints the coefficient of 22 tasks,
 and the gap ``Erho2_agg - Erho2_Q4`` is the difference of the two printed figures: what a claim
 about hard-task deployments loses against the headline, fewer tasks and harder tasks together
-(issue 47 item 3; an earlier version read every stratum at the corpus's 89 tasks).  What
+(an earlier version read every stratum at the corpus's 89 tasks).  What
 difficulty alone does to the components (sigma^2_model shrinks when every agent fails) is kept
 beside it: each stratum's coefficient at the whole corpus's design (``erho2_at_corpus_design``
 in :meth:`DifficultyStudy.to_dict`).  Pass ``design=`` for another common design.

@@ -1,4 +1,4 @@
-"""Whether a reliability projection is optimistic: one rule on a gap and its uncertainty (issue 47, item 3).
+"""Whether a reliability projection is optimistic: one rule on a gap and its uncertainty (DDR paper 2026).
 
 A projection (the headline coefficient, or the one projected from training cells) is compared with
 a reference figure (the hardest stratum's coefficient, the one found on held-out cells).  The gap

@@ -66,7 +66,7 @@ class CorpusIssue:
 
     def to_dict(self) -> dict:
         """The issue as JSON: the line number under ``"line"`` (what it is: the file's line, the header
-        of a CSV being line 1), not ``"row"``, which read as a data row's index (issue 47 item 6)."""
+        of a CSV being line 1), not ``"row"``, which read as a data row's index."""
         d = asdict(self)
         d["line"] = d.pop("row")
         return d

@@ -1,4 +1,4 @@
-"""Whether the benchmarks of a pooled corpus share models (issue 47, item 5).
+"""Whether the benchmarks of a pooled corpus share models.
 
 Two leaderboards concatenated with no model in common fit a pooled model (seed 000 (Hardy et al.
 2026) Eq. 6) whose benchmark-by-model term is confounded with the model term: every model has one

@@ -181,7 +181,7 @@ def format_dstudy(s: dict) -> str:
     lines = [head, f"D-study for {s['object']} ({'ranking' if s['estimand'] == 'Erho2' else 'absolute decisions'}); "
              f"components from {s['source']}",
              f"design: {' x '.join(sizes)}; {fmt_n(d['n_models'])} {w.compared.lower()}; {cost}",
-             # the design's count is of a full design; the file's own count beside it (issue 47 item 6)
+             # the design's count is of a full design; the file's own count beside it
              f"{w.noun('n_replicates').lower()}: {design_trials_text(d, w, s.get('corpus_counts'), 'x')}",
              *([f"sizes from {s['design_source']}"] if s.get("design_source") else []), "",
              f"{'estimand':<34}{'median':>9}{'95% interval':>22}"]

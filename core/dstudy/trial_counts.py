@@ -1,4 +1,4 @@
-"""How many trials a design runs, said apart from how many the corpus ran (issue 47, item 6).
+"""How many trials a design runs, said apart from how many the corpus ran.
 
 A D-study design's trial count is ``n_models x n_scaffolds x sum_b n_tasks_b x n_replicates``
 (SPEC sec. 4): the trials of a *full* design of those sizes, every model on every task, each

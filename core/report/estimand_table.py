@@ -70,7 +70,8 @@ def estimands_table(estimands: dict, head: str, not_estimable: dict | None = Non
 
 def by_object_table(objects: dict | None) -> Table | None:
     """Model, scaffold and system read from one fit at the observed design (seed 000 Table 17's columns):
-    latent Erho2, its task-only ceiling (Eq. 8) and the task reliability; None with fewer than two objects."""
+    latent Erho2, its task-only ceiling (Eq. 8) and the task reliability; None with fewer than two objects
+    (seed 000 is Hardy et al. 2026)."""
     if not objects or len(objects) < 2:
         return None
     rows = [[_p("Object of measurement (latent)", "cell_head"), _p(f"{E_RHO2} mean", "cell_head_right"),

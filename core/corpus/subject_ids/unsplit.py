@@ -137,7 +137,7 @@ def carried_marker(raw: pd.DataFrame, *, file=None) -> tuple[pd.DataFrame, dict 
 
     ``ddr convert`` writes a corpus whose ids named no scaffold with the marker in the scaffold
     column; read back, it would be one scaffold's name, and the DDR sheet said every model "ran in
-    one harness" (issue 47 item 5).  Here it is the marker again: provenance
+    one harness".  Here it is the marker again: provenance
     ``scaffolds_not_separated`` as the importer records it, the warning ``scaffold-unknown``, and,
     when other rows name real scaffolds (a converted file concatenated with another), every row gets
     the marker, as the importer's rule gives (module docstring).

@@ -1,0 +1,39 @@
+"""Words of the D-study tab's readouts that put the latent figures beside the observed-score ones.
+
+The readouts of :class:`~.dstudy_panel.DStudyPanel` are on the scale of observed success rates where the fit
+allows (core/score_reliability.py); these lines give the latent ability ranking of Hardy et al. 2026 beside
+them, and the same design read for each object of measurement (core/dstudy/objects.py, Table 17's columns).
+Nothing is computed here but the call to core.
+"""
+
+from __future__ import annotations
+
+from ..core.formatting import estimand_symbol as _symbol
+from ..core.formatting import fmt_coef
+from .plots import fmt_count
+
+__all__ = ["latent_words", "object_words"]
+
+
+def object_words(components, design) -> str:
+    """The design read for every object the fit has terms for (one line; empty with a single object)."""
+    from ..core.dstudy.objects import by_object
+
+    try:
+        objects = by_object(components, design.sizes(), design.n_models)
+    except ValueError:
+        return ""
+    if len(objects) < 2:
+        return ""
+    return ", ".join(f"{name} {fmt_coef(e['Erho2']['median'])}" for name, e in objects.items())
+
+
+def latent_words(r) -> str:
+    """The latent ability ranking's figures (Hardy et al. 2026) beside the observed-score readouts."""
+    lat = r.latent
+    if lat is None:
+        return ("these readouts are the latent ability ranking (Hardy et al. 2026): no intercept draws "
+                "for a success-rate figure" if r.scale == "latent" else "")
+    q = lat.required.quantiles
+    return (f"{_symbol(lat.estimand)} {fmt_coef(lat.coefficient.median)}, tasks for target {fmt_count(q[0.5])}  "
+            "(latent ability ranking, Hardy et al. 2026)")
