@@ -134,13 +134,18 @@ def _report_analyses(args: argparse.Namespace):
         return others, None
 
     rule = getattr(args, "refit_rule", None)
+    from ..analyses.heldout_choice import check_heldout_estimator
+
+    estimator = check_heldout_estimator(getattr(args, "heldout_estimator", None))
     timings = args._analysis_timings = {}  # each runner's wall seconds, printed beside its estimate after the run
 
     def choose(corpus, posterior, progress=None):
         plan = plan_sheet_analyses(corpus, posterior, which=names, n_splits=args.splits, cache_dir=args.cache,
-                                   refit_rule=rule)
+                                   refit_rule=rule, heldout_estimator=estimator)
         args._analysis_plan = plan
         where = f" on the Dask cluster {scheduler}" if scheduler else ""
+        if plan.heldout_choice is not None:  # which estimator the hold-out runs with, and why (the sheet says it too)
+            print(f"ddr: {plan.heldout_choice.line}", file=sys.stderr)
         if args.analyses or plan.runs_by_default:
             print(f"ddr: {plan.describe()}{where}; running them"
                   + ("" if args.analyses else " (--analyses none skips them)"), file=sys.stderr)
