@@ -137,6 +137,40 @@ def test_the_sheet_reads_a_reml_hold_out_on_its_gap_and_says_so():
     # REML's r never decides the reading: it says what to run for the split-by-split one
     assert held_out_reading(reml).startswith("On average the projection holds (REML refits)")
     assert REML_R_CAVEAT in held_out_reading(reml) and "--heldout-estimator bayes" in REML_R_CAVEAT
-    assert reml.estimator_label == "REML refits (observed 0/1 scale)"
+    assert reml.estimator_label == "REML refits, observed 0/1 scale"
     with pytest.raises(ValueError, match="unknown estimator"):
         HeldOutReliability(x, x, estimator="lme4")
+
+
+def test_ddr_report_runs_the_hold_out_by_reml_when_the_bayesian_estimate_is_over_the_budget(fake_sampler, capsys,
+                                                                                           tmp_path, monkeypatch):
+    """The default ``--heldout-estimator auto`` with Bayesian refits estimated at 10 min each (6 of them): REML runs, the
+    terminal and decision 4 say so, and ``--json`` of ``ddr analyses`` carries the estimator and scale."""
+    pypdf = pytest.importorskip("pypdf")
+    import json
+
+    import ddr_explorer.core.analyses.engine as engine
+    from ddr_explorer.core.cli import main
+
+    monkeypatch.setattr(engine, "refit_seconds", lambda *a, **k: 600.0)
+    csv = tmp_path / "sim.csv"
+    simulated().table.to_csv(csv, index=False)
+    pdf = tmp_path / "sheet.pdf"
+    fast = ["--stop", "fixed", "--draws", "40", "--warmup", "10", "--chains", "2"]
+    assert main(["report", str(csv), "-o", str(pdf), "--cache", str(tmp_path / "c"), "--analyses", "heldout",
+                 "--splits", "3", *fast]) == 0
+    err = capsys.readouterr().err
+    assert ("ddr: hold-out by REML refits (observed 0/1 scale): Bayesian refits were estimated at 60 min on this "
+            "machine, over the 15 min budget with the sheet's other analyses; run with --heldout-estimator bayes "
+            "for them") in err
+    assert "split 1 train" not in err  # no Bayesian refit ran
+    assert len(fake_sampler) == 1  # the main fit only
+    text = " ".join(" ".join((p.extract_text() or "").split()) for p in pypdf.PdfReader(str(pdf)).pages)
+    assert "Across 3 random 70/30 splits" in text and "(REML refits, observed 0/1 scale) correlate at" in text
+    assert "Hold-out by REML refits (observed 0/1 scale): Bayesian refits were estimated at 60 min" in text
+    assert "run with --heldout-estimator bayes for it" in text  # REML's r does not decide the reading
+    assert main(["analyses", str(csv), "--which", "heldout", "--splits", "3", "--heldout-estimator", "reml",
+                 "--cache", str(tmp_path / "c"), "--json", "--quiet", *fast]) == 0
+    h = json.loads(capsys.readouterr().out)["heldout"]
+    assert (h["estimator"], h["scale"], h["n_splits"]) == ("reml", "observed 0/1", 3)
+    assert h["choice"] == "hold-out by REML refits (observed 0/1 scale): asked for with --heldout-estimator reml"

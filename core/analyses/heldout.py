@@ -115,8 +115,8 @@ class HeldOutReliability:
 
     @property
     def estimator_label(self) -> str:
-        """``"Bayesian refits (latent logit scale)"`` or ``"REML refits (observed 0/1 scale)"``."""
-        return f"{ESTIMATOR_NAMES.get(self.estimator, self.estimator)} refits ({self.scale} scale)"
+        """``"Bayesian refits, latent logit scale"`` or ``"REML refits, observed 0/1 scale"``."""
+        return f"{ESTIMATOR_NAMES.get(self.estimator, self.estimator)} refits, {self.scale} scale"
 
     @property
     def split_se(self) -> tuple[float, float]:

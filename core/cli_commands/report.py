@@ -144,11 +144,10 @@ def _report_analyses(args: argparse.Namespace):
                                    refit_rule=rule, heldout_estimator=estimator)
         args._analysis_plan = plan
         where = f" on the Dask cluster {scheduler}" if scheduler else ""
-        if plan.heldout_choice is not None:  # which estimator the hold-out runs with, and why (the sheet says it too)
-            print(f"ddr: {plan.heldout_choice.line}", file=sys.stderr)
         if args.analyses or plan.runs_by_default:
             print(f"ddr: {plan.describe()}{where}; running them"
                   + ("" if args.analyses else " (--analyses none skips them)"), file=sys.stderr)
+            _print_heldout_choice(plan, names)
             return {**sheet_runners(names, n_splits=args.splits, scheduler=scheduler, plan=plan, progress=progress,
                                     timings=timings),
                     **others}
@@ -162,11 +161,18 @@ def _report_analyses(args: argparse.Namespace):
         print(f"ddr: {part.describe()}{where}; running them (--analyses none skips them)", file=sys.stderr)
         print(f"ddr: {plan.part(rest).describe()}: would take the sheet over the 15 min default budget, so the sheet "
               f"says \"not run\" for {', '.join(rest)}; run every analysis with `{plan.flag}`", file=sys.stderr)
+        _print_heldout_choice(plan, run)
         return {**sheet_runners(run, n_splits=args.splits, scheduler=scheduler, plan=part, progress=progress,
                                 timings=timings),
                 **others}
 
     return None, choose
+
+
+def _print_heldout_choice(plan, running) -> None:
+    """Which estimator the hold-out runs with, and why (the sheet says it too), when it runs."""
+    if "heldout" in running and plan.heldout_choice is not None:
+        print(f"ddr: {plan.heldout_choice.line}", file=sys.stderr)
 
 
 def _sheet_runner(name: str, undated: str = "stop"):
