@@ -255,7 +255,7 @@ def _choose_heldout(plan: AnalysesPlan, corpus, posterior, requested, budget) ->
     # the analyses a default sheet runs beside the hold-out share its budget (cheapest first, as within_budget)
     other_seconds = sum(others.seconds[n] for n in others.within_budget(budget))
     choice = choose_heldout_estimator(requested, plan.seconds["heldout"], other_seconds=other_seconds,
-                                      budget_seconds=budget)
+                                      budget_seconds=AUTO_BUDGET_SECONDS if budget is None else budget)
     plan.heldout_choice = choice
     if choice.estimator == "reml":
         from .heldout_reml import reml_part_seconds

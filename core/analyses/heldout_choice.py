@@ -18,6 +18,8 @@ from dataclasses import dataclass
 __all__ = ["HELDOUT_ESTIMATORS", "DEFAULT_HELDOUT_ESTIMATOR", "HeldOutChoice", "check_heldout_estimator",
            "choose_heldout_estimator"]
 
+#: The sheet's budget, as :data:`~.defaults.AUTO_BUDGET_SECONDS` (which the plan passes as ``budget_seconds``).
+SHEET_BUDGET_SECONDS = 15 * 60
 #: ``--heldout-estimator`` choices.
 HELDOUT_ESTIMATORS: tuple[str, ...] = ("auto", "bayes", "reml")
 DEFAULT_HELDOUT_ESTIMATOR = "auto"
@@ -87,17 +89,15 @@ def choose_heldout_estimator(requested: str | None, bayes_seconds: float | None,
     other_seconds
         The estimate of the analyses the sheet runs beside the hold-out: they share the budget.
     budget_seconds
-        The budget (:data:`~.defaults.AUTO_BUDGET_SECONDS`, 15 minutes, when None).
+        The budget (:data:`SHEET_BUDGET_SECONDS`, 15 minutes, when None).
 
     Returns
     -------
     HeldOutChoice
         ``auto``: Bayesian when ``other_seconds + bayes_seconds`` is under the budget, else REML.
     """
-    from .defaults import AUTO_BUDGET_SECONDS
-
     req = check_heldout_estimator(requested)
-    budget = AUTO_BUDGET_SECONDS if budget_seconds is None else float(budget_seconds)
+    budget = SHEET_BUDGET_SECONDS if budget_seconds is None else float(budget_seconds)
     if req != "auto":
         return HeldOutChoice(req, req, bayes_seconds, budget)
     if bayes_seconds is None or other_seconds + bayes_seconds < budget:

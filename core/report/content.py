@@ -35,6 +35,7 @@ from ..score_reliability import LATENT_LABEL
 from ..ranks import RankAgreement, RankAnalysis, rank_analysis, ranking_agreement
 from ..reliability import (DETECTION_ERHO2, RESIDUAL_LOGISTIC, Summary, canonical_term, capability_gap_ratio,
                            gap_ratio_not_estimable, split_term, summarize, variance_shares)
+from .heldout_text import REML_R_CAVEAT, held_out_estimator_note, held_out_reading, held_out_verdict  # noqa: F401
 from .inputs import DifficultyProfile, FailureTaxonomy, HeldOutReliability, LooSummary, ReportInputs
 
 __all__ = [
@@ -872,68 +873,6 @@ def _decision_cost(ct: SheetContent) -> Decision:
         text += (f"Ranking agents by accuracy per dollar instead of accuracy: Spearman {fmt_r(acc.spearman)}, "
                  f"{moves} of {int(ok.sum())} agents move {GEQ} {BIG_MOVE} places.")
     return Decision(3, q, text, "answered")
-
-
-#: Measured on the TB2 demo (bench/bench_heldout_estimators.py, the same splits under both estimators): REML's
-#: r across splits does not reproduce the Bayesian refits' (REML +0.27 with Spearman -0.06 over 50 splits;
-#: Bayesian -0.76 over 12, docs/sampler-measurements.md) while the mean gaps agree (+0.002 and +0.001).
-REML_R_CAVEAT = ("REML's r across splits does not stand in for the Bayesian refits' (on the TB2 demo REML "
-                 "r = +0.27, Bayesian r = \u22120.76; the mean gaps agree), so whether the projection holds split by "
-                 "split is not answered here: run with --heldout-estimator bayes for it.")
-
-
-def held_out_verdict(held) -> str:
-    """The reading of the hold-out splits, whatever the estimator: ``"optimistic"``, ``"not split by split"``
-    or ``"generalises"`` (rules in :func:`held_out_reading`).  bench/bench_heldout_estimators.py compares
-    it across estimators: the decision reads the same when it is the same."""
-    r, gap = held.pearson_r, held.mean_gap
-    if gap < -0.05 or (np.isfinite(r) and r < 0 and gap < 0):
-        return "optimistic"
-    if np.isfinite(r) and r < 0:
-        return "not split by split"
-    return "generalises"
-
-
-def held_out_reading(held) -> str:
-    """What the hold-out splits say about the training-cell projection (seed 003 sec. 5.4), in one
-    sentence: the decision on page 1 and the held-out section both print it.
-
-    Optimistic when the held-out value falls short of the projection (by more than 0.05, or at all
-    with a negative correlation across splits, seed 003's r = -0.90 and 0.30 shortfall); right on
-    average but not split by split when r < 0 without a shortfall (the two parts of a split share
-    each cell's trials, so a split that flatters one part flatters the other less); else it
-    generalises.
-
-    A REML hold-out (:mod:`~ddr_explorer.core.analyses.heldout_reml`) is read on its mean gap only: its
-    r across splits disagreed in sign with the Bayesian refits' on the TB2 demo (:data:`REML_R_CAVEAT`),
-    so a REML r never decides the reading, and the sentence says what to run for the split-by-split one.
-    """
-    r, gap = held.pearson_r, held.mean_gap
-    if getattr(held, "estimator", "bayes") == "reml":
-        if gap < -0.05:
-            return ("The training-cell projection is optimistic here on average (REML refits): demand the held-out "
-                    "number next to every projection, and budget on the held-out one. " + REML_R_CAVEAT)
-        return ("On average the projection holds (REML refits); still demand the held-out number next to every "
-                "projection, from the same split protocol. " + REML_R_CAVEAT)
-    verdict = held_out_verdict(held)
-    if verdict == "optimistic":
-        return ("The training-cell projection is optimistic here: demand the held-out number next to every "
-                "projection, and budget on the held-out one.")
-    if verdict == "not split by split":
-        # calling this "optimistic" contradicted the gap printed beside it (TB2: r = -0.63, +0.001)
-        return ("On average the projection holds, but not split by split: a split whose training cells "
-                "project higher finds less on its held-out cells. Demand the held-out number next to every "
-                "projection, from the same split protocol.")
-    return "The projection generalises here; still ask vendors for the same split protocol."
-
-
-def held_out_estimator_note(held) -> str:
-    """The sheet's line on which estimator fitted the splits and why (:class:`~ddr_explorer.core.analyses.
-    heldout_choice.HeldOutChoice`), or, without a recorded choice, the estimator and its scale."""
-    line = getattr(held, "choice", None)
-    if not line:
-        return f"Hold-out by {escape(held.estimator_label)}."
-    return escape(line[0].upper() + line[1:]) + "."
 
 
 def _decision_holdout(ct: SheetContent) -> Decision:

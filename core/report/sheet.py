@@ -50,6 +50,7 @@ from .citations import references_block
 from .content import (E_RHO2, GEQ, PHI, SIGMA2, TIMES, SheetContent, escape, fmt_coef, fmt_interval, fmt_n,
                       fmt_pct, fmt_prob, fmt_r, fmt_sig3, fmt_usd, fmt_var, held_out_estimator_note, held_out_reading,
                       sheet_content, term_label)
+from .heldout_text import split_se_text
 from .inputs import ReportInputs
 from .priors import priors_text
 from .methods_page import methods_page as _methods_page
@@ -614,14 +615,6 @@ def _design_text(f, k: int, words) -> str:
             + f" ({fmt_n(f.trials[k])} {words.noun('n_replicates', f.trials[k])})")
 
 
-def _split_se_text(held) -> str:
-    """`` (split SE: r 0.14, gap 0.0008)``: the uncertainty left by drawing the splits (both estimators)."""
-    r_se, gap_se = held.split_se
-    if not (np.isfinite(r_se) and np.isfinite(gap_se)):
-        return ""
-    return f" (split SE: r {r_se:.2f}, gap {gap_se:.4f})"
-
-
 def _difficulty_page(ct: SheetContent) -> list:
     ss = st.stylesheet()
     inp = ct.inputs
@@ -680,7 +673,7 @@ def _difficulty_page(ct: SheetContent) -> list:
                f"({escape(held.estimator_label)}) was fitted on the "
                f"training cells, {_sym(ct)} projected for the observed design, and compared with {_sym(ct)} on the "
                f"held-out cells ({cite('ddr2026', 'sec. 5.4')}). Pearson r = <b>{fmt_r(r)}</b> (Spearman {fmt_r(held.spearman)}); "
-               f"mean held-out \u2212 projected = <b>{gap_txt}</b>{_split_se_text(held)}. "
+               f"mean held-out \u2212 projected = <b>{gap_txt}</b>{split_se_text(held)}. "
                + held_out_reading(held) + " " + held_out_estimator_note(held))
         lay = Table([[drawing, "", _p(txt, "body")]], colWidths=[half, 12, half])
         lay.setStyle(st.layout_style())
