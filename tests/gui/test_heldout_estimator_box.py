@@ -66,3 +66,19 @@ def test_the_sheet_question_says_which_estimator_and_offers_the_others(qtbot):
     assert box.heldout_box.currentData() == "auto"
     assert [box.heldout_box.itemData(i) for i in range(3)] == ["auto", "bayes", "reml"]
     assert set(meaning.values()) == {"run", "auto", None}
+
+
+def test_the_analyses_tab_names_the_hold_outs_estimator_and_scale(qtbot):
+    from ddr_explorer.gui.analyses_panel import AnalysesPanel
+
+    line = choose_heldout_estimator("auto", 960.0).line
+    held = {"n_splits": 3, "pearson_r": 0.2, "spearman": 0.1, "mean_gap": 0.002, "train_fraction": 0.7,
+            "estimator": "reml", "scale": "observed 0/1", "choice": line,
+            "splits": [{"split": k, "projected": 0.9 + 0.01 * k, "held_out": 0.91, "gap": 0.01 - 0.01 * k,
+                        "n_train_trials": 70, "n_held_out_trials": 30, "error": None} for k in range(3)],
+            "n_fits": 6, "n_converged": 6}
+    panel = AnalysesPanel({"heldout": held})
+    qtbot.addWidget(panel)
+    text = panel.summary.text()
+    assert "mean gap (held out - projected) +0.0020 (REML refits, observed 0/1 scale)" in text
+    assert "Hold-out by REML refits (observed 0/1 scale): Bayesian refits were estimated at 16 min" in text
