@@ -138,6 +138,11 @@ def test_the_sheet_reads_a_reml_hold_out_on_its_gap_and_says_so():
     assert held_out_reading(reml).startswith("On average the projection holds (REML refits)")
     assert REML_R_CAVEAT in held_out_reading(reml) and "--heldout-estimator bayes" in REML_R_CAVEAT
     assert reml.estimator_label == "REML refits, observed 0/1 scale"
+    short = HeldOutReliability(x, x[::-1] - 0.001, estimator="reml")  # a small shortfall: r would decide it
+    assert held_out_verdict(HeldOutReliability(x, x[::-1] - 0.001)) == "optimistic"
+    assert held_out_reading(short).startswith("The held-out value falls short of the projection on average (REML")
+    assert held_out_reading(HeldOutReliability(x, x - 0.06, estimator="reml")).startswith(
+        "The training-cell projection is optimistic here on average (REML refits)")
     with pytest.raises(ValueError, match="unknown estimator"):
         HeldOutReliability(x, x, estimator="lme4")
 
