@@ -61,8 +61,21 @@ def bootstrap(held, n_boot: int = 2000, seed: int = 0) -> dict:
     return {k: [float(np.percentile(v, 2.5)), float(np.percentile(v, 97.5))] for k, v in out.items()}
 
 
-def summary(held, wall: float, extra: dict | None = None) -> dict:
-    """One estimator's numbers (module note)."""
+def design_effect(held, trials) -> dict:
+    """How much of r the held-out design carries: each split reads both coefficients at its held-out part's
+    observed design, whose trials vary from split to split (stochastic rounding per cell), so a split with
+    more held-out trials lifts both.  r of each side with the held-out trials, and r net of them (partial)."""
+    n = np.asarray(trials, np.float64)[: held.n_splits]
+    if np.ptp(n) == 0:
+        return {}
+    p, h = held.projected, held.held_out
+    rp, rh = p - np.polyval(np.polyfit(n, p, 1), n), h - np.polyval(np.polyfit(n, h, 1), n)
+    return {"r_projected_trials": float(np.corrcoef(p, n)[0, 1]), "r_held_out_trials": float(np.corrcoef(h, n)[0, 1]),
+            "r_net_of_trials": float(np.corrcoef(rp, rh)[0, 1])}
+
+
+def summary(held, wall: float, extra: dict | None = None, trials=None) -> dict:
+    """One estimator's numbers (module note); ``trials``: the held-out trials per split (:func:`design_effect`)."""
     from ddr_explorer.core.report.content import held_out_verdict
 
     r_se, gap_se = held.split_se
@@ -72,7 +85,8 @@ def summary(held, wall: float, extra: dict | None = None) -> dict:
             "pearson_r_mcse": _num(held.pearson_r_mcse), "mean_gap_mcse": _num(held.mean_gap_mcse),
             "bootstrap95": bootstrap(held), "sd_projected": float(np.std(held.projected, ddof=1)),
             "sd_held_out": float(np.std(held.held_out, ddof=1)), "mean_projected": float(np.mean(held.projected)),
-            "verdict": held_out_verdict(held), "wall_seconds": wall, **(extra or {})}
+            "verdict": held_out_verdict(held), "wall_seconds": wall,
+            **({} if trials is None else design_effect(held, trials)), **(extra or {})}
 
 
 def _num(v):
@@ -101,8 +115,9 @@ def run_corpus(path: Path, args) -> dict:
            "load_before": os.getloadavg()}
     t0 = time.perf_counter()
     reml = held_out_study_reml(corpus, spec, n_splits=args.splits, seed=args.seed)
+    reml_trials = reml.splits["n_held_out_trials"][reml.splits["error"].isna()].to_numpy()
     out["reml"] = summary(reml.result, time.perf_counter() - t0, {"n_fits": reml.n_fits,
-                                                                  "n_converged": reml.n_converged})
+                                                                  "n_converged": reml.n_converged}, reml_trials)
     _print_one(out["reml"])
     k = min(args.bayes_splits or args.splits, args.splits)
     if args.no_bayes:
@@ -117,10 +132,11 @@ def run_corpus(path: Path, args) -> dict:
                            refit_rule=args.refit_rule)
     out["bayes"] = summary(bayes.result, time.perf_counter() - t0,
                            {"n_fits": bayes.n_fits, "n_converged": bayes.n_converged, "n_cached": bayes.n_cached,
-                            "refit_rule": args.refit_rule})
+                            "refit_rule": args.refit_rule},
+                           bayes.splits["n_held_out_trials"][bayes.splits["error"].isna()].to_numpy())
     _print_one(out["bayes"])
     if k < args.splits:  # REML on exactly the Bayesian side's splits
-        out["reml_same_splits"] = summary(first(reml.result, k), float("nan"))
+        out["reml_same_splits"] = summary(first(reml.result, k), float("nan"), trials=reml_trials)
         _print_one(out["reml_same_splits"], f"REML, first {k}")
     same = out.get("reml_same_splits", out["reml"])
     out["same_decision"] = same["verdict"] == out["bayes"]["verdict"]
@@ -137,7 +153,9 @@ def _print_one(s: dict, label: str | None = None) -> None:
           f"Spearman {s['spearman']:+.3f} [{b['spearman'][0]:+.2f}, {b['spearman'][1]:+.2f}], "
           f"mean gap {s['mean_gap']:+.4f} (split SE {s['mean_gap_split_se']:.4f}){mc}; "
           f"sd projected / held-out {s['sd_projected']:.4f} / {s['sd_held_out']:.4f}; "
-          f"verdict: {s['verdict']}; wall {s['wall_seconds']:.0f} s", flush=True)
+          f"verdict: {s['verdict']}; wall {s['wall_seconds']:.0f} s"
+          + (f"; r with the held-out trials {s['r_projected_trials']:+.2f} (projected) / {s['r_held_out_trials']:+.2f} "
+             f"(held-out), r net of them {s['r_net_of_trials']:+.2f}" if "r_net_of_trials" in s else ""), flush=True)
 
 
 def main(argv=None) -> int:
