@@ -19,7 +19,9 @@ __all__ = ["REML_R_CAVEAT", "held_out_estimator_note", "held_out_reading", "held
 #: both estimators in one run): on the 10 splits both fitted, REML r = +0.48 (Spearman +0.47) against the Bayesian
 #: refits' -0.73 (Spearman -0.73), mean gaps +0.0030 and +0.0015 (split SE 0.0022 each); over 50 splits REML gives
 #: r = +0.27, Spearman -0.06, gap +0.0020 (0.0008).  REML's r follows the held-out part's trial count (r 0.54 and
-#: 0.40 with it; +0.07 net of it): it does not see the anti-correlation of a split's complementary parts.
+#: 0.40 with it; the Bayesian projection 0.03), and net of it is +0.07 against the Bayesian refits' -0.80: on the
+#: observed scale the Bernoulli residual weighs more at the held-out design, and REML does not see the
+#: anti-correlation of a split's complementary parts (docs/guide/refits.md).
 REML_R_CAVEAT = ("REML's r across splits does not stand in for the Bayesian refits' (on the TB2 demo's same 10 "
                  "splits REML r = +0.48, Bayesian r = \u22120.73; the mean gaps agree), so whether the projection "
                  "holds split by split is not answered here: run with --heldout-estimator bayes for it.")
