@@ -179,3 +179,22 @@ def test_ddr_report_runs_the_hold_out_by_reml_when_the_bayesian_estimate_is_over
     h = json.loads(capsys.readouterr().out)["heldout"]
     assert (h["estimator"], h["scale"], h["n_splits"]) == ("reml", "observed 0/1", 3)
     assert h["choice"] == "hold-out by REML refits (observed 0/1 scale): asked for with --heldout-estimator reml"
+
+
+def test_the_method_notes_say_what_a_reml_parts_convergence_was_checked_on(study):
+    """The sheet's method notes: "Held-out splits: 40 of 40 refits converged, by the REML optimiser's own test"."""
+    import dataclasses
+
+    from ddr_explorer.core.report.content import refit_convergence_notes
+
+    class Inputs:
+        def analysis(self, key):
+            return study.result if key == "held_out" else None
+
+    class Content:
+        inputs = Inputs()
+
+    notes = refit_convergence_notes(Content())
+    assert notes == ["Held-out splits: 40 of 40 refits converged, by the REML optimiser's own test (point "
+                     "estimates: no Monte Carlo error)."]
+    assert dataclasses.replace(study.result, choice="x").converged

@@ -35,7 +35,10 @@ import pandas as pd
 from .heldout import HeldOutReliability, HeldOutStudy, held_out_jobs
 from .refits import CancelCallback, ProgressCallback
 
-__all__ = ["reml_coefficient", "held_out_study_reml", "reml_part_seconds"]
+__all__ = ["REML_CONVERGED_ON", "reml_coefficient", "held_out_study_reml", "reml_part_seconds"]
+
+#: What a REML part's convergence was checked on (the sheet's method notes and ``ddr analyses`` print it).
+REML_CONVERGED_ON = "by the REML optimiser's own test (point estimates: no Monte Carlo error)"
 
 
 def reml_coefficient(part, spec, design) -> float:
@@ -135,9 +138,9 @@ def held_out_study_reml(corpus, spec="per-benchmark", progress: ProgressCallback
     if ok.sum() >= 2:
         result = HeldOutReliability(table["projected"].to_numpy()[ok], table["held_out"].to_numpy()[ok],
                                     train_fraction, "(agent, task) cell", 2 * n_splits, n_ok,
-                                    "the REML optimiser's convergence", estimator="reml", choice=choice)
+                                    REML_CONVERGED_ON, estimator="reml", choice=choice)
     return HeldOutStudy(result, table, 2 * n_splits, 0, None, errors, 2 * n_splits, n_ok, 0, {},
-                        "the REML optimiser's convergence", None, estimator="reml")
+                        REML_CONVERGED_ON, None, estimator="reml")
 
 
 def reml_part_seconds(corpus, spec) -> float:
