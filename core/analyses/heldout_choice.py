@@ -47,12 +47,15 @@ class HeldOutChoice:
         The refit engine's estimate of the Bayesian refits here (None: not estimated).
     budget_seconds
         The budget ``auto`` held them to.
+    other_seconds
+        The estimate of the analyses run beside them, which share the budget.
     """
 
     estimator: str
     requested: str
     bayes_seconds: float | None = None
     budget_seconds: float | None = None
+    other_seconds: float = 0.0
 
     @property
     def line(self) -> str:
@@ -63,8 +66,10 @@ class HeldOutChoice:
             head = "hold-out by REML refits (observed 0/1 scale)"
             if self.requested == "reml":
                 return f"{head}: asked for with --heldout-estimator reml"
-            return (f"{head}: Bayesian refits were estimated at {fmt_duration(self.bayes_seconds)} on this machine, "
-                    f"over the {fmt_duration(self.budget_seconds)} budget with the sheet's other analyses; "
+            with_others = (f" ({fmt_duration(self.bayes_seconds + self.other_seconds)} with the sheet's other "
+                           "analyses)" if self.other_seconds > 0 else "")
+            return (f"{head}: Bayesian refits were estimated at {fmt_duration(self.bayes_seconds)} on this machine"
+                    f"{with_others}, over the {fmt_duration(self.budget_seconds)} budget; "
                     "run with --heldout-estimator bayes for them")
         head = "hold-out by Bayesian refits (latent logit scale)"
         if self.requested == "bayes":
@@ -99,7 +104,7 @@ def choose_heldout_estimator(requested: str | None, bayes_seconds: float | None,
     req = check_heldout_estimator(requested)
     budget = SHEET_BUDGET_SECONDS if budget_seconds is None else float(budget_seconds)
     if req != "auto":
-        return HeldOutChoice(req, req, bayes_seconds, budget)
+        return HeldOutChoice(req, req, bayes_seconds, budget, other_seconds)
     if bayes_seconds is None or other_seconds + bayes_seconds < budget:
-        return HeldOutChoice("bayes", "auto", bayes_seconds, budget)
-    return HeldOutChoice("reml", "auto", bayes_seconds, budget)
+        return HeldOutChoice("bayes", "auto", bayes_seconds, budget, other_seconds)
+    return HeldOutChoice("reml", "auto", bayes_seconds, budget, other_seconds)
