@@ -174,7 +174,7 @@ def test_ddr_report_runs_the_hold_out_by_reml_when_the_bayesian_estimate_is_over
     text = " ".join(" ".join((p.extract_text() or "").split()) for p in pypdf.PdfReader(str(pdf)).pages)
     assert "Across 3 random 70/30 splits" in text and "(REML refits, observed 0/1 scale) correlate at" in text
     assert "Hold-out by REML refits (observed 0/1 scale): Bayesian refits were estimated at 60 min" in text
-    assert "run with --heldout-estimator bayes for it" in text  # REML's r does not decide the reading
+    assert "the split-by-split reading needs --heldout-estimator bayes" in text  # REML's r does not decide it
     assert main(["analyses", str(csv), "--which", "heldout", "--splits", "3", "--heldout-estimator", "reml",
                  "--cache", str(tmp_path / "c"), "--json", "--quiet", *fast]) == 0
     h = json.loads(capsys.readouterr().out)["heldout"]
