@@ -146,7 +146,8 @@ def held_out_study_reml(corpus, spec="per-benchmark", progress: ProgressCallback
 def reml_part_seconds(corpus, spec) -> float:
     """Wall seconds of one REML fit of the whole corpus here: what a split's part costs at most
     (a part has 30-70% of the trials but about as many cells; the estimate of the REML hold-out is
-    ``2 n_splits`` times this, :func:`~.heldout_choice.reml_heldout_seconds`)."""
+    ``2 n_splits`` times this, priced in :func:`~.defaults.plan_sheet_analyses`; on the demo 2 min estimated,
+    2 min taken)."""
     from ..design.presets import supported_spec
     from ..estimators.design import MixedDesign
     from ..estimators.reml import reml
