@@ -15,15 +15,14 @@ import numpy as np
 __all__ = ["REML_R_CAVEAT", "held_out_estimator_note", "held_out_reading", "held_out_verdict", "split_se_text"]
 
 
-#: Measured on the TB2 demo (bench/bench_heldout_estimators.py --splits 50 --bayes-splits 10, the same splits under
-#: both estimators in one run): on the 10 splits both fitted, REML r = +0.48 (Spearman +0.47) against the Bayesian
-#: refits' -0.73 (Spearman -0.73), mean gaps +0.0030 and +0.0015 (split SE 0.0022 each); over 50 splits REML gives
-#: r = +0.27, Spearman -0.06, gap +0.0020 (0.0008).  REML's r follows the held-out part's trial count (r 0.54 and
-#: 0.40 with it; the Bayesian projection 0.03), and net of it is +0.07 against the Bayesian refits' -0.80: on the
-#: observed scale the Bernoulli residual weighs more at the held-out design, and REML does not see the
-#: anti-correlation of a split's complementary parts (docs/guide/refits.md).
-REML_R_CAVEAT = ("REML's r does not stand in for the Bayesian refits' (TB2 demo, same 10 splits: +0.48 against "
-                 "\u22120.73; the mean gaps agree), so the split-by-split reading needs --heldout-estimator bayes.")
+#: Measured on the TB2 demo (bench/bench_heldout_estimators.py --splits 50: the same 50 splits under both estimators
+#: in one run): REML r = +0.27 (split SE 0.14, Spearman -0.06) against the Bayesian refits' -0.69 (0.08; Monte
+#: Carlo SE 0.03; Spearman -0.67); mean gaps +0.0020 and +0.0007 (split SE 0.0008 each).  REML's projection follows
+#: the held-out part's trial count (r +0.54; the Bayesian +0.17), and net of it REML's r is +0.07 against the
+#: Bayesian -0.75: on the observed scale the Bernoulli residual weighs more at the held-out design, and REML does
+#: not see the anti-correlation of a split's complementary parts (docs/guide/refits.md).
+REML_R_CAVEAT = ("REML's r does not stand in for the Bayesian refits' (TB2 demo, same 50 splits: +0.27 against "
+                 "\u22120.69; the mean gaps agree), so the split-by-split reading needs --heldout-estimator bayes.")
 
 
 def held_out_verdict(held) -> str:
