@@ -15,7 +15,8 @@ fit, apart), and decision 4's verdict (:func:`~ddr_explorer.core.report.content.
 whether the sentence would read the same.  With ``--bayes-splits k`` below ``--splits`` the Bayesian side runs
 the first ``k`` splits only and REML is also summarised on those same ``k``.
 
-Usage (the full comparison; about 20 min of Bayesian refits on 2 idle cores, REML about 2 min)::
+Usage (the full comparison: measured 1,282 s for 80 Bayesian refits at load 9-11 on 2 shared cores, so about
+27 min for the 100; REML 73-193 s)::
 
     nice python bench/bench_heldout_estimators.py --splits 50
     nice python bench/bench_heldout_estimators.py --splits 50 --bayes-splits 10   # a reduced Bayesian run
