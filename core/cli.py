@@ -286,6 +286,10 @@ def build_parser() -> argparse.ArgumentParser:
                    "analysis takes from it is within a tenth of its spread across refits (at most 0.005)")
     p.add_argument("--undated", choices=["stop", "drop"], default="stop",
                    help="frontier: models without a release date stop it (default), or are left out and named")
+    p.add_argument("--heldout-estimator", choices=["auto", "bayes", "reml"], default="auto",
+                   help="how the hold-out splits' parts are fitted: 'bayes' (Bayesian GLMM refits, latent logit "
+                   "scale), 'reml' (the REML LMM, observed 0/1 scale: about 2 min for 50 splits on TB2), or 'auto' "
+                   "(default): Bayesian when their estimate fits the 15 min budget, else REML")
     p.add_argument("--scheduler", help="a Dask scheduler (tcp://host:8786) to run the refits on "
                    "(default: $DDR_SCHEDULER, else this machine)")
     p.add_argument("--date-invariant", action="store_true", help="reproducible output: no build date")
@@ -309,6 +313,10 @@ def build_parser() -> argparse.ArgumentParser:
                    "analysis takes from it is within a tenth of its spread across refits (at most 0.005)")
     p.add_argument("--undated", choices=["stop", "drop"], default="stop",
                    help="frontier: models without a release date stop it (default), or are left out and named")
+    p.add_argument("--heldout-estimator", choices=["auto", "bayes", "reml"], default="auto",
+                   help="how the hold-out splits' parts are fitted: 'bayes' (Bayesian GLMM refits, latent logit "
+                   "scale), 'reml' (the REML LMM, observed 0/1 scale: about 2 min for 50 splits on TB2), or 'auto' "
+                   "(default): Bayesian when their estimate fits the 15 min budget, else REML")
     p.add_argument("--subjects", default="best-scaffold", choices=["best-scaffold", "every-agent"],
                    help=f"capability: IRT subjects, the best scaffold per model-benchmark pair ({cite('krsteski2026')}) or every agent")
     p.add_argument("--irt", default="both", choices=["1pl", "2pl", "both"], help="capability: which IRT model(s)")

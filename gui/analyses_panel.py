@@ -148,9 +148,13 @@ class AnalysesPanel(QWidget):
             lines.append(f"Held-out: {held.get('n_splits', 0)} splits (train fraction "
                          f"{_num(held.get('train_fraction')):.2f}); Pearson r {_num(held.get('pearson_r')):.3f}, "
                          f"Spearman {_num(held.get('spearman')):.3f}, mean gap (held out - projected) "
-                         f"{_num(held.get('mean_gap')):+.4f}")
+                         f"{_num(held.get('mean_gap')):+.4f}"
+                         + (f" ({'REML' if held.get('estimator') == 'reml' else 'Bayesian'} refits, "
+                            f"{held['scale']} scale)" if held.get("scale") else ""))
             if held.get("verdict"):
                 lines.append(verdict_sentence(held["verdict"], "the training-cell projection", "the held-out figure"))
+            if held.get("choice"):  # which estimator ran and why (core.analyses.heldout_choice)
+                lines.append(str(held["choice"])[0].upper() + str(held["choice"])[1:])
             if held.get("pearson_r_mcse") is not None or held.get("refit_rule"):
                 lines.append(f"Held-out Monte Carlo SE (delta method over the splits' medians): r "
                              f"\u00b1{_num(held.get('pearson_r_mcse')):.3f}, mean gap \u00b1{_num(held.get('mean_gap_mcse')):.4f}"

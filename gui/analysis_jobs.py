@@ -55,19 +55,29 @@ class AnalysisJobs:
         self.analyses_timings = took = {}  # each analysis's wall seconds (the sheet export prints them by its estimate)
 
         planned = {"plan": plan if plan is not None and set(plan.which) == set(which) else None}
+        from .heldout_estimator_box import window_estimator
+
+        estimator = window_estimator(self)  # the hold-out's estimator (gui/heldout_estimator_box.py)
 
         def job(progress, cancel):
             from ..core.analyses import run_analysis_studies, sheet_analyses, studies_to_dict
 
-            if planned["plan"] is None:  # the Analysis menu: price the job here, off the GUI thread (fit cache)
+            from ..core.analyses.heldout_choice import choose_heldout_estimator
+
+            made = planned["plan"]
+            if made is None:  # the Analysis menu: price the job here, off the GUI thread (fit cache)
                 from .fit_eta import PLAN_PHASE, plan_refit_analyses
 
-                made = plan_refit_analyses(corpus, post, which, n_splits=n_splits, n_strata=n_strata, cache_dir=cache)
+                made = plan_refit_analyses(corpus, post, which, n_splits=n_splits, n_strata=n_strata, cache_dir=cache,
+                                           heldout_estimator=estimator)
                 if made is not None:
                     progress(PLAN_PHASE, 0, 0, made)  # the GUI thread starts the planned ETA from it
+            choice = getattr(made, "heldout_choice", None)
+            if choice is None and "heldout" in which:  # no plan: the estimator asked for (auto: Bayesian, as before)
+                choice = choose_heldout_estimator(estimator, None)
             studies = run_analysis_studies(corpus, which, spec, settings, cache_dir=cache, n_splits=n_splits,
                                            n_strata=n_strata, posterior=post, progress=progress, cancel=cancel,
-                                           options=options, timings=took)
+                                           options=options, timings=took, heldout_choice=choice)
             # the panel draws the plain numbers; the DDR sheet export gets the study objects
             return studies_to_dict(studies), sheet_analyses(studies)
 

@@ -54,7 +54,7 @@ class StartPage(QWidget):
         The time estimate, or the reason the analysis cannot run.
     """
 
-    def __init__(self, spec: StartSpec, run=None, reason: str | None = None, estimate: str = ""):
+    def __init__(self, spec: StartSpec, run=None, reason: str | None = None, estimate: str = "", extra=None):
         super().__init__()
         self.spec = spec
         self.setObjectName(f"start_{spec.name}")
@@ -68,6 +68,9 @@ class StartPage(QWidget):
         self.button = QPushButton(spec.button)
         self.button.setObjectName(f"run_{spec.name}")
         layout.addWidget(self.button, 0, Qt.AlignHCenter)
+        self.extra = extra  # a choice that goes with the run (the Analyses tab: the hold-out's estimator)
+        if extra is not None:
+            layout.addWidget(extra, 0, Qt.AlignHCenter)
         self.estimate_label = QLabel("")
         self.estimate_label.setWordWrap(True)
         self.estimate_label.setAlignment(Qt.AlignCenter)
@@ -111,23 +114,26 @@ def fit_estimate_text(posterior) -> str:
     return f"about {fmt_duration(getattr(posterior, 'wall_seconds', float('nan')))}"
 
 
-def analyses_plan_job(corpus, posterior, cache_dir, n_splits: int, n_strata: int):
-    """Worker part of the Analyses tab's estimate: core's plan of exactly what its button runs."""
+def analyses_plan_job(corpus, posterior, cache_dir, n_splits: int, n_strata: int, heldout_estimator: str = "auto"):
+    """Worker part of the Analyses tab's estimate: core's plan of exactly what its button runs (the hold-out by
+    the estimator chosen, :mod:`.heldout_estimator_box`)."""
 
     def run():
         from ..core.analyses.defaults import plan_sheet_analyses
 
         return plan_sheet_analyses(corpus, posterior, which=("difficulty", "heldout", "loo"), n_splits=n_splits,
-                                   n_strata=n_strata, cache_dir=cache_dir)
+                                   n_strata=n_strata, cache_dir=cache_dir, heldout_estimator=heldout_estimator)
 
     return run
 
 
 def plan_estimate_text(plan) -> str:
-    """``"about 12 min (44 refits, 4 in the cache)"``."""
+    """``"about 12 min (44 refits, 4 in the cache)"``, then the hold-out's estimator line when it was chosen."""
     cached = sum(plan.n_cached.values())
+    choice = getattr(plan, "heldout_choice", None)
     return (f"about {fmt_duration(plan.total_seconds)} ({plan.total_refits} refits"
-            + (f", {cached} in the cache" if cached else "") + ")")
+            + (f", {cached} in the cache" if cached else "") + ")"
+            + (f"; {choice.line}" if choice is not None else ""))
 
 
 
@@ -161,12 +167,23 @@ class StartPages:
         for tab, spec in START_PAGES.items():
             reason = ("Open a corpus first (File > Open corpus...)." if corpus is None
                       else unavailable_reason(corpus, spec.name))
-            self.window._slots[tab].replace(StartPage(spec, self.starters[spec.name], reason))
+            self.window._slots[tab].replace(StartPage(spec, self.starters[spec.name], reason,
+                                                      extra=self._estimator_box() if spec.name == "analyses" else None))
             action = self.actions.get(spec.name)
             if action is not None:
                 action.setEnabled(corpus is None or reason is None)  # no corpus: the action says "open one"
                 action.setToolTip(reason or "")
         self.refresh_estimates()
+
+    def _estimator_box(self):
+        """The hold-out's estimator (gui/heldout_estimator_box.py): a pick re-estimates the run."""
+        from .heldout_estimator_box import heldout_estimator_box, window_estimator
+
+        def picked(value: str) -> None:
+            self.window.heldout_estimator = value
+            self.refresh_estimates()
+
+        return heldout_estimator_box(window_estimator(self.window), picked)
 
     def refresh_estimates(self) -> None:
         """Each start page's time estimate from the current fit (the Analyses plan on a worker)."""
@@ -207,7 +224,10 @@ class StartPages:
             if shown is not None:
                 shown.set_estimate(f"no estimate ({type(exc).__name__}: {exc})")
 
-        self.plan_task = BackgroundTask(analyses_plan_job(corpus, post, self.window.cache_dir, 10, 4),
+        from .heldout_estimator_box import window_estimator
+
+        job = analyses_plan_job(corpus, post, self.window.cache_dir, 10, 4, window_estimator(self.window))
+        self.plan_task = BackgroundTask(job,
                                         on_done=done, on_error=failed, parent=self.window)
 
 

@@ -103,8 +103,10 @@ class DdrSheetExport:
         if self.fit_result is None or self.corpus is None:
             return None
         from ..core.analyses.defaults import plan_sheet_analyses
+        from .heldout_estimator_box import window_estimator
 
-        return plan_sheet_analyses(self.corpus, self.fit_result.posterior, cache_dir=self.cache_dir)
+        return plan_sheet_analyses(self.corpus, self.fit_result.posterior, cache_dir=self.cache_dir,
+                                   heldout_estimator=window_estimator(self))
 
     def _analyses_before_sheet(self, path, date_invariant: bool, force: bool, plan=None) -> bool:
         """Start the sheet's analyses (under the budget, or ``force``) and write the sheet when they end;
@@ -154,11 +156,14 @@ class DdrSheetExport:
             self.export_ddr_sheet(path)
             return
         corpus, post, cache_dir = self.corpus, self.fit_result.posterior, self.cache_dir
+        from .heldout_estimator_box import window_estimator
+
+        estimator = window_estimator(self)  # the hold-out's estimator, as the Analyses tab's (auto by default)
 
         def job():  # off the GUI thread: the plan looks up each refit of the sheet in the fit cache
             from ..core.analyses.defaults import plan_sheet_analyses
 
-            return plan_sheet_analyses(corpus, post, cache_dir=cache_dir)
+            return plan_sheet_analyses(corpus, post, cache_dir=cache_dir, heldout_estimator=estimator)
 
         def done(plan) -> None:
             if plan.runs_by_default:
@@ -173,6 +178,11 @@ class DdrSheetExport:
                 mode = meaning.get(button)
                 if mode is None:
                     self.statusBar().showMessage("The DDR sheet was not written")
+                    return
+                picked = box.heldout_box.currentData() if getattr(box, "heldout_box", None) is not None else estimator
+                if picked != estimator:  # another hold-out estimator picked in the question: re-plan with it
+                    self.heldout_estimator = picked
+                    self.export_ddr_sheet(path, analyses=mode, plan=None)
                     return
                 self.export_ddr_sheet(path, analyses=mode, plan=plan)
 

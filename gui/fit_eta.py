@@ -141,7 +141,8 @@ PLAN_PHASE = "plan"
 PLANNED_ANALYSES = ("difficulty", "heldout", "loo", "lobo", "lomo")
 
 
-def plan_refit_analyses(corpus, posterior, which, *, n_splits: int, n_strata: int, cache_dir=None):
+def plan_refit_analyses(corpus, posterior, which, *, n_splits: int, n_strata: int, cache_dir=None,
+                        heldout_estimator: str = "auto"):
     """Core's plan of the refit analyses ``which`` (worker thread: it looks up each refit in the fit cache),
     or None when the job has no fit to price its refits from or runs an analysis the plan does not price
     (capability, transfer: a plan of part of the job would promise too little)."""
@@ -152,7 +153,7 @@ def plan_refit_analyses(corpus, posterior, which, *, n_splits: int, n_strata: in
 
     try:
         plan = plan_sheet_analyses(corpus, posterior, which=tuple(which), n_splits=n_splits, n_strata=n_strata,
-                                   cache_dir=cache_dir)
+                                   cache_dir=cache_dir, heldout_estimator=heldout_estimator)
     except (ValueError, KeyError, AttributeError):  # no estimate rather than no analyses: the job says why
         return None
     return plan if plan.total_seconds > 0 else None

@@ -31,6 +31,9 @@ def about(seconds: float) -> str:
 def sheet_analyses_question(parent: QWidget | None, plan) -> tuple[QMessageBox, dict]:
     """The message box and what each of its buttons means: ``{button: "run" | "auto" | "skip" | None}``.
 
+    With a hold-out in the plan, the box says which estimator it runs with and why, and carries a combo box
+    (``box.heldout_box``, gui/heldout_estimator_box.py) to pick another: the export re-plans with it.
+
     ``"run"`` runs every analysis of the plan, ``"auto"`` only those within the budget, ``"skip"`` writes the
     sheet without them ("not run"), None writes no sheet.
     """
@@ -40,6 +43,15 @@ def sheet_analyses_question(parent: QWidget | None, plan) -> tuple[QMessageBox, 
                       f"The DDR sheet's {plan.describe()}, over the 15-minute default.", QMessageBox.NoButton,
                       parent)
     box.setObjectName("sheet_analyses_question")
+    box.heldout_box = None
+    choice = getattr(plan, "heldout_choice", None)
+    if choice is not None:  # which estimator the hold-out runs with, why, and a box to pick another
+        from .heldout_estimator_box import heldout_estimator_box
+
+        box.setInformativeText(choice.line[0].upper() + choice.line[1:] + ". A different pick below is re-estimated "
+                               "before it runs.")
+        box.heldout_box = heldout_estimator_box(choice.requested)
+        box.layout().addWidget(box.heldout_box, box.layout().rowCount(), 0, 1, box.layout().columnCount())
     meaning = {}
     everything = box.addButton(f"Run all ({about(plan.total_seconds)})", QMessageBox.AcceptRole)
     everything.setToolTip(f"Run {analysis_words(plan.which)}, then write the sheet.")

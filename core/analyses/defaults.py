@@ -74,6 +74,8 @@ class AnalysesPlan:
     n_cached: dict = field(default_factory=dict)
     #: The run-length rule the refits are priced at (:data:`.precision.REFIT_RULES`).
     refit_rule: str = DEFAULT_REFIT_RULE
+    #: The hold-out's estimator and why (:class:`~.heldout_choice.HeldOutChoice`; None: Bayesian, not chosen).
+    heldout_choice: object = None
 
     @property
     def total_seconds(self) -> float:
@@ -115,7 +117,13 @@ class AnalysesPlan:
         keep = tuple(n for n in self.which if n in set(names))
         return AnalysesPlan(keep, {n: self.n_refits[n] for n in keep if n in self.n_refits},
                             {n: self.seconds[n] for n in keep if n in self.seconds}, self.n_splits,
-                            {n: self.n_cached[n] for n in keep if n in self.n_cached}, self.refit_rule)
+                            {n: self.n_cached[n] for n in keep if n in self.n_cached}, self.refit_rule,
+                            self.heldout_choice)
+
+    @property
+    def heldout_estimator(self) -> str:
+        """``"bayes"`` or ``"reml"``: the estimator the hold-out splits are planned (and run) with."""
+        return "bayes" if self.heldout_choice is None else self.heldout_choice.estimator
 
     @property
     def flag(self) -> str:
@@ -137,6 +145,8 @@ class AnalysesPlan:
         what = (f"{self.total_refits} refits" if not cached
                 else f"{self.total_refits} refits, {left} to run" if left else f"{self.total_refits} refits, all cached")
         rule = "" if self.refit_rule == DEFAULT_REFIT_RULE else f" (--refit-rule {self.refit_rule})"
+        if self.heldout_estimator == "reml" and "heldout" in self.which:
+            what += " (the hold-out's by REML)"
         return (f"analyses {', '.join(part(n) for n in self.which)}: {what}, estimated "
                 f"{fmt_duration(self.total_seconds)} on this machine{rule}")
 
@@ -154,7 +164,8 @@ class AnalysesPlan:
 
 
 def plan_sheet_analyses(corpus, posterior, *, which=SHEET_DEFAULT, n_splits: int = 50, n_strata: int = 4,
-                        cache_dir=None, refit_rule: str | None = None) -> AnalysesPlan:
+                        cache_dir=None, refit_rule: str | None = None, heldout_estimator: str | None = "bayes",
+                        budget: float | None = None) -> AnalysesPlan:
     """Refits and estimated seconds of the sheet's analyses of ``corpus`` (module note).
 
     Parameters
@@ -173,6 +184,12 @@ def plan_sheet_analyses(corpus, posterior, *, which=SHEET_DEFAULT, n_splits: int
         ``"precision"`` (None: the default) or ``"gate"`` (:mod:`.precision`): the run length each refit of
         difficulty and hold-out is priced at (:func:`~.engine.precision_draws` or
         :func:`~.engine.expected_draws`).
+    heldout_estimator
+        ``"bayes"`` (the default here: the Bayesian refits, as before the choice), ``"reml"`` or ``"auto"``
+        (:func:`~.heldout_choice.choose_heldout_estimator`: Bayesian when the estimate fits ``budget``
+        (:data:`AUTO_BUDGET_SECONDS`) with the analyses run beside it, else REML); the choice is
+        :attr:`AnalysesPlan.heldout_choice`, and a REML hold-out is priced at ``2 n_splits`` REML fits of
+        the whole corpus, one of them timed here (:func:`~.heldout_reml.reml_part_seconds`).
     """
     from .engine import compile_seconds, refit_seconds
     from .precision import check_refit_rule, precision_rule
@@ -225,7 +242,29 @@ def plan_sheet_analyses(corpus, posterior, *, which=SHEET_DEFAULT, n_splits: int
         per = (sum(refit_seconds(posterior, refits[0], reported=reported, draws_factor=factor, **k) for k in kinds)
                / len(kinds)) if left else 0.0
         plan.seconds[name] = (compile_seconds(posterior) if left else 0.0) + left * per
+    if "heldout" in which:
+        _choose_heldout(plan, corpus, posterior, heldout_estimator, budget)
     return plan
+
+
+def _choose_heldout(plan: AnalysesPlan, corpus, posterior, requested, budget) -> None:
+    """Set the plan's hold-out estimator (:mod:`.heldout_choice`) and, for REML, its price."""
+    from .heldout_choice import choose_heldout_estimator
+
+    others = plan.part([n for n in plan.which if n != "heldout"])
+    # the analyses a default sheet runs beside the hold-out share its budget (cheapest first, as within_budget)
+    other_seconds = sum(others.seconds[n] for n in others.within_budget(budget))
+    choice = choose_heldout_estimator(requested, plan.seconds["heldout"], other_seconds=other_seconds,
+                                      budget_seconds=AUTO_BUDGET_SECONDS if budget is None else budget)
+    plan.heldout_choice = choice
+    if choice.estimator == "reml":
+        from .heldout_reml import reml_part_seconds
+
+        try:
+            plan.seconds["heldout"] = 2 * plan.n_splits * reml_part_seconds(corpus, posterior.spec)
+        except (ValueError, KeyError):  # the run will say why; price it as nothing rather than fail the plan
+            plan.seconds["heldout"] = 0.0
+        plan.n_cached["heldout"] = 0  # REML parts are not cached; the Bayesian refits in the cache are not used
 
 
 def _n_cached(name: str, corpus, posterior, cache_dir, *, n_splits: int = 50, n_strata: int = 4,
@@ -297,13 +336,16 @@ class BatchProgress:
 
 
 def sheet_runners(which, *, n_splits: int = 50, n_strata: int = 4, scheduler: str | None = None, progress=None,
-                  plan: AnalysesPlan | None = None, refit_rule: str | None = None, timings: dict | None = None) -> dict:
+                  plan: AnalysesPlan | None = None, refit_rule: str | None = None, timings: dict | None = None,
+                  heldout_choice=None) -> dict:
     """Runners for :func:`~ddr_explorer.core.ddr_sheet.write_ddr_sheet`'s ``analyses=`` (name -> ``runner(ctx)``).
 
     Each runs its study through the refit engine with the main fit as the parent; with ``plan`` and
     ``progress`` every runner reports to one :class:`BatchProgress` over the whole batch.  ``refit_rule``:
     the refits' run-length rule (:mod:`.precision`; None: the plan's, else ``"precision"``).  ``timings``:
     each runner writes its wall seconds there under its name (:meth:`AnalysesPlan.estimate_and_actual`).
+    ``heldout_choice``: the hold-out's estimator (:class:`~.heldout_choice.HeldOutChoice`; None: the plan's,
+    else Bayesian refits); its line travels with the result to the sheet.
     """
     import functools
 
@@ -324,12 +366,27 @@ def sheet_runners(which, *, n_splits: int = 50, n_strata: int = 4, scheduler: st
                                 ctx.cancel, n_strata=n_strata, parent=ctx.posterior, scheduler=scheduler,
                                 refit_rule=refit_rule).profile
 
+    choice = heldout_choice if heldout_choice is not None else getattr(plan, "heldout_choice", None)
+
     def heldout(ctx):
+        if choice is not None and choice.estimator == "reml":
+            from .heldout_reml import held_out_study_reml
+
+            study = held_out_study_reml(ctx.corpus, ctx.spec, prog(ctx, "heldout"), ctx.cancel, n_splits=n_splits,
+                                        choice=choice.line)
+            if study.result is None:
+                raise ValueError(f"held-out reliability (REML): fewer than 2 of {n_splits} splits could be fitted; "
+                                 f"first problem: {next(iter(study.errors.values()), 'none')}")
+            return study.result
         study = held_out_study(ctx.corpus, ctx.spec, ctx.settings, ctx.cache_dir, prog(ctx, "heldout"), ctx.cancel,
                                n_splits=n_splits, parent=ctx.posterior, scheduler=scheduler, refit_rule=refit_rule)
         if study.result is None:
             raise ValueError(f"held-out reliability: fewer than 2 of {n_splits} splits could be fitted; first "
                              f"problem: {next(iter(study.errors.values()), 'none')}")
+        if choice is not None:
+            import dataclasses
+
+            return dataclasses.replace(study.result, choice=choice.line)
         return study.result
 
     def loo(ctx):

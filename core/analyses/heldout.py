@@ -102,6 +102,32 @@ class HeldOutReliability:
     refit_rule: str | None = None
     #: The refits that ran but did not pass the gate, by name (``"split 7 train"``).
     unconverged: tuple[str, ...] = ()
+    #: Which estimator fitted the splits' parts: ``"bayes"`` (the Bayesian GLMM refits) or ``"reml"``
+    #: (the REML LMM, :mod:`.heldout_reml`); see :data:`ESTIMATOR_SCALES` for the scale of each.
+    estimator: str = "bayes"
+    #: Why this estimator ran, in one line for the sheet (:func:`.heldout_choice.choose_heldout_estimator`).
+    choice: str | None = None
+
+    @property
+    def scale(self) -> str:
+        """The scale the coefficients are on: latent logit (Bayesian GLMM) or observed 0/1 (REML LMM)."""
+        return ESTIMATOR_SCALES.get(self.estimator, "unknown")
+
+    @property
+    def estimator_label(self) -> str:
+        """``"Bayesian refits, latent logit scale"`` or ``"REML refits, observed 0/1 scale"``."""
+        return f"{ESTIMATOR_NAMES.get(self.estimator, self.estimator)} refits, {self.scale} scale"
+
+    @property
+    def split_se(self) -> tuple[float, float]:
+        """Sampling SE of (:attr:`pearson_r`, :attr:`mean_gap`) over the splits drawn: the uncertainty left by
+        drawing ``n_splits`` splits rather than all of them (Fisher z for r, back-transformed by the delta
+        method: ``(1 - r^2) / sqrt(n - 3)``; ``sd(gap) / sqrt(n)`` for the gap).  What a REML hold-out has in
+        place of a Monte Carlo SE (its point estimates carry none), and comparable across estimators."""
+        n, r = self.n_splits, self.pearson_r
+        gap = self.held_out - self.projected
+        r_se = float((1 - r * r) / np.sqrt(n - 3)) if n > 3 and np.isfinite(r) else float("nan")
+        return r_se, float(np.std(gap, ddof=1) / np.sqrt(n))
 
     @property
     def converged(self) -> bool | None:
@@ -121,6 +147,9 @@ class HeldOutReliability:
         if p.shape != h.shape or p.size < 2:
             raise ValueError(f"held-out reliability needs two arrays of one length >= 2 (one value per split), "
                              f"got {p.size} projected and {h.size} held-out values")
+        if self.estimator not in ESTIMATOR_SCALES:
+            raise ValueError(f"held-out reliability: unknown estimator {self.estimator!r}; "
+                             f"use {' or '.join(ESTIMATOR_SCALES)}")
         if not (np.isfinite(p).all() and np.isfinite(h).all()):
             raise ValueError("held-out reliability has a non-finite value; drop the failed splits")
         object.__setattr__(self, "projected", p)
@@ -173,7 +202,12 @@ class HeldOutReliability:
         return self._mcse()[1]
 
 
-__all__ = ["CELL", "HeldOutStudy", "split_cells", "split_settings", "held_out_jobs", "held_out_study", "run_heldout"]
+#: The scale each hold-out estimator's coefficients are on (SPEC sec. 2; seed 000 App. C.2-C.3).
+ESTIMATOR_SCALES: dict[str, str] = {"bayes": "latent logit", "reml": "observed 0/1"}
+#: Display names of the estimators.
+ESTIMATOR_NAMES: dict[str, str] = {"bayes": "Bayesian", "reml": "REML"}
+
+__all__ = ["CELL", "ESTIMATOR_SCALES", "HeldOutStudy", "split_cells", "split_settings", "held_out_jobs", "held_out_study", "run_heldout"]
 
 #: The columns of one (agent, task) cell: the stratum of the splits.
 CELL: tuple[str, ...] = ("benchmark", "task", "model", "scaffold")
@@ -272,6 +306,8 @@ class HeldOutStudy:
     converged_on: str = ""
     #: The run-length rule of the refits (:data:`.precision.REFIT_RULES`).
     refit_rule: str | None = None
+    #: The estimator of the parts' fits (:data:`ESTIMATOR_SCALES`).
+    estimator: str = "bayes"
 
     def to_dict(self) -> dict:
         r = self.result
@@ -279,13 +315,17 @@ class HeldOutStudy:
         def num(v):
             return None if v is None or not np.isfinite(v) else float(v)
 
-        return {"n_splits": 0 if r is None else r.n_splits,
+        r_se, gap_se = (None, None) if r is None else (num(r.split_se[0]), num(r.split_se[1]))
+        return {"estimator": self.estimator, "scale": ESTIMATOR_SCALES.get(self.estimator),
+                "choice": None if r is None else r.choice,
+                "n_splits": 0 if r is None else r.n_splits,
                 "pearson_r": None if r is None else r.pearson_r,
                 "pearson_r_mcse": None if r is None else num(r.pearson_r_mcse),
                 "spearman": None if r is None else r.spearman,
                 "mean_gap": None if r is None else r.mean_gap,
                 "mean_gap_mcse": None if r is None else num(r.mean_gap_mcse),
                 "verdict": None if r is None else r.verdict.to_dict(),
+                "pearson_r_split_se": r_se, "mean_gap_split_se": gap_se,
                 "refit_rule": self.refit_rule,
                 "train_fraction": None if r is None else r.train_fraction,
                 "splits": self.splits.replace({np.nan: None}).to_dict(orient="records"),

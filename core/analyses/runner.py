@@ -50,7 +50,7 @@ def parse_which(text: str | None) -> list[str]:
 def run_analysis_studies(corpus, which, spec, settings, *, cache_dir: str | Path | None = None, n_splits: int = 50,
                          n_strata: int = 4, posterior=None, progress=None, cancel=None,
                          scheduler: str | None = None, undated: str = "stop", options: dict | None = None,
-                         refit_rule: str | None = None, timings: dict | None = None) -> dict:
+                         refit_rule: str | None = None, timings: dict | None = None, heldout_choice=None) -> dict:
     """Run the named analyses in order; the study objects, keyed by name.
 
     Parameters
@@ -79,6 +79,8 @@ def run_analysis_studies(corpus, which, spec, settings, *, cache_dir: str | Path
         (:mod:`.precision`).
     timings
         Filled with each analysis's wall seconds, by name, when given.
+    heldout_choice
+        The hold-out's estimator (:class:`~.heldout_choice.HeldOutChoice`; None: Bayesian refits).
     options
         Per-analysis keyword arguments: ``options["capability"]`` for
         :func:`~.capability.capability_study` (``subjects``, ``models``, ``external``),
@@ -94,7 +96,6 @@ def run_analysis_studies(corpus, which, spec, settings, *, cache_dir: str | Path
         :func:`studies_to_dict` makes them JSON-ready, :func:`sheet_analyses` hands them to the DDR sheet.
     """
     from .difficulty import difficulty_study
-    from .heldout import held_out_study
     from .loo import loo_study
     from .stability import stability_table
 
@@ -125,8 +126,8 @@ def run_analysis_studies(corpus, which, spec, settings, *, cache_dir: str | Path
             out[name] = difficulty_study(corpus, spec, settings, cache_dir, prog, cancel, n_strata=n_strata,
                                          refit_rule=refit_rule, **engine_kw)
         elif name == "heldout":
-            out[name] = held_out_study(corpus, spec, settings, cache_dir, prog, cancel, n_splits=n_splits,
-                                       refit_rule=refit_rule, **engine_kw)
+            out[name] = _heldout(corpus, spec, settings, cache_dir, prog, cancel, n_splits, refit_rule, engine_kw,
+                                 heldout_choice)
         elif name == "loo":
             out[name] = loo_study(corpus, posterior, spec, settings, cache_dir, prog, cancel, scheduler=scheduler)
         elif name in ("failure-modes", "frontier"):  # their own fits / none (not the given spec)
@@ -143,6 +144,23 @@ def run_analysis_studies(corpus, which, spec, settings, *, cache_dir: str | Path
         if timings is not None:
             timings[name] = time.perf_counter() - t0
     return out
+
+
+def _heldout(corpus, spec, settings, cache_dir, prog, cancel, n_splits, refit_rule, engine_kw, choice):
+    """The hold-out study by the chosen estimator, its choice line on the result."""
+    import dataclasses
+
+    from .heldout import held_out_study
+
+    if choice is not None and choice.estimator == "reml":
+        from .heldout_reml import held_out_study_reml
+
+        return held_out_study_reml(corpus, spec, prog, cancel, n_splits=n_splits, choice=choice.line)
+    study = held_out_study(corpus, spec, settings, cache_dir, prog, cancel, n_splits=n_splits,
+                           refit_rule=refit_rule, **engine_kw)
+    if choice is not None and study.result is not None:
+        study.result = dataclasses.replace(study.result, choice=choice.line)
+    return study
 
 
 def _failure_or_frontier_study(name, corpus, settings, cache_dir, progress, cancel, n_splits, undated="stop"):
@@ -256,15 +274,27 @@ def sheet_analyses(studies: dict) -> dict:
 
 def run_analyses(corpus, which, spec, settings, *, cache_dir: str | Path | None = None, n_splits: int = 50,
                  n_strata: int = 4, posterior=None, progress=None, cancel=None, scheduler: str | None = None,
-                 undated: str = "stop", options: dict | None = None, refit_rule: str | None = None) -> dict:
-    """:func:`run_analysis_studies`, as one JSON-ready dict per analysis (:func:`studies_to_dict`)."""
-    plan = _plan_of(corpus, which, spec, settings, cache_dir, posterior, n_splits, n_strata, refit_rule)
+                 undated: str = "stop", options: dict | None = None, refit_rule: str | None = None,
+                 heldout_estimator: str | None = "bayes") -> dict:
+    """:func:`run_analysis_studies`, as one JSON-ready dict per analysis (:func:`studies_to_dict`).
+
+    ``heldout_estimator``: ``"bayes"``, ``"reml"`` or ``"auto"`` (:mod:`.heldout_choice`: decided on the
+    engine's estimate of the Bayesian refits against the sheet's 15-minute budget; Bayesian when no
+    estimate can be made)."""
+    from .heldout_choice import choose_heldout_estimator
+
+    plan = _plan_of(corpus, which, spec, settings, cache_dir, posterior, n_splits, n_strata, refit_rule,
+                    heldout_estimator)
+    choice = None
+    if "heldout" in which:
+        choice = (plan.heldout_choice if plan is not None and plan.heldout_choice is not None
+                  else choose_heldout_estimator(heldout_estimator, None))
     took: dict = {}
     out = studies_to_dict(run_analysis_studies(corpus, which, spec, settings, cache_dir=cache_dir,
                                                n_splits=n_splits, n_strata=n_strata, posterior=posterior,
                                                progress=progress, cancel=cancel, scheduler=scheduler,
                                                undated=undated, options=options, refit_rule=refit_rule,
-                                               timings=took))
+                                               timings=took, heldout_choice=choice))
     conv = convergence_of(out)
     timing = {"seconds": took}
     if plan is not None:  # the engine's estimate beside what each analysis took
@@ -273,7 +303,8 @@ def run_analyses(corpus, which, spec, settings, *, cache_dir: str | Path | None 
     return {"converged": conv["converged"], "convergence": conv, **out, "timing": timing}
 
 
-def _plan_of(corpus, which, spec, settings, cache_dir, posterior, n_splits, n_strata, refit_rule):
+def _plan_of(corpus, which, spec, settings, cache_dir, posterior, n_splits, n_strata, refit_rule,
+             heldout_estimator="bayes"):
     """The engine's estimate of the refit analyses among ``which`` (:func:`~.defaults.plan_sheet_analyses`),
     from the main fit given or stored in the cache; None when neither is at hand or it cannot be made."""
     from .defaults import SHEET_DEFAULT, plan_sheet_analyses
@@ -289,7 +320,7 @@ def _plan_of(corpus, which, spec, settings, cache_dir, posterior, n_splits, n_st
         if posterior is None:
             return None
         return plan_sheet_analyses(corpus, posterior, which=names, n_splits=n_splits, n_strata=n_strata,
-                                   cache_dir=cache_dir, refit_rule=refit_rule)
+                                   cache_dir=cache_dir, refit_rule=refit_rule, heldout_estimator=heldout_estimator)
     except (ValueError, KeyError, AttributeError):
         return None
 
@@ -356,14 +387,20 @@ def format_analyses(result: dict) -> str:
             lines.append("  " + verdict_sentence(d["verdict"], "the all-tasks figure", "the hardest stratum"))
     h = result.get("heldout")
     if h:
-        lines.append(f"Held-out reliability ({cite('ddr2026', 'sec. 5.4')}), {h['n_splits']} splits of {h['train_fraction']}: "
+        est = {"reml": "REML refits, observed 0/1 scale", "bayes": "Bayesian refits, latent logit scale"}
+        lines.append(f"Held-out reliability ({cite('ddr2026', 'sec. 5.4')}; {est.get(h.get('estimator'), 'Bayesian refits')}), "
+                     f"{h['n_splits']} splits of {h['train_fraction']}: "
                      f"Pearson r {_f(h['pearson_r'], '{:+.2f}')}"
                      + (f" (MCSE {h['pearson_r_mcse']:.3f})" if h.get("pearson_r_mcse") is not None else "")
                      + f", mean gap held-out - projected {_f(h['mean_gap'], '{:+.4f}')}"
                      + (f" (MCSE {h['mean_gap_mcse']:.4f})" if h.get("mean_gap_mcse") is not None else "")
-                     + (f"; refits to the {h['refit_rule']} rule" if h.get("refit_rule") else ""))
+                     + (f"; refits to the {h['refit_rule']} rule" if h.get("refit_rule") else "")
+                     + (f"; split SE r {h['pearson_r_split_se']:.3f}, gap {h['mean_gap_split_se']:.4f}"
+                        if h.get("pearson_r_split_se") is not None else ""))
         if h.get("verdict"):
             lines.append("  " + verdict_sentence(h["verdict"], "the training-cell projection", "the held-out figure"))
+        if h.get("choice"):
+            lines.append(f"  {h['choice']}")
     lo = result.get("loo")
     if lo:
         lines.append(f"PSIS-LOO over {lo['n_cells']} cells: Pareto k <= 0.7: {lo['good']}, 0.7-1: {lo['bad']}, "

@@ -64,7 +64,8 @@ def cmd_analyses(args: argparse.Namespace) -> int:
                              n_strata=args.strata, posterior=posterior, progress=progress,
                              scheduler=args.scheduler, undated=args.undated,
                              options=_extra_analysis_options(args, which),
-                             refit_rule=getattr(args, "refit_rule", None)))
+                             refit_rule=getattr(args, "refit_rule", None),
+                             heldout_estimator=getattr(args, "heldout_estimator", "auto")))
     if code is not None:
         return code
     print(json.dumps(result, indent=2) if args.json else format_analyses(result))

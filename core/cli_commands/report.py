@@ -153,16 +153,20 @@ def _report_analyses(args: argparse.Namespace):
         return others, None
 
     rule = getattr(args, "refit_rule", None)
+    from ..analyses.heldout_choice import check_heldout_estimator
+
+    estimator = check_heldout_estimator(getattr(args, "heldout_estimator", None))
     timings = args._analysis_timings = {}  # each runner's wall seconds, printed beside its estimate after the run
 
     def choose(corpus, posterior, progress=None):
         plan = plan_sheet_analyses(corpus, posterior, which=names, n_splits=args.splits, cache_dir=args.cache,
-                                   refit_rule=rule)
+                                   refit_rule=rule, heldout_estimator=estimator)
         args._analysis_plan = plan
         where = f" on the Dask cluster {scheduler}" if scheduler else ""
         if args.analyses or plan.runs_by_default:
             print(f"ddr: {plan.describe()}{where}; running them"
                   + ("" if args.analyses else " (--analyses none skips them)"), file=sys.stderr)
+            _print_heldout_choice(plan, names)
             return {**sheet_runners(names, n_splits=args.splits, scheduler=scheduler, plan=plan, progress=progress,
                                     timings=timings),
                     **others}
@@ -176,11 +180,18 @@ def _report_analyses(args: argparse.Namespace):
         print(f"ddr: {part.describe()}{where}; running them (--analyses none skips them)", file=sys.stderr)
         print(f"ddr: {plan.part(rest).describe()}: would take the sheet over the 15 min default budget, so the sheet "
               f"says \"not run\" for {', '.join(rest)}; run every analysis with `{plan.flag}`", file=sys.stderr)
+        _print_heldout_choice(plan, run)
         return {**sheet_runners(run, n_splits=args.splits, scheduler=scheduler, plan=part, progress=progress,
                                 timings=timings),
                 **others}
 
     return None, choose
+
+
+def _print_heldout_choice(plan, running) -> None:
+    """Which estimator the hold-out runs with, and why (the sheet says it too), when it runs."""
+    if "heldout" in running and plan.heldout_choice is not None:
+        print(f"ddr: {plan.heldout_choice.line}", file=sys.stderr)
 
 
 def _sheet_runner(name: str, undated: str = "stop"):

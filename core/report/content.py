@@ -38,6 +38,7 @@ from ..score_reliability import LATENT_LABEL
 from ..ranks import RankAgreement, RankAnalysis, rank_analysis, ranking_agreement
 from ..reliability import (DETECTION_ERHO2, RESIDUAL_LOGISTIC, Summary, canonical_term, capability_gap_ratio,
                            gap_ratio_not_estimable, split_term, summarize, variance_shares)
+from .heldout_text import REML_R_CAVEAT, held_out_estimator_note, held_out_reading, held_out_verdict  # noqa: F401
 from .inputs import DifficultyProfile, FailureTaxonomy, HeldOutReliability, LooSummary, ReportInputs
 
 __all__ = [
@@ -897,29 +898,6 @@ def _decision_cost(ct: SheetContent) -> Decision:
     return Decision(3, q, text, "answered")
 
 
-def held_out_reading(held) -> str:
-    """What the hold-out splits say about the training-cell projection (seed 003 sec. 5.4): the decision on
-    page 1 and the held-out section both print it.
-
-    The word (optimistic, no detectable gap, pessimistic) is :func:`~..analyses.gap_verdict.gap_verdict`'s on
-    the split-by-split gaps, never the sign of a mean alone (a mean gap of -0.00004 was once called
-    optimistic).  A negative correlation across splits without a detectable gap is said apart: right on
-    average but not split by split (the two parts of a split share each cell's trials, so a split that
-    flatters one part flatters the other less).
-    """
-    v = held.verdict
-    text = verdict_sentence(v, "the training-cell projection", "the held-out figure") + " "
-    if v.optimistic:
-        return text + "Demand the held-out number next to every projection, and budget on the held-out one."
-    r = held.pearson_r
-    if not v.detected and np.isfinite(r) and r < 0:
-        # calling this "optimistic" contradicted the gap printed beside it (TB2: r = -0.63, +0.001)
-        return text + ("On average the projection holds, but not split by split: a split whose training cells "
-                       "project higher finds less on its held-out cells. Demand the held-out number next to every "
-                       "projection, from the same split protocol.")
-    return text + "The projection generalises here; still ask vendors for the same split protocol."
-
-
 def _decision_holdout(ct: SheetContent) -> Decision:
     inp = ct.inputs
     held: HeldOutReliability | None = inp.analysis("held_out")
@@ -938,8 +916,8 @@ def _decision_holdout(ct: SheetContent) -> Decision:
     if held is not None:
         text = (f"Across {held.n_splits} random {round(100 * held.train_fraction)}/"
                 f"{round(100 * (1 - held.train_fraction))} splits stratified by {escape(held.stratified_by)}, "
-                f"projected and held-out {sym} correlate at <b>r = {fmt_r(held.pearson_r)}</b>. ")
-        text += held_out_reading(held)
+                f"projected and held-out {sym} ({escape(held.estimator_label)}) correlate at <b>r = {fmt_r(held.pearson_r)}</b>. ")
+        text += held_out_reading(held) + " " + held_out_estimator_note(held)
         return Decision(4, q, text + _refits_note(held) + loo_text, "answered")
     text = (f"<b>Not run here</b> (it needs 50 splits: 100 refits). Demand from the vendor: {sym} re-estimated on "
             f"held-out cells over {GEQ} 50 random 70/30 splits stratified by (agent, task) cell, reported next to the "

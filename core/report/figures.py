@@ -639,7 +639,9 @@ def held_out_figure(held, width: float = 220, height: float = 170, *, estimand: 
     r = held.pearson_r
     txt = f"r = {r:.2f}".replace("-", "\u2212") if math.isfinite(r) else "r = n/a"
     txt += f",  mean gap {held.mean_gap:+.3f}".replace("-", "\u2212")
-    x_end = _legend(d, 32, height - 9, [("point", st.BLUE, f"{held.n_splits} splits"),
+    # a REML hold-out is on the observed 0/1 scale: the figure says so beside its points
+    what = f"{held.n_splits} splits" + (" (REML)" if getattr(held, "estimator", "bayes") == "reml" else "")
+    x_end = _legend(d, 32, height - 9, [("point", st.BLUE, what),
                                         ("dash", st.FAINT, "held-out = projected")])
     d.add(String(max(x_end, width - 4 - st.text_width(txt, st.FONT_BOLD, ANNOT_SIZE)), height - 9, txt,
                  fontName=st.FONT_BOLD, fontSize=ANNOT_SIZE, fillColor=st.INK))

@@ -50,8 +50,9 @@ from . import figures as fig
 from . import styles as st
 from .citations import references_block
 from .content import (E_RHO2, GEQ, PHI, SIGMA2, TIMES, SheetContent, escape, fmt_coef, fmt_interval, fmt_n,
-                      fmt_pct, fmt_prob, fmt_r, fmt_sig3, fmt_usd, fmt_var, held_out_reading, sheet_content,
-                      term_label)
+                      fmt_pct, fmt_prob, fmt_r, fmt_sig3, fmt_usd, fmt_var, held_out_estimator_note, held_out_reading,
+                      sheet_content, term_label)
+from .heldout_text import split_se_text
 from .inputs import ReportInputs
 from .priors import priors_text
 from .methods_page import methods_page as _methods_page
@@ -637,11 +638,12 @@ def _difficulty_page(ct: SheetContent) -> list:
         r, gap = held.pearson_r, held.mean_gap
         gap_txt = f"{gap:+.3f}".replace("-", "\u2212")  # as the figure's legend: +0.001, not 0.00
         txt = (f"{held.n_splits} random {round(100 * held.train_fraction)}/{round(100 * (1 - held.train_fraction))} "
-               f"splits stratified by {escape(held.stratified_by)}. For each split the G-study was fitted on the "
+               f"splits stratified by {escape(held.stratified_by)}. For each split the G-study "
+               f"({escape(held.estimator_label)}) was fitted on the "
                f"training cells, {_sym(ct)} projected for the observed design, and compared with {_sym(ct)} on the "
                f"held-out cells ({cite('ddr2026', 'sec. 5.4')}). Pearson r = <b>{fmt_r(r)}</b> (Spearman {fmt_r(held.spearman)}); "
-               f"mean held-out \u2212 projected = <b>{gap_txt}</b>. "
-               + held_out_reading(held))
+               f"mean held-out \u2212 projected = <b>{gap_txt}</b>{split_se_text(held)}. "
+               + held_out_reading(held) + " " + held_out_estimator_note(held))
         lay = Table([[drawing, "", _p(txt, "body")]], colWidths=[half, 12, half])
         lay.setStyle(st.layout_style())
         story.append(lay)
