@@ -202,7 +202,7 @@ class HeldOutReliability:
         return self._mcse()[1]
 
 
-#: The scale each hold-out estimator's coefficients are on (SPEC sec. 2; seed 000 App. C.2-C.3).
+#: The scale each hold-out estimator's coefficients are on (SPEC sec. 2; seed 000 (Hardy et al. 2026) App. C.2-C.3).
 ESTIMATOR_SCALES: dict[str, str] = {"bayes": "latent logit", "reml": "observed 0/1"}
 #: Display names of the estimators.
 ESTIMATOR_NAMES: dict[str, str] = {"bayes": "Bayesian", "reml": "REML"}
