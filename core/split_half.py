@@ -30,7 +30,7 @@ import numpy as np
 import pandas as pd
 
 from .posterior_summary import Summary, summarize, to_jsonable
-from .reliability import REPLICATE, VarianceComponents, object_facets, split_term
+from .reliability import VarianceComponents, object_facets
 from .score_reliability import OBSERVED_LABEL, score_moments, score_reliability
 
 __all__ = ["SplitHalfCheck", "split_half_statistic", "split_half_check"]

@@ -68,7 +68,7 @@ def format_comparison(out: dict) -> str:
             f"{float(k):g} scaffold(s): " + ", ".join(f"{_n(n)}" for n in v.values())
             for k, v in s["tasks_for_assurance_by_scaffolds"].items()) + "  (for P >= 0.8, 0.9, 0.95)")
     mde = s["mde_paired_80"]
-    lines.append(f"  smallest difference this design detects (80% power, alpha 0.05): "
+    lines.append("  smallest difference this design detects (80% power, alpha 0.05): "
                  + (f"{mde * 100:.1f} points (paired test), " if mde is not None else "")
                  + f"{s['mde_model_80'] * 100:.1f} points (the fit's predictive)")
     return "\n".join(lines)

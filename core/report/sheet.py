@@ -49,7 +49,7 @@ from ..references import cite
 from . import figures as fig
 from . import styles as st
 from .citations import references_block
-from .content import (E_RHO2, GEQ, PHI, SIGMA2, TIMES, SheetContent, escape, fmt_coef, fmt_interval, fmt_n,
+from .content import (E_RHO2, GEQ, SIGMA2, TIMES, SheetContent, escape, fmt_coef, fmt_interval, fmt_n,
                       fmt_pct, fmt_prob, fmt_r, fmt_sig3, fmt_usd, fmt_var, held_out_estimator_note, held_out_reading,
                       sheet_content, term_label)
 from .heldout_text import split_se_text
