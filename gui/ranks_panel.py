@@ -82,6 +82,9 @@ class RanksPanel(QWidget):
             self.table.setItem(i, 6, numeric_item(float(gd[i]), 3))
             if tier_of is not None:
                 self.table.setItem(i, 7, numeric_item(float(tier_of[names[i]]), 0))
+        if self.tiers is not None:  # the tiers' sentence where the tier column is read (the caption keeps its height)
+            self.table.horizontalHeaderItem(7).setToolTip(
+                f"{self.tiers.sentence()}; a tier's members are not told apart from its first (ddr compare --all)")
         self.table.resizeColumnsToContents()
         self.table.setColumnWidth(1, min(max(self.table.columnWidth(1), 140), 280))
 
@@ -115,7 +118,6 @@ class RanksPanel(QWidget):
             f"{m} {noun}s, ordered by global dominance (mean over the others of P(\u03b8<sub>m</sub> > "
             f"\u03b8<sub>m'</sub>); {cite('hardy2026', 'Figs. 13-14')}). Rank 1 is the best; intervals are equal-tailed 95%. "
             f"Columns of the heatmap follow the numbered rows."
-            + (f"<br>{self.tiers.sentence()} (tier: not told apart from the tier's first)." if self.tiers else "")
             + (f"<br><b>Ranked within {len(r.parts)} parts of a disconnected design</b>: ranks count within each "
                "part, rows run part by part, and a dominance between two parts is not identified (blank). "
                + " ".join(r.part_reasons) if r.parts is not None else ""))

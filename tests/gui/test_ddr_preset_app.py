@@ -21,8 +21,10 @@ import ddr_explorer.gui.main_window as main_window  # noqa: E402
 from ddr_explorer.core.corpus.io import load_corpus  # noqa: E402
 from ddr_explorer.core.corpus.importers._common import resources_dir  # noqa: E402
 from ddr_explorer.core.dstudy import DStudyModel, observed_design  # noqa: E402
+from ddr_explorer.core.dstudy.curves import score_scale  # noqa: E402
 from ddr_explorer.core.fitting import components_from_posterior, theta_from_posterior  # noqa: E402
 from ddr_explorer.core.reliability import generalizability  # noqa: E402
+from ddr_explorer.core.score_reliability import score_moments, score_reliability  # noqa: E402
 from ddr_explorer.gui.main_window import MainWindow  # noqa: E402
 
 SAMPLER = {"stop": "fixed", "draws": 20, "warmup": 10, "chains": 2}
@@ -79,10 +81,14 @@ def test_ddr_fit_shows_the_agent_dstudy_of_core(qtbot, fake_sampler, monkeypatch
     # D-study numbers: core's, for the agent object at the observed design
     d = panel.view.design
     assert d.object_of_measurement == "agent" and d.sizes() == want.sizes()
-    core_view = DStudyModel(comp).view(want, panel.grids, w.state.effective_target, overs=panel.curve_fields)
+    core_view = DStudyModel(comp, scale=score_scale(comp)).view(want, panel.grids, w.state.effective_target,
+                                                                overs=panel.curve_fields)
     assert panel.view.readouts.coefficient.median == pytest.approx(core_view.readouts.coefficient.median, rel=1e-12)
-    per_draw = generalizability(comp, "agent", want.sizes(), "relative")
+    # per draw, on success rates (core.score_reliability), with the latent Erho2 (seed 003's figure) beside it
+    per_draw = score_reliability(comp, score_moments(comp, "agent"), want.sizes(), "relative")
     assert panel.view.readouts.coefficient.median == pytest.approx(float(np.median(per_draw)), rel=1e-9)
+    latent = generalizability(comp, "agent", want.sizes(), "relative")
+    assert panel.view.readouts.latent.coefficient.median == pytest.approx(float(np.median(latent)), rel=1e-9)
     for f, curve in core_view.curves.items():
         np.testing.assert_allclose(panel.view.curves[f].median, curve.median, rtol=1e-12)
     assert not panel.message.text()

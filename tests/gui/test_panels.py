@@ -136,7 +136,7 @@ def test_ranks_panel_draws_core_rank_analysis(qtbot, theta_names, tmp_path):
     tiers = tiers_from_dominance(ra.dominance, ra.models, ra.order)
     want = {n: k for k, t in enumerate(tiers.tiers, start=1) for n in t}
     assert [_cell(panel.table, r, 7) for r in range(len(names))] == [want[n] for n in ra.ordered_models]
-    assert tiers.sentence() in panel.caption.text()
+    assert tiers.sentence() in panel.table.horizontalHeaderItem(7).toolTip()
     e = panel.interval_errors.opts
     np.testing.assert_allclose(e["x"] - e["left"], ra.ranks.interval95[order, 0])
     np.testing.assert_allclose(e["x"] + e["right"], ra.ranks.interval95[order, 1])
