@@ -31,7 +31,7 @@ from ddr_explorer.core.dstudy import observed_design  # noqa: E402
 from ddr_explorer.core.fitting import components_from_posterior, fit_corpus, theta_from_posterior  # noqa: E402
 from ddr_explorer.core.pair_comparison import expected_rate, pair_decision  # noqa: E402
 from ddr_explorer.core.reliability import REPLICATE, _facet_key, object_facets  # noqa: E402
-from ddr_explorer.core.score_reliability import _axes, _logistic  # noqa: E402
+from ddr_explorer.core.score_reliability import effect_shape, logistic  # noqa: E402
 
 
 def right_ahead(c, theta_pair, delta, sizes, n_tasks, sims, rng) -> float:
@@ -48,9 +48,9 @@ def right_ahead(c, theta_pair, delta, sizes, n_tasks, sims, rng) -> float:
         for t, fs in zip(c.terms, c.facet_sets):
             if fs <= o:
                 continue
-            eta = eta + rng.normal(0.0, math.sqrt(c.draws[t][s]), _axes(facets, fs, o, size, 2))
+            eta = eta + rng.normal(0.0, math.sqrt(c.draws[t][s]), effect_shape(facets, fs, o, size, 2))
         eta = np.broadcast_to(eta, (2, *[size[f] for f in facets]))
-        y = rng.binomial(reps, _logistic(eta)).reshape(2, -1).mean(axis=1)
+        y = rng.binomial(reps, logistic(eta)).reshape(2, -1).mean(axis=1)
         d = np.sign(y[0] - y[1])
         hits += 0.5 if d == 0 else float(d == np.sign(delta[s]))
     return hits / sims

@@ -34,7 +34,7 @@ import pandas as pd
 
 from .posterior_summary import Summary, summarize, to_jsonable
 from .reliability import VarianceComponents, object_facets
-from .score_reliability import _mean_p
+from .score_reliability import expected_success
 
 __all__ = ["PairError", "PairedTest", "PairComparison", "compare_pair", "object_rates"]
 
@@ -205,7 +205,7 @@ def expected_rate(c: VarianceComponents, theta: np.ndarray, obj: str) -> np.ndar
     """Per draw, ``E[logistic(mu + theta + Z)]`` over the population of tasks (and other facets)."""
     if c.intercept is None:
         raise PairError("the fit has no intercept draws: refit it to compare success rates")
-    return _mean_p(c.intercept + theta, _rest_variance(c, obj), 48)
+    return expected_success(c.intercept + theta, _rest_variance(c, obj), 48)
 
 
 def _by_benchmark(post, table, c, obj, ia, ib, names) -> dict[str, dict]:

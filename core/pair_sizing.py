@@ -39,7 +39,7 @@ from scipy import stats
 
 from .posterior_summary import to_jsonable
 from .reliability import REPLICATE, VarianceComponents, _facet_key, object_facets
-from .score_reliability import _axes, _logistic
+from .score_reliability import effect_shape, logistic
 
 __all__ = ["PairSizing", "size_pair_decision", "ASSURANCES"]
 
@@ -141,9 +141,9 @@ def _pair_variances(c: VarianceComponents, obj: str, theta_pair: np.ndarray, mu:
             for t, fs in zip(c.terms, c.facet_sets):
                 if fs <= o:
                     continue  # the pair's own effects are theta
-                eta = eta + rng.normal(0.0, math.sqrt(c.draws[t][s]), _axes(facets, fs, o, size, 2))
+                eta = eta + rng.normal(0.0, math.sqrt(c.draws[t][s]), effect_shape(facets, fs, o, size, 2))
             eta = np.broadcast_to(eta, (2, *[size[f] for f in facets]))
-            y = rng.binomial(reps, _logistic(eta)) / reps
+            y = rng.binomial(reps, logistic(eta)) / reps
             d = y[0] - y[1]
             if task_axis is not None:  # one difference per task: averaged over the other facets' levels
                 d = np.moveaxis(d, task_axis - 1, 0).reshape(size["task"], -1).mean(axis=1)

@@ -72,7 +72,8 @@ from .reliability import (REPLICATE, RESIDUAL_LOGISTIC, VarianceComponents, _eff
 
 __all__ = [
     "DEFAULT_NODES", "LATENT_LABEL", "OBSERVED_LABEL", "ScoreMoments", "score_moments", "score_parts",
-    "score_reliability", "score_coef_matrix", "simulated_score_reliability", "intercept_for_success_rate", "has_score_scale",
+    "score_reliability", "score_coef_matrix", "simulated_score_reliability", "logistic", "expected_success",
+    "effect_shape", "intercept_for_success_rate", "has_score_scale",
 ]
 
 #: Gauss-Hermite nodes of each of the two nested quadratures.
@@ -102,8 +103,8 @@ def _nodes(n: int) -> tuple[np.ndarray, np.ndarray]:
     return z, w / math.sqrt(2.0 * math.pi)
 
 
-def _logistic(x: np.ndarray) -> np.ndarray:
-    # 0.5 (1 + tanh(x/2)) is the logistic without overflow for large |x|
+def logistic(x: np.ndarray) -> np.ndarray:
+    """The logistic function, as ``0.5 (1 + tanh(x/2))``: no overflow for large ``|x|``."""
     return 0.5 * (1.0 + np.tanh(0.5 * x))
 
 
@@ -121,15 +122,16 @@ def _pair_moment(mu: np.ndarray, total: np.ndarray, shared: np.ndarray, nodes: i
     for s in range(0, flat[0].size, _DRAW_CHUNK):
         m, o, c = (a[s:s + _DRAW_CHUNK, None, None] for a in flat[:3])
         x = m + c * z[None, :, None]                      # outer node: the shared part
-        h = _logistic(x + o * z[None, None, :]) @ w       # inner: E over the own parts -> (chunk, G)
+        h = logistic(x + o * z[None, None, :]) @ w       # inner: E over the own parts -> (chunk, G)
         flat[3][s:s + _DRAW_CHUNK] = (h * h) @ w
     return out
 
 
-def _mean_p(mu: np.ndarray, total: np.ndarray, nodes: int) -> np.ndarray:
+def expected_success(mu: np.ndarray, total: np.ndarray, nodes: int = DEFAULT_NODES) -> np.ndarray:
+    """``E[logistic(mu + Z)]`` with ``Var Z = total``, per entry (Gauss-Hermite)."""
     z, w = _nodes(nodes)
     sd = np.sqrt(np.clip(total, 0.0, None))
-    return _logistic(mu[:, None] + sd[:, None] * z[None, :]) @ w
+    return logistic(mu[:, None] + sd[:, None] * z[None, :]) @ w
 
 
 def intercept_for_success_rate(components: VarianceComponents, success_rate: float,
@@ -146,7 +148,7 @@ def intercept_for_success_rate(components: VarianceComponents, success_rate: flo
     hi = np.full(components.n_draws, 40.0)
     for _ in range(60):  # bisection: E[p] is increasing in mu
         mid = 0.5 * (lo + hi)
-        up = _mean_p(mid, total, nodes) < r
+        up = expected_success(mid, total, nodes) < r
         lo = np.where(up, mid, lo)
         hi = np.where(up, hi, mid)
     return 0.5 * (lo + hi)
@@ -236,15 +238,15 @@ def score_moments(components: VarianceComponents, obj="model", intercept=None,
     both = _pair_moment(mu[:, None], total[:, None], np.concatenate([same_cov, diff_cov], axis=1), nodes)
     same = {k: both[:, j] for j, k in enumerate(ks)}
     diff = {k: both[:, len(ks) + j] for j, k in enumerate(ks)}
-    return ScoreMoments(o, facets, _mean_p(mu, total, nodes), same, diff)
+    return ScoreMoments(o, facets, expected_success(mu, total, nodes), same, diff)
 
 
 # ---------------------------------------------------------------------------
 # Designs
 # ---------------------------------------------------------------------------
 
-def _pair_weight(k: frozenset, facets: tuple[str, ...], inv: Mapping[str, float], held: frozenset) -> float:
-    """Share of ordered cell pairs agreeing exactly on ``k`` (within one evaluation: ``held`` empty)."""
+def _pair_weight(k: frozenset, facets: tuple[str, ...], inv: Mapping[str, float]) -> float:
+    """Share of ordered cell pairs of one evaluation agreeing exactly on ``k``."""
     w = 1.0
     for f in facets:
         if f in k:
@@ -284,7 +286,7 @@ def _terms(m: ScoreMoments, inv: Mapping[str, float], claim: str, held: frozense
     for f in m.facets:
         cell *= inv[f]
     binomial = (m.mean - m.same[frozenset(m.facets)]) * (cell * inv[REPLICATE])
-    within = sum(_pair_weight(k, m.facets, inv, held) * (m.same[k] - (m.diff[k] if claim == "relative"
+    within = sum(_pair_weight(k, m.facets, inv) * (m.same[k] - (m.diff[k] if claim == "relative"
                                                                         else m.same[k0])) for k in ks)
     if claim == "absolute":
         signal = m.universe
@@ -367,7 +369,7 @@ def score_coef_matrix(components: VarianceComponents, moments: ScoreMoments,
     w, cell = [], []
     for sizes in size_list:
         inv = _inverse_sizes(moments, components, sizes)
-        w.append([_pair_weight(k, moments.facets, inv, frozenset()) for k in ks])
+        w.append([_pair_weight(k, moments.facets, inv) for k in ks])
         c = inv[REPLICATE]
         for f in moments.facets:
             c *= inv[f]
@@ -385,8 +387,10 @@ def score_coef_matrix(components: VarianceComponents, moments: ScoreMoments,
 # The same by simulation (the check)
 # ---------------------------------------------------------------------------
 
-def _axes(facets: tuple[str, ...], term_facets: frozenset, o: frozenset, sizes: Mapping[str, int],
-          n_objects: int) -> tuple[int, ...]:
+def effect_shape(facets: tuple[str, ...], term_facets: frozenset, o: frozenset, sizes: Mapping[str, int],
+                 n_objects: int) -> tuple[int, ...]:
+    """The array shape of one term's simulated effects: an object axis when the term involves the object,
+    then one axis per design facet the term is indexed by (a task's benchmark included)."""
     shape = [n_objects if term_facets & o else 1]
     for f in facets:
         inside = f in term_facets or any(_PARENT.get(g) == f for g in term_facets)
@@ -428,7 +432,7 @@ def simulated_score_reliability(components: VarianceComponents, sizes: Mapping[s
         sd = {t: math.sqrt(c.draws[t][s]) for t in c.terms}
         cov = var = rsum = 0.0
         for _ in range(n_pairs):
-            shared = {t: rng.normal(0.0, sd[t], _axes(facets, fs, o, size, n_objects))
+            shared = {t: rng.normal(0.0, sd[t], effect_shape(facets, fs, o, size, n_objects))
                       for t, fs in zip(c.terms, c.facet_sets) if (fs - o) <= hold}
             rates = []
             for _ev in range(2):
@@ -436,10 +440,10 @@ def simulated_score_reliability(components: VarianceComponents, sizes: Mapping[s
                 for t, fs in zip(c.terms, c.facet_sets):
                     eff = shared.get(t)
                     if eff is None:
-                        eff = rng.normal(0.0, sd[t], _axes(facets, fs, o, size, n_objects))
+                        eff = rng.normal(0.0, sd[t], effect_shape(facets, fs, o, size, n_objects))
                     eta = eta + eff
                 eta = np.broadcast_to(eta, (n_objects, *[size[f] for f in facets]))
-                y = rng.binomial(reps, _logistic(eta)) / reps
+                y = rng.binomial(reps, logistic(eta)) / reps
                 rates.append(y.reshape(n_objects, -1).mean(axis=1))
             a, b = rates
             cov += np.cov(a, b)[0, 1]
