@@ -58,6 +58,9 @@ def _add_mapping_arguments(p: argparse.ArgumentParser, benchmark: bool = False) 
                    "result=metadata.resolved; ROLE==VALUE gives every row one value; dotted names reach into "
                    "nested JSON")
     p.add_argument("--scaffold", help="one scaffold name for every row, for files that name none")
+    p.add_argument("--keep-lookalike-names", action="store_true", default=None,
+                   help="keep names that differ only by look-alike letters (a Cyrillic o, a full-width A) apart; "
+                   "by default they are read as one name, with a warning")
     # a slice of tasks, and task metadata / release dates from files beside the corpus
     p.add_argument("--slice", action="append", metavar="COLUMN=VALUE",
                    help="keep only the tasks whose COLUMN is VALUE (A|B: any of them; LO..HI: a numeric range, "

@@ -274,7 +274,7 @@ def apply_mapping(raw: pd.DataFrame, column_sources: dict[str, str], mapping: Co
 _ARG_OPTIONS = (("benchmark", "benchmark"), ("aliases", "aliases"), ("scoring", "scoring"), ("gamma", "gamma"),
                 ("columns", "columns"), ("scaffold", "scaffold"), ("slice", "slice"),
                 ("task_metadata", "task_metadata"), ("release_dates", "release_dates"), ("field_mapping", "mapping"),
-                ("max_log_mb", "max_member_mb"))
+                ("max_log_mb", "max_member_mb"), ("keep_lookalike_names", "keep_lookalike_names"))
 
 
 def options_from_args(args) -> dict:

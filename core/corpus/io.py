@@ -36,6 +36,8 @@ def load_corpus(path: str | Path, format: str | None = None, *, encoding: str | 
         read with a column mapping is taken as a canonical layout by its
         extension.  ``task_metadata`` (a file or a list of files, merged by task
         id), ``release_dates`` and ``slice``: :mod:`.metadata` and :mod:`.slicing`.
+        ``keep_lookalike_names``: keep names that differ only by look-alike letters apart (by default they
+        are read as one, with a warning: :mod:`.names`).
 
     Raises
     ------
@@ -47,8 +49,13 @@ def load_corpus(path: str | Path, format: str | None = None, *, encoding: str | 
     _check_options(path, options)
     # metadata joined from files beside the corpus, then a slice of tasks (core/corpus/slicing.py)
     extra = {k: options.pop(k, None) for k in ("task_metadata", "release_dates", "slice")}
+    from .names import keeping_lookalikes
+
+    if options.get("keep_lookalike_names"):  # kept with the session's options, so a reopened file reads the same
+        extra["keep_lookalike_names"] = True
     try:
-        corpus = _load(path, format, encoding, options)
+        with keeping_lookalikes(bool(options.pop("keep_lookalike_names", False))):  # the look-alike merge rule
+            corpus = _load(path, format, encoding, options)
     except OSError as exc:  # a file of the corpus (or a log in its folder) the user may not read
         where = exc.filename or path
         raise CorpusError([error("unreadable", f"the file cannot be read ({exc.strerror or exc}).",
@@ -130,6 +137,8 @@ def _saved_options(encoding, options: dict) -> dict:
         elif isinstance(v, dict):
             v = ColumnMapping(*_split_dict(v)).to_text()
         out[k] = v if isinstance(v, (int, float)) and not isinstance(v, bool) else str(v)
+    if options.get("keep_lookalike_names"):  # the look-alike merge rule turned off (core/corpus/names.py)
+        out["keep_lookalike_names"] = True
     return out
 
 

@@ -11,8 +11,10 @@ facet column becomes names (:func:`.validate.build_corpus`, through :func:`check
   zero-width space or a direction mark (category Cf), and spaces other than the ASCII space (a
   non-breaking space prints as one);
 * names that differ only by confusable letters (a Cyrillic ``о`` among Latin letters, a full-width
-  ``Ａ``) are kept apart, but a warning names both spellings and the letters that differ, so that a
-  user who meant one model can merge them with an alias file.
+  ``Ａ``) are read as one name (the most used spelling), with a warning that names every spelling and
+  the letters that differ, as the model-key merges do; the merge rule can be turned off
+  (``--keep-lookalike-names``, ``load_corpus(..., keep_lookalike_names=True)``), and the names are then
+  kept apart with the same warning.
 
 Only the standard library's :mod:`unicodedata` is used: the confusable letters are the short table
 :data:`LOOKALIKES` (the Cyrillic and Greek letters that print as Latin ones) after NFKC, which folds
@@ -23,6 +25,8 @@ dependency.
 from __future__ import annotations
 
 import unicodedata
+from contextlib import contextmanager
+from contextvars import ContextVar
 
 import numpy as np
 import pandas as pd
@@ -129,18 +133,42 @@ def check_names(col: pd.Series, raw: pd.DataFrame, c: str, fname, src: str,
         codes = np.where(codes >= 0, new_codes[np.maximum(codes, 0)], -1)
         col = pd.Series(pd.Categorical.from_codes(codes, categories=pd.Index(uniques).astype(str)), index=col.index)
         cats = [str(x) for x in col.cat.categories]
-    _warn_lookalikes(cats, col, raw, c, fname, src, issues)
-    return col
+    return _lookalikes(cats, col, raw, c, fname, src, issues)
 
 
-def _warn_lookalikes(cats: list[str], col: pd.Series, raw: pd.DataFrame, c: str, fname, src: str,
-                     issues: list[CorpusIssue]) -> None:
-    """A warning for each group of names that differ only by confusable letters (kept apart)."""
+#: Whether names that differ only by look-alike letters are kept apart (the merge rule turned off): set for
+#: one import by :func:`keeping_lookalikes` (``load_corpus(..., keep_lookalike_names=True)``,
+#: ``ddr ... --keep-lookalike-names``); a context variable, so a worker thread's import does not change another's.
+KEEP_LOOKALIKES: ContextVar[bool] = ContextVar("keep_lookalike_names", default=False)
+
+
+@contextmanager
+def keeping_lookalikes(keep: bool):
+    """Within the block, names that differ only by look-alike letters are kept apart (``keep``) or merged."""
+    token = KEEP_LOOKALIKES.set(bool(keep))
+    try:
+        yield
+    finally:
+        KEEP_LOOKALIKES.reset(token)
+
+
+def _merged_spelling(names: list[str], col: pd.Series) -> str:
+    """The spelling a group of look-alikes is read as: the most used one, then an all-ASCII one, then the first."""
+    counts = col.value_counts()
+    return max(names, key=lambda n: (int(counts.get(n, 0)), n.isascii(), -names.index(n)))
+
+
+def _lookalikes(cats: list[str], col: pd.Series, raw: pd.DataFrame, c: str, fname, src: str,
+                issues: list[CorpusIssue]) -> pd.Series:
+    """Names that differ only by confusable letters: merged into one spelling with a warning showing both (the
+    rule of the model-key merges), or kept apart with the warning when the merge is turned off."""
     if all(x.isascii() for x in cats):  # the common case: nothing to confuse
-        return
+        return col
     groups: dict[str, list[str]] = {}
     for name in cats:
         groups.setdefault(skeleton(name), []).append(name)
+    keep = KEEP_LOOKALIKES.get()
+    rename: dict[str, str] = {}
     for names in groups.values():
         if len(names) < 2:
             continue
@@ -148,7 +176,21 @@ def _warn_lookalikes(cats: list[str], col: pd.Series, raw: pd.DataFrame, c: str,
         differ = [f"{x!r} {_describe(x)} against {y!r} {_describe(y)}" for x, y in zip(a, b) if x != y] if \
             len(a) == len(b) else [f"{len(a)} against {len(b)} characters"]
         row, n = _rows_of(raw, col, names)
-        issues.append(warning("look-alike-names", f"the {c} names {a!r} and {b!r} print alike but differ "
-                              f"({'; '.join(differ[:3])}); they are kept as two {c}s.",
-                              f"if they are one {c}, write one spelling (or map one to the other in an alias file "
-                              f"[{c}s] table).", file=fname, row=row, column=src, count=n))
+        spellings = " and ".join(repr(x) for x in names)
+        if keep:
+            issues.append(warning("look-alike-names", f"the {c} names {spellings} print alike but differ "
+                                  f"({'; '.join(differ[:3])}); they are kept as {len(names)} {c}s "
+                                  "(--keep-lookalike-names).",
+                                  f"if they are one {c}, write one spelling, or read the file without "
+                                  "--keep-lookalike-names.", file=fname, row=row, column=src, count=n))
+            continue
+        into = _merged_spelling(names, col)
+        rename.update({x: into for x in names if x != into})
+        issues.append(warning("look-alike-names-merged", f"the {c} names {spellings} print alike but differ "
+                              f"({'; '.join(differ[:3])}); they are read as one {c}, {into!r}.",
+                              f"if they are different {c}s, read the file with --keep-lookalike-names (or rename "
+                              "one).", file=fname, row=row, column=src, count=n))
+    if not rename:
+        return col
+    names = col.astype(str).map(lambda x: rename.get(x, x))
+    return names.astype("category").where(col.notna())

@@ -1,6 +1,7 @@
 """Names that look alike (core/corpus/names.py): NFC and NFD spellings are one name, invisible characters,
 odd spaces and C1 controls are refused with the line, the column and the character as U+XXXX, and names
-that differ only by a Cyrillic or full-width letter are warned about with both spellings."""
+that differ only by a Cyrillic or full-width letter are read as one, with both spellings shown, unless the merge
+rule is turned off."""
 
 from __future__ import annotations
 
@@ -40,23 +41,43 @@ def test_invisible_characters_are_refused_with_line_column_and_code_point(tmp_pa
     assert f"the model name {name!r} holds {char}" in issue.message
 
 
-def test_a_cyrillic_o_among_latin_letters_is_warned_about_with_both_spellings(tmp_path):
+def test_a_cyrillic_o_among_latin_letters_is_merged_with_both_spellings_shown(tmp_path):
     latin, mixed = "claude-opus", "claude-\u043epus"
-    corpus = read_canonical(_file(tmp_path, [latin, mixed]))
-    assert corpus.table["model"].nunique() == 2  # kept apart: they may be two models, the user decides
-    (w,) = [w for w in corpus.warnings if w.code == "look-alike-names"]
+    corpus = read_canonical(_file(tmp_path, [latin, mixed, latin]))
+    # read as one model, the spelling used most (the model-key merges' rule), with a warning showing both
+    assert list(corpus.table["model"].unique()) == [latin] and corpus.n_records == 9
+    (w,) = [w for w in corpus.warnings if w.code == "look-alike-names-merged"]
     assert w.message.startswith(f"the model names {latin!r} and {mixed!r} print alike but differ ('o' U+006F "
-                                "LATIN SMALL LETTER O against 'о' U+043E CYRILLIC SMALL LETTER O)")
+                                "LATIN SMALL LETTER O against 'о' U+043E CYRILLIC SMALL LETTER O); they are read as "
+                                f"one model, {latin!r}")
+    assert "--keep-lookalike-names" in w.fix
+
+
+def test_the_merge_rule_can_be_turned_off(tmp_path):
+    from ddr_explorer.core.corpus.io import load_corpus
+    from ddr_explorer.core.cli import main
+
+    latin, mixed = "claude-opus", "claude-\u043epus"
+    path = _file(tmp_path, [latin, mixed])
+    kept = load_corpus(path, keep_lookalike_names=True)
+    assert kept.table["model"].nunique() == 2  # they may be two models: the user said so
+    (w,) = [w for w in kept.warnings if w.code == "look-alike-names"]
+    assert "kept as 2 models" in w.message
+    assert kept.provenance["load_options"].get("keep_lookalike_names") is True  # a session reopens it alike
+    assert load_corpus(path).table["model"].nunique() == 1  # the rule is back for the next import
+    assert main(["inspect", str(path), "--keep-lookalike-names", "--json"]) == 0
 
 
 def test_full_width_letters_are_look_alikes_too(tmp_path):
     corpus = read_canonical(_file(tmp_path, ["GPT-5", "\uff27\uff30\uff34-5"]))
-    assert [w.code for w in corpus.warnings if w.code == "look-alike-names"] == ["look-alike-names"]
+    assert [w.code for w in corpus.warnings if w.code.startswith("look-alike")] == ["look-alike-names-merged"]
+    assert corpus.table["model"].nunique() == 1
 
 
 def test_plain_names_pass_without_a_word(tmp_path):
     corpus = read_canonical(_file(tmp_path, ["gpt 4", "claude", "Qwen/Qwen3-8B", "modèle"]))
-    assert not [w for w in corpus.warnings if w.code in ("look-alike-names", "names-merged-nfc")]
+    assert not [w for w in corpus.warnings if w.code in ("look-alike-names", "look-alike-names-merged",
+                                                        "names-merged-nfc")]
 
 
 def test_a_200_kb_name_is_shortened_in_the_message(tmp_path):
