@@ -267,3 +267,23 @@ def test_a_near_integer_in_canonical_json_lines_is_refused_as_written(tmp_path):
     assert (issue.row, issue.column) == (2, "result") and "'0.99999999999999999' is not a whole number" in issue.message
     ok = text.replace("0.99999999999999999", "1.0")  # a whole number written with a point still reads
     assert read_canonical(write(tmp_path, ok, "c.jsonl")).n_records == 2
+
+
+@pytest.mark.parametrize("style, line", [
+    ("bridge", '{"model": "m1", "benchmark": "b", "task_id": "t1", "score": 0.99999999999999999}'),
+    ("metr", '{"task_id": "t1", "model": "m1", "run_id": "r1", "score_binarized": 0.99999999999999999, '
+             '"task_source": "b"}'),
+])
+def test_a_near_integer_score_of_normalized_results_is_not_read_as_a_pass(tmp_path, style, line):
+    """JSON's float rounds '0.99999999999999999' to 1.0; the normalized importer kept the float (a pass)."""
+    from ddr_explorer.core.corpus.io import load_corpus
+
+    other = line.replace('"m1"', '"m2"').replace("0.99999999999999999", "0").replace('"r1"', '"r2"')
+    path = tmp_path / "n.jsonl"
+    path.write_text(line + "\n" + other + "\n", encoding="utf-8")
+    with pytest.raises(CorpusError) as exc:
+        load_corpus(path)
+    issue = only_error(exc)
+    assert issue.row == 1 and "the result 0.99999999999999999 is not 0 or 1" in issue.message
+    path.write_text(line.replace("0.99999999999999999", "1.0") + "\n" + other + "\n", encoding="utf-8")
+    assert load_corpus(path).n_successes == 1  # an exact 1.0 is still a pass

@@ -48,7 +48,7 @@ from ..corpus import Corpus
 from ...errors import shown
 from ..issues import CorpusError, error, warning
 from ..validate import SOURCE_ROW, build_corpus, non_scalar_kind
-from ._common import (check_scoring_options, head_object, ignored_options, raise_if_nothing_left, read_json_lines,
+from ._common import (NearInteger, check_scoring_options, head_object, ignored_options, raise_if_nothing_left, read_json_lines,
                       score_verifiers)
 
 FORMAT = "normalized"
@@ -144,6 +144,9 @@ def read(path: str | Path, *, style: str = "auto", benchmark: str | None = None,
     objs = [o for _, o in records]
     frame = pd.DataFrame.from_records(objs) if objs else pd.DataFrame()
     frame.index = pd.RangeIndex(len(frame))
+    for key in ("score", "score_binarized"):  # a float column would round a NearInteger to the whole number
+        if key in frame and any(isinstance(o.get(key), NearInteger) for o in objs):
+            frame[key] = pd.Series([o.get(key) for o in objs], index=frame.index, dtype=object)
     provenance: dict = {"importer": FORMAT, "style": style, "source": str(path)}
     sources: dict[str, str] = {}
     raw = pd.DataFrame(index=frame.index)
@@ -306,9 +309,15 @@ def _bridge_columns(frame, raw, sources, provenance, lines, path, issues, scorin
             raw.loc[is_dict, col] = ver[c].to_numpy()
             sources[col] = f"score.{c}"
         notes.append(f"verifier scores: {desc}")
-    as_number = pd.to_numeric(result, errors="coerce")
-    if (as_number.notna() | result.isna()).all():
-        result = as_number  # numbers stay numbers; anything else goes to the validator as written
+    if result.map(lambda v: isinstance(v, NearInteger)).any():
+        # '0.99999999999999999' is 1.0 as a float: the scores go to the validator as the text written, which
+        # decides on the decimal (core/corpus/validate.py), never on the rounded float
+        result = result.map(lambda v: repr(v) if isinstance(v, NearInteger) else
+                            (v if v is None or (isinstance(v, float) and v != v) else str(v)))
+    else:
+        as_number = pd.to_numeric(result, errors="coerce")
+        if (as_number.notna() | result.isna()).all():
+            result = as_number  # numbers stay numbers; anything else goes to the validator as written
     raw["result"] = result
     sources["result"] = "score"
     if soft.notna().any():
