@@ -18,17 +18,19 @@ import pytest
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
 
-def _register_batch_fakes():
-    """Make ``tests/batch_fakes.py`` importable as ``ddr_batch_fakes`` (pytest runs with
-    ``--import-mode=importlib``, so the tests folder is not on ``sys.path``)."""
-    if "ddr_batch_fakes" not in sys.modules:
-        spec = importlib.util.spec_from_file_location("ddr_batch_fakes", Path(__file__).with_name("batch_fakes.py"))
+def _register(name: str, file: str):
+    """Make a helper module of ``tests/`` importable as ``name`` (pytest runs with ``--import-mode=importlib``,
+    so the tests folder is not on ``sys.path``): ``batch_fakes.py`` as ``ddr_batch_fakes``,
+    ``closed_forms.py`` as ``ddr_closed_forms``."""
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(name, Path(__file__).with_name(file))
         mod = importlib.util.module_from_spec(spec)
         sys.modules[spec.name] = mod
         spec.loader.exec_module(mod)
 
 
-_register_batch_fakes()
+_register("ddr_batch_fakes", "batch_fakes.py")
+_register("ddr_closed_forms", "closed_forms.py")
 
 
 def shared_corpora_path() -> Path:

@@ -18,6 +18,7 @@ import pandas as pd
 import pytest
 
 import ddr_explorer.core.estimators.methods as methods_mod
+from ddr_closed_forms import nested_anova  # registered by tests/conftest.py
 from ddr_explorer.core import cli
 from ddr_explorer.core.corpus.io import load_corpus
 from ddr_explorer.core.design.presets import UnsupportedTermsError
@@ -115,15 +116,7 @@ def anova_components(df: pd.DataFrame, n_p=30, n_t=3, n_r=4) -> dict[str, float]
     """The balanced design's ANOVA estimates from its mean squares (Brennan 2001, Table 3.3 for p x (r:t))."""
     y = df.sort_values(["p", "t", "r"], key=lambda c: c.str[1:].astype(int))["score"].to_numpy()
     y = y.reshape(n_p, n_t, n_r)
-    g, mp, mt, mtr, mpt = y.mean(), y.mean((1, 2)), y.mean((0, 2)), y.mean(0), y.mean(2)
-    ms_p = n_t * n_r * ((mp - g) ** 2).sum() / (n_p - 1)
-    ms_t = n_p * n_r * ((mt - g) ** 2).sum() / (n_t - 1)
-    ms_rt = n_p * ((mtr - mt[:, None]) ** 2).sum() / (n_t * (n_r - 1))
-    ms_pt = n_r * ((mpt - mp[:, None] - mt[None, :] + g) ** 2).sum() / ((n_p - 1) * (n_t - 1))
-    e = y - mpt[:, :, None] - mtr[None, :, :] + mt[None, :, None]
-    ms_e = (e ** 2).sum() / ((n_p - 1) * n_t * (n_r - 1))
-    return {"p": (ms_p - ms_pt) / (n_t * n_r), "t": (ms_t - ms_rt - ms_pt + ms_e) / (n_p * n_r),
-            "r:t": (ms_rt - ms_e) / n_p, "p:t": (ms_pt - ms_e) / n_r, "residual": ms_e}
+    return nested_anova(y)
 
 
 def test_a_brennan_table_gets_the_closed_form_anova_answer_from_henderson_and_reml():

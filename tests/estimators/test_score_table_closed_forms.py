@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from ddr_closed_forms import nested_anova  # registered by tests/conftest.py
 from ddr_explorer.core import cli
 from ddr_explorer.core.estimators.methods import _coefficients
 from ddr_explorer.core.estimators.score_table import nesting_facets, observed_sizes, score_table_methods
@@ -33,20 +34,6 @@ def _nested_table(n_p=30, n_t=3, n_r=4, *, unique_raters: bool, seed=0) -> pd.Da
     rows = [(p, t, t * n_r + r if unique_raters else r, 5 + up[p] + ut[t] + urt[t, r] + upt[p, t] + rng.normal(0, 0.8))
             for p in range(n_p) for t in range(n_t) for r in range(n_r)]
     return pd.DataFrame(rows, columns=["p", "t", "r", "score"])
-
-
-def _nested_anova(y: np.ndarray) -> dict[str, float]:
-    """p x (r:t) from its mean squares; ``y[p, t, r]`` (Brennan 2001, Table 3.3)."""
-    n_p, n_t, n_r = y.shape
-    g, mp, mt, mtr, mpt = y.mean(), y.mean((1, 2)), y.mean((0, 2)), y.mean(0), y.mean(2)
-    ms_p = n_t * n_r * ((mp - g) ** 2).sum() / (n_p - 1)
-    ms_t = n_p * n_r * ((mt - g) ** 2).sum() / (n_t - 1)
-    ms_rt = n_p * ((mtr - mt[:, None]) ** 2).sum() / (n_t * (n_r - 1))
-    ms_pt = n_r * ((mpt - mp[:, None] - mt[None, :] + g) ** 2).sum() / ((n_p - 1) * (n_t - 1))
-    e = y - mpt[:, :, None] - mtr[None, :, :] + mt[None, :, None]
-    ms_e = (e ** 2).sum() / ((n_p - 1) * n_t * (n_r - 1))
-    return {"p": (ms_p - ms_pt) / (n_t * n_r), "t": (ms_t - ms_rt - ms_pt + ms_e) / (n_p * n_r),
-            "r:t": (ms_rt - ms_e) / n_p, "p:t": (ms_pt - ms_e) / n_r, "residual": ms_e}
 
 
 # -- Brennan's own numbers ------------------------------------------------------------------------------
@@ -70,7 +57,7 @@ def test_brennans_synthetic_data_set_3_sizes_tasks_as_tasks_and_raters_per_task(
 def test_nested_p_x_r_in_t_every_estimand_against_the_closed_form(unique_raters):
     df = _nested_table(unique_raters=unique_raters)
     y = df.sort_values(["p", "t", "r"])["score"].to_numpy().reshape(30, 3, 4)
-    want = _nested_anova(y)
+    want = nested_anova(y)
     t = score_table_methods(df.astype({"p": str, "t": str, "r": str}), NESTED, "score", estimators=CHEAP)
     assert t.sizes == {"t": 3.0, "r": 4.0, "replicate": 1.0}
     erho = want["p"] / (want["p"] + want["p:t"] / 3 + want["residual"] / 12)
