@@ -169,7 +169,7 @@ def _load(path: Path, format, encoding, options: dict) -> Corpus:
 
         mapping = parse_columns(columns, benchmark=options.pop("benchmark", None),
                                 scaffold=options.pop("scaffold", None), file=path)
-        return read_canonical(path, fmt, encoding=encoding, columns=mapping,
+        return read_canonical(path, fmt, encoding=encoding, columns=mapping, aliases=options.pop("aliases", None),
                               **({"name": options["name"]} if "name" in options else {}))
     if columns:
         options["columns"] = columns  # the importer reports it as an option it ignores

@@ -332,7 +332,7 @@ def read_parquet(path: Path) -> tuple[pd.DataFrame, dict]:
 
 
 def read_canonical(path: str | Path, format: str | None = None, *, encoding: str | None = None,
-                   name: str | None = None, columns=None) -> Corpus:
+                   name: str | None = None, columns=None, aliases=None) -> Corpus:
     """Read a corpus in the canonical layout (CSV, TSV, JSONL or Parquet).
 
     Parameters
@@ -346,6 +346,9 @@ def read_canonical(path: str | Path, format: str | None = None, *, encoding: str
     columns
         A :class:`~.columns.ColumnMapping` (or ``--columns`` text) saying which
         file column plays which role, applied after the synonym matching.
+    aliases
+        An alias file (TOML) whose ``[models]`` and ``[scaffolds]`` tables rename names before validation
+        (:mod:`.renames`); its subject-id rules have no ids to split in a table with model columns.
     """
     path = Path(path)
     fmt = format or {".csv": "csv", ".tsv": "tsv", ".tab": "tsv", ".txt": "tsv", ".jsonl": "jsonl",
@@ -375,6 +378,11 @@ def read_canonical(path: str | Path, format: str | None = None, *, encoding: str
     raw, marker, more = carried_marker(raw, file=path)  # a converted file's "(scaffolds not separated)"
     if marker is not None:
         provenance["scaffolds_not_separated"] = marker
+        issues.extend(more)
+    if aliases is not None:
+        from .renames import apply_renames
+
+        raw, provenance["renames"], more = apply_renames(raw, aliases, file=path)
         issues.extend(more)
     return build_corpus(raw, file=path, format=fmt, name=name, column_sources=info["columns"],
                         provenance=provenance, issues=issues)

@@ -31,7 +31,7 @@ def test_loads_demo_and_shows_core_summary(window, qtbot):
     want = format_summary(inspect_corpus(load_corpus(demo_corpus_path())))
     assert window.summary_view.toPlainText() == want
     assert window.corpus.n_records == 7387
-    assert window.issues_table.rowCount() == len(window.summary["warnings"]) == 2  # a task never solved; "Multiple"
+    assert window.issues_table.rowCount() == len(window.summary["warnings"]) == 3  # never solved; "Multiple"; two Sonnet 4.5 spellings
 
 
 def test_broken_file_keeps_the_loaded_corpus(window, qtbot, tmp_path):
