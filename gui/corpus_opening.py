@@ -176,7 +176,9 @@ class CorpusOpening:
         self._pending_state = None
         self.error_view.setText("Could not open the file:\n" + message)
         self.error_view.show()
-        self.statusBar().showMessage("The file could not be opened; the previous corpus is still loaded.")
+        self.statusBar().showMessage("The file could not be opened; the previous corpus is still loaded."
+                                     if self.corpus is not None else
+                                     "The file could not be opened; no corpus is loaded (File > Open corpus...).")
         self.load_failed.emit(message)
 
     # -- a slice of tasks (gui/slice_dialog.py) ---------------------------------------------
