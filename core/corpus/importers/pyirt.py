@@ -286,7 +286,8 @@ def read(path: str | Path, *, aliases="auto", benchmark: str | None = None, veri
 
     # -- subjects -> model, scaffold --------------------------------------------------------------
     from ..subject_ids.conventions import build_stack, format_mapping, mapping_summary
-    from ..subject_ids.unsplit import merge_model_spellings, pool_unnamed_scaffolds
+    from ..subject_ids.unsplit import (SCAFFOLDS_NOT_SEPARATED, UNSPLIT_IDS, merge_model_spellings,
+                                       pool_unnamed_scaffolds, unsplit_provenance)
 
     rules, how = resolve_aliases(aliases, path, subj_ids)
     stack = build_stack(rules, how, conventions=how != "none")
@@ -308,8 +309,12 @@ def read(path: str | Path, *, aliases="auto", benchmark: str | None = None, veri
                               file=path, column="subject_id", count=id_mapping["no_rule"]))
     for sid, sub, line in zip(subj_ids, subjects, subj_lines):
         if sub.fallback:
+            names = (f"with scaffold '{sub.scaffold}'" if sub.scaffold not in stack.unknown_scaffolds else
+                     "and names no scaffold, so its records are left out (--unsplit-ids drop)"
+                     if UNSPLIT_IDS.get() == "drop" else
+                     f"and names no scaffold, so the file's records share the one scaffold '{SCAFFOLDS_NOT_SEPARATED}'")
             issues.append(warning("subject-fallback", f"subject '{sid}' matched no alias rule; by the "
-                                  f"{sub.rule[9:]} rule it is model '{sub.model}' with scaffold '{sub.scaffold}'.",
+                                  f"{sub.rule[9:]} rule it is model '{sub.model}' {names}.",
                                   "add the id to the alias file ([subjects] or [scaffold_prefixes]) if this is "
                                   "wrong.", file=path, row=line, column="subject_id"))
         if sub.several_models:
@@ -387,7 +392,7 @@ def read(path: str | Path, *, aliases="auto", benchmark: str | None = None, veri
         "conventions": [lay.label for lay in stack.layers if lay.is_convention],
         "id_mapping": id_mapping,
         "model_merges": model_merges,
-        "scaffolds_not_separated": not_separated,
+        **unsplit_provenance(not_separated),  # ids that name no scaffold: pooled, or left out
         "alias_meta": rules.meta,
         "benchmark_option": benchmark,
         "subjects": {sid: {"model": sub.model, "scaffold": sub.scaffold, "rule": sub.rule, "line": line,
