@@ -48,8 +48,8 @@ first ``[[benchmarks]]`` rule whose regex fully matches the item id gives its
 benchmark; the regex's ``task`` group (default: the whole id) gives the task
 and a ``verifier`` group marks the item as one verifier result of that task
 (MLE-bench's ``"competition::metric"``).  Items no rule matches fall back on
-the alias file's top-level ``benchmark``, else go to benchmark ``"unknown"``
-(reported).  By default the verifier results of a task are folded into one
+the alias file's top-level ``benchmark``, else go to a benchmark named after
+the file (its name without the extension; reported, never ``"unknown"``).  By default the verifier results of a task are folded into one
 record with ``verifier.<name>`` columns and a binary result from the scoring
 rule (``"all-pass"`` unless ``scoring=`` says otherwise); ``verifiers="items"``
 keeps each verifier result as its own task instead.
@@ -330,9 +330,9 @@ def read(path: str | Path, *, aliases="auto", benchmark: str | None = None, veri
     u_bench, u_task, u_ver, unmatched = [], [], [], []
     for item in uniques:
         b, t, v = _classify_item(item, item_rules, benchmark)
-        if b is None:
+        if b is None:  # no rule, no option, no alias benchmark: the file's name, said below (never "unknown")
             unmatched.append(item)
-            b = UNKNOWN
+            b = path.stem
         u_bench.append(b)
         u_task.append(t)
         u_ver.append(v if verifiers == "fold" else None)
@@ -340,8 +340,10 @@ def read(path: str | Path, *, aliases="auto", benchmark: str | None = None, veri
             u_task[-1] = item
     if unmatched:
         issues.append(warning("item-unmatched", f"{len(unmatched)} item ids match no benchmark rule (e.g. "
-                              f"{', '.join(map(repr, unmatched[:3]))}); they are put in benchmark '{UNKNOWN}'.",
-                              "pass benchmark=... or add a [[benchmarks]] rule to the alias file.",
+                              f"{', '.join(map(repr, unmatched[:3]))}) and the file names no benchmark; they are "
+                              f"put in benchmark '{path.stem}', named after the file.",
+                              "name the benchmark with --benchmark NAME (benchmark=...), or add a [[benchmarks]] "
+                              "rule to the alias file.",
                               file=path, column="responses", count=len(unmatched)))
 
     subj_idx = np.asarray(subj_of_cell, dtype="int64")
@@ -395,6 +397,7 @@ def read(path: str | Path, *, aliases="auto", benchmark: str | None = None, veri
         **unsplit_provenance(not_separated),  # ids that name no scaffold: pooled, or left out
         "alias_meta": rules.meta,
         "benchmark_option": benchmark,
+        "benchmark_from_file_name": path.stem if unmatched else None,
         "subjects": {sid: {"model": sub.model, "scaffold": sub.scaffold, "rule": sub.rule, "line": line,
                            "mapped_by": None if lay is None else lay.label,
                            **({"spelled": found.model} if found.model != sub.model else {}),
