@@ -151,9 +151,17 @@ class CorpusOpening:
         dialog = IdMappingDialog(self.corpus, self)
         source, fmt = Path(str(self.corpus.source)), self.corpus.format
 
+        was = (self.corpus.provenance.get("load_options") or {}).get("unsplit_ids", "collapse")
+
         def reopen() -> None:
+            options = dict(self.state.corpus_options)
             if dialog.saved_path is not None:
-                self.open_corpus(source, fmt, {**self.state.corpus_options, "aliases": str(dialog.saved_path)})
+                options["aliases"] = str(dialog.saved_path)
+            options.pop("unsplit_ids", None)
+            if dialog.unsplit_choice != "collapse":  # ids that name no scaffold left out (a different corpus)
+                options["unsplit_ids"] = dialog.unsplit_choice
+            if dialog.saved_path is not None or dialog.unsplit_choice != was:
+                self.open_corpus(source, fmt, options)
 
         dialog.finished.connect(lambda _code: reopen())
         self.id_dialog = dialog
