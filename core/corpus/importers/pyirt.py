@@ -49,9 +49,10 @@ benchmark; the regex's ``task`` group (default: the whole id) gives the task
 and a ``verifier`` group marks the item as one verifier result of that task
 (MLE-bench's ``"competition::metric"``).  Items no rule matches fall back on
 the alias file's top-level ``benchmark``, else go to a benchmark named after
-the file (its name without the extension; reported, never ``"unknown"``).  By default the verifier results of a task are folded into one
-record with ``verifier.<name>`` columns and a binary result from the scoring
-rule (``"all-pass"`` unless ``scoring=`` says otherwise); ``verifiers="items"``
+the file (its name without the extension; reported, never ``"unknown"``).
+By default the verifier results of a task are folded into one record with
+``verifier.<name>`` columns and a binary result from the scoring rule
+(``"all-pass"`` unless ``scoring=`` says otherwise); ``verifiers="items"``
 keeps each verifier result as its own task instead.
 
 Alias file format (TOML, read with :mod:`tomllib`)
