@@ -146,3 +146,13 @@ def test_the_sheet_names_the_choice():
     text = pooled["Subject ids not split."]
     assert text.startswith("4 of 16 subject ids name no scaffold (e.g. gpt-5-mini, claude-opus-4-5)")
     assert "(--unsplit-ids collapse, the default)" in text and "--unsplit-ids drop" in text
+
+
+def test_an_analysis_keeps_the_choice(tmp_path):
+    from ddr_explorer.core.session import AnalysisState
+
+    state = AnalysisState.from_corpus(load_corpus(LEADERBOARD, unsplit_ids="drop"), LEADERBOARD)
+    assert state.corpus_options == {"unsplit_ids": "drop"}
+    back = AnalysisState.load(state.save(tmp_path / "a.ddr.json"))
+    assert back.corpus_options == {"unsplit_ids": "drop"}
+    assert load_corpus(LEADERBOARD, **back.corpus_options).n_levels("scaffold") == 4
