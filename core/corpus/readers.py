@@ -155,7 +155,7 @@ def no_corpus_columns(header: list[str], path: Path) -> CorpusIssue:
     return error("no-corpus-columns", f"this file has no corpus columns (found: {shown or 'nothing'}); a corpus's "
                  "first line names its columns, e.g. benchmark,task,model,scaffold,result.",
                  "open a corpus file (a table of results, one trial or cell per row), or say which column is "
-                 "which with --columns ROLE=COLUMN,... (the app's column dialog).", file=path, row=1)
+                 "which with --columns ROLE=COLUMN,...", file=path, row=1)
 
 
 def read_delimited(path: Path, delimiter: str = ",", encoding: str | None = None, *,
@@ -185,6 +185,8 @@ def read_delimited(path: Path, delimiter: str = ",", encoding: str | None = None
         raise CorpusError([error("control-character", "the header holds a NUL character.",
                                  "save the file as plain text (UTF-8) with column names only.", file=path, row=1)])
     rename, issues = map_columns(header)
+    if not rename and len(header) < 2:  # one column of no corpus name: lines of text, whatever a mapping says
+        raise CorpusError([no_corpus_columns(header, path)])
     # facets arrive dictionary-encoded (pandas categoricals): few names, many rows
     as_text = {c: (pa.dictionary(pa.int32(), pa.string()) if canon in (*schema.REQUIRED_FACETS, schema.TRIAL_ID)
                    else pa.string())

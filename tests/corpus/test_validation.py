@@ -301,6 +301,10 @@ def test_a_note_is_not_read_as_a_ragged_table(tmp_path):
     assert (issue.code, issue.row, issue.column) == ("no-corpus-columns", 1, None)
     assert issue.message.startswith("this file has no corpus columns (found: 'Hello', 'this is just a note.');")
     assert "fields where the header has" not in issue.message and "--columns" in issue.fix
+    # lines without a delimiter: one column, of no corpus name
+    with pytest.raises(CorpusError) as exc:
+        read_canonical(write(tmp_path, "Just a note without commas\nanother line\n", "note.csv"))
+    assert only_error(exc).message.startswith("this file has no corpus columns (found: 'Just a note without commas')")
     # a table whose header names corpus columns keeps its row-shape message
     with pytest.raises(CorpusError) as exc:
         read_canonical(write(tmp_path, HEADER + "tb,t1,gpt\n"))
