@@ -151,9 +151,17 @@ class CorpusOpening:
         dialog = IdMappingDialog(self.corpus, self)
         source, fmt = Path(str(self.corpus.source)), self.corpus.format
 
+        was = (self.corpus.provenance.get("load_options") or {}).get("unsplit_ids", "collapse")
+
         def reopen() -> None:
+            options = dict(self.state.corpus_options)
             if dialog.saved_path is not None:
-                self.open_corpus(source, fmt, {**self.state.corpus_options, "aliases": str(dialog.saved_path)})
+                options["aliases"] = str(dialog.saved_path)
+            options.pop("unsplit_ids", None)
+            if dialog.unsplit_choice != "collapse":  # ids that name no scaffold left out (a different corpus)
+                options["unsplit_ids"] = dialog.unsplit_choice
+            if dialog.saved_path is not None or dialog.unsplit_choice != was:
+                self.open_corpus(source, fmt, options)
 
         dialog.finished.connect(lambda _code: reopen())
         self.id_dialog = dialog
@@ -176,7 +184,9 @@ class CorpusOpening:
         self._pending_state = None
         self.error_view.setText("Could not open the file:\n" + message)
         self.error_view.show()
-        self.statusBar().showMessage("The file could not be opened; the previous corpus is still loaded.")
+        self.statusBar().showMessage("The file could not be opened; the previous corpus is still loaded."
+                                     if self.corpus is not None else
+                                     "The file could not be opened; no corpus is loaded (File > Open corpus...).")
         self.load_failed.emit(message)
 
     # -- a slice of tasks (gui/slice_dialog.py) ---------------------------------------------

@@ -40,6 +40,7 @@ from ..reliability import (DETECTION_ERHO2, RESIDUAL_LOGISTIC, Summary, canonica
                            gap_ratio_not_estimable, split_term, summarize, variance_shares)
 from .heldout_text import REML_R_CAVEAT, held_out_estimator_note, held_out_reading, held_out_verdict  # noqa: F401
 from .inputs import DifficultyProfile, FailureTaxonomy, HeldOutReliability, LooSummary, ReportInputs
+from .subject_id_notice import subject_ids_notice
 
 __all__ = [
     "E_RHO2", "PHI", "SIGMA2",
@@ -541,15 +542,10 @@ def _notices(ct: SheetContent) -> list[Notice]:
                           f"The models fall into {overlap['n_task_groups']} groups that attempted no task in common "
                           "(files concatenated under one benchmark name?): a model is compared with another group's "
                           "only through the model's assumptions, not through data. Rank within a group."))
-    ids = s.get("subject_ids") or {}
-    if ids.get("scaffolds_not_separated"):  # core/corpus/subject_ids/unsplit.py: "unknown" is never a scaffold
-        out.append(Notice("caution", "Subject ids not split.",
-                          f"{ids['not_split']} of {ids['ids']} subject ids name no scaffold (e.g. "
-                          f"{escape(', '.join(ids.get('not_split_examples', [])[:2]))}), so scaffolds were not "
-                          "separated: the fit has no scaffold terms, 'model' averages over the harnesses its runs "
-                          f"used, and the reliability ignores how rankings change across scaffolds. To fit them, "
-                          f"{escape(ids['how_to_map'].replace(' to fit scaffold terms', ''))}."))
-    elif s.get("n_scaffolds") == 1:
+    ids_notice = subject_ids_notice(s.get("subject_ids"))  # "unknown" is never a scaffold: pooled or left out
+    if ids_notice:
+        out.append(Notice("caution", *ids_notice))
+    if not (s.get("subject_ids") or {}).get("scaffolds_not_separated") and s.get("n_scaffolds") == 1:
         out.append(Notice("caution", "One scaffold.",
                           f"The scaffold, model {TIMES} scaffold and task {TIMES} scaffold variances "
                           "cannot be estimated: every model ran in one "

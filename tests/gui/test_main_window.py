@@ -64,3 +64,14 @@ def test_drop_a_file_and_reopen_it_from_recent_files(window, qtbot):
     assert len(actions) == 1
     with qtbot.waitSignal(window.corpus_loaded, timeout=30_000):
         actions[0].trigger()
+
+
+def test_a_failed_open_with_no_corpus_does_not_claim_one_is_loaded(window, qtbot, tmp_path):
+    note = tmp_path / "note.txt"
+    note.write_text("Hello, this is just a note.\nIt is not a corpus at all\n", encoding="utf-8")
+    assert window.corpus is None
+    with qtbot.waitSignal(window.load_failed, timeout=30_000) as blocker:
+        window.open_corpus(note)
+    assert "this file has no corpus columns (found: 'Hello', 'this is just a note.')" in blocker.args[0]
+    assert window.statusBar().currentMessage() == ("The file could not be opened; no corpus is loaded "
+                                                   "(File > Open corpus...).")
