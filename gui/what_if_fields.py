@@ -9,7 +9,9 @@ field takes.  Nothing is guessed: ``85`` in the target box is refused with the h
 read as 0.85.  The next value the field accepts clears the line.
 
 The rules (the range and its words) are plain functions of the typed number, :func:`target_problem`,
-:func:`budget_problem` and :func:`count_problem`, so the words are tested without a widget.
+:func:`budget_problem`, :func:`count_problem` and :func:`size_problem`, so the words are tested without a
+widget.  The D-study tab shows a refusal on a line under its box (:func:`field_note`); the typed-components
+dialog on its message line.
 """
 
 from __future__ import annotations
@@ -82,6 +84,14 @@ def count_problem(value: float, noun: str, low: int = 1, high: int = 100_000) ->
         return (f"{noun.capitalize()} {_typed(value)} refused: {noun} runs from {fmt_n(low)} to {fmt_n(high)}; "
                 "the value stays as it was.")
     return None
+
+
+def size_problem(value: float, noun: str, low: float = 1.0, high: float = 1e6) -> str | None:
+    """Why a typed size of a facet (tasks, scaffolds, ...) is refused (None: from ``low`` to ``high``)."""
+    if low <= value <= high:
+        return None
+    return (f"{noun.capitalize()} {_typed(value)} refused: a size runs from {low:g} to {fmt_n(high)}; "
+            "the size stays as it was.")
 
 
 class _Checked:
@@ -161,4 +171,4 @@ def field_note(form: QFormLayout, spin: _Checked, name: str) -> QLabel:
 
 
 __all__ = ["CheckedDoubleSpinBox", "CheckedSpinBox", "budget_problem", "count_problem", "field_note",
-           "parse_typed", "target_problem"]
+           "parse_typed", "size_problem", "target_problem"]

@@ -21,13 +21,14 @@ from ddr_explorer.gui.dstudy_panel import DStudyPanel  # noqa: E402
 from ddr_explorer.gui.what_if_fields import budget_problem, count_problem, parse_typed, target_problem  # noqa: E402
 
 
-def _type(qtbot, spin, text: str) -> None:
+def _type(qtbot, spin, text: str, key=Qt.Key_Return) -> None:
+    """Type ``text`` key by key and commit it with ``key`` (Enter; Tab in a dialog, where Enter means OK)."""
     spin.setFocus()
     qtbot.waitUntil(spin.hasFocus, timeout=2000)
     spin.selectAll()
     for ch in text:
         QTest.keyClick(spin, ch)
-    QTest.keyClick(spin, Qt.Key_Return)
+    QTest.keyClick(spin, key)
 
 
 @pytest.fixture
@@ -111,3 +112,19 @@ def test_the_rules_in_words():
     assert count_problem(3, "models compared") is None
     assert parse_typed("$5,000") == 5000.0 and parse_typed("$ 1e3", prefix="$") == 1000.0
     assert parse_typed("abc") is None and parse_typed("-") is None and parse_typed("") is None
+
+
+def test_the_typed_components_dialog_refuses_a_size_below_one(qtbot):
+    from ddr_explorer.gui.components_entry import ComponentsEntryDialog
+
+    dialog = ComponentsEntryDialog()
+    qtbot.addWidget(dialog)
+    dialog.show()
+    qtbot.waitExposed(dialog)
+    dialog.activateWindow()
+    spin = dialog.size_spins["n_tasks"]
+    _type(qtbot, spin, "-40", Qt.Key_Tab)
+    assert spin.value() == pytest.approx(50.0)  # not 40: the minus sign is not dropped
+    assert dialog.message.text() == "Tasks -40 refused: a size runs from 1 to 1,000,000; the size stays as it was."
+    _type(qtbot, spin, "40", Qt.Key_Tab)
+    assert spin.value() == pytest.approx(40.0)
