@@ -360,11 +360,13 @@ def run_length_text(settings: Mapping) -> str | None:
             + "".join(f", {c}" for c in ceil) + ")")
 
 
-def fmt_device(device, cores: int | None = None) -> str:
+def fmt_device(device, cores: int | None = None, short: bool = False) -> str:
     """Where a fit ran, in words: ``"cpu x4"`` -> ``"CPU, 4 chains in parallel (one JAX device each)"``.
 
     The sampler gives each chain its own JAX CPU device, so "4 JAX devices" on a 2-core machine means 4
-    chains sharing 2 cores, not 4 processors; ``cores`` (this machine's, when known) says so.
+    chains sharing 2 cores, not 4 processors; ``cores`` (this machine's, when known) says so.  ``short``
+    gives the status bar's form (``"CPU, 4 chains on 2 cores"``), whose label has room for about 40
+    characters beside the message; the long form is its tooltip and the Model tab's.
     """
     text = str(device or "")
     if text.startswith("cpu x") and text[len("cpu x"):].isdigit():
@@ -373,7 +375,7 @@ def fmt_device(device, cores: int | None = None) -> str:
         if n == 1:
             return "CPU, 1 chain"
         if cores is None:
-            return f"CPU, {chains} in parallel (one JAX device each)"
-        return f"CPU, {chains} in parallel on {cores} core{'s' if cores != 1 else ''}"
+            return f"CPU, {chains}" if short else f"CPU, {chains} in parallel (one JAX device each)"
+        return f"CPU, {chains}{'' if short else ' in parallel'} on {cores} core{'s' if cores != 1 else ''}"
     return text
 
