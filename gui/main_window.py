@@ -168,6 +168,7 @@ class MainWindow(CorpusOpening, FitFlow, AnalysisJobs, DdrSheetExport, QMainWind
         }
         for name in TABS:
             self.tabs.addTab(self._slots[name], name)
+        self.tabs.currentChanged.connect(lambda _i: self.clear_open_error())  # the user has moved on
         from .preview_controller import PreviewController
 
         #: The D-study preview from point estimates while no posterior is shown (gui/preview_controller.py).

@@ -42,3 +42,34 @@ def test_the_device_label_shows_whole_short_words(qtbot, qapp, monkeypatch, size
     assert dev.toolTip() == "device: CPU, 4 chains in parallel on 2 cores (no GPU visible to JAX)"
     assert dev.fontMetrics().horizontalAdvance(dev.text()) <= dev.contentsRect().width()
     assert w.model_panel.device_label.text() == "CPU, 4 chains in parallel on 2 cores (no GPU visible to JAX)"
+
+
+def test_the_could_not_open_banner_goes_when_the_user_moves_on(qtbot, tmp_path):
+    """The red banner of a file that did not open answers that attempt: a tab change, a fit or another open
+    clears it (it stayed through every later action)."""
+    from ddr_explorer.core.files import demo_corpus_path
+    from ddr_explorer.gui.main_window import TABS
+
+    w = MainWindow()
+    qtbot.addWidget(w)
+    with qtbot.waitSignal(w.corpus_loaded, timeout=30_000):
+        w.open_corpus(demo_corpus_path())
+    bad = tmp_path / "broken.csv"
+    bad.write_text("benchmark,task,model,scaffold,successes,trials\nb,t,m,a,9,5\n")
+    with qtbot.waitSignal(w.load_failed, timeout=30_000):
+        w.open_corpus(bad)
+    assert w.error_view.text().startswith("Could not open the file:\n") and w.error_view.isVisibleTo(w)
+    w.tabs.setCurrentIndex(TABS.index("D-study"))  # the user turns to the corpus still loaded
+    assert not w.error_view.isVisibleTo(w) and w.error_view.text() == ""
+    with qtbot.waitSignal(w.load_failed, timeout=30_000):
+        w.open_corpus(bad)
+    assert w.error_view.isVisibleTo(w)
+    w.open_corpus(bad)  # another attempt: the old banner goes at once, the new outcome replaces it
+    assert not w.error_view.isVisibleTo(w)
+    with qtbot.waitSignal(w.load_failed, timeout=30_000):
+        pass
+    assert w.error_view.isVisibleTo(w)
+    # the banner of a sheet that could not be written is the export's own: a tab change leaves it
+    w.error_view.setText("Could not write the DDR sheet:\nno room")
+    w.tabs.setCurrentIndex(TABS.index("Corpus"))
+    assert w.error_view.isVisibleTo(w)
