@@ -174,6 +174,22 @@ def test_slider_scales():
     np.testing.assert_array_equal(slider_values("n_benchmarks"), np.arange(1, 31))
     np.testing.assert_array_equal(slider_values("n_replicates"), np.arange(1, 11))
     assert curve_grid("n_tasks")[-1] == 2000 and len(curve_grid("n_tasks")) <= 100
+    # every whole number up to 200 is a position: a log step skipped 40 (39 -> 41)
+    np.testing.assert_array_equal(tasks[:200], np.arange(1, 201))
+
+
+def test_the_task_slider_steps_one_task_at_a_time_where_corpora_are(components, make_panel, qtbot):
+    from PySide6.QtCore import Qt
+    from PySide6.QtTest import QTest
+
+    panel = make_panel(components["per-benchmark"], FITS["per-benchmark"][1])
+    panel.state.update(n_tasks=39.0)
+    slider = panel.sliders["n_tasks"]
+    slider.setFocus()
+    QTest.keyClick(slider, Qt.Key_Right)
+    assert panel.state.n_tasks == 40.0 and panel.slider_labels["n_tasks"].text() == "40"
+    QTest.keyClick(slider, Qt.Key_Right)
+    assert panel.state.n_tasks == 41.0
 
 
 @pytest.mark.parametrize("field", ["n_tasks", "n_scaffolds", "n_benchmarks", "n_replicates"])
