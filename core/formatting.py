@@ -19,7 +19,7 @@ from .gate import MAX_R_HAT, MIN_ESS_BULK
 
 __all__ = [
     "E_RHO2", "PHI", "SIGMA2", "GEQ", "LEQ", "TIMES", "NDASH", "MAX_R_HAT", "MIN_ESS_BULK",
-    "fmt_coef", "fmt_interval", "fmt_estimate", "fmt_var", "fmt_pct", "fmt_n", "fmt_usd", "fmt_sig3", "fmt_prob",
+    "fmt_coef", "fmt_target", "fmt_interval", "fmt_estimate", "fmt_var", "fmt_pct", "fmt_n", "fmt_usd", "fmt_sig3", "fmt_prob",
     "fmt_duration",
     "fmt_r", "estimand_symbol", "fmt_design", "convergence_verdict", "object_noun", "FacetWords", "facet_words",
     "plural", "fmt_device",
@@ -195,6 +195,18 @@ def fmt_coef(x, digits: int = 3) -> str:
     if math.isinf(float(x)):
         return "\u221e" if x > 0 else "-\u221e"
     return f"{float(x):.{digits}f}"
+
+
+def fmt_target(x) -> str:
+    """A target coefficient as it was typed: two decimals, three when the third is not zero.
+
+    ``0.85`` -> ``0.85``, ``0.875`` -> ``0.875`` (two decimals read it as "0.88", another target),
+    ``0.9`` -> ``0.90``.  The D-study boxes take three decimals, so three are always enough.
+    """
+    if x is None or not isinstance(x, (int, float, np.integer, np.floating)) or not math.isfinite(float(x)):
+        return "n/a"
+    three = f"{float(x):.3f}"
+    return three[:-1] if three.endswith("0") else three
 
 
 def fmt_interval(lo, hi, fmt=fmt_coef) -> str:

@@ -57,7 +57,7 @@ from ..core.dstudy import (BudgetSearch, CostFrontier, DStudyDesign, DStudyModel
                            budget_search)
 from ..core.dstudy.grids import (SLIDER_TOP, TASK_CURVE_POINTS, TASK_SLIDER_POSITIONS,  # noqa: F401 - re-exported
                                  curve_grid, frontier_grids, slider_values)
-from ..core.formatting import estimand_symbol, facet_words, fmt_coef, fmt_design, fmt_n, fmt_var
+from ..core.formatting import estimand_symbol, facet_words, fmt_coef, fmt_design, fmt_n, fmt_target, fmt_var
 from ..core.reliability import DETECTION_ERHO2, object_facets, objects_for_terms
 from ..core.session import ALL_BENCHMARKS, SIZE_FIELDS, AnalysisState, SessionError
 from . import plots
@@ -871,7 +871,7 @@ class DStudyPanel(QWidget):
                                                                     self.facet_words))
         else:
             self.frontier_cheapest.setData([], [])
-            self.readout_labels["cheapest"].setText(f"no design of the grid reaches {fr.target:.2f}")
+            self.readout_labels["cheapest"].setText(f"no design of the grid reaches {fmt_target(fr.target)}")
         lo, hi = float(np.min(x[x > 0])), float(np.max(x))
         p.setXRange(math.log10(lo), math.log10(hi), padding=0.03)
         if self._frontier_lines is not None:
