@@ -19,7 +19,7 @@ from .gate import MAX_R_HAT, MIN_ESS_BULK
 
 __all__ = [
     "E_RHO2", "PHI", "SIGMA2", "GEQ", "LEQ", "TIMES", "NDASH", "MAX_R_HAT", "MIN_ESS_BULK",
-    "fmt_coef", "fmt_target", "fmt_interval", "fmt_estimate", "fmt_var", "fmt_pct", "fmt_n", "fmt_usd", "fmt_sig3", "fmt_prob",
+    "fmt_coef", "fmt_target", "fmt_interval", "fmt_estimate", "fmt_var", "fmt_pct", "fmt_n", "fmt_usd", "fmt_sig3", "fmt_rpd", "fmt_prob",
     "fmt_duration",
     "fmt_r", "estimand_symbol", "fmt_design", "convergence_verdict", "object_noun", "FacetWords", "facet_words",
     "plural", "fmt_device",
@@ -285,6 +285,20 @@ def fmt_sig3(x) -> str:
         return "n/a"
     x = float(x)
     return f"{x:,.0f}" if abs(x) >= 100 else f"{x:#.3g}"
+
+
+def fmt_rpd(rpd, coefficient, price_per_trial, estimand: str = "Erho2") -> str:
+    """Reliability per dollar in words a buyer reads, on the screen, in ``ddr dstudy`` and on the sheet.
+
+    The DDR paper (2026) defines ``RPD = Erho2 / mean cost per trial``: the coefficient of the design
+    divided by what one trial costs on average.  It was printed as "1.21 per USD per trial", a unit no
+    buyer reads; here the ratio says what it divides: ``reliability per dollar 1.21 (Eρ² 0.968 ÷ $0.80
+    mean cost per trial)``.  ``rpd``, ``coefficient`` and ``price_per_trial`` are numbers (medians).
+    """
+    if not (_finite(rpd) and _finite(coefficient) and _finite(price_per_trial)):
+        return "reliability per dollar n/a"
+    return (f"reliability per dollar {fmt_sig3(rpd)} ({estimand_symbol(estimand)} {fmt_coef(coefficient)} "
+            f"\u00f7 {fmt_usd(price_per_trial)} mean cost per trial)")
 
 
 def fmt_duration(seconds) -> str:

@@ -64,7 +64,7 @@ from . import plots
 from .plots import (COLORS, Band, Curve, Marker, Throttle, VLine, data_item, fmt_count, fmt_interval, fmt_usd,
                     line, new_plot)
 from .committed_edits import commit_on_finish, write_back
-from .readout_words import latent_words as _latent_words, object_words
+from .readout_words import cost_words, latent_words as _latent_words, object_words
 from .what_if_fields import (CheckedDoubleSpinBox, CheckedSpinBox, budget_problem, count_problem, field_note,
                              target_problem)
 from .workers import BackgroundTask, wait_for_tasks
@@ -788,7 +788,7 @@ class DStudyPanel(QWidget):
             lab["p_target"].setText(f"{'met' if r.p_target_met >= 0.5 else 'not met'}  "
                                     f"({_symbol(r.estimand)} \u2265 {r.target:.3f})")
             lab["min_n"].setText(fmt_count(q[0.5]))
-            lab["cost"].setText(fmt_usd(r.cost) if view.design.mean_price() > 0 else "no prices entered")
+            lab["cost"].setText(cost_words(r, view.design))
             lab["trials"].setText(fmt_count(r.trials))
             return
         lab["coefficient"].setText(f"{fmt_interval(c.median, *c.hdi95)}  (median [95% HDI])")
@@ -798,7 +798,7 @@ class DStudyPanel(QWidget):
         q = r.required.quantiles
         lab["min_n"].setText(f"{fmt_count(q[0.5])} [{fmt_count(q[0.025])}, {fmt_count(q[0.975])}]  "
                              f"P(reachable) {r.required.p_reachable:.2f}")
-        lab["cost"].setText(fmt_usd(r.cost) if view.design.mean_price() > 0 else "no prices entered")
+        lab["cost"].setText(cost_words(r, view.design))
         lab["trials"].setText(fmt_count(r.trials))
 
     def _draw_frontier_marks(self) -> None:

@@ -128,3 +128,21 @@ def test_the_typed_components_dialog_refuses_a_size_below_one(qtbot):
     assert dialog.message.text() == "Tasks -40 refused: a size runs from 1 to 1,000,000; the size stays as it was."
     _type(qtbot, spin, "40", Qt.Key_Tab)
     assert spin.value() == pytest.approx(40.0)
+
+
+def test_the_screen_says_reliability_per_dollar_as_ddr_dstudy_does():
+    """The Cost readout carries the sheet's and ``ddr dstudy``'s reliability per dollar (formatting.fmt_rpd)."""
+    import numpy as np
+
+    from ddr_explorer.core.formatting import fmt_rpd, fmt_usd
+    from ddr_explorer.gui.readout_words import cost_words
+
+    rng = np.random.default_rng(5)
+    c = VarianceComponents.from_mapping({t: (v * np.exp(rng.normal(0, .2, 300))) ** 2 for t, v in
+                                         {"task": 3.0, "model": 1.74, "task:model": 1.39}.items()})
+    d = DStudyDesign(n_tasks=39, n_scaffolds=2, n_replicates=3, n_models=29,
+                     price_per_trial={"terminal-bench-2.0": 0.8})
+    r = DStudyModel(c).readouts(d, 0.875)
+    assert cost_words(r, d) == (f"{fmt_usd(d.cost())}; "
+                                f"{fmt_rpd(r.coefficient.median / 0.8, r.coefficient.median, 0.8)}")
+    assert cost_words(r, DStudyDesign(n_tasks=39)) == "no prices entered"
