@@ -73,3 +73,25 @@ def test_the_could_not_open_banner_goes_when_the_user_moves_on(qtbot, tmp_path):
     w.error_view.setText("Could not write the DDR sheet:\nno room")
     w.tabs.setCurrentIndex(TABS.index("Corpus"))
     assert w.error_view.isVisibleTo(w)
+
+
+def test_every_corpus_warning_row_shows_whole_at_1280_by_800(qtbot, qapp):
+    """The issues pane had a fixed 110 px: the demo's second warning was cut mid-line at 1280 x 800."""
+    from ddr_explorer.core.files import demo_corpus_path
+    from ddr_explorer.gui.main_window import TABS
+
+    w = MainWindow()
+    qtbot.addWidget(w)
+    w.resize(1280, 800)
+    w.show()
+    qtbot.waitExposed(w)
+    with qtbot.waitSignal(w.corpus_loaded, timeout=30_000):
+        w.open_corpus(demo_corpus_path())
+    w.tabs.setCurrentIndex(TABS.index("Corpus"))
+    qtbot.wait(100)
+    t = w.issues_table
+    assert t.rowCount() == 2 and t.isVisible()
+    for r in range(t.rowCount()):
+        assert t.rowHeight(r) >= t.sizeHintForRow(r)  # the wrapped problem and fix, every line
+    assert t.verticalScrollBar().maximum() == 0  # both rows in view, nothing below the fold
+    assert w.corpus_panel.summary_view.height() >= 150  # the summary above keeps room (it scrolls)
