@@ -366,14 +366,12 @@ class DStudyPanel(QWidget):
             self.object_box.addItem(_OBJECT_LABELS[obj], obj)
         self.object_box.currentIndexChanged.connect(self._on_object_changed)
         fl.addRow("Object", self.object_box)
-        # any number can be typed; one out of range is refused with words under the box (gui/what_if_fields.py)
-        self.target_spin = CheckedDoubleSpinBox(target_problem)
+        self.target_spin = CheckedDoubleSpinBox(target_problem)  # out of range: refused in words (what_if_fields)
         self.target_spin.setRange(0.001, 0.999)
         self.target_spin.setDecimals(3)
         self.target_spin.setSingleStep(0.01)
         self.target_spin.valueChanged.connect(self._on_target_changed)
         fl.addRow("Target", self.target_spin)
-        self.field_notes = {"target": field_note(fl, self.target_spin, "target")}
         self.budget_spin = CheckedDoubleSpinBox(budget_problem)
         self.budget_spin.setRange(0.0, 1e9)
         self.budget_spin.setDecimals(2)
@@ -382,14 +380,14 @@ class DStudyPanel(QWidget):
         self.budget_spin.setSpecialValueText("no budget")
         self.budget_spin.valueChanged.connect(self._on_budget_changed)
         fl.addRow("Budget", self.budget_spin)
-        self.field_notes["budget"] = field_note(fl, self.budget_spin, "budget")
         compared = self.facet_words.compared
         self.models_spin = CheckedSpinBox(lambda v: count_problem(v, compared.lower()))
         self.models_spin.setRange(1, 100000)
         self.models_spin.setToolTip(f"{compared}: every one runs the design (enters the cost only)")
         self.models_spin.valueChanged.connect(self._on_models_changed)
         fl.addRow(compared, self.models_spin)
-        self.field_notes["n_models"] = field_note(fl, self.models_spin, "n_models")
+        self.field_notes = {k: field_note(fl, w, k) for k, w in (("target", self.target_spin),
+                                                                 ("budget", self.budget_spin), ("n_models", self.models_spin))}
         # a typed number reaches the state once, on Enter or focus out (gui/committed_edits.py)
         commit_on_finish(self.target_spin, self.budget_spin, self.models_spin)
         col.addWidget(box)

@@ -150,7 +150,7 @@ class CheckedSpinBox(_Checked, QSpinBox):
 
 
 def field_note(form: QFormLayout, spin: _Checked, name: str) -> QLabel:
-    """Add a hidden red line under ``spin``'s row of ``form`` that shows its refusals; returns the label.
+    """Insert a hidden red line under ``spin``'s row of ``form`` that shows its refusals; returns the label.
 
     The line shows the last refusal and hides again when the field commits a value in range.
     """
@@ -159,7 +159,8 @@ def field_note(form: QFormLayout, spin: _Checked, name: str) -> QLabel:
     note.setWordWrap(True)
     note.setStyleSheet("color: #a40000;")
     note.hide()
-    form.addRow(note)
+    row, _role = form.getWidgetPosition(spin)
+    form.insertRow(row + 1, note)  # right under the box's row
 
     def refused(text: str) -> None:
         note.setText(text)
