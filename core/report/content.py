@@ -31,7 +31,7 @@ from ..dstudy import (BreadthCurve, BudgetSearch, CostFrontier, DStudyDesign, DS
 from ..dstudy.summary import SCORE_METHOD, dstudy_summary
 from ..dstudy.trial_counts import design_trials_text
 from ..formatting import (E_RHO2, GEQ, LEQ, NDASH, PHI, SIGMA2, TIMES, FacetWords, facet_words, fmt_coef,  # noqa: F401
-                          fmt_interval, fmt_n, fmt_pct, fmt_prob, fmt_r, fmt_sig3, fmt_usd, fmt_var)
+                          fmt_interval, fmt_n, fmt_pct, fmt_prob, fmt_r, fmt_rpd, fmt_sig3, fmt_usd, fmt_var)
 from ..rank_parts import model_parts
 from ..references import cite
 from ..score_reliability import LATENT_LABEL
@@ -878,9 +878,9 @@ def _decision_cost(ct: SheetContent) -> Decision:
         parts.append(f"no design of the grid meets {sym} {GEQ} {fmt_coef(f.target)}")
     text = "On the cost frontier, " + "; ".join(parts) + ". "
     text += (f"The observed design costs {fmt_usd(d.cost())} for {sym} {fmt_coef(ct.headline['median'])}")
-    rpd = ct.view.readouts.rpd
-    if rpd is not None:
-        text += f" (reliability per dollar {fmt_sig3(rpd.median)} per USD per trial)"
+    r = ct.view.readouts
+    if r.rpd is not None:  # the screen's and ddr dstudy's words (formatting.fmt_rpd)
+        text += f"; {fmt_rpd(r.rpd.median, r.coefficient.median, d.mean_price(), r.estimand)}"
     text += ". "
     if inp.budget is not None and b.get("budget") is not None:
         k = b["budget"]
