@@ -492,8 +492,8 @@ def _cost_page(ct: SheetContent) -> list:
                  "each agent's own cost (a cost column, or token counts with a price table per model).", "small")])
     t = Table([[fr, "", right]], colWidths=[left_w, 12, right_w])
     t.setStyle(st.layout_style())
-    story += [t, _p("Left: reliability of every design of the grid against its total cost; the line is the best "
-                    "median reachable at each cost (the cost frontier)."
+    story += [t, _p(f"Left: reliability of every design of the grid against its total cost, at "
+                    f"{ct.answers.cost_basis(_words(ct))}; the line is the best median reachable at each cost."
                     + (" Right: each agent's rank by accuracy against its rank by accuracy per dollar." if ct.agent_cost_ranking
                        else ""), "caption")]
     b = ct.cost_bands
@@ -510,8 +510,8 @@ def _cost_page(ct: SheetContent) -> list:
                      _p(_design_text(f, k, _words(ct)), "cell"), _p(fmt_coef(f.median[k]), "cell_right")])
     rows.append([_p("observed design", "cell"), _p(fmt_usd(d.cost()), "cell_right"),
                  _p(f"{_count(d.effective_n_tasks, 'task')} {TIMES} {_count(d.n_scaffolds, 'scaffold')} {TIMES} "
-                    f"{_count(d.effective_n_benchmarks, 'benchmark')} ({fmt_n(d.trial_count())} trials in a full "
-                    "design of these sizes)", "cell"),
+                    f"{_count(d.effective_n_benchmarks, 'benchmark')}, {_words(ct).count('n_replicates', d.n_replicates)} "
+                    f"({fmt_n(d.trial_count())} trials in a full design of these sizes)", "cell"),
                  _p(fmt_coef(ob.median), "cell_right")])
     if inp.budget is not None and b.get("budget") is not None:
         k = b["budget"]
@@ -519,7 +519,7 @@ def _cost_page(ct: SheetContent) -> list:
                      _p(_design_text(f, k, _words(ct)), "cell"), _p(fmt_coef(f.median[k]), "cell_right")])
     t = Table(rows, colWidths=[170, 60, st.FRAME_WIDTH - 290, 60])
     t.setStyle(st.data_table_style(len(rows)))
-    story += [Paragraph("Cost bands", ss["h2"]), t]
+    story += [Paragraph(f"Cost bands (frontier at {ct.answers.cost_basis(_words(ct))})", ss["h2"]), t]
     story += _allocation_table(ct)
     rpd = ct.view.readouts.rpd
     if rpd is not None:
