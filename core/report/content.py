@@ -435,7 +435,7 @@ def sheet_content(inputs: ReportInputs) -> SheetContent:
     content.part_agreements = part_agreements
     content.scale, content.answers = scale, answers
     content.cost_bands = _cost_bands(content) if frontier is not None else {}
-    if frontier is not None and inputs.budget is not None:
+    if frontier is not None and inputs.budget is not None and (inputs.corpus_summary.get("n_benchmarks") or 1) > 1:
         content.allocation, content.allocation_text = _allocation(c, answers.design, inputs.budget, words)
     acc = inputs.accuracy
     if acc is not None:
