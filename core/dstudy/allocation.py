@@ -401,8 +401,9 @@ def allocation_for_summary(components, design: DStudyDesign, budget: float | Non
         return None, "no budget"
     c = as_components(components)
     prices = design.price_per_trial
-    if design.effective_n_benchmarks <= 1 and not (isinstance(prices, Mapping) and len(prices) >= 2):
-        # the real reason on a one-benchmark corpus, before the fit's terms (whose pooled preset it cannot fit)
+    one = design.effective_n_benchmarks <= 1 and not (isinstance(prices, Mapping) and len(prices) >= 2)
+    if "benchmark" not in c.facets and one:
+        # a one-benchmark corpus: the real reason, not the pooled preset it could not fit anyway
         return None, "the design has one benchmark: there are no benchmarks to spread the budget's tasks across"
     if "benchmark" not in c.facets:
         return None, "the fit has no benchmark term (allocation across benchmarks needs the pooled preset)"

@@ -13,7 +13,7 @@ says at how many trials per cell it was computed, because the trials per cell mu
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Mapping
 
 from ..dstudy import BudgetSearch, DStudyDesign, DStudyModel, budget_search
@@ -41,12 +41,16 @@ class AnswerDesign:
     readouts
         The readouts of ``design``: its coefficient, P(target met) and the tasks the target needs (with
         the design's other sizes and trials per cell held), as the screen's readout panel shows them.
+    widen
+        Size field (``n_scaffolds``, ``n_benchmarks``) -> the median size that reaches the target with the
+        design's other sizes held, for the sizes the fit varies and the corpus can answer (``inf``: none).
     """
 
     design: DStudyDesign
     examined: bool
     search: BudgetSearch
     readouts: Readouts
+    widen: dict = field(default_factory=dict)
 
     def tasks_needed(self) -> dict:
         """The tasks the target needs at this design, in the shape of ``dstudy_summary``'s ``min_n`` entries."""
@@ -76,7 +80,7 @@ class AnswerDesign:
                 f"compared ({self.which()})")
 
 
-def answer_design(inputs, model: DStudyModel, target: float) -> AnswerDesign:
+def answer_design(inputs, model: DStudyModel, target: float, not_answered=()) -> AnswerDesign:
     """The design of the sheet's answers (module note) with its budget search and readouts.
 
     Parameters
@@ -87,12 +91,17 @@ def answer_design(inputs, model: DStudyModel, target: float) -> AnswerDesign:
         The :class:`~ddr_explorer.core.dstudy.DStudyModel` of the sheet (its scale is the screen's).
     target
         The target coefficient.
+    not_answered
+        The sizes the corpus's design cannot answer a minimum for (benchmarks that share no model).
     """
     observed = inputs.observed_design
     design = inputs.examined_design or observed
     search = budget_search(inputs.components, design, target=target, budget=inputs.budget, reference=observed,
                            scale=model.scale)
-    return AnswerDesign(design, inputs.examined_design is not None, search, model.readouts(design, target))
+    widen = {over: model.required_n(design, over=over, target=target).quantiles[0.5]
+             for over, facet in (("n_scaffolds", "scaffold"), ("n_benchmarks", "benchmark"))
+             if facet in inputs.components.facets and facet not in design.object_facets and over not in not_answered}
+    return AnswerDesign(design, inputs.examined_design is not None, search, model.readouts(design, target), widen)
 
 
 def examined_from_sizes(observed: DStudyDesign, sizes: Mapping[str, float] | None) -> DStudyDesign | None:

@@ -403,7 +403,7 @@ def sheet_content(inputs: ReportInputs) -> SheetContent:
 
     # -- cost ------------------------------------------------------------------
     # The app's D-study search and readouts at the design it shows: its sizes and trials per cell
-    answers = answer_design(inputs, model, target)
+    answers = answer_design(inputs, model, target, not_answered)
     search = answers.search
     frontier = search.frontier if (inputs.has_cost and search.by_cost) else None
     breadth = None
@@ -702,10 +702,10 @@ def _decision_tasks(ct: SheetContent) -> Decision:
     med = req["median"]
     if math.isinf(med):
         alt = []
-        for over in ("n_scaffolds", "n_benchmarks"):
-            m = ct.summary["min_n"].get(over)
-            if m and math.isfinite(m["median"]):
-                alt.append(f"about {fmt_n(m['median'])} {w.axis(over)}")
+        for over in ("n_scaffolds", "n_benchmarks"):  # at the screen's design, as the tasks above
+            m = a.widen.get(over)
+            if m is not None and math.isfinite(m):
+                alt.append(f"about {fmt_n(m)} {w.axis(over)}")
         text = (f"No number of tasks reaches {sym} {GEQ} {fmt_coef(t)}: even infinitely many tasks stop at the "
                 f"task-only ceiling {fmt_coef(ceiling.median)} {fmt_interval(*ceiling.hdi95)}")
         if alt:
