@@ -425,7 +425,7 @@ def sheet_content(inputs: ReportInputs) -> SheetContent:
             if sum(m in ref for m in p) >= 2:
                 part_agreements.append((k, ranking_agreement(inputs.theta[:, idx], ref, p)))
 
-    required_90 = answers.readouts.required.n_for_assurance(0.9)
+    required_90 = view.readouts.required.n_for_assurance(0.9)  # the observed design's (its smallest-design table)
     content = SheetContent(
         inputs=inputs, design=d, summary=summary, view=view, headline=head, estimand=est,
         object_label=obj_label, question=question, claim_label=claim_label, verdict_key=vkey, verdict_text=vtext,
@@ -695,7 +695,7 @@ def _decision_tasks(ct: SheetContent) -> Decision:
                         "The fit has no task term, so the number of tasks does not change this coefficient.",
                         "answered")
     a = ct.answers  # the screen's design: the tasks for the target at its scaffolds and trials per cell
-    req, ceiling = a.tasks_needed(), a.readouts.ceiling
+    req, ceiling, n90 = a.tasks_needed(), a.readouts.ceiling, a.readouts.required.n_for_assurance(0.9)
     n_obs = d.effective_n_tasks
     p_obs = ct.summary["p_target"]
     w = ct.words or facet_words(d.object_of_measurement, ct.inputs.components.facets)
@@ -727,7 +727,7 @@ def _decision_tasks(ct: SheetContent) -> Decision:
     held.append(a.trials_words(w))  # every count of tasks says at how many trials per cell it holds
     text = (f"About <b>{fmt_n(med)} tasks</b>{w.units['n_tasks'][2]} reach {sym} {GEQ} {fmt_coef(t)} "
             f"(posterior median; 95% interval {fmt_n(req['lower95'])}{NDASH}{fmt_n(req['upper95'])}); "
-            f"{fmt_n(ct.required_90)} tasks give 90% assurance, with {' and '.join(held)} "
+            f"{fmt_n(n90)} tasks give 90% assurance, with {' and '.join(held)} "
             + ("as in the design examined. " if a.examined else "as observed. "))
     lat_med = a.latent_tasks_needed()
     if ct.scale == "observed" and lat_med is not None:  # the papers' figure, labelled, beside the one a buyer reads
@@ -737,9 +737,9 @@ def _decision_tasks(ct: SheetContent) -> Decision:
         text += (f"The design examined's {fmt_n(a.design.effective_n_tasks)} tasks meet the target with probability "
                  f"{fmt_prob(a.readouts.p_target_met)}; the observed {fmt_n(n_obs)} tasks, at "
                  f"{w.count('n_replicates', d.n_replicates)}, with probability {fmt_prob(p_obs)}. ")
-    elif n_obs >= ct.required_90:
+    elif n_obs >= n90:
         text += (f"The observed {fmt_n(n_obs)} tasks are enough (P(target met) = {fmt_prob(p_obs)}); "
-                 f"a replication could use as few as {fmt_n(ct.required_90)} and still meet it with 90% "
+                 f"a replication could use as few as {fmt_n(n90)} and still meet it with 90% "
                  "assurance. ")
     else:
         text += f"The observed {fmt_n(n_obs)} tasks meet the target with probability {fmt_prob(p_obs)}. "
