@@ -311,7 +311,8 @@ def _page_one(ct: SheetContent) -> list:
     right = [Paragraph(f"Budget frontier: {_sym(ct)} against tasks"
                        + (" (success rates)" if ct.scale == "observed" else " (latent scale)"), ss["h3"]), drawing,
              _p("Bands: 68% and 95% posterior intervals. Shaded: detection limit (SNR 2\u20133). "
-                + ("Top axis: cost of the design at that many tasks. " if per_task else "")
+                + (f"Top axis: cost of the observed design at that many tasks "
+                   f"({_words(ct).count('n_replicates', d.n_replicates)}). " if per_task else "")
                 + ("Dotted: tasks needed for the target (median)" + (" at the observed design; decision 1 gives them at "
                    "the design examined." if ct.examined else ".") if req is not None and math.isfinite(req) else
                    "The target is out of reach by tasks alone."), "caption")]
