@@ -1,4 +1,4 @@
-"""The hold-out splits under both estimators in one run: Bayesian refits against REML fits (issue 48).
+"""The hold-out splits under both estimators in one run: Bayesian refits against REML fits.
 
 Seed 003 (DDR paper 2026) sec. 5.4's 50 random 70/30 splits by (agent, task) cell, the same splits (split ``i``
 draws from ``default_rng([seed, i])``) fitted two ways in this one process:

@@ -4,6 +4,9 @@ Target (SPEC): at most 10 s on a 2-core machine.  The reference measured in
 the same run is a bare ``pandas.read_csv`` of the same file (no validation, no
 synonym mapping), so the ratio shows what validation costs on top of parsing.
 
+Then the py-irt importer on BRIDGE's ``all_a_pyirt.jsonl`` (when ../shared/corpora is there), timed here rather
+than in a test: a timed test fails on a loaded box.
+
 Run:  python bench/bench_load.py [--records N] [--format csv|parquet|jsonl]
 """
 
@@ -82,6 +85,17 @@ def main() -> None:
     print(f"reference pandas read   {t_ref:>12.2f} s   (read only, {len(ref):,} rows)")
     print(f"ratio ours / reference  {t_load / t_ref:>12.2f}")
     print(f"components              {len(diag.connectivity.components):>12}")
+    bridge = Path(__file__).resolve().parents[1].parent / "shared" / "corpora" / "bridge" / "all_a_pyirt.jsonl"
+    if bridge.exists():  # the py-irt importer on a real file (176 subject ids, 86,441 responses)
+        t0 = time.perf_counter()
+        pyirt = load_corpus(bridge)
+        t_pyirt = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        with open(bridge, encoding="utf-8") as fh:
+            n_lines = sum(1 for _ in fh)
+        t_lines = time.perf_counter() - t0
+        print(f"BRIDGE py-irt import    {t_pyirt:>12.2f} s   ({pyirt.n_records:,} records from {n_lines} subject lines)")
+        print(f"reference: read lines  {t_lines:>12.2f} s   (ratio {t_pyirt / max(t_lines, 1e-9):.0f}x)")
 
 
 if __name__ == "__main__":

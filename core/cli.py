@@ -58,6 +58,10 @@ def _add_mapping_arguments(p: argparse.ArgumentParser, benchmark: bool = False) 
                    "result=metadata.resolved; ROLE==VALUE gives every row one value; dotted names reach into "
                    "nested JSON")
     p.add_argument("--scaffold", help="one scaffold name for every row, for files that name none")
+    p.add_argument("--unsplit-ids", choices=["collapse", "drop"],
+                   help="subject ids that name no scaffold (a bare model name, a product): collapse (default: every "
+                   "record gets one scaffold, fits have no scaffold terms) or drop (leave those ids out, named and "
+                   "counted, and fit the scaffolds the other ids name)")
     p.add_argument("--keep-lookalike-names", action="store_true", default=None,
                    help="keep names that differ only by look-alike letters (a Cyrillic o, a full-width A) apart; "
                    "by default they are read as one name, with a warning")

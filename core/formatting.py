@@ -19,7 +19,7 @@ from .gate import MAX_R_HAT, MIN_ESS_BULK
 
 __all__ = [
     "E_RHO2", "PHI", "SIGMA2", "GEQ", "LEQ", "TIMES", "NDASH", "MAX_R_HAT", "MIN_ESS_BULK",
-    "fmt_coef", "fmt_interval", "fmt_estimate", "fmt_var", "fmt_pct", "fmt_n", "fmt_usd", "fmt_sig3", "fmt_prob",
+    "fmt_coef", "fmt_target", "fmt_interval", "fmt_estimate", "fmt_var", "fmt_pct", "fmt_n", "fmt_usd", "fmt_sig3", "fmt_rpd", "fmt_prob",
     "fmt_duration",
     "fmt_r", "estimand_symbol", "fmt_design", "convergence_verdict", "object_noun", "FacetWords", "facet_words",
     "plural", "fmt_device",
@@ -197,6 +197,18 @@ def fmt_coef(x, digits: int = 3) -> str:
     return f"{float(x):.{digits}f}"
 
 
+def fmt_target(x) -> str:
+    """A target coefficient as it was typed: two decimals, three when the third is not zero.
+
+    ``0.85`` -> ``0.85``, ``0.875`` -> ``0.875`` (two decimals read it as "0.88", another target),
+    ``0.9`` -> ``0.90``.  The D-study boxes take three decimals, so three are always enough.
+    """
+    if x is None or not isinstance(x, (int, float, np.integer, np.floating)) or not math.isfinite(float(x)):
+        return "n/a"
+    three = f"{float(x):.3f}"
+    return three[:-1] if three.endswith("0") else three
+
+
 def fmt_interval(lo, hi, fmt=fmt_coef) -> str:
     """``[lo, hi]`` with the given formatter; an infinite bound reads ``never`` through :func:`fmt_n`."""
     return f"[{fmt(lo)}, {fmt(hi)}]"
@@ -273,6 +285,20 @@ def fmt_sig3(x) -> str:
         return "n/a"
     x = float(x)
     return f"{x:,.0f}" if abs(x) >= 100 else f"{x:#.3g}"
+
+
+def fmt_rpd(rpd, coefficient, price_per_trial, estimand: str = "Erho2") -> str:
+    """Reliability per dollar in words a buyer reads, on the screen, in ``ddr dstudy`` and on the sheet.
+
+    The DDR paper (2026) defines ``RPD = Erho2 / mean cost per trial``: the coefficient of the design
+    divided by what one trial costs on average.  It was printed as "1.21 per USD per trial", a unit no
+    buyer reads; here the ratio says what it divides: ``reliability per dollar 1.21 (Eρ² 0.968 ÷ $0.80
+    mean cost per trial)``.  ``rpd``, ``coefficient`` and ``price_per_trial`` are numbers (medians).
+    """
+    if not (_finite(rpd) and _finite(coefficient) and _finite(price_per_trial)):
+        return "reliability per dollar n/a"
+    return (f"reliability per dollar {fmt_sig3(rpd)} ({estimand_symbol(estimand)} {fmt_coef(coefficient)} "
+            f"\u00f7 {fmt_usd(price_per_trial)} mean cost per trial)")
 
 
 def fmt_duration(seconds) -> str:
@@ -360,11 +386,13 @@ def run_length_text(settings: Mapping) -> str | None:
             + "".join(f", {c}" for c in ceil) + ")")
 
 
-def fmt_device(device, cores: int | None = None) -> str:
+def fmt_device(device, cores: int | None = None, short: bool = False) -> str:
     """Where a fit ran, in words: ``"cpu x4"`` -> ``"CPU, 4 chains in parallel (one JAX device each)"``.
 
     The sampler gives each chain its own JAX CPU device, so "4 JAX devices" on a 2-core machine means 4
-    chains sharing 2 cores, not 4 processors; ``cores`` (this machine's, when known) says so.
+    chains sharing 2 cores, not 4 processors; ``cores`` (this machine's, when known) says so.  ``short``
+    gives the status bar's form (``"CPU, 4 chains on 2 cores"``), whose label has room for about 40
+    characters beside the message; the long form is its tooltip and the Model tab's.
     """
     text = str(device or "")
     if text.startswith("cpu x") and text[len("cpu x"):].isdigit():
@@ -373,7 +401,7 @@ def fmt_device(device, cores: int | None = None) -> str:
         if n == 1:
             return "CPU, 1 chain"
         if cores is None:
-            return f"CPU, {chains} in parallel (one JAX device each)"
-        return f"CPU, {chains} in parallel on {cores} core{'s' if cores != 1 else ''}"
+            return f"CPU, {chains}" if short else f"CPU, {chains} in parallel (one JAX device each)"
+        return f"CPU, {chains}{'' if short else ' in parallel'} on {cores} core{'s' if cores != 1 else ''}"
     return text
 

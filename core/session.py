@@ -66,7 +66,8 @@ _OBJECT_OF_FACETS = {frozenset({"model"}): "model", frozenset({"model", "scaffol
                      frozenset({"agent"}): "agent"}
 #: ``load_corpus`` options an analysis keeps (AnalysisState.corpus_options).
 CORPUS_OPTIONS: tuple[str, ...] = ("columns", "benchmark", "scaffold", "aliases", "scoring", "gamma", "encoding",
-                                   "slice", "task_metadata", "release_dates")  # the slice and joined files
+                                   "slice", "task_metadata", "release_dates",  # the slice and joined files
+                                   "unsplit_ids")  # ids that name no scaffold left out
 _CLAIMS = tuple(DEFAULT_TARGETS)
 
 

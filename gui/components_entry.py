@@ -30,7 +30,6 @@ from PySide6.QtWidgets import (
     QLineEdit,
     QPushButton,
     QRadioButton,
-    QSpinBox,
     QTableWidget,
     QTableWidgetItem,
     QVBoxLayout,
@@ -41,12 +40,16 @@ from ..core.dstudy import DStudyDesign
 from ..core.formatting import facet_words
 from ..core.reliability import VarianceComponents, objects_for_terms, split_term
 from ..core.references import cite
+from .what_if_fields import CheckedDoubleSpinBox, CheckedSpinBox, count_problem, size_problem
 
 #: Object of measurement -> its entry in the Object box (the D-study panel's words).
 OBJECT_LABELS = {"model": "Model", "system": "Model-scaffold system", "agent": "Agent (model-scaffold pair)"}
 
 #: The D-study sizes every design has, in the order of the "Design to study" box, with their defaults.
 _BASE_SIZES = (("n_tasks", 50.0), ("n_scaffolds", 1.0), ("n_benchmarks", 1.0), ("n_replicates", 1.0))
+#: How a refusal names each size.
+_SIZE_NOUNS = {"n_tasks": "tasks", "n_scaffolds": "scaffolds", "n_benchmarks": "benchmarks",
+               "n_replicates": "trials per cell"}
 #: Facets sized by a base field; any other facet of the typed terms gets a size of its own (seed 003's
 #: step and error_category: ``DStudyDesign.extra_facets``).  The object facets (model, agent) are not sized.
 _SIZED_ELSEWHERE = {"task", "scaffold", "benchmark", "model", "agent", "replicate"}
@@ -141,7 +144,8 @@ class ComponentsEntryDialog(QDialog):
             form.addRow(field, self._size_spin(field, value))
         #: Sizes of further facets of the typed terms (seed 003's steps and error categories).
         self.facet_spins: dict[str, QDoubleSpinBox] = {}
-        self.models_spin = QSpinBox()
+        self.models_spin = CheckedSpinBox(lambda v: count_problem(v, "models compared"))
+        self.models_spin.refused.connect(self._refused)
         self.models_spin.setRange(1, 100000)
         self.models_spin.setValue(2)
         form.addRow("Models compared", self.models_spin)
@@ -250,8 +254,18 @@ class ComponentsEntryDialog(QDialog):
         self.message.setText(note)
 
     # -- the design box follows the typed terms ---------------------------------------------
+    def _checked_size(self, noun: str) -> CheckedDoubleSpinBox:
+        """A size box: any number may be typed, one out of range is refused on the message line."""
+        s = CheckedDoubleSpinBox(lambda v: size_problem(v, noun))
+        s.refused.connect(self._refused)
+        return s
+
+    def _refused(self, text: str) -> None:
+        self.message.setStyleSheet("color: #a40000;")
+        self.message.setText(text)
+
     def _size_spin(self, field: str, value: float) -> QDoubleSpinBox:
-        s = QDoubleSpinBox()
+        s = self._checked_size(_SIZE_NOUNS.get(field, field))
         s.setObjectName(f"size_{field}")
         s.setRange(1, 1e6)
         s.setDecimals(1)
@@ -294,7 +308,7 @@ class ComponentsEntryDialog(QDialog):
             box.blockSignals(False)
         typed_order = [f for t in self.typed_terms() for f in t.split(":")]
         for f in sorted(facets - _SIZED_ELSEWHERE - set(self.facet_spins), key=typed_order.index):
-            spin = QDoubleSpinBox()
+            spin = self._checked_size(f"{f} size")
             spin.setObjectName(f"size_{f}")
             spin.setRange(1, 1e6)
             spin.setDecimals(1)

@@ -26,6 +26,10 @@ from .corpus_panel import CorpusPanel
 from .workers import BackgroundTask
 
 
+#: The first words of the banner of a file that could not be opened.
+OPEN_FAILED = "Could not open the file"
+
+
 def load_and_inspect(path: Path, fmt: str | None, options: dict | None = None):
     """Worker-thread part of opening a corpus (pure core, no Qt); ``options`` go to ``load_corpus``."""
     from ..core.corpus.io import load_corpus
@@ -54,6 +58,7 @@ class CorpusOpening:
 
     def open_corpus(self, path: Path, fmt: str | None = None, options: dict | None = None) -> None:
         """Start loading ``path`` in the background; the current corpus stays until it succeeds."""
+        self.clear_open_error()  # the new attempt's outcome replaces the last one's
         self.loading = True
         self.statusBar().showMessage(f"Loading {path} ...")
         path = Path(path)
@@ -151,9 +156,17 @@ class CorpusOpening:
         dialog = IdMappingDialog(self.corpus, self)
         source, fmt = Path(str(self.corpus.source)), self.corpus.format
 
+        was = (self.corpus.provenance.get("load_options") or {}).get("unsplit_ids", "collapse")
+
         def reopen() -> None:
+            options = dict(self.state.corpus_options)
             if dialog.saved_path is not None:
-                self.open_corpus(source, fmt, {**self.state.corpus_options, "aliases": str(dialog.saved_path)})
+                options["aliases"] = str(dialog.saved_path)
+            options.pop("unsplit_ids", None)
+            if dialog.unsplit_choice != "collapse":  # ids that name no scaffold left out (a different corpus)
+                options["unsplit_ids"] = dialog.unsplit_choice
+            if dialog.saved_path is not None or dialog.unsplit_choice != was:
+                self.open_corpus(source, fmt, options)
 
         dialog.finished.connect(lambda _code: reopen())
         self.id_dialog = dialog
@@ -170,13 +183,25 @@ class CorpusOpening:
             f"{Path(path).name} was not opened: its columns were not chosen."))
         self.load_failed.emit(message)
 
+    def clear_open_error(self) -> None:
+        """Hide the red "Could not open the file" banner: it answers one attempt, not what the user does next.
+
+        Called when another file is opened, a fit starts or the user turns to another tab; the banner of a
+        sheet that could not be written is the export's own and stays.
+        """
+        if self.error_view.text().startswith(OPEN_FAILED):
+            self.error_view.hide()
+            self.error_view.setText("")
+
     def _on_failed(self, message: str) -> None:
         # The corpus the user had stays loaded: a bad file never costs them their work.
         self.loading = False
         self._pending_state = None
-        self.error_view.setText("Could not open the file:\n" + message)
+        self.error_view.setText(f"{OPEN_FAILED}:\n" + message)
         self.error_view.show()
-        self.statusBar().showMessage("The file could not be opened; the previous corpus is still loaded.")
+        self.statusBar().showMessage("The file could not be opened; the previous corpus is still loaded."
+                                     if self.corpus is not None else
+                                     "The file could not be opened; no corpus is loaded (File > Open corpus...).")
         self.load_failed.emit(message)
 
     # -- a slice of tasks (gui/slice_dialog.py) ---------------------------------------------
@@ -202,4 +227,4 @@ class CorpusOpening:
             self.apply_slice(dlg.slice_text())
 
 
-__all__ = ["CorpusOpening", "load_and_inspect"]
+__all__ = ["OPEN_FAILED", "CorpusOpening", "load_and_inspect"]

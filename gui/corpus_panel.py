@@ -137,6 +137,7 @@ class CorpusPanel(QWidget):
         left.addWidget(self.issues_table)
         left.addWidget(scroll)
         left.setSizes([420, 110, 150])
+        self.left_split = left
         right = QWidget()
         rv = QVBoxLayout(right)
         rv.setContentsMargins(0, 0, 0, 0)
@@ -189,6 +190,33 @@ class CorpusPanel(QWidget):
                                   QHeaderView.Stretch, QHeaderView.Stretch)):
             header.setSectionResizeMode(c, mode)  # long problems and fixes wrap instead of running off
         self.issues_table.resizeRowsToContents()
+
+    def fit_issue_rows(self) -> None:
+        """Give the issues pane the height its wrapped rows need (at most a third of the column).
+
+        The pane had a fixed 110 px: at 1280 x 800 the second warning's problem and fix were cut mid-line.
+        Rows wrap at the table's width, so this runs whenever the panel is resized; it only ever grows the
+        pane to what its rows need (a pane the user dragged taller stays so), taking the room from the
+        summary text above, which scrolls.
+        """
+        t, split = self.issues_table, self.left_split
+        if t.rowCount() == 0 or not self.isVisible():
+            return
+        t.resizeRowsToContents()
+        need = (t.horizontalHeader().height() + sum(t.rowHeight(r) for r in range(t.rowCount()))
+                + 2 * t.frameWidth() + 2)
+        top, issues, rest = split.sizes()
+        want = min(need, (top + issues + rest) // 3)
+        if issues < want:
+            split.setSizes([max(top - (want - issues), 0), want, rest])
+
+    def resizeEvent(self, event) -> None:  # noqa: N802 - Qt override
+        super().resizeEvent(event)
+        self.fit_issue_rows()
+
+    def showEvent(self, event) -> None:  # noqa: N802 - Qt override
+        super().showEvent(event)
+        self.fit_issue_rows()
 
     # -- handlers ------------------------------------------------------------------------
     def _on_benchmark_changed(self, *_args) -> None:

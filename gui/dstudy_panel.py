@@ -38,7 +38,6 @@ from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QComboBox,
-    QDoubleSpinBox,
     QFormLayout,
     QGroupBox,
     QHBoxLayout,
@@ -47,7 +46,6 @@ from PySide6.QtWidgets import (
     QScrollArea,
     QSizePolicy,
     QSlider,
-    QSpinBox,
     QSplitter,
     QTableWidget,
     QTableWidgetItem,
@@ -59,14 +57,16 @@ from ..core.dstudy import (BudgetSearch, CostFrontier, DStudyDesign, DStudyModel
                            budget_search)
 from ..core.dstudy.grids import (SLIDER_TOP, TASK_CURVE_POINTS, TASK_SLIDER_POSITIONS,  # noqa: F401 - re-exported
                                  curve_grid, frontier_grids, slider_values)
-from ..core.formatting import estimand_symbol, facet_words, fmt_coef, fmt_design, fmt_n, fmt_var
+from ..core.formatting import estimand_symbol, facet_words, fmt_coef, fmt_design, fmt_n, fmt_target, fmt_var
 from ..core.reliability import DETECTION_ERHO2, object_facets, objects_for_terms
 from ..core.session import ALL_BENCHMARKS, SIZE_FIELDS, AnalysisState, SessionError
 from . import plots
 from .plots import (COLORS, Band, Curve, Marker, Throttle, VLine, data_item, fmt_count, fmt_interval, fmt_usd,
                     line, new_plot)
 from .committed_edits import commit_on_finish, write_back
-from .readout_words import latent_words as _latent_words, object_words
+from .readout_words import cost_words, latent_words as _latent_words, object_words
+from .what_if_fields import (CheckedDoubleSpinBox, CheckedSpinBox, budget_problem, count_problem, field_note,
+                             target_problem)
 from .workers import BackgroundTask, wait_for_tasks
 
 #: Object of measurement -> its entry in the Object box.
@@ -366,13 +366,13 @@ class DStudyPanel(QWidget):
             self.object_box.addItem(_OBJECT_LABELS[obj], obj)
         self.object_box.currentIndexChanged.connect(self._on_object_changed)
         fl.addRow("Object", self.object_box)
-        self.target_spin = QDoubleSpinBox()
-        self.target_spin.setRange(0.05, 0.999)
+        self.target_spin = CheckedDoubleSpinBox(target_problem)  # out of range: refused in words (what_if_fields)
+        self.target_spin.setRange(0.001, 0.999)
         self.target_spin.setDecimals(3)
         self.target_spin.setSingleStep(0.01)
         self.target_spin.valueChanged.connect(self._on_target_changed)
         fl.addRow("Target", self.target_spin)
-        self.budget_spin = QDoubleSpinBox()
+        self.budget_spin = CheckedDoubleSpinBox(budget_problem)
         self.budget_spin.setRange(0.0, 1e9)
         self.budget_spin.setDecimals(2)
         self.budget_spin.setSingleStep(100.0)
@@ -380,12 +380,14 @@ class DStudyPanel(QWidget):
         self.budget_spin.setSpecialValueText("no budget")
         self.budget_spin.valueChanged.connect(self._on_budget_changed)
         fl.addRow("Budget", self.budget_spin)
-        self.models_spin = QSpinBox()
-        self.models_spin.setRange(1, 100000)
         compared = self.facet_words.compared
+        self.models_spin = CheckedSpinBox(lambda v: count_problem(v, compared.lower()))
+        self.models_spin.setRange(1, 100000)
         self.models_spin.setToolTip(f"{compared}: every one runs the design (enters the cost only)")
         self.models_spin.valueChanged.connect(self._on_models_changed)
         fl.addRow(compared, self.models_spin)
+        self.field_notes = {k: field_note(fl, w, k) for k, w in (("target", self.target_spin),
+                                                                 ("budget", self.budget_spin), ("n_models", self.models_spin))}
         # a typed number reaches the state once, on Enter or focus out (gui/committed_edits.py)
         commit_on_finish(self.target_spin, self.budget_spin, self.models_spin)
         col.addWidget(box)
@@ -784,7 +786,7 @@ class DStudyPanel(QWidget):
             lab["p_target"].setText(f"{'met' if r.p_target_met >= 0.5 else 'not met'}  "
                                     f"({_symbol(r.estimand)} \u2265 {r.target:.3f})")
             lab["min_n"].setText(fmt_count(q[0.5]))
-            lab["cost"].setText(fmt_usd(r.cost) if view.design.mean_price() > 0 else "no prices entered")
+            lab["cost"].setText(cost_words(r, view.design))
             lab["trials"].setText(fmt_count(r.trials))
             return
         lab["coefficient"].setText(f"{fmt_interval(c.median, *c.hdi95)}  (median [95% HDI])")
@@ -794,7 +796,7 @@ class DStudyPanel(QWidget):
         q = r.required.quantiles
         lab["min_n"].setText(f"{fmt_count(q[0.5])} [{fmt_count(q[0.025])}, {fmt_count(q[0.975])}]  "
                              f"P(reachable) {r.required.p_reachable:.2f}")
-        lab["cost"].setText(fmt_usd(r.cost) if view.design.mean_price() > 0 else "no prices entered")
+        lab["cost"].setText(cost_words(r, view.design))
         lab["trials"].setText(fmt_count(r.trials))
 
     def _draw_frontier_marks(self) -> None:
@@ -867,7 +869,7 @@ class DStudyPanel(QWidget):
                                                                     self.facet_words))
         else:
             self.frontier_cheapest.setData([], [])
-            self.readout_labels["cheapest"].setText(f"no design of the grid reaches {fr.target:.2f}")
+            self.readout_labels["cheapest"].setText(f"no design of the grid reaches {fmt_target(fr.target)}")
         lo, hi = float(np.min(x[x > 0])), float(np.max(x))
         p.setXRange(math.log10(lo), math.log10(hi), padding=0.03)
         if self._frontier_lines is not None:

@@ -101,6 +101,7 @@ class FitFlow:
                 self.tabs.setCurrentIndex(TABS.index("Model"))
             return False
         spec, settings = ready
+        self.clear_open_error()  # a file that did not open earlier is no longer the news
         mp.message.setText("")
         mp.set_running(True)
         mp.start_whole_eta(settings, self.settings)  # one ETA for compile, warmup and sampling

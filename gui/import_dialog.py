@@ -11,7 +11,10 @@ window passes to ``load_corpus``; the mapping is remembered per file shape
 :class:`IdMappingDialog` shows how each subject id of a py-irt corpus was split
 (id -> model, scaffold, and the rule or convention that matched); the user fixes
 rows and saves them as an alias file (``[subjects]`` entries, the format of
-``core/corpus/importers/pyirt.py``) to open the file with.
+``core/corpus/importers/pyirt.py``) to open the file with.  When some ids name no
+scaffold it also offers the choice ``ddr ... --unsplit-ids`` makes
+(:mod:`~ddr_explorer.core.corpus.subject_ids.unsplit`): every id under one scaffold,
+or those ids left out (shaded grey) and the other ids' scaffolds fitted.
 """
 
 from __future__ import annotations
@@ -218,9 +221,13 @@ class IdMappingDialog(QDialog):
                    f"{m.get('model_only', 0)} to a model only, {m.get('no_rule', 0)} by no rule (shaded)."
                    if m else f"{len(subjects)} subject ids.")
         pooled = corpus.provenance.get("scaffolds_not_separated")
+        left_out = corpus.provenance.get("unsplit_ids_left_out") or {}
         if pooled:  # core/corpus/subject_ids/unsplit.py: "unknown" is never a scaffold level
             summary += (f" {pooled['not_split']} ids name no scaffold, so scaffolds are not separated and fits "
-                        "have no scaffold terms: give those rows their scaffold.")
+                        "have no scaffold terms: give those rows their scaffold, or leave them out (below).")
+        elif left_out:
+            summary += (f" {len(left_out['unsplit'])} ids name no scaffold and are left out (grey rows): "
+                        "give those rows their scaffold to keep them.")
         merges = corpus.provenance.get("model_merges") or []
         if merges:
             summary += (f" {sum(len(x['spellings']) for x in merges)} model spellings were merged into "
@@ -248,6 +255,9 @@ class IdMappingDialog(QDialog):
                     item.setFlags(item.flags() & ~Qt.ItemIsEditable)
                 if not s.get("mapped_by") and "mapped_by" in s:
                     item.setBackground(QColor("#fff4e0"))
+                if sid in set(left_out.get("unsplit", ())):
+                    item.setBackground(QColor("#e4e4e4"))
+                    item.setToolTip("left out: the id names no scaffold (--unsplit-ids drop)")
                 self.table.setItem(i, j, item)
         self.table.horizontalHeader().setSectionResizeMode(QHeaderView.Interactive)
         self.table.resizeColumnsToContents()
@@ -266,9 +276,34 @@ class IdMappingDialog(QDialog):
         lay = QVBoxLayout(self)
         lay.addLayout(top)
         lay.addWidget(self.table, 1)
+        self.unsplit_choice = "drop" if left_out else "collapse"
+        if pooled or left_out:
+            lay.addLayout(self._unsplit_row())
         lay.addWidget(self.status)
         lay.addWidget(buttons)
         self.saved_path: Path | None = None
+
+    #: The choices for ids that name no scaffold, as the combo box words them (``--unsplit-ids``).
+    UNSPLIT_WORDS = {"collapse": "pool every id under one scaffold (no scaffold terms)",
+                     "drop": "leave them out and fit the scaffolds the other ids name"}
+
+    def _unsplit_row(self) -> QHBoxLayout:
+        """The choice for ids that name no scaffold; the corpus is reopened with it when the dialog closes."""
+        self.unsplit_box = QComboBox()
+        self.unsplit_box.setObjectName("unsplit_ids")
+        for key, words in self.UNSPLIT_WORDS.items():
+            self.unsplit_box.addItem(f"{words} (--unsplit-ids {key})", key)
+        self.unsplit_box.setCurrentIndex(list(self.UNSPLIT_WORDS).index(self.unsplit_choice))
+        self.unsplit_box.currentIndexChanged.connect(self._unsplit_chosen)
+        row = QHBoxLayout()
+        row.addWidget(QLabel("Ids that name no scaffold:"))
+        row.addWidget(self.unsplit_box, 1)
+        return row
+
+    def _unsplit_chosen(self) -> None:
+        self.unsplit_choice = self.unsplit_box.currentData()
+        self.status.setText(f"Ids that name no scaffold: {self.UNSPLIT_WORDS[self.unsplit_choice]}. The corpus is "
+                            "reopened with this choice when you close this table.")
 
     def rows(self) -> dict[str, tuple[str, str]]:
         """id -> (model, scaffold) as the table shows them now."""

@@ -168,6 +168,7 @@ class MainWindow(CorpusOpening, FitFlow, AnalysisJobs, DdrSheetExport, QMainWind
         }
         for name in TABS:
             self.tabs.addTab(self._slots[name], name)
+        self.tabs.currentChanged.connect(lambda _i: self.clear_open_error())  # the user has moved on
         from .preview_controller import PreviewController
 
         #: The D-study preview from point estimates while no posterior is shown (gui/preview_controller.py).
@@ -359,16 +360,19 @@ class MainWindow(CorpusOpening, FitFlow, AnalysisJobs, DdrSheetExport, QMainWind
     def _detect_device(self) -> None:
         from .model_panel import detect_device
 
-        def done(text: str) -> None:
+        def done(texts: tuple[str, str]) -> None:
+            text, short = texts
             self.device = text
-            self.device_label.setText(f"device: {text}")
+            # the short words fit beside the message at any window size; the whole text is the tooltip
+            self.device_label.set_device(f"device: {short}", f"device: {text}")
             self.model_panel.set_device(text)
 
         def failed(exc: BaseException) -> None:
-            done(f"unknown ({type(exc).__name__}: {exc})")
+            done((f"unknown ({type(exc).__name__}: {exc})", "unknown"))
 
         self.device = None
-        self._jobs.append(BackgroundTask(detect_device, on_done=done, on_error=failed, parent=self))
+        self._jobs.append(BackgroundTask(lambda: (detect_device(), detect_device(short=True)), on_done=done,
+                                         on_error=failed, parent=self))
 
     def panels(self) -> dict:
         """The panels shown now, by tab name (tabs with a placeholder are left out)."""

@@ -62,8 +62,11 @@ def fmt_eta(seconds) -> str:
     return f"ETA {s // 60} min {s % 60:02d} s" if s >= 60 else f"ETA {s} s"
 
 
-def detect_device() -> str:
-    """Where a fit with ``device="auto"`` would run, from JAX (worker thread: importing JAX takes seconds)."""
+def detect_device(short: bool = False) -> str:
+    """Where a fit with ``device="auto"`` would run, from JAX (worker thread: importing JAX takes seconds).
+
+    ``short``: the status bar's words (``"CPU, 4 chains on 2 cores"``, :func:`~ddr_explorer.core.formatting.fmt_device`).
+    """
     import jax
 
     # Import the sampler's modules here too, off the GUI thread: loading them holds the interpreter
@@ -84,6 +87,8 @@ def detect_device() -> str:
     cpus = jax.devices("cpu")
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
     # one JAX device per chain: "4 JAX devices" on 2 cores is 4 chains sharing them, said so
+    if short:
+        return fmt_device(f"cpu x{len(cpus)}", cores, short=True)
     return fmt_device(f"cpu x{len(cpus)}", cores) + " (no GPU visible to JAX)"
 
 

@@ -9,10 +9,21 @@ Nothing is computed here but the call to core.
 from __future__ import annotations
 
 from ..core.formatting import estimand_symbol as _symbol
-from ..core.formatting import fmt_coef
-from .plots import fmt_count
+from ..core.formatting import fmt_coef, fmt_rpd
+from .plots import fmt_count, fmt_usd
 
-__all__ = ["latent_words", "object_words"]
+__all__ = ["cost_words", "latent_words", "object_words"]
+
+
+def cost_words(r, design) -> str:
+    """The Cost readout: the design's cost and its reliability per dollar, in ``ddr dstudy``'s and the sheet's words."""
+    price = design.mean_price()
+    if not price > 0:
+        return "no prices entered"
+    text = fmt_usd(r.cost)
+    if r.rpd is not None:
+        text += f"; {fmt_rpd(r.rpd.median, r.coefficient.median, price, r.estimand)}"
+    return text
 
 
 def object_words(components, design) -> str:

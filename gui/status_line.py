@@ -56,10 +56,15 @@ class ElidedLabel(QLabel):
 
 
 class DeviceLabel(ElidedLabel):
-    """The device label of the status bar: at most :data:`DEVICE_MAX_WIDTH` pixels, elided beyond."""
+    """The device label of the status bar: short words (:meth:`set_device`), the whole text in its tooltip.
+
+    At most :data:`DEVICE_MAX_WIDTH` pixels; beyond, its end is elided, never its middle ("4 chains in
+    para...cores" read as nothing).  The short words (``"device: CPU, 4 chains on 2 cores"``) fit in it.
+    """
 
     def __init__(self, text: str = "", parent=None) -> None:
-        super().__init__("", parent, mode=Qt.ElideMiddle)
+        super().__init__("", parent, mode=Qt.ElideRight)
+        self._whole = text or ""
         self.setSizePolicy(QSizePolicy.Preferred, QSizePolicy.Preferred)
         self.setMaximumWidth(DEVICE_MAX_WIDTH)
         self.set_full_text(text)
@@ -68,8 +73,17 @@ class DeviceLabel(ElidedLabel):
         m = self.contentsMargins()  # its own bound, not its width: its size hint follows the text shown
         return DEVICE_MAX_WIDTH - m.left() - m.right()
 
+    def _elide(self) -> None:
+        super()._elide()
+        self.setToolTip(getattr(self, "_whole", ""))  # the whole words on hover, elided or not
+
+    def set_device(self, short: str, whole: str | None = None) -> None:
+        """Show ``short`` (elided at its end if it must be) and keep ``whole`` (default ``short``) as the tooltip."""
+        self._whole = whole if whole is not None else short
+        self.set_full_text(short)
+
     def setText(self, text: str) -> None:  # noqa: N802 (the QLabel call the window makes)
-        self.set_full_text(text)
+        self.set_device(text)
 
 
 def install_status_line(bar: QStatusBar, device_text: str) -> tuple[ElidedLabel, DeviceLabel]:

@@ -46,7 +46,7 @@ def test_each_stratum_is_refitted_and_read_at_its_own_tasks(fake_sampler, corpus
         # each stratum's tasks are the ones task_difficulty put there
         q = dict(zip(strata.tasks, strata.quartile))
         assert {q[f"sim-bench/{t}"] for t in by_task.index} == {strata.labels.index(label) + 1}
-        # the stratum's 4 tasks, not the corpus's 16 (a table printing "tasks 4" beside it; issue 47 item 3)
+        # the stratum's 4 tasks, not the corpus's 16 (a table printing "tasks 4" beside it)
         expected = bf.erho2_model(bf.moment_sigma_model(sub), 4, 2, 3)
         assert summary.median == pytest.approx(expected, abs=2e-3), label
         at16 = bf.erho2_model(bf.moment_sigma_model(sub), 16, 2, 3)

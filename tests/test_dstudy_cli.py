@@ -123,3 +123,10 @@ def test_budget_shows_tasks_per_benchmark(fake_sampler, capsys, tmp_path):
 def test_budget_without_per_benchmark_prices_says_why(capsys, table8_json):
     out = dstudy(capsys, "--components", table8_json, "--price-per-trial", 0.5, "--n-models", 10, "--budget", 5000)
     assert "two benchmarks" in out["allocation"]["why_none"]
+
+
+@pytest.mark.parametrize("budget", ["-5", "0"])
+def test_a_budget_that_is_not_positive_is_refused(capsys, table8_json, budget):
+    """``--budget -5`` searched "within $-5.00"; the sheet's rule now holds for ``ddr dstudy`` too."""
+    assert main(["dstudy", "--components", str(table8_json), "--budget", budget]) == 2
+    assert capsys.readouterr().err.strip() == f"ddr: budget should be a positive number of USD, got {float(budget)}"

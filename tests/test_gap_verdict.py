@@ -1,4 +1,4 @@
-"""One rule says whether a projection is optimistic (issue 47, item 3): the gap and its uncertainty.
+"""One rule says whether a projection is optimistic: the gap and its uncertainty.
 
 - optimistic / no detectable gap / pessimistic from the gap's 95% interval and a negligible size;
 - the held-out splits' interval is the spread of their gaps; a stratum against the aggregate adds

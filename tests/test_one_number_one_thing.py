@@ -1,4 +1,4 @@
-"""One number for one thing (issue 47, item 6): a count says what it counts, a share is not rounded to
+"""One number for one thing: a count says what it counts, a share is not rounded to
 a certainty it does not have.
 
 - A D-study design's trial count is a full design's (models x scaffolds x tasks x trials per cell);

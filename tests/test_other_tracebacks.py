@@ -1,4 +1,4 @@
-"""The tracebacks of issue 44's item 6, each now a clean refusal (exit 2) naming what to fix."""
+"""Tracebacks users met, each now a clean refusal (exit 2) naming what to fix."""
 
 from __future__ import annotations
 

@@ -522,7 +522,7 @@ def test_pooled_sheet_cost_page_shows_the_budget_allocation(pooled_pdf, pooled_i
     ([0.968, 0.970, 0.972, 0.974], [0.975, 0.972, 0.971, 0.968], "On average the projection holds, but not split by split"),
     # the projection tracks the held-out value
     ([0.80, 0.82, 0.84, 0.86], [0.81, 0.82, 0.85, 0.86], "The projection generalises here"),
-    # issue 47: a mean gap of -0.00004 with r < 0 was called optimistic; the splits' gaps straddle 0
+    # a mean gap of -0.00004 with r < 0 was called optimistic; the splits' gaps straddle 0
     ([0.970, 0.971, 0.972, 0.973], [0.9720, 0.9712, 0.9712, 0.97144], "On average the projection holds, but not split by split"),
 ])
 def test_hold_out_decision_reads_the_gap_and_the_correlation_together(demo_inputs, projected, held, words):
@@ -549,7 +549,7 @@ def test_hold_out_decision_reads_the_gap_and_the_correlation_together(demo_input
 
 
 def test_difficulty_decision_says_the_rules_sentence(demo_inputs):
-    """Decision 2 words the aggregate - hardest gap by the rule on it and its interval (issue 47: "falls
+    """Decision 2 words the aggregate - hardest gap by the rule on it and its interval ("falls
     short by 0.002" was printed for a gap inside the two fits' noise)."""
     from ddr_explorer.core.reliability import Summary
 

@@ -1,6 +1,6 @@
 """Which estimator fits the hold-out splits: Bayesian refits when they fit the sheet's budget, REML otherwise.
 
-``--heldout-estimator bayes|reml|auto`` (``auto``, the default; issue 48).  Seed 003 (DDR paper 2026)
+``--heldout-estimator bayes|reml|auto`` (``auto``, the default).  Seed 003 (DDR paper 2026)
 sec. 7 asks that every training-cell projection be paired with a held-out estimate (sec. 5.4: 50 random
 70/30 splits, 100 fits).  As Bayesian refits those take about 16 minutes on a 2-core machine, over the
 sheet's 15-minute budget (:data:`~.defaults.AUTO_BUDGET_SECONDS`), so a default sheet used to print

@@ -20,7 +20,7 @@ and held-out on one scale, which is what both estimators give.
 
 Why: 100 Bayesian refits take about 16 minutes on a 2-core machine; REML fits one TB2 part in about a
 second of CPU (:mod:`~ddr_explorer.core.estimators.reml` module note), so the 100 fit in about two minutes
-and a default sheet can answer decision 4 (issue 48).  A REML point estimate has no Monte Carlo error;
+and a default sheet can answer decision 4.  A REML point estimate has no Monte Carlo error;
 the uncertainty of r and the gap is the splits' own (:attr:`~.heldout.HeldOutReliability.split_se`).
 """
 

@@ -252,8 +252,9 @@ def apply_mapping(raw: pd.DataFrame, column_sources: dict[str, str], mapping: Co
                               f"mapping {what} instead.", f"leave {role} out of the mapping to use '{had}'.",
                               file=fname, column=had))
     if SUBJECT in new:
-        raw, more = _split_subjects(raw, new.pop(SUBJECT), mapping, fname)
+        raw, more, rows = _split_subjects(raw, new.pop(SUBJECT), mapping, fname)
         issues.extend(more)
+        new = {role: values.iloc[rows] for role, values in new.items()}  # less the ids left out, if any
         for role in ("model", "scaffold", schema.TRIAL_ID):
             sources.setdefault(role, mapping.columns[SUBJECT])
     for role, values in new.items():
@@ -274,7 +275,8 @@ def apply_mapping(raw: pd.DataFrame, column_sources: dict[str, str], mapping: Co
 _ARG_OPTIONS = (("benchmark", "benchmark"), ("aliases", "aliases"), ("scoring", "scoring"), ("gamma", "gamma"),
                 ("columns", "columns"), ("scaffold", "scaffold"), ("slice", "slice"),
                 ("task_metadata", "task_metadata"), ("release_dates", "release_dates"), ("field_mapping", "mapping"),
-                ("max_log_mb", "max_member_mb"), ("keep_lookalike_names", "keep_lookalike_names"))
+                ("max_log_mb", "max_member_mb"), ("keep_lookalike_names", "keep_lookalike_names"),
+                ("unsplit_ids", "unsplit_ids"))
 
 
 def options_from_args(args) -> dict:
@@ -284,8 +286,9 @@ def options_from_args(args) -> dict:
 
 
 def _split_subjects(raw: pd.DataFrame, ids: pd.Series, mapping: ColumnMapping, fname
-                    ) -> tuple[pd.DataFrame, list[CorpusIssue]]:
-    """Model, scaffold and trial from a ``subject`` column, by the shipped conventions."""
+                    ) -> tuple[pd.DataFrame, list[CorpusIssue], np.ndarray]:
+    """Model, scaffold and trial from a ``subject`` column, by the shipped conventions; with the
+    positions of the rows kept (all, unless ``--unsplit-ids drop`` left out ids that name no scaffold)."""
     from .subject_ids.conventions import build_stack, format_mapping, mapping_summary
 
     stack = build_stack(None, "none (a table)")
@@ -311,17 +314,20 @@ def _split_subjects(raw: pd.DataFrame, ids: pd.Series, mapping: ColumnMapping, f
     models = np.array([s.model for s in subjects] + [None], dtype=object)
     scaffolds = np.array([s.scaffold for s in subjects] + [None], dtype=object)
     idx = np.where(missing, len(split), codes)
-    raw = raw.copy()
+    rows = np.arange(len(idx))
     if "scaffold" not in mapping.columns and "scaffold" not in mapping.constants:
-        part = pd.DataFrame({"scaffold": scaffolds[idx]})
+        part = pd.DataFrame({"scaffold": scaffolds[idx], "_row": rows})
         part, _info, more = pool_unnamed_scaffolds(part, text.to_numpy(dtype=object), [str(u) for u in uniques],
                                                    stack.unknown_scaffolds, file=fname, column=col)
         issues.extend(more)
+        rows = part["_row"].to_numpy()  # all of them, unless the ids that name no scaffold were left out
+        idx, text = idx[rows], text.iloc[rows]
         scaffolds_of_rows = part["scaffold"].to_numpy(dtype=object)
     else:
         scaffolds_of_rows = scaffolds[idx]
+    raw = raw.iloc[rows].copy()
     for role, values in (("model", models[idx]), ("scaffold", scaffolds_of_rows),
                          (schema.TRIAL_ID, np.asarray(text.to_numpy(dtype=object)))):
         if role not in mapping.columns and role not in mapping.constants:
             raw[role] = values
-    return raw, issues
+    return raw, issues, rows

@@ -37,7 +37,8 @@ def load_corpus(path: str | Path, format: str | None = None, *, encoding: str | 
         extension.  ``task_metadata`` (a file or a list of files, merged by task
         id), ``release_dates`` and ``slice``: :mod:`.metadata` and :mod:`.slicing`.
         ``keep_lookalike_names``: keep names that differ only by look-alike letters apart (by default they
-        are read as one, with a warning: :mod:`.names`).
+        are read as one, with a warning: :mod:`.names`).  ``unsplit_ids``: ``"collapse"`` (the default)
+        or ``"drop"``, what becomes of subject ids that name no scaffold (:mod:`.subject_ids.unsplit`).
 
     Raises
     ------
@@ -50,11 +51,16 @@ def load_corpus(path: str | Path, format: str | None = None, *, encoding: str | 
     # metadata joined from files beside the corpus, then a slice of tasks (core/corpus/slicing.py)
     extra = {k: options.pop(k, None) for k in ("task_metadata", "release_dates", "slice")}
     from .names import keeping_lookalikes
+    from .subject_ids.unsplit import unsplit_rule
 
     if options.get("keep_lookalike_names"):  # kept with the session's options, so a reopened file reads the same
         extra["keep_lookalike_names"] = True
+    unsplit = options.pop("unsplit_ids", None)
+    if unsplit not in (None, "collapse"):  # the default is not written down: older sessions read the same
+        extra["unsplit_ids"] = unsplit
     try:
-        with keeping_lookalikes(bool(options.pop("keep_lookalike_names", False))):  # the look-alike merge rule
+        with keeping_lookalikes(bool(options.pop("keep_lookalike_names", False))), \
+                unsplit_rule(unsplit, file=path):  # the look-alike merge rule; ids that name no scaffold
             corpus = _load(path, format, encoding, options)
     except OSError as exc:  # a file of the corpus (or a log in its folder) the user may not read
         where = exc.filename or path
@@ -139,6 +145,8 @@ def _saved_options(encoding, options: dict) -> dict:
         out[k] = v if isinstance(v, (int, float)) and not isinstance(v, bool) else str(v)
     if options.get("keep_lookalike_names"):  # the look-alike merge rule turned off (core/corpus/names.py)
         out["keep_lookalike_names"] = True
+    if options.get("unsplit_ids"):  # ids that name no scaffold left out (core/corpus/subject_ids/unsplit.py)
+        out["unsplit_ids"] = str(options["unsplit_ids"])
     return out
 
 
@@ -169,7 +177,7 @@ def _load(path: Path, format, encoding, options: dict) -> Corpus:
 
         mapping = parse_columns(columns, benchmark=options.pop("benchmark", None),
                                 scaffold=options.pop("scaffold", None), file=path)
-        return read_canonical(path, fmt, encoding=encoding, columns=mapping,
+        return read_canonical(path, fmt, encoding=encoding, columns=mapping, aliases=options.pop("aliases", None),
                               **({"name": options["name"]} if "name" in options else {}))
     if columns:
         options["columns"] = columns  # the importer reports it as an option it ignores

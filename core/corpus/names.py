@@ -24,6 +24,7 @@ dependency.
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -33,7 +34,7 @@ import pandas as pd
 
 from .issues import CorpusIssue, error, warning
 
-__all__ = ["LOOKALIKES", "refused_character", "skeleton", "check_names"]
+__all__ = ["LOOKALIKES", "refused_character", "skeleton", "word_key", "check_names"]
 
 #: Cyrillic and Greek letters that print like a Latin letter, mapped to it (Unicode's confusables
 #: table, the letters of these two scripts that have a single Latin lookalike).
@@ -95,6 +96,8 @@ def check_names(col: pd.Series, raw: pd.DataFrame, c: str, fname, src: str,
     import pyarrow.compute as pc
 
     index = col.cat.categories
+    if c in _WORDED:
+        _same_words([str(x) for x in index], col, raw, c, fname, src, issues)
     # only names beyond printable ASCII can hold what is checked: found in C (a million trial ids in ~0.3 s)
     beyond = pc.match_substring_regex(pa.array(index.to_numpy(dtype=object), type=pa.string()), r"[^\x20-\x7e]")
     plain = ~beyond.to_numpy(zero_copy_only=False).astype(bool)
@@ -134,6 +137,46 @@ def check_names(col: pd.Series, raw: pd.DataFrame, c: str, fname, src: str,
         col = pd.Series(pd.Categorical.from_codes(codes, categories=pd.Index(uniques).astype(str)), index=col.index)
         cats = [str(x) for x in col.cat.categories]
     return _lookalikes(cats, col, raw, c, fname, src, issues)
+
+
+#: The facets whose names are checked for the same words in another order (a model or scaffold named two ways
+#: is counted twice; task and benchmark names are ids, many and machine-written).
+_WORDED = ("model", "scaffold")
+
+
+def word_key(name: str) -> tuple[str, ...]:
+    """The words of a name, case folded and sorted: ``"Claude 4.5 Sonnet"`` and ``"claude-sonnet-4.5"`` share it.
+
+    Words are split at spaces, ``-``, ``_`` and ``/`` only, so a version keeps its dots (``GPT-4.5`` and
+    ``GPT-5.4`` do not share a key).
+    """
+    return tuple(sorted(w for w in re.split(r"[\s\-_/]+", unicodedata.normalize("NFKC", name).casefold()) if w))
+
+
+def _same_words(cats: list[str], col: pd.Series, raw: pd.DataFrame, c: str, fname, src: str,
+                issues: list[CorpusIssue]) -> None:
+    """Warn about names that hold the same words in another order, case or punctuation; they stay apart.
+
+    Not merged, unlike look-alike letters: word order can be the only difference between two real names far
+    less often than it is a leaderboard's second spelling of one, but a merge here would change what the
+    file says without the user's word.  The fix names the alias-file line that merges them.
+    """
+    groups: dict[tuple[str, ...], list[str]] = {}
+    for name in cats:
+        groups.setdefault(word_key(name), []).append(name)
+    for names in groups.values():
+        if len(names) < 2:
+            continue
+        counts = col.value_counts()
+        names = sorted(names, key=lambda n: (-int(counts.get(n, 0)), n))
+        row, n = _rows_of(raw, col, names)
+        spellings = " and ".join(repr(x) for x in names)
+        lines = ", ".join(f'"{x}" = "{names[0]}"' for x in names[1:])
+        issues.append(warning("same-words-names", f"the {c} names {spellings} hold the same words in another order "
+                              f"or spelling; they are kept as {len(names)} {c}s.",
+                              f"if they are one {c}, merge them with an alias file holding [{c}s] {lines} "
+                              "(ddr ... --aliases FILE).", file=fname, row=row,
+                              column=src, count=n))
 
 
 #: Whether names that differ only by look-alike letters are kept apart (the merge rule turned off): set for

@@ -144,8 +144,27 @@ def _locate_csv_problem(text: bytes, path: Path, delimiter: str) -> CorpusIssue:
                  file=path)
 
 
-def read_delimited(path: Path, delimiter: str = ",", encoding: str | None = None) -> tuple[pd.DataFrame, dict]:
-    """Read a canonical CSV/TSV into a raw table with canonical names and ``_source_row``."""
+def no_corpus_columns(header: list[str], path: Path) -> CorpusIssue:
+    """The error of a file whose first line names no corpus column (prose, a report, another table).
+
+    Said before any check of the rows' shape: "line 2 has 1 field where the header has 2" is true
+    of a note but does not tell its reader that the file is not a corpus at all.
+    """
+    found = [h.strip() for h in header if h.strip()]
+    shown = ", ".join(repr(h[:40]) for h in found[:6]) + (f", ... ({len(found)} in all)" if len(found) > 6 else "")
+    return error("no-corpus-columns", f"this file has no corpus columns (found: {shown or 'nothing'}); a corpus's "
+                 "first line names its columns, e.g. benchmark,task,model,scaffold,result.",
+                 "open a corpus file (a table of results, one trial or cell per row), or say which column is "
+                 "which with --columns ROLE=COLUMN,...", file=path, row=1)
+
+
+def read_delimited(path: Path, delimiter: str = ",", encoding: str | None = None, *,
+                   mapped: bool = False) -> tuple[pd.DataFrame, dict]:
+    """Read a canonical CSV/TSV into a raw table with canonical names and ``_source_row``.
+
+    ``mapped``: a column mapping follows (``--columns``), so a header that names no canonical
+    column is not refused here.
+    """
     data = Path(path).read_bytes()
     if not data.strip():
         raise CorpusError([error("empty", "the file is empty.", "check that it is the right file.", file=path)])
@@ -166,6 +185,8 @@ def read_delimited(path: Path, delimiter: str = ",", encoding: str | None = None
         raise CorpusError([error("control-character", "the header holds a NUL character.",
                                  "save the file as plain text (UTF-8) with column names only.", file=path, row=1)])
     rename, issues = map_columns(header)
+    if not rename and len(header) < 2:  # one column of no corpus name: lines of text, whatever a mapping says
+        raise CorpusError([no_corpus_columns(header, path)])
     # facets arrive dictionary-encoded (pandas categoricals): few names, many rows
     as_text = {c: (pa.dictionary(pa.int32(), pa.string()) if canon in (*schema.REQUIRED_FACETS, schema.TRIAL_ID)
                    else pa.string())
@@ -183,6 +204,8 @@ def read_delimited(path: Path, delimiter: str = ",", encoding: str | None = None
             read_options=pacsv.ReadOptions(block_size=1 << 24),
         )
     except (pa.ArrowInvalid, pa.ArrowTypeError):
+        if not rename and not mapped:  # a note or a report, not a table: its shape is not the problem
+            raise CorpusError([no_corpus_columns(header, path)]) from None
         raise CorpusError([_locate_csv_problem(data, path, delimiter)]) from None
     raw = tbl.to_pandas(types_mapper=None)
     raw.columns = [str(c) for c in raw.columns]
@@ -332,7 +355,7 @@ def read_parquet(path: Path) -> tuple[pd.DataFrame, dict]:
 
 
 def read_canonical(path: str | Path, format: str | None = None, *, encoding: str | None = None,
-                   name: str | None = None, columns=None) -> Corpus:
+                   name: str | None = None, columns=None, aliases=None) -> Corpus:
     """Read a corpus in the canonical layout (CSV, TSV, JSONL or Parquet).
 
     Parameters
@@ -346,15 +369,18 @@ def read_canonical(path: str | Path, format: str | None = None, *, encoding: str
     columns
         A :class:`~.columns.ColumnMapping` (or ``--columns`` text) saying which
         file column plays which role, applied after the synonym matching.
+    aliases
+        An alias file (TOML) whose ``[models]`` and ``[scaffolds]`` tables rename names before validation
+        (:mod:`.renames`); its subject-id rules have no ids to split in a table with model columns.
     """
     path = Path(path)
     fmt = format or {".csv": "csv", ".tsv": "tsv", ".tab": "tsv", ".txt": "tsv", ".jsonl": "jsonl",
                      ".ndjson": "jsonl", ".json": "jsonl", ".parquet": "parquet", ".pq": "parquet"}.get(
         path.suffix.lower(), "csv")
     if fmt == "csv":
-        raw, info = read_delimited(path, ",", encoding)
+        raw, info = read_delimited(path, ",", encoding, mapped=bool(columns))
     elif fmt == "tsv":
-        raw, info = read_delimited(path, "\t", encoding)
+        raw, info = read_delimited(path, "\t", encoding, mapped=bool(columns))
     elif fmt == "jsonl":
         raw, info = read_jsonl(path, encoding)
     elif fmt == "parquet":
@@ -375,6 +401,11 @@ def read_canonical(path: str | Path, format: str | None = None, *, encoding: str
     raw, marker, more = carried_marker(raw, file=path)  # a converted file's "(scaffolds not separated)"
     if marker is not None:
         provenance["scaffolds_not_separated"] = marker
+        issues.extend(more)
+    if aliases is not None:
+        from .renames import apply_renames
+
+        raw, provenance["renames"], more = apply_renames(raw, aliases, file=path)
         issues.extend(more)
     return build_corpus(raw, file=path, format=fmt, name=name, column_sources=info["columns"],
                         provenance=provenance, issues=issues)

@@ -7,7 +7,10 @@ DDR sheet's cost page all call it, so they name the same designs.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
+
+from ..errors import shown
 
 from .frontier import CostFrontier, cost_frontier
 from .grids import costing, frontier_grids
@@ -60,7 +63,12 @@ class BudgetSearch:
         return d
 
     def at_budget(self, budget: float | None) -> "BudgetSearch":
-        """The same frontier searched at another budget (cheap: the frontier is not recomputed)."""
+        """The same frontier searched at another budget (cheap: the frontier is not recomputed).
+
+        A budget is a positive number of USD (the DDR sheet's rule): ``--budget -5`` searched "within $-5.00".
+        """
+        if budget is not None and not (math.isfinite(float(budget)) and float(budget) > 0):
+            raise ValueError(f"budget should be a positive number of USD, got {shown(budget)}")
         best = self.frontier.best_at_budget(budget) if (budget is not None and self.by_cost) else None
         return BudgetSearch(self.frontier, self.by_cost, None if budget is None else float(budget), self.cheapest,
                             best)

@@ -35,7 +35,8 @@ import numpy as np
 from .sizes import DStudyDesign, _facet_of
 
 __all__ = [
-    "SLIDER_TOP", "TASK_SLIDER_POSITIONS", "TASK_CURVE_POINTS", "FRONTIER_TASK_POINTS", "FRONTIER_MAX_SCAFFOLDS",
+    "SLIDER_TOP", "TASK_SLIDER_EVERY", "TASK_SLIDER_POSITIONS", "TASK_CURVE_POINTS", "FRONTIER_TASK_POINTS",
+    "FRONTIER_MAX_SCAFFOLDS",
     "slider_values", "curve_grid", "default_grid", "frontier_grids", "costing",
 ]
 
@@ -43,6 +44,9 @@ __all__ = [
 SLIDER_TOP = {"n_tasks": 2000, "n_scaffolds": 20, "n_benchmarks": 30, "n_replicates": 10}
 #: Positions of the log-spaced task slider (unique integers remain after rounding).
 TASK_SLIDER_POSITIONS = 200
+#: The task slider steps through every whole number up to this one (a log step of 4% skipped 40 between 39
+#: and 41), then log-spaced.
+TASK_SLIDER_EVERY = 200
 #: Points of the task curve (log-spaced; the other facets use every integer).
 TASK_CURVE_POINTS = 100
 #: Task counts of the cost frontier's grid (log-spaced).
@@ -61,7 +65,8 @@ def slider_values(field: str, extra=()) -> np.ndarray:
     """The sizes the slider of ``field`` steps through, including ``extra`` sizes (observed, current)."""
     top = SLIDER_TOP[field]
     if field == "n_tasks":
-        base = np.unique(np.round(np.geomspace(1, top, TASK_SLIDER_POSITIONS)))
+        log = np.unique(np.round(np.geomspace(1, top, TASK_SLIDER_POSITIONS)))
+        base = np.union1d(np.arange(1, TASK_SLIDER_EVERY + 1, dtype=np.float64), log[log > TASK_SLIDER_EVERY])
     else:
         base = np.arange(1, top + 1, dtype=np.float64)
     return np.union1d(base, _extra(extra))

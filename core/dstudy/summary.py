@@ -12,7 +12,7 @@ take their numbers from it, and :func:`format_dstudy` prints them with
 from __future__ import annotations
 
 from ..formatting import (convergence_verdict, estimand_symbol, facet_words, fmt_coef, fmt_design, fmt_n, fmt_prob,
-                          fmt_usd, fmt_var)
+                          fmt_rpd, fmt_usd, fmt_var)
 from ..reliability import as_components, estimand_table, to_jsonable
 from .allocation import allocation_for_summary
 from ..score_reliability import LATENT_LABEL, OBSERVED_LABEL
@@ -106,6 +106,11 @@ def dstudy_summary(components, design: DStudyDesign, target: float | None = None
         "n_draws": c.n_draws if hasattr(c, "n_draws") else None,
         "source": c.source,
     }
+    if design.mean_price() > 0:  # reliability per dollar (DDR paper 2026), the app's and the sheet's figure
+        r = model.readouts(design, target)
+        out["rpd"] = {"median": r.rpd.median, "lower95": r.rpd.hdi95[0], "upper95": r.rpd.hdi95[1],
+                      "coefficient": r.coefficient.median, "estimand": r.estimand, "scale": r.scale,
+                      "price_per_trial": design.mean_price()}
     if scale == "observed":
         out["observed_scores"] = _observed_block(model, design)
         out["latent"] = {"scale_label": LATENT_LABEL, "min_n": _min_n(model.latent, c, design, target, not_answered),
@@ -181,6 +186,8 @@ def format_dstudy(s: dict) -> str:
     lines = [head, f"D-study for {s['object']} ({'ranking' if s['estimand'] == 'Erho2' else 'absolute decisions'}); "
              f"components from {s['source']}",
              f"design: {' x '.join(sizes)}; {fmt_n(d['n_models'])} {w.compared.lower()}; {cost}",
+             *([f"  {fmt_rpd(r['median'], r['coefficient'], r['price_per_trial'], r['estimand'])}"]
+               if (r := s.get("rpd")) else []),
              # the design's count is of a full design; the file's own count beside it
              f"{w.noun('n_replicates').lower()}: {design_trials_text(d, w, s.get('corpus_counts'), 'x')}",
              *([f"sizes from {s['design_source']}"] if s.get("design_source") else []), "",

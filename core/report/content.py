@@ -31,7 +31,7 @@ from ..dstudy import (BreadthCurve, BudgetSearch, CostFrontier, DStudyDesign, DS
 from ..dstudy.summary import SCORE_METHOD, dstudy_summary
 from ..dstudy.trial_counts import design_trials_text
 from ..formatting import (E_RHO2, GEQ, LEQ, NDASH, PHI, SIGMA2, TIMES, FacetWords, facet_words, fmt_coef,  # noqa: F401
-                          fmt_interval, fmt_n, fmt_pct, fmt_prob, fmt_r, fmt_sig3, fmt_usd, fmt_var)
+                          fmt_interval, fmt_n, fmt_pct, fmt_prob, fmt_r, fmt_rpd, fmt_sig3, fmt_usd, fmt_var)
 from ..rank_parts import model_parts
 from ..references import cite
 from ..score_reliability import LATENT_LABEL
@@ -41,6 +41,7 @@ from ..reliability import (DETECTION_ERHO2, RESIDUAL_LOGISTIC, Summary, canonica
 from .answer_design import AnswerDesign, answer_design
 from .heldout_text import REML_R_CAVEAT, held_out_estimator_note, held_out_reading, held_out_verdict  # noqa: F401
 from .inputs import DifficultyProfile, FailureTaxonomy, HeldOutReliability, LooSummary, ReportInputs
+from .subject_id_notice import subject_ids_notice
 
 __all__ = [
     "E_RHO2", "PHI", "SIGMA2",
@@ -545,15 +546,10 @@ def _notices(ct: SheetContent) -> list[Notice]:
                           f"The models fall into {overlap['n_task_groups']} groups that attempted no task in common "
                           "(files concatenated under one benchmark name?): a model is compared with another group's "
                           "only through the model's assumptions, not through data. Rank within a group."))
-    ids = s.get("subject_ids") or {}
-    if ids.get("scaffolds_not_separated"):  # core/corpus/subject_ids/unsplit.py: "unknown" is never a scaffold
-        out.append(Notice("caution", "Subject ids not split.",
-                          f"{ids['not_split']} of {ids['ids']} subject ids name no scaffold (e.g. "
-                          f"{escape(', '.join(ids.get('not_split_examples', [])[:2]))}), so scaffolds were not "
-                          "separated: the fit has no scaffold terms, 'model' averages over the harnesses its runs "
-                          f"used, and the reliability ignores how rankings change across scaffolds. To fit them, "
-                          f"{escape(ids['how_to_map'].replace(' to fit scaffold terms', ''))}."))
-    elif s.get("n_scaffolds") == 1:
+    ids_notice = subject_ids_notice(s.get("subject_ids"))  # "unknown" is never a scaffold: pooled or left out
+    if ids_notice:
+        out.append(Notice("caution", *ids_notice))
+    if not (s.get("subject_ids") or {}).get("scaffolds_not_separated") and s.get("n_scaffolds") == 1:
         out.append(Notice("caution", "One scaffold.",
                           f"The scaffold, model {TIMES} scaffold and task {TIMES} scaffold variances "
                           "cannot be estimated: every model ran in one "
@@ -892,9 +888,9 @@ def _decision_cost(ct: SheetContent) -> Decision:
     text = f"On the cost frontier at {ct.answers.cost_basis(words)}, " + "; ".join(parts) + ". "
     text += (f"The observed design ({words.count('n_replicates', d.n_replicates)}) costs {fmt_usd(d.cost())} "
              f"for {sym} {fmt_coef(ct.headline['median'])}")
-    rpd = ct.view.readouts.rpd
-    if rpd is not None:
-        text += f" (reliability per dollar {fmt_sig3(rpd.median)} per USD per trial)"
+    r = ct.view.readouts
+    if r.rpd is not None:  # the screen's and ddr dstudy's words (formatting.fmt_rpd)
+        text += f"; {fmt_rpd(r.rpd.median, r.coefficient.median, d.mean_price(), r.estimand)}"
     text += ". "
     if inp.budget is not None and b.get("budget") is not None:
         k = b["budget"]

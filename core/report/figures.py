@@ -22,7 +22,7 @@ import numpy as np
 from reportlab.graphics.shapes import Circle, Drawing, Group, Line, PolyLine, Polygon, Rect, String
 from reportlab.lib import colors
 
-from ..formatting import facet_words
+from ..formatting import facet_words, fmt_target
 from . import styles as st
 
 __all__ = [
@@ -349,7 +349,7 @@ def dstudy_figure(curve, width: float = 260, height: float = 190, *, required: f
     if curve.target < 1:
         p.hline(curve.target, st.TARGET, 0.8, dash=[3, 2])
         # left end, where the curve is lowest; the asymptote is labelled at the right end
-        p.text(grid.min(), curve.target, f"target {curve.target:.2f}", dx=3,
+        p.text(grid.min(), curve.target, f"target {fmt_target(curve.target)}", dx=3,
                dy=2 if curve.median[0] < curve.target - 0.08 else -7, color=st.TARGET, size=5.8)
     if curve.applies:
         p.hline(asym, st.CEILING, 0.7, dash=[1, 1.5])
@@ -494,7 +494,7 @@ def cost_frontier_figure(frontier, width: float = 300, height: float = 200, *, o
         p.band(cost[par], frontier.hdi95[par, 0], frontier.hdi95[par, 1], colors.HexColor("#cdeee2"))
         p.line(cost[par], frontier.median[par], st.FRONTIER, 1.3)
     p.hline(frontier.target, st.TARGET, 0.8, dash=[3, 2])
-    p.text(hi_c, frontier.target, f"target {frontier.target:.2f}", anchor="end", dy=2, color=st.TARGET, size=5.8)
+    p.text(hi_c, frontier.target, f"target {fmt_target(frontier.target)}", anchor="end", dy=2, color=st.TARGET, size=5.8)
     p.text(hi_c, 0.70, "detection limit (SNR 2\u20133)", anchor="end", dx=-3, size=5.6, color=st.MUTED)
     if budget:
         p.vline(budget, st.PURPLE, 0.8, dash=[2, 1.5])

@@ -114,7 +114,8 @@ def methods_page(ct: SheetContent) -> list:
                "\u03a3<sub>b</sub> n<sub>i,b</sub> \u00d7 replicates trials; its cost is the sum of their per-trial "
                "prices. The cost frontier is the best median coefficient reachable at each cost over a grid of "
                "designs; the cheapest design meeting the target needs P(coefficient \u2265 target) \u2265 0.5."),
-             b(f"Reliability per dollar ({cite('ddr2026')}): RPD = {E_RHO2} / mean cost per observation, for a design. The "
+             b(f"Reliability per dollar ({cite('ddr2026')}): RPD = {E_RHO2} / mean cost per trial (one trial "
+               f"is one observation), for a design, printed with both its parts ({E_RHO2} \u00f7 mean cost per trial). The "
                "paper's per-agent RPD(a, B) is loose: a design's reliability is shared by all agents, so dividing it "
                "by each agent's cost would rank agents by cost alone. Agents are therefore ranked by accuracy per "
                "dollar = mean success / mean cost per trial, against their ranking by accuracy."),

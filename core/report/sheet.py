@@ -44,7 +44,7 @@ from reportlab.platypus import (CondPageBreak, KeepInFrame, KeepTogether, Paragr
 from ..analyses.gap_verdict import verdict_sentence
 from ..dstudy.trial_counts import design_trials_text
 from ..files import write_bytes_atomic
-from ..formatting import convergence_verdict, facet_words, object_noun, run_length_text
+from ..formatting import convergence_verdict, facet_words, fmt_rpd, object_noun, run_length_text
 from ..references import cite
 from . import figures as fig
 from . import styles as st
@@ -523,11 +523,12 @@ def _cost_page(ct: SheetContent) -> list:
     t.setStyle(st.data_table_style(len(rows)))
     story += [Paragraph(f"Cost bands (frontier at {ct.answers.cost_basis(_words(ct))})", ss["h2"]), t]
     story += _allocation_table(ct)
-    rpd = ct.view.readouts.rpd
-    if rpd is not None:
-        story.append(_p(f"Reliability per dollar of the observed design ({cite('ddr2026')}): RPD = {_sym(ct)} / mean cost per "
-                        f"observation = {fmt_sig3(rpd.median)} per USD per trial (95% interval "
-                        f"{fmt_sig3(rpd.hdi95[0])}\u2013{fmt_sig3(rpd.hdi95[1])}).", "caption"))
+    r = ct.view.readouts
+    if r.rpd is not None:  # the screen's and ddr dstudy's words (formatting.fmt_rpd)
+        words = fmt_rpd(r.rpd.median, r.coefficient.median, ct.design.mean_price(), r.estimand)
+        story.append(_p(f"{words[:1].upper()}{words[1:]} for the observed design ({cite('ddr2026')}: RPD = "
+                        f"{_sym(ct)} / mean cost per trial; 95% interval "
+                        f"{fmt_sig3(r.rpd.hdi95[0])}\u2013{fmt_sig3(r.rpd.hdi95[1])}).", "caption"))
     acc = inp.accuracy
     if acc is None:
         return story

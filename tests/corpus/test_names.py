@@ -87,3 +87,45 @@ def test_a_200_kb_name_is_shortened_in_the_message(tmp_path):
         read_canonical(_file(tmp_path, ["gpt4", long + "\u00a0x"]))
     text = str(info.value)
     assert len(text) < 600 and "...(200,007 characters)" in text and "U+00A0 NO-BREAK SPACE" in text
+
+
+def test_names_with_the_same_words_in_another_order_are_kept_apart_with_the_alias_line(tmp_path):
+    # the Terminal-Bench 2.0 leaderboard's MAYA entry spells Claude Sonnet 4.5 "Claude 4.5 Sonnet"
+    corpus = read_canonical(_file(tmp_path, ["Claude Sonnet 4.5", "Claude Sonnet 4.5", "Claude 4.5 Sonnet",
+                                             "GPT-4.5", "GPT-5.4"]))
+    assert corpus.table["model"].nunique() == 4  # kept apart: a merge needs the user's word
+    (w,) = [w for w in corpus.warnings if w.code == "same-words-names"]
+    assert w.message == ("the model names 'Claude Sonnet 4.5' and 'Claude 4.5 Sonnet' hold the same words in another "
+                         "order or spelling; they are kept as 2 models.")
+    assert '[models] "Claude 4.5 Sonnet" = "Claude Sonnet 4.5"' in w.fix  # the more used spelling is the target
+    assert w.row == 2 and w.column == "model"  # GPT-4.5 and GPT-5.4 are not the same words: versions keep dots
+
+
+def test_an_alias_file_renames_models_of_a_canonical_file_and_says_what_it_did(tmp_path):
+    from ddr_explorer.core.corpus.io import load_corpus
+
+    aliases = tmp_path / "a.toml"
+    aliases.write_text('[models]\n"Claude 4.5 Sonnet" = "Claude Sonnet 4.5"\n"Cluade" = "Claude"\n')
+    path = _file(tmp_path, ["Claude Sonnet 4.5", "Claude 4.5 Sonnet"])
+    assert load_corpus(path).table["model"].nunique() == 2
+    corpus = load_corpus(path, aliases=str(aliases))  # was dropped without a word for canonical files
+    assert list(corpus.table["model"].unique()) == ["Claude Sonnet 4.5"] and corpus.n_records == 6
+    codes = {w.code: w for w in corpus.warnings}
+    assert "same-words-names" not in codes
+    assert codes["names-renamed"].message == ("the alias file a.toml renamed 1 model name(s) on 3 rows: "
+                                              "'Claude 4.5 Sonnet' -> 'Claude Sonnet 4.5'.")
+    assert "'Cluade'" in codes["alias-unused"].message
+    assert corpus.provenance["renames"]["model"] == {"Claude 4.5 Sonnet": "Claude Sonnet 4.5"}
+    assert corpus.content_hash != load_corpus(path).content_hash  # another corpus for the fit cache
+
+
+def test_a_rename_that_makes_two_rows_one_cell_is_refused_as_a_duplicate(tmp_path):
+    from ddr_explorer.core.corpus.io import load_corpus
+
+    aliases = tmp_path / "a.toml"
+    aliases.write_text('[models]\n"b" = "a"\n')
+    path = tmp_path / "c.csv"
+    path.write_text(HEADER + "b0,t0,a,s,r1,1\nb0,t0,b,s,r1,0\n")
+    with pytest.raises(CorpusError) as info:
+        load_corpus(path, aliases=str(aliases))
+    assert any("duplicate" in i.code for i in info.value.issues)

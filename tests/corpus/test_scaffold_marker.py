@@ -1,4 +1,4 @@
-"""The "(scaffolds not separated)" marker survives ``ddr convert`` as a marker (issue 47, item 5).
+"""The "(scaffolds not separated)" marker survives ``ddr convert`` as a marker.
 
 A py-irt file whose ids name no scaffold gets the one scaffold "(scaffolds not separated)"; ``ddr convert``
 writes it in the scaffold column.  Read back, the column's value is the marker again, not a harness's

@@ -287,3 +287,25 @@ def test_a_near_integer_score_of_normalized_results_is_not_read_as_a_pass(tmp_pa
     assert issue.row == 1 and "the result 0.99999999999999999 is not 0 or 1" in issue.message
     path.write_text(line.replace("0.99999999999999999", "1.0") + "\n" + other + "\n", encoding="utf-8")
     assert load_corpus(path).n_successes == 1  # an exact 1.0 is still a pass
+
+
+def test_a_note_is_not_read_as_a_ragged_table(tmp_path):
+    """A prose file: the error says it has no corpus columns and lists what its first line holds."""
+    note = write(tmp_path, "Hello, this is just a note.\nIt is not a corpus at all\nbut a, few, lines, of prose.\n",
+                 "note.txt")
+    from ddr_explorer.core.corpus.io import load_corpus
+
+    with pytest.raises(CorpusError) as exc:
+        load_corpus(note)  # as the app and ddr open it: the content says comma-separated
+    issue = only_error(exc)
+    assert (issue.code, issue.row, issue.column) == ("no-corpus-columns", 1, None)
+    assert issue.message.startswith("this file has no corpus columns (found: 'Hello', 'this is just a note.');")
+    assert "fields where the header has" not in issue.message and "--columns" in issue.fix
+    # lines without a delimiter: one column, of no corpus name
+    with pytest.raises(CorpusError) as exc:
+        read_canonical(write(tmp_path, "Just a note without commas\nanother line\n", "note.csv"))
+    assert only_error(exc).message.startswith("this file has no corpus columns (found: 'Just a note without commas')")
+    # a table whose header names corpus columns keeps its row-shape message
+    with pytest.raises(CorpusError) as exc:
+        read_canonical(write(tmp_path, HEADER + "tb,t1,gpt\n"))
+    assert only_error(exc).code == "ragged-row"

@@ -1,4 +1,4 @@
-"""Pooled corpora whose benchmarks share no model (issue 47, item 5): said and refused, not fitted silently.
+"""Pooled corpora whose benchmarks share no model: said and refused, not fitted silently.
 
 Two leaderboards concatenated (3 models on A, 3 others on B): benchmark-by-model variance cannot be told
 from model variance, so ``ddr inspect`` warns, ``ddr dstudy`` and the sheet leave the number of

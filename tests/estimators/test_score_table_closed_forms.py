@@ -3,7 +3,7 @@
 For balanced designs the variance components are the ANOVA (expected-mean-squares) solution and
 every coefficient is a textbook ratio of them (Brennan 2001, ch. 4): the
 expected numbers here are computed by hand from mean squares, never by the code under test.
-The facet sizes are the crux (issue 47, item 4): a nested facet counts its levels within its nest
+The facet sizes are the crux: a nested facet counts its levels within its nest
 (raters per task), a crossed facet all its levels (tasks), whatever the labels.
 """
 

@@ -20,6 +20,7 @@ pytestmark = pytest.mark.gui
 from PySide6.QtGui import QImage  # noqa: E402
 
 from ddr_explorer.core.dstudy import DStudyDesign, DStudyModel, cost_frontier  # noqa: E402
+from ddr_explorer.core.formatting import fmt_rpd  # noqa: E402
 from ddr_explorer.core.ranks import rank_analysis  # noqa: E402
 from ddr_explorer.core.reliability import DETECTION_ERHO2, VarianceComponents  # noqa: E402
 from ddr_explorer.core.session import AnalysisState  # noqa: E402
@@ -130,7 +131,9 @@ def assert_panel_shows(panel, want):
     assert lab["min_n"].text().startswith(f"{fmt_count(q[0.5])} [{fmt_count(q[0.025])}, {fmt_count(q[0.975])}]")
     assert lab["trials"].text() == fmt_count(r.trials)
     if want.design.mean_price() > 0:
-        assert lab["cost"].text() == fmt_usd(r.cost)
+        # the cost, then its reliability per dollar in ddr dstudy's and the sheet's words (formatting.fmt_rpd)
+        assert lab["cost"].text() == (f"{fmt_usd(r.cost)}; " + fmt_rpd(r.rpd.median, r.coefficient.median,
+                                                                     want.design.mean_price(), r.estimand))
 
 
 # ---------------------------------------------------------------------------
@@ -174,6 +177,22 @@ def test_slider_scales():
     np.testing.assert_array_equal(slider_values("n_benchmarks"), np.arange(1, 31))
     np.testing.assert_array_equal(slider_values("n_replicates"), np.arange(1, 11))
     assert curve_grid("n_tasks")[-1] == 2000 and len(curve_grid("n_tasks")) <= 100
+    # every whole number up to 200 is a position: a log step skipped 40 (39 -> 41)
+    np.testing.assert_array_equal(tasks[:200], np.arange(1, 201))
+
+
+def test_the_task_slider_steps_one_task_at_a_time_where_corpora_are(components, make_panel, qtbot):
+    from PySide6.QtCore import Qt
+    from PySide6.QtTest import QTest
+
+    panel = make_panel(components["per-benchmark"], FITS["per-benchmark"][1])
+    panel.state.update(n_tasks=39.0)
+    slider = panel.sliders["n_tasks"]
+    slider.setFocus()
+    QTest.keyClick(slider, Qt.Key_Right)
+    assert panel.state.n_tasks == 40.0 and panel.slider_labels["n_tasks"].text() == "40"
+    QTest.keyClick(slider, Qt.Key_Right)
+    assert panel.state.n_tasks == 41.0
 
 
 @pytest.mark.parametrize("field", ["n_tasks", "n_scaffolds", "n_benchmarks", "n_replicates"])
@@ -237,7 +256,8 @@ def test_target_budget_and_prices(components, make_panel, qtbot):
     panel.price_table.item(0, 1).setText("2.5")
     assert panel.state.prices[bench] == 2.5
     qtbot.waitUntil(lambda: panel.view.design.price_per_trial[bench] == 2.5, timeout=5000)
-    assert panel.readout_labels["cost"].text() == fmt_usd(panel.state.design().cost())
+    assert panel.readout_labels["cost"].text().startswith(f"{fmt_usd(panel.state.design().cost())}; "
+                                                          "reliability per dollar ")
     panel.wait_for_frontier()
     want = cost_frontier(comps, panel.state.design(), target=panel.state.effective_target, **panel.frontier_grids)
     np.testing.assert_allclose(panel.frontier.cost, want.cost)

@@ -166,3 +166,37 @@ def test_the_constant_fields_stay_put_as_the_needed_list_changes(qtbot, tmp_path
     d.set_roles({"agent_run_id": "trial", "metadata.instance_id": "task", "metadata.model_name": "model"})
     qtbot.wait(20)
     assert d.problem_list() == [] and where() == before
+
+
+def test_the_id_table_offers_to_leave_out_the_ids_that_name_no_scaffold(qtbot):
+    """The choice of ``--unsplit-ids`` in the app: drop reopens the corpus without those ids, collapse with them."""
+    from PySide6.QtWidgets import QComboBox
+
+    board = Path(__file__).parents[1] / "corpus" / "fixtures" / "tb_binary_leaderboard.jsonl"
+    w = MainWindow()
+    qtbot.addWidget(w)
+    with qtbot.waitSignal(w.corpus_loaded, timeout=30_000):
+        w.open_corpus(board)
+    assert (w.corpus.n_levels("scaffold"), w.corpus.n_levels("model")) == (1, 6)
+    d = w._on_id_mapping()
+    box = d.findChild(QComboBox, "unsplit_ids")
+    assert box.currentData() == "collapse" and box.count() == 2
+    assert box.itemText(1) == "leave them out and fit the scaffolds the other ids name (--unsplit-ids drop)"
+    box.setCurrentIndex(1)
+    assert "reopened with this choice when you close this table" in d.status.text()
+    with qtbot.waitSignal(w.corpus_loaded, timeout=30_000):
+        d.reject()
+    assert (w.corpus.n_records, w.corpus.n_levels("scaffold"), w.corpus.n_levels("model")) == (144, 4, 3)
+    assert w.state.corpus_options["unsplit_ids"] == "drop"  # saved with the analysis, restored with the session
+    d = w._on_id_mapping()
+    box = d.findChild(QComboBox, "unsplit_ids")
+    assert box.currentData() == "drop"
+    grey = [d.table.item(i, 0).text() for i in range(d.table.rowCount())
+            if d.table.item(i, 0).background().color().name() == "#e4e4e4"]
+    assert sorted(grey) == sorted(["gpt-5-mini", "claude-opus-4-5", "Ob-1", "warp"])
+    assert any("4 ids name no scaffold and are left out (grey rows)" in lab.text() for lab in d.findChildren(QLabel))
+    box.setCurrentIndex(0)
+    with qtbot.waitSignal(w.corpus_loaded, timeout=30_000):
+        d.reject()
+    assert (w.corpus.n_records, w.corpus.n_levels("scaffold")) == (192, 1)
+    assert "unsplit_ids" not in w.state.corpus_options

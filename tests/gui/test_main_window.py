@@ -31,7 +31,7 @@ def test_loads_demo_and_shows_core_summary(window, qtbot):
     want = format_summary(inspect_corpus(load_corpus(demo_corpus_path())))
     assert window.summary_view.toPlainText() == want
     assert window.corpus.n_records == 7387
-    assert window.issues_table.rowCount() == len(window.summary["warnings"]) == 2  # a task never solved; "Multiple"
+    assert window.issues_table.rowCount() == len(window.summary["warnings"]) == 3  # never solved; "Multiple"; two Sonnet 4.5 spellings
 
 
 def test_broken_file_keeps_the_loaded_corpus(window, qtbot, tmp_path):
@@ -64,3 +64,14 @@ def test_drop_a_file_and_reopen_it_from_recent_files(window, qtbot):
     assert len(actions) == 1
     with qtbot.waitSignal(window.corpus_loaded, timeout=30_000):
         actions[0].trigger()
+
+
+def test_a_failed_open_with_no_corpus_does_not_claim_one_is_loaded(window, qtbot, tmp_path):
+    note = tmp_path / "note.txt"
+    note.write_text("Hello, this is just a note.\nIt is not a corpus at all\n", encoding="utf-8")
+    assert window.corpus is None
+    with qtbot.waitSignal(window.load_failed, timeout=30_000) as blocker:
+        window.open_corpus(note)
+    assert "this file has no corpus columns (found: 'Hello', 'this is just a note.')" in blocker.args[0]
+    assert window.statusBar().currentMessage() == ("The file could not be opened; no corpus is loaded "
+                                                   "(File > Open corpus...).")

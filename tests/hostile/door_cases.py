@@ -1,4 +1,4 @@
-"""The doors beside the corpus: side files read through the CLI and outputs written by it (issue 44).
+"""The doors beside the corpus: side files read through the CLI and outputs written by it.
 
 Each case is a :class:`hostile_cases.Case` of kind ``"cli"``: ``ddr`` must refuse it with exit 2 and a
 message naming the file and a fix, before anything is read past the gate or written.  A side file that

@@ -642,7 +642,7 @@ def _h5_edit(path: Path, what: str):
 
 def all_cases(bomb_bytes: int = 256 << 20) -> list[Case]:
     """Every hostile case, in a stable order."""
-    from door_cases import door_cases  # side files read through the CLI, and outputs (issue 44)
+    from door_cases import door_cases  # side files read through the CLI, and outputs
 
     return [*csv_cases(), *jsonl_cases(), *parquet_cases(), *foreign_cases(), *inspect_cases(bomb_bytes),
             *side_file_cases(), *special_file_cases(), *family_cases(), *session_cases(), *cache_cases(),

@@ -48,10 +48,11 @@ first ``[[benchmarks]]`` rule whose regex fully matches the item id gives its
 benchmark; the regex's ``task`` group (default: the whole id) gives the task
 and a ``verifier`` group marks the item as one verifier result of that task
 (MLE-bench's ``"competition::metric"``).  Items no rule matches fall back on
-the alias file's top-level ``benchmark``, else go to benchmark ``"unknown"``
-(reported).  By default the verifier results of a task are folded into one
-record with ``verifier.<name>`` columns and a binary result from the scoring
-rule (``"all-pass"`` unless ``scoring=`` says otherwise); ``verifiers="items"``
+the alias file's top-level ``benchmark``, else go to a benchmark named after
+the file (its name without the extension; reported, never ``"unknown"``).
+By default the verifier results of a task are folded into one record with
+``verifier.<name>`` columns and a binary result from the scoring rule
+(``"all-pass"`` unless ``scoring=`` says otherwise); ``verifiers="items"``
 keeps each verifier result as its own task instead.
 
 Alias file format (TOML, read with :mod:`tomllib`)
@@ -286,7 +287,8 @@ def read(path: str | Path, *, aliases="auto", benchmark: str | None = None, veri
 
     # -- subjects -> model, scaffold --------------------------------------------------------------
     from ..subject_ids.conventions import build_stack, format_mapping, mapping_summary
-    from ..subject_ids.unsplit import merge_model_spellings, pool_unnamed_scaffolds
+    from ..subject_ids.unsplit import (SCAFFOLDS_NOT_SEPARATED, UNSPLIT_IDS, merge_model_spellings,
+                                       pool_unnamed_scaffolds, unsplit_provenance)
 
     rules, how = resolve_aliases(aliases, path, subj_ids)
     stack = build_stack(rules, how, conventions=how != "none")
@@ -308,8 +310,12 @@ def read(path: str | Path, *, aliases="auto", benchmark: str | None = None, veri
                               file=path, column="subject_id", count=id_mapping["no_rule"]))
     for sid, sub, line in zip(subj_ids, subjects, subj_lines):
         if sub.fallback:
+            names = (f"with scaffold '{sub.scaffold}'" if sub.scaffold not in stack.unknown_scaffolds else
+                     "and names no scaffold, so its records are left out (--unsplit-ids drop)"
+                     if UNSPLIT_IDS.get() == "drop" else
+                     f"and names no scaffold, so the file's records share the one scaffold '{SCAFFOLDS_NOT_SEPARATED}'")
             issues.append(warning("subject-fallback", f"subject '{sid}' matched no alias rule; by the "
-                                  f"{sub.rule[9:]} rule it is model '{sub.model}' with scaffold '{sub.scaffold}'.",
+                                  f"{sub.rule[9:]} rule it is model '{sub.model}' {names}.",
                                   "add the id to the alias file ([subjects] or [scaffold_prefixes]) if this is "
                                   "wrong.", file=path, row=line, column="subject_id"))
         if sub.several_models:
@@ -325,9 +331,9 @@ def read(path: str | Path, *, aliases="auto", benchmark: str | None = None, veri
     u_bench, u_task, u_ver, unmatched = [], [], [], []
     for item in uniques:
         b, t, v = _classify_item(item, item_rules, benchmark)
-        if b is None:
+        if b is None:  # no rule, no option, no alias benchmark: the file's name, said below (never "unknown")
             unmatched.append(item)
-            b = UNKNOWN
+            b = path.stem
         u_bench.append(b)
         u_task.append(t)
         u_ver.append(v if verifiers == "fold" else None)
@@ -335,8 +341,10 @@ def read(path: str | Path, *, aliases="auto", benchmark: str | None = None, veri
             u_task[-1] = item
     if unmatched:
         issues.append(warning("item-unmatched", f"{len(unmatched)} item ids match no benchmark rule (e.g. "
-                              f"{', '.join(map(repr, unmatched[:3]))}); they are put in benchmark '{UNKNOWN}'.",
-                              "pass benchmark=... or add a [[benchmarks]] rule to the alias file.",
+                              f"{', '.join(map(repr, unmatched[:3]))}) and the file names no benchmark; they are "
+                              f"put in benchmark '{path.stem}', named after the file.",
+                              "name the benchmark with --benchmark NAME (benchmark=...), or add a [[benchmarks]] "
+                              "rule to the alias file.",
                               file=path, column="responses", count=len(unmatched)))
 
     subj_idx = np.asarray(subj_of_cell, dtype="int64")
@@ -387,9 +395,10 @@ def read(path: str | Path, *, aliases="auto", benchmark: str | None = None, veri
         "conventions": [lay.label for lay in stack.layers if lay.is_convention],
         "id_mapping": id_mapping,
         "model_merges": model_merges,
-        "scaffolds_not_separated": not_separated,
+        **unsplit_provenance(not_separated),  # ids that name no scaffold: pooled, or left out
         "alias_meta": rules.meta,
         "benchmark_option": benchmark,
+        "benchmark_from_file_name": path.stem if unmatched else None,
         "subjects": {sid: {"model": sub.model, "scaffold": sub.scaffold, "rule": sub.rule, "line": line,
                            "mapped_by": None if lay is None else lay.label,
                            **({"spelled": found.model} if found.model != sub.model else {}),
