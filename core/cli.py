@@ -266,6 +266,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--target", type=float, help="target coefficient (default 0.85 relative, 0.90 absolute)")
     p.add_argument("--budget", type=float, help="budget in USD")
     p.add_argument("--prices", type=Path, help="USD per trial per benchmark (JSON or CSV benchmark,price)")
+    p.add_argument("--price-per-trial", type=float, help="USD per trial of every benchmark (as ddr dstudy)")
+    for flag, what in (("--n-tasks", "tasks per benchmark (all tasks for a fit without a benchmark facet)"),
+                       ("--n-scaffolds", "scaffolds per model"), ("--n-benchmarks", "benchmarks"),
+                       ("--replicates", "trials per task-model-scaffold cell")):
+        p.add_argument(flag, type=float, help=f"what-if design: {what}; the sheet's cost answers and tasks for "
+                       "the target are computed at it, as ddr dstudy and the app's D-study tab (default: observed)")
+    p.add_argument("--n-models", type=int, help="what-if design: models compared (enters the cost)")
     p.add_argument("--token-prices", type=Path, metavar="FILE",
                    help="USD per million input/output tokens per model (CSV model,input,output or JSON); "
                    "prices per trial come from the corpus's token counts")

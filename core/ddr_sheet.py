@@ -276,7 +276,8 @@ def write_ddr_sheet(source, output, *, corpus=None, load_options: Mapping[str, A
                     date_invariant: bool = False, title: str | None = None,
                     progress: ProgressCallback | None = None, cancel: CancelCallback | None = None,
                     strict_terms: bool = False, default_analyses: Callable | None = None,
-                    compare: tuple[str, str] | None = None) -> SheetResult:
+                    compare: tuple[str, str] | None = None,
+                    examined_sizes: Mapping[str, float] | None = None) -> SheetResult:
     """Write the DDR sheet (SPEC sec. 7; seed 003 sec. 6) of a corpus or of a cached fit.
 
     Parameters
@@ -306,8 +307,9 @@ def write_ddr_sheet(source, output, *, corpus=None, load_options: Mapping[str, A
         :class:`~ddr_explorer.core.model.sampler.SamplerSettings` (defaults when None).
     cache_dir, use_cache
         The fit cache (see :func:`~ddr_explorer.core.fitting.fit_corpus`).
-    object_of_measurement, claim, target, budget, prices
-        As for :func:`~.inputs.report_inputs_from`.
+    object_of_measurement, claim, target, budget, prices, examined_sizes
+        As for :func:`~.inputs.report_inputs_from` (``examined_sizes``: the what-if design's sizes, at which
+        the sheet's cost answers and tasks for the target are computed, as the app's D-study tab does).
     analyses
         Optional analyses: key of :data:`~.inputs.ANALYSIS_KEYS` -> a ready
         result, or a runner ``f(AnalysisContext) -> result`` (see
@@ -456,7 +458,7 @@ def write_ddr_sheet(source, output, *, corpus=None, load_options: Mapping[str, A
     inputs = report_inputs_from(c, posterior=posterior, object_of_measurement=object_of_measurement, claim=claim,
                                 target=target, budget=budget, prices=prices,
                                 analyses={k: v for k, v in results.items() if v is not None},
-                                corpus_summary=corpus_summary, title=title)
+                                corpus_summary=corpus_summary, title=title, examined_sizes=examined_sizes)
     inputs.pair = pair  # the buyer's pair: a page after page 1 (core.pair_comparison, as ddr compare)
     _emit(progress, "inputs", 1, 1)
     _check(cancel, "before writing the PDF")

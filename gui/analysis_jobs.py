@@ -28,7 +28,14 @@ class AnalysisJobs:
 
     def start_capability(self, options: dict | None = None) -> bool:
         """The capability scale and the transfer study (:mod:`~ddr_explorer.core.analyses.capability`,
-        :mod:`~ddr_explorer.core.analyses.transfer`) on the worker; families from the shipped family map."""
+        :mod:`~ddr_explorer.core.analyses.transfer`) on the worker; families from the shipped family map.
+        A corpus that cannot support them (one benchmark: core's availability rule) starts nothing and says why."""
+        from ..core.analyses.availability import unavailable_reason
+
+        why = None if self.corpus is None else unavailable_reason(self.corpus, "capability")
+        if why is not None:  # the tab's button and the menu entry are disabled with it; a call from elsewhere
+            self.statusBar().showMessage(f"Cannot run the capability scale and transfer: {why}")
+            return False
         if options is None:
             from ..core.analyses.transfer import read_family_map
             from ..core.corpus.importers._common import resources_dir

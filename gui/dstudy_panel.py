@@ -308,7 +308,7 @@ class DStudyPanel(QWidget):
         col = QVBoxLayout(controls)
         col.setContentsMargins(4, 4, 4, 4)
 
-        box = QGroupBox("Design")
+        box = self.design_box = QGroupBox("Design")  # the sizes it has no slider for say why (dstudy_absent_sizes)
         form = QVBoxLayout(box)
         self.sliders: dict[str, QSlider] = {}
         self.slider_labels: dict[str, QLabel] = {}

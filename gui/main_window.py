@@ -191,7 +191,8 @@ class MainWindow(CorpusOpening, FitFlow, AnalysisJobs, DdrSheetExport, QMainWind
                                              "failure-modes": lambda: self.start_failure_or_frontier("failure-modes"),
                                              "frontier": lambda: self.start_failure_or_frontier("frontier"),
                                              "capability": lambda: self.start_capability()},
-                                      {"failure-modes": self.failure_action, "frontier": self.frontier_action})
+                                      {"failure-modes": self.failure_action, "frontier": self.frontier_action,
+                                       "capability": self.capability_action})
         self.start_pages.reset()
         from .status_line import install_status_line
 
@@ -267,6 +268,9 @@ class MainWindow(CorpusOpening, FitFlow, AnalysisJobs, DdrSheetExport, QMainWind
         # success rates where the fit allows it (a buyer reads scores); the latent figures are beside them
         self.dstudy_panel = DStudyPanel(DStudyModel(c, scale=score_scale(c), moments=score_moments), observed_design,
                                         self.state, ranks)
+        from .dstudy_absent_sizes import absent_sizes_note
+
+        absent_sizes_note(self.dstudy_panel, self.summary)  # why there is no Benchmarks (Scaffolds) slider
         self._slots["D-study"].replace(self.dstudy_panel)
         if ranks is not None:
             from ..core.formatting import object_noun

@@ -179,6 +179,9 @@ class PreviewController(QObject):
             w.statusBar().showMessage(f"The preview's design is unknown: {exc}")
         observed = w.state.observed_design() or w.state.design()
         w.dstudy_panel = DStudyPanel(DStudyModel(self.preview.components), observed, w.state, None)
+        from .dstudy_absent_sizes import absent_sizes_note
+
+        absent_sizes_note(w.dstudy_panel, w.summary)  # why there is no Benchmarks (Scaffolds) slider
         w._slots["D-study"].replace(w.dstudy_panel)
         self.note()
         w.preview_shown.emit(self.preview)

@@ -31,7 +31,7 @@ from ddr_explorer.core.reliability import summarize  # noqa: E402
 from ddr_explorer.core.ddr_sheet import SheetCancelled, write_ddr_sheet
 from ddr_explorer.core.report import LooSummary  # noqa: E402
 from ddr_explorer.core import ddr_sheet as pipeline  # noqa: E402
-from ddr_explorer.core.report.content import fmt_coef, fmt_interval, fmt_var  # noqa: E402
+from ddr_explorer.core.report.content import fmt_coef, fmt_interval, fmt_n, fmt_var  # noqa: E402
 
 
 def pdf_pages(path: Path) -> list[str]:
@@ -319,3 +319,41 @@ def test_cli_report_runs_the_analyses_it_is_asked_for(demo_cli, tmp_path, monkey
     assert rc == 0 and asked == ["loo"]
     text = " ".join(pdf_pages(tmp_path / "l.pdf"))
     assert "7,000" in text and "209" in text
+
+
+def test_cli_report_takes_the_what_if_design_of_the_app(demo_cli, tmp_path, capsys):
+    """``ddr report --n-tasks 39 --n-scaffolds 2 --replicates 3 --price-per-trial 0.8``: the sheet's cost answers
+    are those of the D-study tab at that design (its budget search and its tasks for the target).  The target is
+    one the stand-in fit's components reach (their Erho2 is about 0.56 at this design)."""
+    from ddr_explorer.core.cache import read_fit_file
+    from ddr_explorer.core.dstudy import DStudyModel, budget_search
+    from ddr_explorer.core.dstudy.curves import score_scale
+    from ddr_explorer.core.fitting import posterior_from_entry
+    from ddr_explorer.core.formatting import fmt_usd
+    from ddr_explorer.core.session import AnalysisState
+
+    _, cache, _ = demo_cli
+    rc = main(["report", str(DEMO), "-o", str(tmp_path / "w.pdf"), "--cache", str(cache), "--date-invariant",
+               "--quiet", "--analyses", "none", "--n-tasks", "39", "--n-scaffolds", "2", "--replicates", "3",
+               "--price-per-trial", "0.8", "--target", "0.5", "--budget", "5000", *DEMO_FIT])
+    assert rc == 0, capsys.readouterr().err
+    text = " ".join(pdf_pages(tmp_path / "w.pdf"))
+    assert "Design examined (what-if):" in text and "as in the design examined" in text
+    assert "On the cost frontier at 3 trials per cell" in text
+    # the app's state at the same what-if, through the D-study tab's core calls
+    comps = components_from_posterior(posterior_from_entry(read_fit_file(next(cache.glob("fit-*.h5")))))
+    corpus = load_corpus(DEMO)
+    st = AnalysisState.from_corpus(corpus)
+    st.follow_fit(comps, corpus)
+    st.update(n_tasks=39, n_scaffolds=2, n_replicates=3, target=0.5, budget=5000.0,
+              prices={"terminal-bench-2.0": 0.8})
+    model = DStudyModel(comps, scale=score_scale(comps))
+    search = budget_search(comps, st.design(), target=0.5, budget=5000.0, reference=st.observed_design(),
+                           scale=model.scale)
+    best = search.design_at(search.best_in_budget)
+    assert f"Within your budget $5,000: {fmt_n(best['n_tasks'])} tasks" in text and fmt_usd(best["cost"]) in text
+    q = model.readouts(st.design(), 0.5).required.quantiles
+    assert f"About {fmt_n(q[0.5])} tasks reach" in text
+    assert main(["report", str(DEMO), "-o", str(tmp_path / "x.pdf"), "--cache", str(cache), "--quiet",
+                 "--replicates", "0", "--analyses", "none", *DEMO_FIT]) == 2
+    assert "n_replicates should be at least 1, got 0" in capsys.readouterr().err

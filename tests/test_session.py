@@ -258,3 +258,13 @@ def test_a_key_given_twice_in_a_saved_analysis_is_refused_with_its_line(tmp_path
     p.write_text('{\n "target": 0.8,\n "target": 0.9\n}\n')
     with pytest.raises(SessionError, match=r"a.ddr.json, line 3: the key 'target' is given twice in one object"):
         AnalysisState.load(p)
+
+
+def test_tasks_per_benchmark_are_a_count_the_corpus_has():
+    """Two benchmarks of 1 and 2 tasks ran 1 task per benchmark (a count one of them has), never 1.5."""
+    rows = [(b, t, m, "s", 1, 2) for b, tasks in (("bench-A", ["a1"]), ("bench-B", ["b1", "b2"]))
+            for t in tasks for m in ("m1", "m2", "m3")]
+    table = pd.DataFrame(rows, columns=["benchmark", "task", "model", "scaffold", "successes", "trials"])
+    sizes = observed_sizes(table)
+    assert sizes["n_tasks"] == 1.0 and sizes["n_benchmarks"] == 2.0
+    assert AnalysisState.from_corpus(table).n_tasks == 1.0

@@ -47,6 +47,10 @@ def cmd_report(args: argparse.Namespace) -> int:
             raise ValueError("give at most one of --formula or --preset")
         spec = as_spec(args.formula or args.preset) if (args.formula or args.preset) else None
         prices = _read_prices(args.prices) if args.prices else None
+        if args.price_per_trial is not None:  # one price for every benchmark, as `ddr dstudy --price-per-trial`
+            if args.prices or args.token_prices:
+                raise ValueError("give at most one of --prices, --token-prices or --price-per-trial")
+            prices = args.price_per_trial
         settings = settings_from_args(args)
         if args.prices and args.token_prices:
             raise ValueError("give at most one of --prices or --token-prices")
@@ -76,7 +80,7 @@ def cmd_report(args: argparse.Namespace) -> int:
                                  budget=args.budget, prices=prices, analyses=analyses,
                                  date_invariant=args.date_invariant, progress=progress,
                                  strict_terms=args.strict_terms, default_analyses=default_analyses,
-                                 compare=_pair_names(args.compare))
+                                 compare=_pair_names(args.compare), examined_sizes=_examined_sizes(args))
     except CorpusError as exc:
         progress.done()
         print_errors(exc)
@@ -111,6 +115,14 @@ def cmd_report(args: argparse.Namespace) -> int:
           + ("" if result.complete else f", without {len(result.left_out)} of its sections (exit status "
              f"{EXIT_SHEET_INCOMPLETE})"), file=sys.stderr)
     return EXIT_OK if result.complete else EXIT_SHEET_INCOMPLETE
+
+
+def _examined_sizes(args: argparse.Namespace) -> dict:
+    """The what-if design's sizes given as options (``--n-tasks 39 --replicates 3``), as ``ddr dstudy`` takes
+    them: the sheet's cost answers and tasks for the target are computed at that design."""
+    return {field: getattr(args, attr) for field, attr in (
+        ("n_tasks", "n_tasks"), ("n_scaffolds", "n_scaffolds"), ("n_benchmarks", "n_benchmarks"),
+        ("n_replicates", "replicates"), ("n_models", "n_models")) if getattr(args, attr, None) is not None}
 
 
 def _pair_names(text: str | None) -> tuple[str, str] | None:

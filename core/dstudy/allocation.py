@@ -394,13 +394,17 @@ def allocation_for_summary(components, design: DStudyDesign, budget: float | Non
     -------
     (dict or None, str or None)
         :meth:`BenchmarkAllocation.to_dict` of :func:`allocate_budget` at the design's prices per
-        benchmark, or None and the reason in words (no budget, no benchmark term, fewer than two
+        benchmark, or None and the reason in words (no budget, one benchmark, no benchmark term, fewer than two
         priced benchmarks, a budget too small).
     """
     if budget is None:
         return None, "no budget"
     c = as_components(components)
     prices = design.price_per_trial
+    one = design.effective_n_benchmarks <= 1 and not (isinstance(prices, Mapping) and len(prices) >= 2)
+    if "benchmark" not in c.facets and one:
+        # a one-benchmark corpus: the real reason, not the pooled preset it could not fit anyway
+        return None, "the design has one benchmark: there are no benchmarks to spread the budget's tasks across"
     if "benchmark" not in c.facets:
         return None, "the fit has no benchmark term (allocation across benchmarks needs the pooled preset)"
     if not isinstance(prices, Mapping) or len(prices) < 2:

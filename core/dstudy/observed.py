@@ -8,6 +8,7 @@ corpus always gives the same observed design everywhere.
 
 from __future__ import annotations
 
+import math
 from typing import Mapping
 
 import pandas as pd
@@ -56,11 +57,12 @@ def observed_sizes(corpus, facets=()) -> dict[str, float]:
     Returns
     -------
     dict
-        ``n_tasks``: median over benchmarks of the tasks per benchmark;
+        ``n_tasks``: median over benchmarks of the tasks per benchmark, rounded down to whole tasks (two
+        benchmarks of 1 and 2 tasks run 1 task per benchmark, never 1.5);
         ``n_scaffolds``: median over models of the scaffolds each model ran
         with; ``n_benchmarks``: the number of benchmarks; ``n_replicates``:
         median trials per (benchmark, task, model, scaffold[, extra facets]) cell;
-        ``extra_facets``: levels of each extra facet (only when the fit has one).  Medians
+        ``extra_facets``: levels of each extra facet (only when the fit has one).  The other medians
         of an even count may be half-integers (D-study sizes need not be whole).
     """
     table = _table(corpus)
@@ -77,7 +79,8 @@ def observed_sizes(corpus, facets=()) -> dict[str, float]:
         tasks = pd.Series([float(table.groupby(["benchmark", "task"], observed=True).ngroups)])
     extra = _extra_facets(table, facets)
     cells = table.groupby(["benchmark", "task", "model", "scaffold", *extra], observed=True)["trials"].sum()
-    out = {"n_tasks": float(tasks.median()), "n_scaffolds": float(scaffolds.median()),
+    # tasks per benchmark as the corpus has them: a reader of "tasks per benchmark" counts whole tasks
+    out = {"n_tasks": float(math.floor(tasks.median())), "n_scaffolds": float(scaffolds.median()),
            "n_benchmarks": float(len(tasks)), "n_replicates": max(1.0, float(cells.median()))}
     if extra:
         out["extra_facets"] = {f: float(table[f].nunique(dropna=True)) for f in extra}

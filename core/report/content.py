@@ -27,7 +27,7 @@ import numpy as np
 from ..analyses.gap_verdict import verdict_sentence
 from ..design.overlap import sizes_not_answered
 from ..dstudy import (BreadthCurve, BudgetSearch, CostFrontier, DStudyDesign, DStudyModel, DStudyView,
-                      allocation_for_summary, budget_search, fixed_budget_breadth)
+                      allocation_for_summary, fixed_budget_breadth)
 from ..dstudy.summary import SCORE_METHOD, dstudy_summary
 from ..dstudy.trial_counts import design_trials_text
 from ..formatting import (E_RHO2, GEQ, LEQ, NDASH, PHI, SIGMA2, TIMES, FacetWords, facet_words, fmt_coef,  # noqa: F401
@@ -38,6 +38,7 @@ from ..score_reliability import LATENT_LABEL
 from ..ranks import RankAgreement, RankAnalysis, rank_analysis, ranking_agreement
 from ..reliability import (DETECTION_ERHO2, RESIDUAL_LOGISTIC, Summary, canonical_term, capability_gap_ratio,
                            gap_ratio_not_estimable, split_term, summarize, variance_shares)
+from .answer_design import AnswerDesign, answer_design
 from .heldout_text import REML_R_CAVEAT, held_out_estimator_note, held_out_reading, held_out_verdict  # noqa: F401
 from .inputs import DifficultyProfile, FailureTaxonomy, HeldOutReliability, LooSummary, ReportInputs
 from .subject_id_notice import subject_ids_notice
@@ -213,6 +214,8 @@ class SheetContent:
     scale: str = "latent"
     #: Page 1's method line: the headline's scale and the split-half check of its claim.
     method_text: str = ""
+    #: The design of the cost answers and the tasks for the target: the app's (:mod:`.answer_design`).
+    answers: AnswerDesign | None = None
 
     @property
     def serious(self) -> list[Notice]:
@@ -400,8 +403,9 @@ def sheet_content(inputs: ReportInputs) -> SheetContent:
                 else f"{gap_def} = <b>{fmt_coef(gap.median)}</b> {fmt_interval(*gap.hdi95)}: {gap_read}.")
 
     # -- cost ------------------------------------------------------------------
-    # The same search as the app's D-study tab and `ddr dstudy --budget` (core.dstudy.budget).
-    search = budget_search(c, d, target=target, budget=inputs.budget, reference=d, scale=scale)
+    # The app's D-study search and readouts at the design it shows: its sizes and trials per cell
+    answers = answer_design(inputs, model, target, not_answered)
+    search = answers.search
     frontier = search.frontier if (inputs.has_cost and search.by_cost) else None
     breadth = None
     if "benchmark" in c.facets and "benchmark" not in obj and "n_benchmarks" not in not_answered:
@@ -422,7 +426,7 @@ def sheet_content(inputs: ReportInputs) -> SheetContent:
             if sum(m in ref for m in p) >= 2:
                 part_agreements.append((k, ranking_agreement(inputs.theta[:, idx], ref, p)))
 
-    required_90 = view.readouts.required.n_for_assurance(0.9)
+    required_90 = view.readouts.required.n_for_assurance(0.9)  # the observed design's (its smallest-design table)
     content = SheetContent(
         inputs=inputs, design=d, summary=summary, view=view, headline=head, estimand=est,
         object_label=obj_label, question=question, claim_label=claim_label, verdict_key=vkey, verdict_text=vtext,
@@ -430,10 +434,10 @@ def sheet_content(inputs: ReportInputs) -> SheetContent:
         breadth=breadth,
         ranks=ranks, agreement=agreement, notices=[], decisions=[], required_90=required_90, words=words)
     content.part_agreements = part_agreements
-    content.scale = scale
+    content.scale, content.answers = scale, answers
     content.cost_bands = _cost_bands(content) if frontier is not None else {}
-    if frontier is not None and inputs.budget is not None:
-        content.allocation, content.allocation_text = _allocation(c, d, inputs.budget, words)
+    if frontier is not None and inputs.budget is not None and (inputs.corpus_summary.get("n_benchmarks") or 1) > 1:
+        content.allocation, content.allocation_text = _allocation(c, answers.design, inputs.budget, words)
     acc = inputs.accuracy
     if acc is not None:
         content.agent_order = np.argsort(acc.rank_accuracy, kind="stable")
@@ -682,22 +686,22 @@ def _decision_tasks(ct: SheetContent) -> Decision:
     d = ct.design
     sym = E_RHO2 if ct.estimand == "Erho2" else PHI
     t = ct.inputs.target
-    req = ct.summary["min_n"].get("n_tasks")
-    ceiling = ct.view.readouts.ceiling
-    n_obs = d.effective_n_tasks
-    p_obs = ct.summary["p_target"]
-    w = ct.words or facet_words(d.object_of_measurement, ct.inputs.components.facets)
-    if req is None:
+    if ct.summary["min_n"].get("n_tasks") is None:
         return Decision(1, "How many tasks should we sample?",
                         "The fit has no task term, so the number of tasks does not change this coefficient.",
                         "answered")
+    a = ct.answers  # the screen's design: the tasks for the target at its scaffolds and trials per cell
+    req, ceiling, n90 = a.tasks_needed(), a.readouts.ceiling, a.readouts.required.n_for_assurance(0.9)
+    n_obs = d.effective_n_tasks
+    p_obs = ct.summary["p_target"]
+    w = ct.words or facet_words(d.object_of_measurement, ct.inputs.components.facets)
     med = req["median"]
     if math.isinf(med):
         alt = []
-        for over in ("n_scaffolds", "n_benchmarks"):
-            m = ct.summary["min_n"].get(over)
-            if m and math.isfinite(m["median"]):
-                alt.append(f"about {fmt_n(m['median'])} {w.axis(over)}")
+        for over in ("n_scaffolds", "n_benchmarks"):  # at the screen's design, as the tasks above
+            m = a.widen.get(over)
+            if m is not None and math.isfinite(m):
+                alt.append(f"about {fmt_n(m)} {w.axis(over)}")
         text = (f"No number of tasks reaches {sym} {GEQ} {fmt_coef(t)}: even infinitely many tasks stop at the "
                 f"task-only ceiling {fmt_coef(ceiling.median)} {fmt_interval(*ceiling.hdi95)}")
         if alt:
@@ -714,22 +718,24 @@ def _decision_tasks(ct: SheetContent) -> Decision:
         text += f"Today's {fmt_n(n_obs)} tasks give {sym} {fmt_coef(ct.headline['median'])}."
         return Decision(1, "How many tasks should we sample?", text, "answered")
     held = []
-    if "scaffold" in ct.inputs.components.facets and "scaffold" not in d.object_facets:
-        held.append(w.count("n_scaffolds", d.n_scaffolds))
-    if d.n_replicates != 1:
-        held.append(w.count("n_replicates", d.n_replicates))
+    if "scaffold" in ct.inputs.components.facets and "scaffold" not in a.design.object_facets:
+        held.append(w.count("n_scaffolds", a.design.n_scaffolds))
+    held.append(a.trials_words(w))  # every count of tasks says at how many trials per cell it holds
     text = (f"About <b>{fmt_n(med)} tasks</b>{w.units['n_tasks'][2]} reach {sym} {GEQ} {fmt_coef(t)} "
             f"(posterior median; 95% interval {fmt_n(req['lower95'])}{NDASH}{fmt_n(req['upper95'])}); "
-            f"{fmt_n(ct.required_90)} tasks give 90% assurance"
-            + (f", with {' and '.join(held)} as observed. " if held else ". "))
-    lat = (ct.summary.get("latent") or {}).get("min_n", {}).get("n_tasks")
-    if ct.scale == "observed" and lat is not None:  # the papers' figure, labelled, beside the one a buyer reads
-        lat_med = math.inf if lat.get("median") is None else lat["median"]
+            f"{fmt_n(n90)} tasks give 90% assurance, with {' and '.join(held)} "
+            + ("as in the design examined. " if a.examined else "as observed. "))
+    lat_med = a.latent_tasks_needed()
+    if ct.scale == "observed" and lat_med is not None:  # the papers' figure, labelled, beside the one a buyer reads
         text += (f"These are tasks for the scores' correlation; the {LATENT_LABEL} would call "
                  f"{fmt_n(lat_med)} enough. ")
-    if n_obs >= ct.required_90:
+    if a.examined:  # the what-if's own chance beside the corpus's: neither stands in for the other
+        text += (f"The design examined's {fmt_n(a.design.effective_n_tasks)} tasks meet the target with probability "
+                 f"{fmt_prob(a.readouts.p_target_met)}; the observed {fmt_n(n_obs)} tasks, at "
+                 f"{w.count('n_replicates', d.n_replicates)}, with probability {fmt_prob(p_obs)}. ")
+    elif n_obs >= n90:
         text += (f"The observed {fmt_n(n_obs)} tasks are enough (P(target met) = {fmt_prob(p_obs)}); "
-                 f"a replication could use as few as {fmt_n(ct.required_90)} and still meet it with 90% "
+                 f"a replication could use as few as {fmt_n(n90)} and still meet it with 90% "
                  "assurance. ")
     else:
         text += f"The observed {fmt_n(n_obs)} tasks meet the target with probability {fmt_prob(p_obs)}. "
@@ -849,15 +855,16 @@ def _decision_cost(ct: SheetContent) -> Decision:
     if ct.frontier is None:
         text = ("<b>No cost data:</b> supply per-trial costs (a cost column, token counts with a price table, or a "
                 "price per benchmark) to get the cost frontier and reliability per dollar. ")
-        req = ct.summary["min_n"].get("n_tasks")
+        a = ct.answers
+        req = a.tasks_needed() if ct.summary["min_n"].get("n_tasks") else None
         # the design's count is of a full design at the observed sizes, not the file's trials: say both
         words = ct.words or facet_words(d.object_of_measurement, inp.components.facets)
         have = design_trials_text(d.to_dict(), words, inp.corpus_summary)
         if req and math.isfinite(req["median"]):
-            need = d.with_size("n_tasks", max(1.0, req["median"])).trial_count()
+            need = a.design.with_size("n_tasks", max(1.0, req["median"])).trial_count()
             text += (f"In trials: {have}. The target needs a full design of about {fmt_n(need)} "
-                     f"{words.noun('n_replicates', need)} (same models, scaffolds and "
-                     f"{words.axis('n_replicates')}).")
+                     f"{words.noun('n_replicates', need)} (same models and scaffolds as {a.which()}, "
+                     f"{a.trials_words(words)}).")
         else:
             text += f"In trials: {have}."
         return Decision(3, q, text, "not run")
@@ -876,8 +883,11 @@ def _decision_cost(ct: SheetContent) -> Decision:
                      f"{fmt_coef(f.target)} is met (median {fmt_coef(f.median[k])})")
     else:
         parts.append(f"no design of the grid meets {sym} {GEQ} {fmt_coef(f.target)}")
-    text = "On the cost frontier, " + "; ".join(parts) + ". "
-    text += (f"The observed design costs {fmt_usd(d.cost())} for {sym} {fmt_coef(ct.headline['median'])}")
+    words = ct.words or facet_words(d.object_of_measurement, inp.components.facets)
+    # every cost says at how many trials per cell it holds: they multiply it (.answer_design)
+    text = f"On the cost frontier at {ct.answers.cost_basis(words)}, " + "; ".join(parts) + ". "
+    text += (f"The observed design ({words.count('n_replicates', d.n_replicates)}) costs {fmt_usd(d.cost())} "
+             f"for {sym} {fmt_coef(ct.headline['median'])}")
     r = ct.view.readouts
     if r.rpd is not None:  # the screen's and ddr dstudy's words (formatting.fmt_rpd)
         text += f"; {fmt_rpd(r.rpd.median, r.coefficient.median, d.mean_price(), r.estimand)}"

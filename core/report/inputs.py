@@ -41,6 +41,7 @@ from ..dstudy import (DEFAULT_TARGETS, CostRanking, DStudyDesign, accuracy_per_d
                       same_sizes)
 from ..fitting import components_from_posterior, theta_from_posterior
 from ..reliability import VarianceComponents, as_components, object_for_terms
+from .answer_design import examined_from_sizes
 from .priors import priors_of
 
 __all__ = [
@@ -329,9 +330,11 @@ def report_inputs_from(corpus, components=None, theta=None, *, model_names: Sequ
                        posterior=None, fit_info: Mapping[str, Any] | None = None,
                        object_of_measurement: str | None = None, claim: str = "relative",
                        design: DStudyDesign | None = None, target: float | None = None, budget: float | None = None,
-                       prices: Mapping[str, float] | None = None, analyses: Mapping[str, Any] | None = None,
+                       prices: Mapping[str, float] | float | None = None,
+                       analyses: Mapping[str, Any] | None = None,
                        corpus_summary: Mapping[str, Any] | None = None, title: str | None = None,
-                       examined_design: DStudyDesign | None = None) -> ReportInputs:
+                       examined_design: DStudyDesign | None = None,
+                       examined_sizes: Mapping[str, float] | None = None) -> ReportInputs:
     """Fill a :class:`ReportInputs` from a corpus and a posterior with core's functions.
 
     Parameters
@@ -358,11 +361,16 @@ def report_inputs_from(corpus, components=None, theta=None, *, model_names: Sequ
         what-if design: pass that as ``examined_design``.
     examined_design
         A what-if design (the app's sliders), printed beside the observed one as "Design examined";
-        dropped when its sizes are the observed design's.
+        dropped when its sizes are the observed design's.  The sheet's cost answers and tasks for the
+        target are computed at it, as the app's D-study tab computes them (:mod:`.answer_design`).
+    examined_sizes
+        Instead of ``examined_design``: the sizes of the what-if set on the observed design
+        (``n_tasks``, ``n_scaffolds``, ``n_benchmarks``, ``n_replicates``, ``n_models``; ``ddr report``'s
+        options), :func:`~.answer_design.examined_from_sizes`.
     target, budget
         Target coefficient (default by claim) and an optional budget in USD.
     prices
-        USD per trial per benchmark; default: from the corpus's cost column
+        USD per trial per benchmark (a number: the same for every benchmark); default: from the corpus's cost column
         when it has one (sum of cost / sum of trials per benchmark), else none.
     analyses
         Optional analysis results keyed by :data:`ANALYSIS_KEYS`.
@@ -405,6 +413,8 @@ def report_inputs_from(corpus, components=None, theta=None, *, model_names: Sequ
 
     table = corpus.table
     summary = dict(corpus_summary) if corpus_summary is not None else inspect_corpus(corpus)
+    if isinstance(prices, (int, float)):  # one price for every benchmark (`ddr report --price-per-trial`)
+        prices = {str(b): float(prices) for b in table["benchmark"].astype(str).unique()}
     if prices is not None:
         price_map, source = {str(k): float(v) for k, v in prices.items()}, "user"
     else:
@@ -420,6 +430,8 @@ def report_inputs_from(corpus, components=None, theta=None, *, model_names: Sequ
     else:
         g = table.groupby("model", observed=True, sort=True)[["successes", "trials"]].sum()
         keys = [str(m) for m in g.index]
+    if examined_design is None:
+        examined_design = examined_from_sizes(design, examined_sizes)
     model_acc = {k: float(s / n) for k, s, n in zip(keys, g["successes"], g["trials"]) if n > 0}
     score_check = _score_check(table, c, design)
     return ReportInputs(

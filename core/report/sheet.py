@@ -311,8 +311,10 @@ def _page_one(ct: SheetContent) -> list:
     right = [Paragraph(f"Budget frontier: {_sym(ct)} against tasks"
                        + (" (success rates)" if ct.scale == "observed" else " (latent scale)"), ss["h3"]), drawing,
              _p("Bands: 68% and 95% posterior intervals. Shaded: detection limit (SNR 2\u20133). "
-                + ("Top axis: cost of the design at that many tasks. " if per_task else "")
-                + ("Dotted: tasks needed for the target (median)." if req is not None and math.isfinite(req) else
+                + (f"Top axis: cost of the observed design at that many tasks "
+                   f"({_words(ct).count('n_replicates', d.n_replicates)}). " if per_task else "")
+                + ("Dotted: tasks needed for the target (median)" + (" at the observed design; decision 1 gives them at "
+                   "the design examined." if ct.examined else ".") if req is not None and math.isfinite(req) else
                    "The target is out of reach by tasks alone."), "caption")]
     mid = Table([[left, "", right]], colWidths=[left_w, 10, right_w])
     mid.setStyle(st.layout_style())
@@ -492,8 +494,8 @@ def _cost_page(ct: SheetContent) -> list:
                  "each agent's own cost (a cost column, or token counts with a price table per model).", "small")])
     t = Table([[fr, "", right]], colWidths=[left_w, 12, right_w])
     t.setStyle(st.layout_style())
-    story += [t, _p("Left: reliability of every design of the grid against its total cost; the line is the best "
-                    "median reachable at each cost (the cost frontier)."
+    story += [t, _p(f"Left: reliability of every design of the grid against its total cost, at "
+                    f"{ct.answers.cost_basis(_words(ct))}; the line is the best median reachable at each cost."
                     + (" Right: each agent's rank by accuracy against its rank by accuracy per dollar." if ct.agent_cost_ranking
                        else ""), "caption")]
     b = ct.cost_bands
@@ -510,8 +512,8 @@ def _cost_page(ct: SheetContent) -> list:
                      _p(_design_text(f, k, _words(ct)), "cell"), _p(fmt_coef(f.median[k]), "cell_right")])
     rows.append([_p("observed design", "cell"), _p(fmt_usd(d.cost()), "cell_right"),
                  _p(f"{_count(d.effective_n_tasks, 'task')} {TIMES} {_count(d.n_scaffolds, 'scaffold')} {TIMES} "
-                    f"{_count(d.effective_n_benchmarks, 'benchmark')} ({fmt_n(d.trial_count())} trials in a full "
-                    "design of these sizes)", "cell"),
+                    f"{_count(d.effective_n_benchmarks, 'benchmark')}, {_words(ct).count('n_replicates', d.n_replicates)} "
+                    f"({fmt_n(d.trial_count())} trials in a full design of these sizes)", "cell"),
                  _p(fmt_coef(ob.median), "cell_right")])
     if inp.budget is not None and b.get("budget") is not None:
         k = b["budget"]
@@ -519,7 +521,7 @@ def _cost_page(ct: SheetContent) -> list:
                      _p(_design_text(f, k, _words(ct)), "cell"), _p(fmt_coef(f.median[k]), "cell_right")])
     t = Table(rows, colWidths=[170, 60, st.FRAME_WIDTH - 290, 60])
     t.setStyle(st.data_table_style(len(rows)))
-    story += [Paragraph("Cost bands", ss["h2"]), t]
+    story += [Paragraph(f"Cost bands (frontier at {ct.answers.cost_basis(_words(ct))})", ss["h2"]), t]
     story += _allocation_table(ct)
     r = ct.view.readouts
     if r.rpd is not None:  # the screen's and ddr dstudy's words (formatting.fmt_rpd)

@@ -48,8 +48,21 @@ def test_analyses_the_corpus_cannot_support_are_disabled_with_the_reason(demo_wi
     assert not failure.isEnabled() and "no error_category column" in failure.toolTip()
     assert not frontier.isEnabled() and "no release_date column" in frontier.toolTip()
     assert not w.failure_action.isEnabled() and not w.frontier_action.isEnabled()  # and their menu entries
-    for tab in ("Analyses", "Methods", "Capability"):
+    for tab in ("Analyses", "Methods"):
         assert _button(w, tab).isEnabled() and not _button(w, tab).toolTip(), tab
+
+
+def test_capability_across_benchmarks_is_disabled_on_one_benchmark_with_the_reason(demo_window, monkeypatch):
+    """Terminal-Bench 2.0 is one benchmark: no scale across benchmarks, no transfer between them, no fits."""
+    w = demo_window
+    button = _button(w, "Capability")
+    assert not button.isEnabled() and "The corpus has one benchmark (terminal-bench-2.0)" in button.toolTip()
+    assert "compare benchmarks" in w._slots["Capability"].child.estimate_label.text()
+    assert not w.capability_action.isEnabled() and "one benchmark" in w.capability_action.toolTip()
+    started = []
+    monkeypatch.setattr(MainWindow, "start_analyses", lambda self, *a, **k: started.append(k) or True)
+    assert not w.start_capability() and started == []  # a call from elsewhere starts no fit either
+    assert "one benchmark" in w.statusBar().currentMessage()
 
 
 def test_a_failure_mode_corpus_enables_its_button(qtbot, tmp_path):
@@ -58,6 +71,8 @@ def test_a_failure_mode_corpus_enables_its_button(qtbot, tmp_path):
     with qtbot.waitSignal(w.corpus_loaded, timeout=30_000):
         w.open_corpus(demo_corpus_path().with_name("failure-modes-SIMULATED.csv"))
     assert _button(w, "Failure modes").isEnabled() and w.failure_action.isEnabled()
+    # two benchmarks: the capability scale across them is offered
+    assert _button(w, "Capability").isEnabled() and w.capability_action.isEnabled()
 
 
 def test_the_run_button_starts_its_analysis(demo_window, monkeypatch):
@@ -66,8 +81,8 @@ def test_the_run_button_starts_its_analysis(demo_window, monkeypatch):
     monkeypatch.setattr(MainWindow, "start_methods", lambda self, *a, **k: started.append("methods") or True)
     monkeypatch.setattr(MainWindow, "start_capability", lambda self, *a, **k: started.append("capability") or True)
     _button(w, "Methods").click()
-    _button(w, "Capability").click()
-    assert started == ["methods", "capability"]
+    _button(w, "Capability").click()  # disabled on one benchmark: a click starts nothing
+    assert started == ["methods"]
 
 
 def test_the_analyses_button_says_its_estimate_once_a_fit_is_there(qtbot, tmp_path, fake_sampler, monkeypatch):

@@ -86,8 +86,8 @@ def test_capability_runs_in_the_background_and_cancels(qtbot, tmp_path):
     w = MainWindow()
     qtbot.addWidget(w)
     w.cache_dir = tmp_path
-    with qtbot.waitSignal(w.corpus_loaded, timeout=60_000):
-        w.open_corpus(demo_corpus_path())
+    with qtbot.waitSignal(w.corpus_loaded, timeout=60_000):  # two benchmarks: one scale across them
+        w.open_corpus(demo_corpus_path().with_name("failure-modes-SIMULATED.csv"))
     w.state.update(sampler={"stop": "fixed", "draws": 10, "warmup": 10, "chains": 1})
     with qtbot.waitSignal(w.analyses_failed, timeout=600_000) as blocker:
         assert w.start_capability()
