@@ -193,6 +193,7 @@ class LaplaceProblem:
         system = self._covariance_system()
         if system is None:
             raise ValueError("this design has no exact Laplace gradient (no nested block structure).")
+        self._predict_mode(theta, beta)
         out = self.evaluate(theta, beta, final_factor=False)  # the factorisation at the mode is the one below
         u, eta = out["u"], out["eta"]
         lam = theta[self.term_of]
@@ -217,8 +218,33 @@ class LaplaceProblem:
         per_col = -2.0 * u * ztr + zta * u + adj * ztr - g_lam_adj * u
         grad = np.empty(kk + 1)
         grad[:-1] = np.bincount(self.term_of, weights=per_col, minlength=kk) + 2.0 * trace
-        grad[-1] = -2.0 * r.sum() + a.sum() - adj @ (lam * (self.zt @ w))
+        ztw = self.zt @ w
+        grad[-1] = -2.0 * r.sum() + a.sum() - adj @ (lam * ztw)
+        # the mode's derivatives, for the next evaluation's starting point (one solve with K + 1 columns)
+        rhs = np.empty((u.size, kk + 1))
+        for k in range(kk):
+            on = self.term_of == k
+            rhs[:, k] = np.where(on, ztr, 0.0) - lam * (self.zt @ (w * (self.z @ np.where(on, u, 0.0))))
+        rhs[:, -1] = -lam * ztw
+        self._mode_slope = (np.r_[theta, beta], u.copy(), system.solve(rhs))
         return deviance, grad
+
+    def _predict_mode(self, theta: np.ndarray, beta: float) -> None:
+        """Start PIRLS at the first-order prediction of the new mode from the last gradient evaluation,
+        ``u* + (du*/dx) dx``, where that is better than the last mode itself (on the penalised objective):
+        near the optimum one PIRLS iteration then reaches the mode instead of three."""
+        slope = getattr(self, "_mode_slope", None)
+        if slope is None:
+            return
+        x_old, u_old, du = slope
+        u_new = u_old + du @ (np.r_[theta, beta] - x_old)
+        lam = theta[self.term_of]
+
+        def objective(v):
+            return self._minus2_loglik(beta + self.z @ (lam * v)) + v @ v
+
+        if objective(u_new) < objective(self.u):
+            self.u = u_new
 
 
 def laplace(design: MixedDesign, *, x0: np.ndarray | None = None, max_evals: int = 4000, progress=None,
