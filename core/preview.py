@@ -20,10 +20,12 @@ offered, chosen by the size of the design:
     The Laplace approximation of the binomial-logit GLMM by PIRLS (lme4's ``glmer``, nAGQ = 1;
     :func:`~.estimators.laplace.laplace`; seed 000 App. C.4), the same fit as the Laplace column of
     ``ddr methods``.  It is the preview's estimate whenever it is affordable: designs with at most
-    :data:`LAPLACE_MAX_EFFECTS` random effects (Terminal-Bench 2.0 has 4,400).  Each criterion
-    evaluation factors the sparse penalised system several times; measured on the shared 2-core box
-    (bench/bench_preview.py): 11-80 s for Terminal-Bench 2.0 depending on the load, and one single
-    evaluation of BRIDGE pooled (82,589 random effects) took 59 s, so a fit there takes hours.
+    :data:`LAPLACE_MAX_EFFECTS` random effects (Terminal-Bench 2.0 has 4,400).  The search uses the
+    deviance's exact gradient and starts at the rough fit below: on Terminal-Bench 2.0 about 24
+    evaluations, 2.5-4 s of CPU, where the derivative-free search took 500 evaluations and 25 s
+    (``ddr dstudy --preview`` from a cold start, bench/bench_preview.py ``--cli``, shared 2-core box at
+    load average 11-18: 4.3-5.0 s of CPU for the whole command against 25.8 s).  One single evaluation
+    of BRIDGE pooled (82,589 random effects) took 59 s, so a fit there still takes far too long.
 ``"rough"``
     The sampler's own quick look at the posterior (:func:`~.model.geometry.rough_fit`): penalised
     IRLS by backfitting for the conditional modes and an EM-like update

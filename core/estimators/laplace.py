@@ -9,19 +9,28 @@ The model is SPEC section 2's: ``logit p_c = beta + sum_F u_F``, ``u_F ~ N(0, si
 
 where ``u*`` is the conditional mode, found by penalised iteratively reweighted least squares (Newton
 on ``-2 log p(y | u) + |u|^2``), and ``L L' = Lambda Z'W Z Lambda + I`` with the binomial weights
-``W = diag(n p (1 - p))`` at ``u*``.  The outer optimisation over (theta, beta) is derivative-free
-(:func:`.reml.minimise_bounded`), as glmer's second stage is.  The log binomial coefficients are
-included, so the criterion is glmer's deviance (-2 logLik).
+``W = diag(n p (1 - p))`` at ``u*``.  The log binomial coefficients are included, so the criterion is
+glmer's deviance (-2 logLik).
 
-Cost.  Each evaluation runs PIRLS to convergence (3-7 factorisations, warm-started from the last
-conditional mode).  From :data:`ELIMINATION_MIN_EFFECTS` random effects the factorisations use REML's
-elimination (the largest term in closed form, the rest blockwise, :mod:`.schur`) with G's values
-renewed at every PIRLS step: on the HAL-scale pooled simulation 0.55-0.57 s of CPU per evaluation
-against 0.79 s with the full sparse LU (same process, one BLAS thread; deviances equal to 1e-12).
-The derivative-free search still needs 986 evaluations there (475 s CPU, converged; bench_estimators),
-so the fit takes minutes;
-the next lever is the number of evaluations (an exact gradient of the Laplace deviance needs the third
-derivatives of the binomial log-likelihood through the conditional mode, not written yet).
+The outer optimisation over (theta, beta) uses the exact gradient of the deviance
+(:meth:`LaplaceProblem.deviance_and_gradient`: the envelope theorem for the part stationary in ``u``,
+the third derivatives of the binomial log-likelihood through the conditional mode for ``log|L|^2``,
+one adjoint solve) in a quasi-Newton search (L-BFGS-B), wherever the design has the nested structure
+whose block elimination (:mod:`.schur`) gives the inverse of the penalised system on G's pattern
+cheaply; elsewhere, and on request, it is derivative-free (:func:`.reml.minimise_bounded`, COBYQA, as
+glmer's BOBYQA).  Both reach the same optimum (tests/estimators/test_laplace.py).
+
+Cost.  Each evaluation runs PIRLS to convergence, started at the mode predicted from the last
+gradient evaluation (``u* + du*/dx dx``): 1-2 factorisations near the optimum, up to 8 at the start.
+From :data:`ELIMINATION_MIN_EFFECTS` random effects the factorisations use REML's elimination (the
+largest term in closed form, the rest blockwise, :mod:`.schur`) with G's values renewed at every PIRLS
+step: on the HAL-scale pooled simulation 0.55-0.57 s of CPU per evaluation against 0.79 s with the
+full sparse LU (same process, one BLAS thread; deviances equal to 1e-12); below it PIRLS uses the full
+sparse LU and the gradient one block elimination at the mode.  Measured on Terminal-Bench 2.0 (4,400
+random effects, shared 2-core box at load average 11-18, same process): the derivative-free search
+took 495-509 evaluations and 25 s of CPU, the gradient search 23-32 evaluations and 2.5-4 s of CPU
+(about 0.1 s per evaluation with its gradient), the components equal to 1e-5 relative
+(bench/bench_preview.py --cli).
 
 Components are reported on the latent logit scale with the logistic residual pi^2/3 (seed 000 Sec.
 3.2), the scale of the Bayesian GLMM.
@@ -168,8 +177,10 @@ class LaplaceProblem:
 
     @property
     def has_gradient(self) -> bool:
-        """Whether :meth:`deviance_and_gradient` is available (the design has the nested structure of
-        :mod:`.schur`, which gives the inverse of the penalised system on its pattern cheaply)."""
+        """Whether :meth:`deviance_and_gradient` is available: PIRLS runs on the eliminated system (large
+        designs; its inverse on G's pattern comes from the block elimination of :mod:`.schur`, or from
+        the selected inverse of the sparse LU where the design lacks that structure), or the design has
+        the nested structure of :mod:`.schur`, which gives that inverse cheaply."""
         return self._covariance_system() is not None
 
     def deviance_and_gradient(self, x: np.ndarray) -> tuple[float, np.ndarray]:

@@ -87,10 +87,11 @@ def test_inverse_on_g_is_the_dense_inverse_there(design):
     np.testing.assert_allclose(system.inverse_on_g(), dense[system.g_indices, col], rtol=1e-9, atol=1e-12)
 
 
-@pytest.mark.parametrize("beta", [0.5, -1.2])
-def test_gradient_is_the_deviance_derivative(design, beta):
-    """The exact gradient against central differences of the deviance with PIRLS run to 1e-15."""
-    prob = LaplaceProblem(design)
+@pytest.mark.parametrize("beta, elimination", [(0.5, False), (-1.2, False), (0.5, True)])
+def test_gradient_is_the_deviance_derivative(design, beta, elimination):
+    """The exact gradient against central differences of the deviance with PIRLS run to 1e-15, with PIRLS on
+    the full sparse LU and on the block elimination of large designs."""
+    prob = LaplaceProblem(design, elimination=elimination)
     x = np.r_[1.8, 0.9, 0.3, 1.0, 0.7, 0.4, beta]
     value, grad = prob.deviance_and_gradient(x)
     assert value == pytest.approx(prob.deviance(x), abs=1e-6)
