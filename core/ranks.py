@@ -22,7 +22,6 @@ from dataclasses import dataclass, field
 from typing import Mapping, Sequence
 
 import numpy as np
-from scipy.stats import rankdata
 
 from .reliability import Summary, summarize, to_jsonable
 
@@ -273,6 +272,15 @@ def rank_analysis(theta, models: Sequence[str] | None = None,
 # ---------------------------------------------------------------------------
 # Rank agreement
 # ---------------------------------------------------------------------------
+
+def rankdata(a, **kwargs) -> np.ndarray:
+    """:func:`scipy.stats.rankdata`, imported when first called: importing scipy.stats costs about a second
+    of CPU, and every command that reaches the D-study imports this module (``ddr dstudy --preview``
+    ranks nothing)."""
+    from scipy.stats import rankdata as scipy_rankdata
+
+    return scipy_rankdata(a, **kwargs)
+
 
 def rank_values(x, higher_is_better: bool = True) -> np.ndarray:
     """Ranks 1 = best with average ranks for ties."""

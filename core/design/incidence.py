@@ -12,8 +12,8 @@ records does to the graph (leave-one-benchmark-out, App. D.4).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import networkx as nx
 import numpy as np
 import pandas as pd
 import scipy.sparse as sp
@@ -21,6 +21,9 @@ from scipy.sparse import csgraph
 
 from ..corpus.corpus import Corpus
 from .cells import CellIndex, cell_index
+
+if TYPE_CHECKING:  # imported where a graph is built: networkx costs ~0.15 s of every `ddr` start otherwise
+    import networkx as nx
 
 __all__ = ["Connectivity", "incidence_graph", "connectivity"]
 
@@ -31,6 +34,8 @@ def _label(vertex: tuple[str, str]) -> str:
 
 def _graph(d: CellIndex) -> nx.Graph:
     """Tripartite incidence graph of the benchmarks, models and scaffolds of a design."""
+    import networkx as nx
+
     lab = d.labels
     g = nx.Graph()
     for facet in ("benchmark", "model", "scaffold"):
@@ -189,6 +194,8 @@ def _leave_one_benchmark_out_components(d: CellIndex) -> np.ndarray:
 
 
 def _connectivity(d: CellIndex) -> Connectivity:
+    import networkx as nx
+
     g = _graph(d)
     comps = sorted(
         (sorted(c, key=_vertex_sort_key) for c in nx.connected_components(g)),

@@ -151,16 +151,16 @@ def minimise_bounded(fun, x0: np.ndarray, lower: np.ndarray, *, max_evals: int):
     return res, int(res.nfev)
 
 
-def minimise_with_gradient(fun_grad, x0: np.ndarray, lower: np.ndarray, *, max_evals: int):
+def minimise_with_gradient(fun_grad, x0: np.ndarray, lower: np.ndarray, *, max_evals: int, ftol: float = 1e-15):
     """Bounded quasi-Newton minimisation (L-BFGS-B) with an exact gradient.
 
     The tolerances are set so that the components stop changing at 1e-6 relative: a projected
-    gradient below 1e-7 or a relative decrease below 1e-15 per step.  The criterion is smooth in
+    gradient below 1e-7 or a relative decrease below ``ftol`` (default 1e-15) per step.  The criterion is smooth in
     theta (even in each theta_k, so a component at the bound 0 has gradient 0 there).
     """
     res = so.minimize(fun_grad, x0, jac=True, method="L-BFGS-B",
                       bounds=so.Bounds(lower, np.full_like(x0, np.inf)),
-                      options={"maxfun": max_evals, "ftol": 1e-15, "gtol": 1e-7, "maxcor": 20})
+                      options={"maxfun": max_evals, "ftol": ftol, "gtol": 1e-7, "maxcor": 20})
     if not res.success and "ABNORMAL" in str(res.message).upper():
         # the line search could not improve on the noise floor of the criterion: at the optimum when the
         # projected gradient is small relative to the criterion's scale

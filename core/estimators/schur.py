@@ -210,7 +210,7 @@ class BlockSchur:
             # stored once per unordered pair: keep the entries with the T column as the row for S_TR
             keep = is_t_row[ent]
             self.groups.append({"slots": (s0, s1), "r": r_g, "entries": ent, "flat": local_t * r_g.size + local_r,
-                                "keep": keep})
+                                "keep": keep, "rr": np.ix_(r_g, r_g)})  # the index built once, not per call
         self._eye = np.eye(bmax)
 
     def factor(self, s: sp.csc_matrix) -> float:
@@ -237,7 +237,7 @@ class BlockSchur:
             str_g[g["flat"][g["keep"]]] = vals[g["entries"][g["keep"]]]
             str_g = str_g.reshape(s1 - s0, bmax, r_g.size)
             c = np.matmul(self._linv[s0:s1], str_g).reshape(-1, r_g.size)  # L^{-1} S_TR
-            q[np.ix_(r_g, r_g)] -= c.T @ c
+            q[g["rr"]] -= c.T @ c
             self._c.append(c)
         self._q = sla.cho_factor(q, lower=True, check_finite=False)
         logdet += 2.0 * float(np.sum(np.log(np.diag(self._q[0]))))
@@ -298,7 +298,7 @@ class BlockSchur:
             s0, s1 = g["slots"]
             r_g = g["r"]
             w = np.matmul(self._linv[s0:s1].transpose(0, 2, 1), c.reshape(s1 - s0, bmax, r_g.size))  # (nbg, b, r)
-            x = (w.reshape(-1, r_g.size) @ qinv[np.ix_(r_g, r_g)]).reshape(s1 - s0, bmax, r_g.size)
+            x = (w.reshape(-1, r_g.size) @ qinv[g["rr"]]).reshape(s1 - s0, bmax, r_g.size)
             tt[s0:s1] += np.matmul(x, w.transpose(0, 2, 1))
             out[g["entries"]] = -x.reshape(-1)[g["flat"]]
         out[self.tt_entries] = tt.reshape(-1)[self.tt_flat]

@@ -277,6 +277,9 @@ class EliminatedSystem:
             m21 = marker[self.i2][:, self.i1].tocsc()
             m21.sort_indices()
             self._w_g21 = m21.data.astype(np.int64) - 1
+            m12 = marker[self.i1][:, self.i2].T.tocsc()  # G_12' has G_21's pattern: the same entry order
+            m12.sort_indices()
+            self._w_g12 = m12.data.astype(np.int64) - 1
             m22 = marker[self.i2][:, self.i2].tocoo()
             self._w_g22 = m22.data.astype(np.int64) - 1
             self._w_g22_pos = lookup(m22.col.astype(np.int64) * q2 + m22.row)
@@ -333,15 +336,45 @@ class EliminatedSystem:
         tr1 = float(np.sum(1.0 / self._d))
         if self.q2 == 0:
             return tr1, np.zeros(n_groups)
-        if hasattr(self._lu, "inverse_on_pattern"):  # the block elimination of .schur
-            sinv = self._lu.inverse_on_pattern(self._row.size)
-        else:
-            self._z = self._lu.selected_inverse(getattr(self, "_z", None))
-            sinv = self._lu.inverse_at(self._z, self._row, self._col)  # S^{-1} on S's pattern
+        sinv = self._s_inverse()
         m = (self._map @ (l1 * l1 / (self._d * self._d))) * l2[self._row] * l2[self._col]
         tr1 += float(sinv @ m)
         diag = sinv[self._diag]  # the pattern holds every diagonal entry once, in column order
         return tr1, np.bincount(groups2, weights=diag, minlength=n_groups)
+
+    def _s_inverse(self) -> np.ndarray:
+        """S^{-1} on S's pattern (in the pattern's order) at the last factorisation."""
+        if hasattr(self._lu, "inverse_on_pattern"):  # the block elimination of .schur
+            return self._lu.inverse_on_pattern(self._row.size)
+        self._z = self._lu.selected_inverse(getattr(self, "_z", None))
+        return self._lu.inverse_at(self._z, self._row, self._col)
+
+    def inverse_on_g(self) -> np.ndarray:
+        """``A^{-1}`` at every stored entry of G (on ``g_indices``, ``g_indptr``), last factorisation.
+
+        For the Laplace deviance's gradient, which needs the conditional covariance of each cell's
+        effects.  Only for a system built with ``weighted=True``.  With ``B = A_21`` and
+        ``X = S^{-1} B D^{-1}``: ``A^{-1}_22 = S^{-1}``, ``A^{-1}_21 = -X`` and
+        ``A^{-1}_11 = D^{-1} + D^{-1} B' X``.  Column j of B is nonzero only on the rows of column j of
+        G_21, and every pair of those rows lies in S's pattern, so X on G_21's pattern and the diagonal
+        of ``A^{-1}_11`` come from S^{-1} on its pattern through the pairs that build S.
+        """
+        l1, l2 = self._lam
+        g21 = self._g21_now
+        e, e2, level, pos = self._pairs
+        col_of = np.repeat(np.arange(g21.shape[1]), np.diff(g21.indptr))
+        b = l2[g21.indices] * g21.data * l1[col_of]  # B on G_21's entries
+        if self.q2:
+            sinv = self._s_inverse()
+            x = np.bincount(e2, weights=sinv[pos] * b[e] / self._d[level], minlength=g21.nnz)
+        else:
+            sinv, x = np.zeros(0), np.zeros(g21.nnz)
+        out = np.zeros(self.g_indices.size)
+        out[self._w_d1] = 1.0 / self._d + np.bincount(col_of, weights=b * x, minlength=self._d.size) / self._d
+        out[self._w_g21] = -x
+        out[self._w_g12] = -x
+        out[self._w_g22] = sinv[self._w_g22_pos]
+        return out
 
     def solve(self, b: np.ndarray) -> np.ndarray:
         b = np.asarray(b, dtype=np.float64)
