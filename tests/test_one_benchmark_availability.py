@@ -2,7 +2,8 @@
 
 Terminal-Bench 2.0 is one benchmark: no allocation of a budget across benchmarks (the sheet says nothing
 of it, the app and ``ddr dstudy`` say why: one benchmark, not "needs the pooled preset"), and no
-Benchmarks slider (the D-study tab says why).
+Benchmarks slider (the D-study tab says why); the capability scale and transfer are disabled in the app and
+refused by ``ddr analyses`` with the same reason.
 """
 
 from __future__ import annotations
@@ -62,3 +63,16 @@ def test_the_missing_benchmarks_and_scaffolds_sliders_have_their_reasons(demo):
     assert "fit the pooled preset" in size_unavailable_reason("n_benchmarks", c.facets, {"n_benchmarks": 2})
     assert "every model ran with one scaffold" in size_unavailable_reason("n_scaffolds", ("task", "model"),
                                                                           {"n_scaffolds": 1})
+
+
+@pytest.mark.parametrize("which", ["capability", "transfer", "difficulty,capability"])
+def test_ddr_analyses_refuses_capability_on_one_benchmark_with_the_apps_reason(which, capsys, tmp_path):
+    from ddr_explorer.core.cli import main
+
+    # refused before any fit (the app disables the same analysis with the same words)
+    assert main(["analyses", str(demo_corpus_path()), "--which", which, "--cache", str(tmp_path), "--quiet"]) == 2
+    err = capsys.readouterr().err
+    asked = ",".join(w for w in which.split(",") if w != "difficulty")
+    assert f"--which {asked} cannot run on this corpus." in err
+    assert "The corpus has one benchmark (terminal-bench-2.0)" in err
+    assert not any(tmp_path.iterdir())  # nothing fitted

@@ -49,6 +49,13 @@ def cmd_analyses(args: argparse.Namespace) -> int:
             spec = as_spec(args.formula or args.preset or default_preset(corpus))
             settings = settings_from_args(args)
         spec.validate(corpus.table.columns)
+        asked = [w for w in which if w in ("capability", "transfer")]
+        if asked:  # the app disables them on such a corpus; the command line says the same reason, before a fit
+            from ..analyses.availability import unavailable_reason
+
+            reason = unavailable_reason(corpus, "capability")
+            if reason:
+                raise ValueError(f"--which {','.join(asked)} cannot run on this corpus. {reason}")
         if args.strict_terms:  # refuse before any refit (each refit would fit the reduced preset)
             from ..design.presets import UnsupportedTermsError, supported_spec
 
