@@ -154,7 +154,8 @@ def _print_one(s: dict, label: str | None = None) -> None:
           f"Spearman {s['spearman']:+.3f} [{b['spearman'][0]:+.2f}, {b['spearman'][1]:+.2f}], "
           f"mean gap {s['mean_gap']:+.4f} (split SE {s['mean_gap_split_se']:.4f}){mc}; "
           f"sd projected / held-out {s['sd_projected']:.4f} / {s['sd_held_out']:.4f}; "
-          f"verdict: {s['verdict']}; wall {s['wall_seconds']:.0f} s"
+          f"verdict: {s['verdict']}; "
+          + (f"wall {s['wall_seconds']:.0f} s" if np.isfinite(s["wall_seconds"]) else "a subset of the run above")
           + (f"; r with the held-out trials {s['r_projected_trials']:+.2f} (projected) / {s['r_held_out_trials']:+.2f} "
              f"(held-out), r net of them {s['r_net_of_trials']:+.2f}" if "r_net_of_trials" in s else ""), flush=True)
 
