@@ -53,9 +53,11 @@ def main(argv=None) -> int:
     settings = SamplerSettings(draws=args.draws, warmup=300, chains=4, stop="fixed")
     out = {}
     with tempfile.TemporaryDirectory(prefix="ddr-bench-pair-") as tmp:
-        for gap in (0.0, 1.0):
-            cover, p, settled, reject = [], [], [], []
-            for k in range(args.datasets):
+        # the two gaps alternate, data set by data set, so that a run stopped early has as many of each
+        rows = {gap: ([], [], [], []) for gap in (0.0, 1.0)}
+        for k in range(args.datasets):
+            for gap in (0.0, 1.0):
+                cover, p, settled, reject = rows[gap]
                 rng = np.random.default_rng(1000 * (gap > 0) + k)
                 path = Path(tmp) / f"gap{gap}_{k}.csv"
                 corpus_with_gap(rng, gap).to_csv(path, index=False)
@@ -71,6 +73,7 @@ def main(argv=None) -> int:
                 print(f"gap {gap}: data set {k}: latent difference {c.latent_difference.median:+.2f} "
                       f"[{lo:+.2f}, {hi:+.2f}], P(A better) {c.p_a_better:.2f}, paired p {c.paired.p_value:.3f} "
                       f"({time.perf_counter() - t0:.0f} s)", flush=True)
+        for gap, (cover, p, settled, reject) in rows.items():
             out[gap] = (np.mean(cover), np.mean(p), np.mean(settled), np.mean(reject))
     print(f"\n{'true gap':>9}{'95% covers':>12}{'mean P(A>B)':>13}{'settled':>9}{'paired rejects':>16}")
     for gap, (cv, pm, st, rj) in out.items():
