@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import time
 
+from ..core.analyses.defaults import SHEET_SPLITS
 from .tab_slots import TABS
 from .workers import BackgroundTask
 
@@ -36,13 +37,17 @@ class AnalysisJobs:
             options = {"transfer": {"families": read_family_map(resources_dir() / "aliases" / "families.toml")}}
         return self.start_analyses(which=("capability", "transfer"), options=options)
 
-    def start_analyses(self, which=("difficulty", "heldout", "loo"), n_splits: int = 10, n_strata: int = 4,
-                       options: dict | None = None, plan=None) -> bool:
+    def start_analyses(self, which=("difficulty", "heldout", "loo"), n_splits: int = SHEET_SPLITS, n_strata: int = 4,
+                       options: dict | None = None, plan=None, status: str | None = None) -> bool:
         """Run :func:`~ddr_explorer.core.analyses.run_analyses` on the worker (every fit through the cache).
 
         Progress, ETA, cancel and log are the Model tab's; the result fills the Analyses tab and the
         Pareto k line of the Diagnostics tab.  ``plan``: core's estimate of exactly this job, when made
-        (the ETA starts from it and the log compares it with the time taken).
+        (the ETA starts from it, follows the pace of the refits against it, :mod:`~ddr_explorer.core.analyses.pace`,
+        and the log compares it with the time taken).  ``n_splits``: the sheet's hold-out splits by default, so
+        that the refits run here are the ones the DDR sheet's export reuses.  ``status``: the words the status
+        bar starts each progress line with ("Estimating the DDR sheet's analyses: hold-out 23/105 refits,
+        about 6 min left"; None: the status bar is left alone).
         """
         mp = self.model_panel
         ready = self._job_inputs("Cannot run the analyses")
@@ -55,6 +60,7 @@ class AnalysisJobs:
         self.analyses_timings = took = {}  # each analysis's wall seconds (the sheet export prints them by its estimate)
 
         planned = {"plan": plan if plan is not None and set(plan.which) == set(which) else None}
+        planned["made"] = planned["plan"]
         from .heldout_estimator_box import window_estimator
 
         estimator = window_estimator(self)  # the hold-out's estimator (gui/heldout_estimator_box.py)
@@ -77,7 +83,7 @@ class AnalysisJobs:
                 choice = choose_heldout_estimator(estimator, None)
             studies = run_analysis_studies(corpus, which, spec, settings, cache_dir=cache, n_splits=n_splits,
                                            n_strata=n_strata, posterior=post, progress=progress, cancel=cancel,
-                                           options=options, timings=took, heldout_choice=choice)
+                                           options=options, timings=took, heldout_choice=choice, plan=made)
             # the panel draws the plain numbers; the DDR sheet export gets the study objects
             return studies_to_dict(studies), sheet_analyses(studies)
 
@@ -89,8 +95,8 @@ class AnalysisJobs:
             self.fit_action.setEnabled(True)
             self.cancel_action.setEnabled(False)
             mp.append_log(f"Analyses done in {time.perf_counter() - started:.1f} s: " + ", ".join(results))
-            if planned.get("made") is not None:  # the estimate made for this run beside what it took (the sheet's
-                mp.append_log(f"Analyses: {planned['made'].estimate_and_actual(took)}")  # export logs its own)
+            if planned.get("made") is not None and status is None:  # the estimate beside what it took (the
+                mp.append_log(f"Analyses: {planned['made'].estimate_and_actual(took)}")  # sheet's export logs its own)
             mp.finish("done")
             if set(results) <= {"capability", "transfer"}:  # the Capability tab; the other analyses stay
                 from .capability_panel import CapabilityPanel
@@ -132,6 +138,10 @@ class AnalysisJobs:
                 mp.start_planned_eta(eta.total_seconds)
             else:
                 mp.show_progress(phase, i, total, eta)
+                if status is not None:  # the export's line: which analysis, refits done, time left
+                    from ..core.analyses.pace import progress_line
+
+                    self.statusBar().showMessage(f"{status}: {progress_line(phase, i, total, eta)}")
 
         self.fit_action.setEnabled(False)
         self.cancel_action.setEnabled(True)

@@ -30,7 +30,8 @@ class StartSpec:
 #: The start pages, by tab title.
 START_PAGES = {
     "Analyses": StartSpec("analyses", "Difficulty-conditional and held-out reliability and PSIS-LOO refit the "
-                          "model many times (4 difficulty strata, 10 hold-out splits).",
+                          "model many times (4 difficulty strata, 50 hold-out splits: the DDR sheet's, so "
+                          "its export reuses them).",
                           "Run difficulty, held-out and LOO analyses"),
     "Methods": StartSpec("methods", "Variance shares from Henderson, REML, Laplace, the Bayesian GLMM and LMM, "
                          "and DISCO side by side.", "Compare estimators"),
@@ -226,7 +227,10 @@ class StartPages:
 
         from .heldout_estimator_box import window_estimator
 
-        job = analyses_plan_job(corpus, post, self.window.cache_dir, 10, 4, window_estimator(self.window))
+        from ..core.analyses.defaults import SHEET_SPLITS
+
+        # the sheet's splits: what the button runs is what the export reuses
+        job = analyses_plan_job(corpus, post, self.window.cache_dir, SHEET_SPLITS, 4, window_estimator(self.window))
         self.plan_task = BackgroundTask(job,
                                         on_done=done, on_error=failed, parent=self.window)
 

@@ -21,7 +21,8 @@ estimate beside what it took. Above the budget the CLI names the flag that runs 
 all (``--analyses difficulty,heldout,loo``) and the app offers the run with its estimate.
 
 :class:`BatchProgress` makes one progress line of several analyses: refits done of the whole
-plan's total, and an ETA from the pace so far.
+plan's total, and the time left from the plan re-estimated by the pace of the refits finished so far
+(:mod:`.pace`).
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ from dataclasses import dataclass, field
 from .heldout import split_settings
 from .precision import DEFAULT_REFIT_RULE
 
-__all__ = ["AUTO_BUDGET_SECONDS", "SHEET_DEFAULT", "STRATUM_DRAWS_FACTOR", "AnalysesPlan", "plan_sheet_analyses", "BatchProgress",
+__all__ = ["AUTO_BUDGET_SECONDS", "SHEET_DEFAULT", "SHEET_SPLITS", "STRATUM_DRAWS_FACTOR", "AnalysesPlan", "plan_sheet_analyses", "BatchProgress",
            "sheet_runners"]
 
 #: The default analyses run without asking when their estimate is under this (seconds).
@@ -45,6 +46,9 @@ AUTO_BUDGET_SECONDS = 15 * 60
 #: 250 and 750 draws per chain against 300 predicted, a mean of 900 (3.0x); under the component rule in
 #: session 17 two strata needed 2,800 and 1,650 against about 400 predicted.
 STRATUM_DRAWS_FACTOR = 3.0
+#: The hold-out splits of a DDR sheet (seed 003 (DDR paper 2026)), and of the app's Analyses tab: a run there
+#: samples the refits the sheet's export then finds in the cache.
+SHEET_SPLITS = 50
 #: The analyses a full DDR sheet draws (``--analyses`` names).
 SHEET_DEFAULT: tuple[str, ...] = ("difficulty", "heldout", "loo")
 
@@ -70,7 +74,7 @@ class AnalysesPlan:
     which: tuple[str, ...]
     n_refits: dict = field(default_factory=dict)
     seconds: dict = field(default_factory=dict)
-    n_splits: int = 50
+    n_splits: int = SHEET_SPLITS
     n_cached: dict = field(default_factory=dict)
     #: The run-length rule the refits are priced at (:data:`.precision.REFIT_RULES`).
     refit_rule: str = DEFAULT_REFIT_RULE
@@ -163,7 +167,7 @@ class AnalysesPlan:
                 f"{fmt_duration(took)} taken")
 
 
-def plan_sheet_analyses(corpus, posterior, *, which=SHEET_DEFAULT, n_splits: int = 50, n_strata: int = 4,
+def plan_sheet_analyses(corpus, posterior, *, which=SHEET_DEFAULT, n_splits: int = SHEET_SPLITS, n_strata: int = 4,
                         cache_dir=None, refit_rule: str | None = None, heldout_estimator: str | None = "bayes",
                         budget: float | None = None) -> AnalysesPlan:
     """Refits and estimated seconds of the sheet's analyses of ``corpus`` (module note).
@@ -303,17 +307,21 @@ def _loo_ready(corpus, posterior, cache_dir) -> bool:
 
 
 class BatchProgress:
-    """One progress line over several analyses: refits done of the plan's total, ETA from the pace so far.
+    """One progress line over several analyses: refits done of the plan's total, and the time left re-estimated
+    from the pace of the refits finished so far against the plan's estimate (:class:`~.pace.RefitPace`).
 
     ``for_analysis(name)`` gives the callback an analysis reports to (its own ``i`` of ``n``); the
-    outer ``progress(phase, done, total, eta)`` sees the whole batch.
+    outer ``progress(phase, done, total, eta)`` sees the whole batch, ``phase`` starting with the analysis's
+    name (:func:`~.pace.analysis_of_phase`, :func:`~.pace.progress_line`).
     """
 
-    def __init__(self, progress, plan: AnalysesPlan):
+    def __init__(self, progress, plan: AnalysesPlan, clock=time.perf_counter):
+        from .pace import estimate_from_plan
+
         self.progress, self.plan = progress, plan
         self.total = max(plan.total_refits, 1)
         self.offset = 0
-        self.t0 = time.perf_counter()
+        self.pace = estimate_from_plan(plan, clock=clock)
 
     def for_analysis(self, name: str):
         n_planned = self.plan.n_refits.get(name, 0)
@@ -324,18 +332,16 @@ class BatchProgress:
             if self.progress is None:
                 return
             # the analysis's own count, scaled to its planned refits (a gate rerun adds to its n)
-            done = start + (int(round(n_planned * i / n)) if n else 0)
-            elapsed = time.perf_counter() - self.t0
-            left = None
-            if done > 0:
-                left = elapsed / done * (self.total - done)
-            elif eta is not None:
+            own = int(round(n_planned * i / n)) if n else 0
+            self.pace.report(name, own)
+            left = self.pace.eta()
+            if left is None and eta is not None:  # nothing measured and no plan: the analysis's own estimate
                 left = eta
-            self.progress(f"{name} - {phase}", min(done, self.total), self.total, left)
+            self.progress(f"{name} - {phase}", min(start + own, self.total), self.total, left)
         return cb
 
 
-def sheet_runners(which, *, n_splits: int = 50, n_strata: int = 4, scheduler: str | None = None, progress=None,
+def sheet_runners(which, *, n_splits: int = SHEET_SPLITS, n_strata: int = 4, scheduler: str | None = None, progress=None,
                   plan: AnalysesPlan | None = None, refit_rule: str | None = None, timings: dict | None = None,
                   heldout_choice=None) -> dict:
     """Runners for :func:`~ddr_explorer.core.ddr_sheet.write_ddr_sheet`'s ``analyses=`` (name -> ``runner(ctx)``).
