@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import time
 
-from ..core.analyses.defaults import SHEET_SPLITS
 from .tab_slots import TABS
 from .workers import BackgroundTask
 
@@ -37,15 +36,18 @@ class AnalysisJobs:
             options = {"transfer": {"families": read_family_map(resources_dir() / "aliases" / "families.toml")}}
         return self.start_analyses(which=("capability", "transfer"), options=options)
 
-    def start_analyses(self, which=("difficulty", "heldout", "loo"), n_splits: int = SHEET_SPLITS, n_strata: int = 4,
-                       options: dict | None = None, plan=None, status: str | None = None) -> bool:
+    def start_analyses(self, which=("difficulty", "heldout", "loo"), n_splits: int | None = None,
+                       n_strata: int = 4, options: dict | None = None, plan=None, status: str | None = None,
+                       show: bool = True) -> bool:
         """Run :func:`~ddr_explorer.core.analyses.run_analyses` on the worker (every fit through the cache).
 
         Progress, ETA, cancel and log are the Model tab's; the result fills the Analyses tab and the
         Pareto k line of the Diagnostics tab.  ``plan``: core's estimate of exactly this job, when made
         (the ETA starts from it, follows the pace of the refits against it, :mod:`~ddr_explorer.core.analyses.pace`,
-        and the log compares it with the time taken).  ``n_splits``: the sheet's hold-out splits by default, so
-        that the refits run here are the ones the DDR sheet's export reuses.  ``status``: the words the status
+        and the log compares it with the time taken).  ``n_splits``: the sheet's hold-out splits when None
+        (:data:`~ddr_explorer.core.analyses.defaults.SHEET_SPLITS`), so that the refits run here are the ones
+        the DDR sheet's export reuses.  ``show``: turn to the Model tab, then to the result (False: a run that
+        only reads the cache, as after a restart, leaves the tab shown alone).  ``status``: the words the status
         bar starts each progress line with ("Estimating the DDR sheet's analyses: hold-out 23/105 refits,
         about 6 min left"; None: the status bar is left alone).
         """
@@ -53,6 +55,10 @@ class AnalysisJobs:
         ready = self._job_inputs("Cannot run the analyses")
         if ready is None:
             return False
+        if n_splits is None:
+            from ..core.analyses import defaults
+
+            n_splits = defaults.SHEET_SPLITS
         spec, settings = ready
         corpus, cache, which = self.corpus, self.cache_dir, list(which)
         started = time.perf_counter()  # the time taken goes to the log, beside the estimate the sheet logged
@@ -113,7 +119,8 @@ class AnalysisJobs:
             self._slots["Analyses"].replace(self.analyses_panel)
             if self.fit_result is not None and "loo" in results:
                 self._show_diagnostics()  # its Pareto k line
-            self.tabs.setCurrentIndex(TABS.index("Analyses"))
+            if show:
+                self.tabs.setCurrentIndex(TABS.index("Analyses"))
             self.analyses_finished.emit(results)
 
         def failed(exc: BaseException) -> None:
@@ -151,7 +158,8 @@ class AnalysisJobs:
                       + "; every fit goes through the cache")
         self.analyses_task = BackgroundTask(job, on_done=done, on_error=failed, on_progress=on_progress,
                                             with_callbacks=True, parent=self)
-        self.tabs.setCurrentIndex(TABS.index("Model"))
+        if show:
+            self.tabs.setCurrentIndex(TABS.index("Model"))
         return True
 
     # -- failure modes, frontier over time (failure_modes_panel, frontier_panel) ---------------------

@@ -162,10 +162,12 @@ def test_the_export_menu_estimates_the_sheet_analyses_off_the_gui_thread(qtbot, 
                     timeout=20_000)
     box = w.sheet_question
     assert "8 refits, estimated 49 min" in box.text()
-    # none fits the budget alone: run all, write without them, or cancel
-    assert [b.text() for b in box.buttons()] == ["Run all (about 49 min)", "Write the sheet without them", "Cancel"]
+    # none fits the budget alone: the sheet now is the default
+    assert [b.text() for b in box.buttons()] == ["Write the sheet now (decisions 2 and 4 marked not run)",
+                                                 "Difficulty only (about 17 min)", "Everything (about 49 min)", "Cancel"]
+    assert box.defaultButton().text().startswith("Write the sheet now")
     with qtbot.waitSignal(w.sheet_written, timeout=120_000) as sig:
-        _button(box, "Write the sheet without them").click()
+        _button(box, "Write the sheet now").click()
     assert sig.args[0] == tmp_path / "menu.pdf" and (tmp_path / "menu.pdf").exists()
     assert threads and threads[0] is not threading.main_thread()
     assert len(threads) == 1  # the estimate made once, passed on (not made again on the GUI thread)
@@ -174,8 +176,9 @@ def test_the_export_menu_estimates_the_sheet_analyses_off_the_gui_thread(qtbot, 
 
 def test_the_export_dialog_buttons_say_what_they_run_and_for_how_long(qtbot, tmp_path, fake_sampler, monkeypatch,
                                                                       small_fit_window):
-    """Over the budget with some analyses inside it: "Run all (about N min)", "Run only difficulty and LOO
-    (about M min)" and "Cancel"; Cancel writes nothing, "Run only" runs those only and writes the sheet."""
+    """Over the budget with difficulty inside it: "Write the sheet now", "Difficulty only (about 2 min)",
+    "Everything (about 35 min)" and "Cancel"; Cancel writes nothing, "Difficulty only" runs it alone and writes
+    the sheet (decision 4 "not run")."""
     from ddr_explorer.core.analyses import defaults
     from ddr_explorer.gui import main_window as mw
 
@@ -188,18 +191,52 @@ def test_the_export_dialog_buttons_say_what_they_run_and_for_how_long(qtbot, tmp
     qtbot.waitUntil(lambda: getattr(w, "sheet_question", None) is not None and w.sheet_question.isVisible(),
                     timeout=20_000)
     box = w.sheet_question
-    assert [b.text() for b in box.buttons()] == ["Run all (about 35 min)", "Run only difficulty and LOO (about 2 min)",
-                                                 "Cancel"]
-    assert box.defaultButton().text().startswith("Run only")
-    assert "not run\" for hold-out" in _button(box, "Run only").toolTip()
+    assert [b.text() for b in box.buttons()] == ["Write the sheet now (decisions 2 and 4 marked not run)",
+                                                 "Difficulty only (about 2 min)", "Everything (about 35 min)", "Cancel"]
+    assert box.defaultButton().text().startswith("Difficulty only")
+    assert "not run\" for hold-out and LOO" in _button(box, "Difficulty only").toolTip()
     _button(box, "Cancel").click()
     qtbot.waitUntil(lambda: w.statusBar().currentMessage() == "The DDR sheet was not written", timeout=10_000)
     assert not (tmp_path / "menu.pdf").exists() and w.analyses is None
     w._on_export_sheet()
     qtbot.waitUntil(lambda: w.sheet_question is not box and w.sheet_question.isVisible(), timeout=60_000)
     with qtbot.waitSignal(w.sheet_written, timeout=300_000):
-        _button(w.sheet_question, "Run only difficulty and LOO").click()
-    assert (tmp_path / "menu.pdf").exists() and set(w.analyses) == {"difficulty", "loo"}
+        _button(w.sheet_question, "Difficulty only").click()
+    assert (tmp_path / "menu.pdf").exists() and set(w.analyses) == {"difficulty"}
+    assert "DDR sheet: analyses difficulty (4 refits)" in w.model_panel.log_text()
+    assert "(not run: heldout, loo)" in w.model_panel.log_text()
+
+
+def test_the_export_asks_even_when_the_estimate_is_under_the_budget(qtbot, tmp_path, fake_sampler, monkeypatch,
+                                                                     small_fit_window):
+    """An estimate under the 15-minute default once went straight into the refits (105 of them, 55 min on a
+    loaded box): the menu now always asks, "Everything" the default, each button with its estimate."""
+    from ddr_explorer.core.analyses import defaults
+    from ddr_explorer.gui import main_window as mw
+
+    w = small_fit_window
+    under = _sheet_plan({"difficulty": 360.0, "heldout": 480.0, "loo": 12.0}, loo_refits=1)  # 14 min in all
+    monkeypatch.setattr(defaults, "plan_sheet_analyses", lambda corpus, posterior, **kw: under)
+    monkeypatch.setattr(mw.QFileDialog, "getSaveFileName", lambda *a, **k: (str(tmp_path / "under"), "PDF (*.pdf)"))
+    w._on_export_sheet()
+    qtbot.waitUntil(lambda: getattr(w, "sheet_question", None) is not None and w.sheet_question.isVisible(),
+                    timeout=20_000)
+    box = w.sheet_question
+    assert w.analyses_task is None or not w.analyses_task.running  # nothing started before the answer
+    assert [b.text() for b in box.buttons()] == ["Write the sheet now (decisions 2 and 4 marked not run)",
+                                                 "Difficulty only (about 6 min)", "Everything (about 14 min)", "Cancel"]
+    assert box.defaultButton().text().startswith("Everything")
+    assert "9 refits, estimated 14 min" in box.text() and "over the 15-minute default" not in box.text()
+    seen = []
+    w.statusBar().messageChanged.connect(seen.append)
+    with qtbot.waitSignal(w.sheet_written, timeout=300_000):
+        _button(box, "Everything").click()
+    assert set(w.analyses) == {"difficulty", "heldout", "loo"}
+    # the status bar followed the run ("Running the DDR sheet's analyses: hold-out 6/9 refits, about ... left")
+    lines = [m for m in seen if m.startswith("Running the DDR sheet's analyses: ")]
+    assert lines and all(" refits" in m for m in lines), seen
+    assert any(m.startswith("Running the DDR sheet's analyses: hold-out ") and "/9 refits, about " in m
+               for m in lines), lines
 
 
 def _pdf_text(path) -> str:
