@@ -354,3 +354,90 @@ def test_analyses_panel_states_the_monte_carlo_se_and_the_refit_rule(qtbot):
     plain = AnalysesPanel(RESULTS)  # a result without them (an older run): nothing claimed
     qtbot.addWidget(plain)
     assert "Monte Carlo" not in plain.summary.text()
+
+
+def _cancel_after(monkeypatch, n: int) -> dict:
+    """Wrap the fake refit contract: count the refits sampled, and cancel (as the Cancel button does, inside the
+    sampler) once ``n`` of them finished, while ``n`` is not None (``state["cancel_after"]``)."""
+    import ddr_explorer.core.model.refit as refit
+    from ddr_explorer.core.model import FitCancelled
+
+    inner = refit.fit_refits
+    state = {"sampled": 0, "cancel_after": n}
+
+    def fit_refits(design, spec, requests, settings=None, *, on_result=None, **kw):
+        def kept(i, post):
+            if on_result is not None:
+                on_result(i, post)  # the engine stores it in the cache
+            state["sampled"] += 1
+            if state["cancel_after"] is not None and state["sampled"] >= state["cancel_after"]:
+                raise FitCancelled("refits cancelled by the user.")
+        return inner(design, spec, requests, settings, on_result=kept, **kw)
+
+    monkeypatch.setattr(refit, "fit_refits", fit_refits)
+    return state
+
+
+def test_a_cancelled_export_keeps_its_refits_and_the_next_export_runs_only_the_rest(qtbot, tmp_path, fake_sampler,
+                                                                                    monkeypatch, small_fit_window):
+    """Cancelling an export half way wrote no sheet and the next export started again from zero: now every
+    refit finished before the cancel is in the cache, the next plan counts it, and the next export samples only
+    the remaining ones."""
+    from ddr_explorer.core.analyses import engine
+    from ddr_explorer.core.analyses.defaults import plan_sheet_analyses
+
+    w = small_fit_window
+    monkeypatch.setattr(engine, "GATE_RERUN", False)  # the count of refits exact: no gate rerun of the stand-in
+
+    def plan(self):
+        return plan_sheet_analyses(self.corpus, self.fit_result.posterior, cache_dir=self.cache_dir, n_splits=2)
+
+    monkeypatch.setattr(MainWindow, "sheet_analyses_plan", plan)
+    first = plan(w)
+    total = first.total_refits - sum(first.n_cached.values())
+    assert total >= 8  # 4 strata and 2 splits x 2 parts at least
+    state = _cancel_after(monkeypatch, 5)
+    with qtbot.waitSignal(w.analyses_failed, timeout=120_000):
+        assert w.export_ddr_sheet(tmp_path / "cancelled.pdf", analyses="run")
+    assert state["sampled"] == 5 and not (tmp_path / "cancelled.pdf").exists()
+    assert "the next export resumes from them" in w.statusBar().currentMessage()
+    again = plan(w)
+    assert sum(again.n_cached.values()) - sum(first.n_cached.values()) == 5  # the 5 finished are in the cache
+    assert "in the cache" in again.describe()
+    state["sampled"], state["cancel_after"] = 0, None
+    with qtbot.waitSignal(w.sheet_written, timeout=120_000):
+        assert w.export_ddr_sheet(tmp_path / "resumed.pdf", analyses="run")
+    assert state["sampled"] == total - 5  # only the rest
+    assert set(w.analyses) == {"difficulty", "heldout", "loo"} and w.analyses["heldout"]["n_splits"] == 2
+
+
+def test_the_analyses_tab_shows_its_cached_results_after_a_restart(qtbot, tmp_path, fake_sampler, monkeypatch,
+                                                                   small_fit_window):
+    """The Analyses tab runs the sheet's splits; after a restart (a new window on the same cache) the tab shows
+    the results of that run without its button being pressed again, sampling nothing."""
+    from ddr_explorer.core.analyses import defaults, engine
+    from ddr_explorer.gui.analyses_panel import AnalysesPanel
+
+    monkeypatch.setattr(engine, "GATE_RERUN", False)
+    monkeypatch.setattr(defaults, "SHEET_SPLITS", 2)  # the sheet's splits, small here
+    w = small_fit_window
+    with qtbot.waitSignal(w.analyses_finished, timeout=120_000):
+        assert w.start_analyses()
+    assert w.analyses["heldout"]["n_splits"] == 2
+    state = _cancel_after(monkeypatch, None)
+    w2 = MainWindow()
+    qtbot.addWidget(w2)
+    w2.cache_dir = w.cache_dir
+    w2.state.update(sampler={"stop": "fixed", "draws": 40, "warmup": 10, "chains": 2})
+    with qtbot.waitSignal(w2.corpus_loaded, timeout=60_000):
+        w2.open_corpus(tmp_path / "small.csv")
+    from ddr_explorer.gui.cached_fit import reopen_cached_fit
+
+    if w2.fit_result is None:
+        reopen_cached_fit(w2)
+    qtbot.waitUntil(lambda: w2.fit_result is not None, timeout=60_000)
+    qtbot.waitUntil(lambda: w2.analyses is not None, timeout=60_000)
+    assert isinstance(w2.analyses_panel, AnalysesPanel) and w2._slots["Analyses"].child is w2.analyses_panel
+    assert w2.analyses["heldout"]["n_splits"] == 2 and state["sampled"] == 0
+    assert {"difficulty", "held_out", "loo"} <= set(w2.analyses_for_sheet)  # the export writes them at once
+    assert "shown from it" in w2.model_panel.log_text()
