@@ -103,6 +103,7 @@ class AnalysisJobs:
             mp.append_log(f"Analyses done in {time.perf_counter() - started:.1f} s: " + ", ".join(results))
             if planned.get("made") is not None and status is None:  # the estimate beside what it took (the
                 mp.append_log(f"Analyses: {planned['made'].estimate_and_actual(took)}")  # sheet's export logs its own)
+                planned["made"].remember(took, cache_dir=cache)  # the next estimate here is calibrated by it
             mp.finish("done")
             if set(results) <= {"capability", "transfer"}:  # the Capability tab; the other analyses stay
                 from .capability_panel import CapabilityPanel

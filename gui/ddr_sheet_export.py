@@ -137,6 +137,7 @@ class DdrSheetExport:
             disconnect()
             # the estimate beside what the run took (the app's export once estimated 4 min and took 7.5)
             self.model_panel.append_log(f"DDR sheet: {plan.part(which).estimate_and_actual(self.analyses_timings)}")
+            plan.part(which).remember(self.analyses_timings, cache_dir=self.cache_dir)  # calibrates the next
             self.export_ddr_sheet(path, date_invariant, analyses="skip")
 
         def failed(_text) -> None:  # cancelled or failed: no sheet; the Model tab's log says why

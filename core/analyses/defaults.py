@@ -80,6 +80,8 @@ class AnalysesPlan:
     refit_rule: str = DEFAULT_REFIT_RULE
     #: The hold-out's estimator and why (:class:`~.heldout_choice.HeldOutChoice`; None: Bayesian, not chosen).
     heldout_choice: object = None
+    #: The factor each analysis's estimate was multiplied by (:func:`.calibration.calibration`; absent: 1).
+    calibration: dict = field(default_factory=dict)
 
     @property
     def total_seconds(self) -> float:
@@ -122,7 +124,7 @@ class AnalysesPlan:
         return AnalysesPlan(keep, {n: self.n_refits[n] for n in keep if n in self.n_refits},
                             {n: self.seconds[n] for n in keep if n in self.seconds}, self.n_splits,
                             {n: self.n_cached[n] for n in keep if n in self.n_cached}, self.refit_rule,
-                            self.heldout_choice)
+                            self.heldout_choice, {n: self.calibration[n] for n in keep if n in self.calibration})
 
     @property
     def heldout_estimator(self) -> str:
@@ -166,6 +168,12 @@ class AnalysesPlan:
         return (f"analyses estimated / took: {'; '.join(parts)}; total {fmt_duration(est)} estimated, "
                 f"{fmt_duration(took)} taken")
 
+    def remember(self, actual: dict, cache_dir=None) -> dict:
+        """Keep what each analysis took against its estimate here, for the next plan's (:mod:`.calibration`)."""
+        from .calibration import remember
+
+        return remember(cache_dir, self, actual)
+
 
 def plan_sheet_analyses(corpus, posterior, *, which=SHEET_DEFAULT, n_splits: int = SHEET_SPLITS, n_strata: int = 4,
                         cache_dir=None, refit_rule: str | None = None, heldout_estimator: str | None = "bayes",
@@ -195,6 +203,7 @@ def plan_sheet_analyses(corpus, posterior, *, which=SHEET_DEFAULT, n_splits: int
         :attr:`AnalysesPlan.heldout_choice`, and a REML hold-out is priced at ``2 n_splits`` REML fits of
         the whole corpus, one of them timed here (:func:`~.heldout_reml.reml_part_seconds`).
     """
+    from .calibration import calibration
     from .engine import compile_seconds, refit_seconds
     from .precision import check_refit_rule, precision_rule
 
@@ -245,7 +254,9 @@ def plan_sheet_analyses(corpus, posterior, *, which=SHEET_DEFAULT, n_splits: int
         # parts differ in their share of the trials and so in their run length: the mean of the kinds
         per = (sum(refit_seconds(posterior, refits[0], reported=reported, draws_factor=factor, **k) for k in kinds)
                / len(kinds)) if left else 0.0
-        plan.seconds[name] = (compile_seconds(posterior) if left else 0.0) + left * per
+        # what such runs took here against their estimate (calibration.py: 16 / 13 before any run here)
+        plan.calibration[name] = calibration(cache_dir, name) if left else 1.0
+        plan.seconds[name] = plan.calibration[name] * ((compile_seconds(posterior) if left else 0.0) + left * per)
     if "heldout" in which:
         _choose_heldout(plan, corpus, posterior, heldout_estimator, budget)
     return plan
@@ -269,6 +280,7 @@ def _choose_heldout(plan: AnalysesPlan, corpus, posterior, requested, budget) ->
         except (ValueError, KeyError):  # the run will say why; price it as nothing rather than fail the plan
             plan.seconds["heldout"] = 0.0
         plan.n_cached["heldout"] = 0  # REML parts are not cached; the Bayesian refits in the cache are not used
+        plan.calibration["heldout"] = 1.0  # timed here, not priced from the parent's pace
 
 
 def _n_cached(name: str, corpus, posterior, cache_dir, *, n_splits: int = 50, n_strata: int = 4,
