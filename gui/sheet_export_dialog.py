@@ -1,8 +1,8 @@
 """The question File > Export DDR sheet asks before every export: which of the sheet's analyses to run.
 
-Each button says what it does and how long it takes ("Write the sheet now (decisions 2 and 4 marked not
-run)", "Difficulty only (about 6 min)", "Everything (about 49 min)", "Cancel"), instead of a Yes / No /
-Cancel whose meaning was in the text above it.
+Each button says what it does and how long it takes ("Write the sheet now (decisions 2, 4 not run)",
+"Difficulty only (about 6 min)", "Everything (about 49 min)", "Cancel"), instead of a Yes / No / Cancel
+whose meaning was in the text above it.
 The estimate is core's (:class:`~ddr_explorer.core.analyses.defaults.AnalysesPlan`): only the refits not
 already in the fit cache are priced.
 """
@@ -27,6 +27,13 @@ def analysis_words(names) -> str:
 def about(seconds: float) -> str:
     """``"about 49 min"``: an estimate, said as one."""
     return f"about {fmt_duration(seconds)}"
+
+
+def cost(plan) -> str:
+    """``"about 49 min"``, or ``"all in the cache"`` when every refit of ``plan`` is stored (nothing to run)."""
+    if plan.total_refits and plan.total_seconds <= 0 and sum(plan.n_cached.values()) >= plan.total_refits:
+        return "all in the cache"
+    return about(plan.total_seconds)
 
 
 def sheet_analyses_question(parent: QWidget | None, plan) -> tuple[QMessageBox, dict]:
@@ -68,14 +75,14 @@ def sheet_analyses_question(parent: QWidget | None, plan) -> tuple[QMessageBox, 
     default = now
     if "difficulty" in plan.which and len(plan.which) > 1:
         alone = plan.part(["difficulty"])
-        only = box.addButton(f"Difficulty only ({about(alone.total_seconds)})", QMessageBox.AcceptRole)
+        only = box.addButton(f"Difficulty only ({cost(alone)})", QMessageBox.AcceptRole)
         rest = [n for n in plan.which if n != "difficulty"]
         only.setToolTip(f"Run difficulty ({alone.total_refits} refits), then write the sheet; it says \"not run\" "
                         f"for {analysis_words(rest)}.")
         meaning[only] = ("difficulty",)
         if alone.total_seconds < AUTO_BUDGET_SECONDS:
             default = only
-    everything = box.addButton(f"Everything ({about(plan.total_seconds)})", QMessageBox.AcceptRole)
+    everything = box.addButton(f"Everything ({cost(plan)})", QMessageBox.AcceptRole)
     everything.setToolTip(f"Run {analysis_words(plan.which)} ({plan.total_refits} refits), then write the sheet.")
     meaning[everything] = "run"
     if plan.runs_by_default:
@@ -93,13 +100,13 @@ DECISIONS = {"difficulty": 2, "heldout": 4, "loo": 4}
 
 
 def _not_run_words(which) -> str:
-    """``"decisions 2 and 4 marked not run"`` for the analyses ``which`` left out."""
+    """``"decisions 2, 4 not run"`` for the analyses ``which`` left out (short: four buttons share a row)."""
     numbers = sorted({DECISIONS[n] for n in which if n in DECISIONS})
     if not numbers:
-        return f"{analysis_words(which)} marked not run"
+        return f"{analysis_words(which)} not run"
     if len(numbers) == 1:
-        return f"decision {numbers[0]} marked not run"
-    return "decisions " + ", ".join(map(str, numbers[:-1])) + f" and {numbers[-1]} marked not run"
+        return f"decision {numbers[0]} not run"
+    return "decisions " + ", ".join(map(str, numbers)) + " not run"
 
 
-__all__ = ["about", "analysis_words", "sheet_analyses_question"]
+__all__ = ["about", "analysis_words", "cost", "sheet_analyses_question"]

@@ -163,7 +163,7 @@ def test_the_export_menu_estimates_the_sheet_analyses_off_the_gui_thread(qtbot, 
     box = w.sheet_question
     assert "8 refits, estimated 49 min" in box.text()
     # none fits the budget alone: the sheet now is the default
-    assert [b.text() for b in box.buttons()] == ["Write the sheet now (decisions 2 and 4 marked not run)",
+    assert [b.text() for b in box.buttons()] == ["Write the sheet now (decisions 2, 4 not run)",
                                                  "Difficulty only (about 17 min)", "Everything (about 49 min)", "Cancel"]
     assert box.defaultButton().text().startswith("Write the sheet now")
     with qtbot.waitSignal(w.sheet_written, timeout=120_000) as sig:
@@ -191,7 +191,7 @@ def test_the_export_dialog_buttons_say_what_they_run_and_for_how_long(qtbot, tmp
     qtbot.waitUntil(lambda: getattr(w, "sheet_question", None) is not None and w.sheet_question.isVisible(),
                     timeout=20_000)
     box = w.sheet_question
-    assert [b.text() for b in box.buttons()] == ["Write the sheet now (decisions 2 and 4 marked not run)",
+    assert [b.text() for b in box.buttons()] == ["Write the sheet now (decisions 2, 4 not run)",
                                                  "Difficulty only (about 2 min)", "Everything (about 35 min)", "Cancel"]
     assert box.defaultButton().text().startswith("Difficulty only")
     assert "not run\" for hold-out and LOO" in _button(box, "Difficulty only").toolTip()
@@ -223,7 +223,7 @@ def test_the_export_asks_even_when_the_estimate_is_under_the_budget(qtbot, tmp_p
                     timeout=20_000)
     box = w.sheet_question
     assert w.analyses_task is None or not w.analyses_task.running  # nothing started before the answer
-    assert [b.text() for b in box.buttons()] == ["Write the sheet now (decisions 2 and 4 marked not run)",
+    assert [b.text() for b in box.buttons()] == ["Write the sheet now (decisions 2, 4 not run)",
                                                  "Difficulty only (about 6 min)", "Everything (about 14 min)", "Cancel"]
     assert box.defaultButton().text().startswith("Everything")
     assert "9 refits, estimated 14 min" in box.text() and "over the 15-minute default" not in box.text()
