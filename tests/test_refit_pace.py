@@ -92,3 +92,29 @@ def test_without_an_estimate_the_eta_is_the_measured_seconds_per_refit():
 def test_the_progress_line_names_the_analysis_the_refits_and_the_time_left():
     assert progress_line("heldout - refits", 23, 105, 361.0) == "hold-out 23/105 refits, about 6 min left"
     assert progress_line("difficulty", 0, 105, None) == "difficulty 0/105 refits"
+
+
+def test_the_batch_progress_counts_refits_only_and_an_overrunning_refit_holds_the_estimate():
+    """Measured on the demo: difficulty's parent (a job reopened at once, not a refit) counted as a refit done in
+    4.7 s, and the ETA fell from 876 s to 389 s; then a stratum that ran over its time took the next strata's
+    time with it, and the ETA stood still at the other analyses' share."""
+    from ddr_explorer.core.analyses.defaults import AnalysesPlan, BatchProgress
+
+    clock, seen = Clock(), []
+    plan = AnalysesPlan(("difficulty", "heldout"), {"difficulty": 4, "heldout": 20},
+                        {"difficulty": 280.0, "heldout": 420.0}, 10)
+    batch = BatchProgress(lambda *a: seen.append(a), plan, clock=clock)
+    cb = batch.for_analysis("difficulty")
+    cb("planned", 0, 5, None)  # the engine's 5 jobs: the parent and 4 strata
+    assert seen[-1] == ("difficulty - planned", 0, 24, 700.0)
+    clock.t = 5.0
+    cb("compile", 1, 5, None)  # the parent, reopened: no refit done yet
+    assert seen[-1][1] == 0 and seen[-1][3] == pytest.approx(695.0)
+    clock.t = 200.0  # the first stratum runs past its 70 s: the three after it keep theirs
+    cb("refits", 1, 5, None)
+    assert seen[-1][3] == pytest.approx(3 * 70.0 + 420.0)
+    clock.t = 210.0
+    cb("refits", 2, 5, None)  # it took 210 s against 70: the strata left at about 3x, blended with the plan
+    overall = (70.0 * 1.0 + 210.0) / (70.0 + 70.0)
+    assert seen[-1][1] == 1 and seen[-1][3] == pytest.approx(3 * 70.0 * (28.0 * overall + 210.0) / (28.0 + 70.0)
+                                                             + 420.0 * overall)

@@ -340,11 +340,16 @@ class BatchProgress:
         start = self.offset
         self.offset += n_planned
 
+        extra = {}
+
         def cb(phase, i, n, eta):
             if self.progress is None:
                 return
-            # the analysis's own count, scaled to its planned refits (a gate rerun adds to its n)
-            own = int(round(n_planned * i / n)) if n else 0
+            # the analysis's own count of refits: its first total holds jobs that are not refits (difficulty's
+            # parent, reopened at once), counted off; a gate rerun adds to its total later, and is not a refit
+            # of the plan (the count stays at the plan's while reruns run)
+            skip = extra.setdefault("jobs", max(int(n) - n_planned, 0))
+            own = min(max(int(i) - skip, 0), n_planned)
             self.pace.report(name, own)
             left = self.pace.eta()
             if left is None and eta is not None:  # nothing measured and no plan: the analysis's own estimate

@@ -138,13 +138,18 @@ class RefitPace:
         left = 0.0
         for n in self.which:
             fresh = self.last.get(n, (None, 0))[1]
-            planned_left = max(self._to_run(n) - fresh, 0) * self._per_refit(n)
+            refits_left = max(self._to_run(n) - fresh, 0)
             if n == self.current and n in self.started:
+                if not refits_left:
+                    continue
                 own = self._ratio([n], self.seconds[n], prior=overall)  # the run so far, then its own refits
+                per = self._per_refit(n) * own
                 since = now - self.last[n][0] if n in self.last else now - self.started[n]
-                left += max(planned_left * own - since, 0.0)
+                # the refit running now has had ``since`` of its time; the ones after it have had none (a
+                # refit that runs over its time holds the estimate, it does not eat the next ones' time)
+                left += (refits_left - 1) * per + max(per - since, 0.0)
             elif n not in self.started:
-                left += planned_left * overall
+                left += refits_left * self._per_refit(n) * overall
         return left
 
 
