@@ -118,3 +118,15 @@ def test_the_batch_progress_counts_refits_only_and_an_overrunning_refit_holds_th
     overall = (70.0 * 1.0 + 210.0) / (70.0 + 70.0)
     assert seen[-1][1] == 1 and seen[-1][3] == pytest.approx(3 * 70.0 * (28.0 * overall + 210.0) / (28.0 + 70.0)
                                                              + 420.0 * overall)
+
+
+def test_a_count_in_other_units_is_scaled_to_the_planned_refits():
+    """A REML hold-out reports its splits (50), the plan counts 100 refits: 25 splits done is 50 refits."""
+    from ddr_explorer.core.analyses.defaults import AnalysesPlan, BatchProgress
+
+    seen = []
+    batch = BatchProgress(lambda *a: seen.append(a), AnalysesPlan(("heldout",), {"heldout": 100}, {"heldout": 100.0}))
+    cb = batch.for_analysis("heldout")
+    cb("planned", 0, 50, None)
+    cb("splits", 25, 50, None)
+    assert seen[-1][1:3] == (50, 100)

@@ -347,9 +347,12 @@ class BatchProgress:
                 return
             # the analysis's own count of refits: its first total holds jobs that are not refits (difficulty's
             # parent, reopened at once), counted off; a gate rerun adds to its total later, and is not a refit
-            # of the plan (the count stays at the plan's while reruns run)
-            skip = extra.setdefault("jobs", max(int(n) - n_planned, 0))
-            own = min(max(int(i) - skip, 0), n_planned)
+            # of the plan (the count stays at the plan's while reruns run); a count in other units is scaled
+            first = extra.setdefault("n", int(n))
+            if first >= n_planned:
+                own = min(max(int(i) - (first - n_planned), 0), n_planned)
+            else:  # counted in other units (a REML hold-out's splits): scaled to the planned refits
+                own = min(int(round(n_planned * i / n)) if n else 0, n_planned)
             self.pace.report(name, own)
             left = self.pace.eta()
             if left is None and eta is not None:  # nothing measured and no plan: the analysis's own estimate
