@@ -48,7 +48,7 @@ class DdrSheetExport:
         if self.fit_result is None or self.corpus is None:
             self.statusBar().showMessage("The DDR sheet reports a fit: fit the model first (Analysis > Fit).")
             return False
-        if analyses != "skip" and not self._sheet_refits_done() and self._analyses_before_sheet(
+        if analyses != "skip" and not self._sheet_refits_all_done() and self._analyses_before_sheet(
                 path, date_invariant, force=analyses, plan=plan):
             return True
         corpus, post, st, summary = self.corpus, self.fit_result.posterior, self.state, self.summary
@@ -96,14 +96,10 @@ class DdrSheetExport:
         self.sheet_task = BackgroundTask(job, on_done=done, on_error=failed, parent=self)
         return True
 
-    def _sheet_refits_done(self) -> bool:
-        """True when the Analyses tab ran the sheet's refit analyses for this fit (difficulty, hold-out or
-        PSIS-LOO): the export then prints them instead of running them again.  The estimator comparison
-        and the other tabs' results do not count: the sheet's own analyses still run."""
-        return bool({"difficulty", "held_out", "loo"} & set(self.analyses_for_sheet))
-
     def _sheet_refits_all_done(self) -> bool:
-        """True when the Analyses tab's results hold every refit analysis of the sheet: nothing left to choose."""
+        """True when the Analyses tab ran every refit analysis of the sheet for this fit (difficulty, hold-out and
+        PSIS-LOO): the export then prints them, with nothing left to choose or run.  The estimator comparison
+        and the other tabs' results do not count: the sheet's own analyses still run."""
         return {"difficulty", "held_out", "loo"} <= set(self.analyses_for_sheet)
 
     def sheet_analyses_plan(self):
