@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import time
 
-__all__ = ["PRIOR_SHARE", "RefitPace", "progress_line", "ANALYSIS_WORDS", "analysis_of_phase"]
+__all__ = ["PRIOR_SHARE", "RefitPace", "progress_line", "ANALYSIS_WORDS", "analysis_of_phase", "estimate_from_plan"]
 
 #: The plan's weight in a pace ratio, as a share of the analysis's estimate run at the planned pace.
 PRIOR_SHARE = 0.1
