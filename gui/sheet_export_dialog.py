@@ -11,15 +11,11 @@ from __future__ import annotations
 
 from PySide6.QtWidgets import QMessageBox, QWidget
 
+from ..core.analyses.pace import ANALYSIS_WORDS
 from ..core.formatting import fmt_duration
 
-#: The analyses' names in the app's words (the plan's keys are ``--analyses`` names).
-ANALYSIS_WORDS = {"difficulty": "difficulty", "heldout": "hold-out", "loo": "LOO", "failure-modes": "failure modes",
-                  "frontier": "frontier", "capability": "capability", "transfer": "transfer"}
-
-
 def analysis_words(names) -> str:
-    """``("difficulty", "loo")`` -> ``"difficulty and LOO"``."""
+    """``("difficulty", "loo")`` -> ``"difficulty and LOO"`` (core's words, as the progress line's)."""
     words = [ANALYSIS_WORDS.get(n, n) for n in names]
     return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
 
