@@ -43,18 +43,29 @@ class AnalysisJobs:
             options = {"transfer": {"families": read_family_map(resources_dir() / "aliases" / "families.toml")}}
         return self.start_analyses(which=("capability", "transfer"), options=options)
 
-    def start_analyses(self, which=("difficulty", "heldout", "loo"), n_splits: int = 10, n_strata: int = 4,
-                       options: dict | None = None, plan=None) -> bool:
+    def start_analyses(self, which=("difficulty", "heldout", "loo"), n_splits: int | None = None,
+                       n_strata: int = 4, options: dict | None = None, plan=None, status: str | None = None,
+                       show: bool = True) -> bool:
         """Run :func:`~ddr_explorer.core.analyses.run_analyses` on the worker (every fit through the cache).
 
         Progress, ETA, cancel and log are the Model tab's; the result fills the Analyses tab and the
         Pareto k line of the Diagnostics tab.  ``plan``: core's estimate of exactly this job, when made
-        (the ETA starts from it and the log compares it with the time taken).
+        (the ETA starts from it, follows the pace of the refits against it, :mod:`~ddr_explorer.core.analyses.pace`,
+        and the log compares it with the time taken).  ``n_splits``: the sheet's hold-out splits when None
+        (:data:`~ddr_explorer.core.analyses.defaults.SHEET_SPLITS`), so that the refits run here are the ones
+        the DDR sheet's export reuses.  ``show``: turn to the Model tab, then to the result (False: a run that
+        only reads the cache, as after a restart, leaves the tab shown alone).  ``status``: the words the status
+        bar starts each progress line with ("Estimating the DDR sheet's analyses: hold-out 23/105 refits,
+        about 6 min left"; None: the status bar is left alone).
         """
         mp = self.model_panel
         ready = self._job_inputs("Cannot run the analyses")
         if ready is None:
             return False
+        if n_splits is None:
+            from ..core.analyses import defaults
+
+            n_splits = defaults.SHEET_SPLITS
         spec, settings = ready
         corpus, cache, which = self.corpus, self.cache_dir, list(which)
         started = time.perf_counter()  # the time taken goes to the log, beside the estimate the sheet logged
@@ -62,6 +73,7 @@ class AnalysisJobs:
         self.analyses_timings = took = {}  # each analysis's wall seconds (the sheet export prints them by its estimate)
 
         planned = {"plan": plan if plan is not None and set(plan.which) == set(which) else None}
+        planned["made"] = planned["plan"]
         from .heldout_estimator_box import window_estimator
 
         estimator = window_estimator(self)  # the hold-out's estimator (gui/heldout_estimator_box.py)
@@ -84,7 +96,7 @@ class AnalysisJobs:
                 choice = choose_heldout_estimator(estimator, None)
             studies = run_analysis_studies(corpus, which, spec, settings, cache_dir=cache, n_splits=n_splits,
                                            n_strata=n_strata, posterior=post, progress=progress, cancel=cancel,
-                                           options=options, timings=took, heldout_choice=choice)
+                                           options=options, timings=took, heldout_choice=choice, plan=made)
             # the panel draws the plain numbers; the DDR sheet export gets the study objects
             return studies_to_dict(studies), sheet_analyses(studies)
 
@@ -96,8 +108,9 @@ class AnalysisJobs:
             self.fit_action.setEnabled(True)
             self.cancel_action.setEnabled(False)
             mp.append_log(f"Analyses done in {time.perf_counter() - started:.1f} s: " + ", ".join(results))
-            if planned.get("made") is not None:  # the estimate made for this run beside what it took (the sheet's
-                mp.append_log(f"Analyses: {planned['made'].estimate_and_actual(took)}")  # export logs its own)
+            if planned.get("made") is not None and status is None:  # the estimate beside what it took (the
+                mp.append_log(f"Analyses: {planned['made'].estimate_and_actual(took)}")  # sheet's export logs its own)
+                planned["made"].remember(took, cache_dir=cache)  # the next estimate here is calibrated by it
             mp.finish("done")
             if set(results) <= {"capability", "transfer"}:  # the Capability tab; the other analyses stay
                 from .capability_panel import CapabilityPanel
@@ -114,7 +127,8 @@ class AnalysisJobs:
             self._slots["Analyses"].replace(self.analyses_panel)
             if self.fit_result is not None and "loo" in results:
                 self._show_diagnostics()  # its Pareto k line
-            self.tabs.setCurrentIndex(TABS.index("Analyses"))
+            if show:
+                self.tabs.setCurrentIndex(TABS.index("Analyses"))
             self.analyses_finished.emit(results)
 
         def failed(exc: BaseException) -> None:
@@ -139,6 +153,10 @@ class AnalysisJobs:
                 mp.start_planned_eta(eta.total_seconds)
             else:
                 mp.show_progress(phase, i, total, eta)
+                if status is not None:  # the export's line: which analysis, refits done, time left
+                    from ..core.analyses.pace import progress_line
+
+                    self.statusBar().showMessage(f"{status}: {progress_line(phase, i, total, eta)}")
 
         self.fit_action.setEnabled(False)
         self.cancel_action.setEnabled(True)
@@ -148,7 +166,8 @@ class AnalysisJobs:
                       + "; every fit goes through the cache")
         self.analyses_task = BackgroundTask(job, on_done=done, on_error=failed, on_progress=on_progress,
                                             with_callbacks=True, parent=self)
-        self.tabs.setCurrentIndex(TABS.index("Model"))
+        if show:
+            self.tabs.setCurrentIndex(TABS.index("Model"))
         return True
 
     # -- failure modes, frontier over time (failure_modes_panel, frontier_panel) ---------------------

@@ -30,7 +30,8 @@ class StartSpec:
 #: The start pages, by tab title.
 START_PAGES = {
     "Analyses": StartSpec("analyses", "Difficulty-conditional and held-out reliability and PSIS-LOO refit the "
-                          "model many times (4 difficulty strata, 10 hold-out splits).",
+                          "model many times (4 difficulty strata, 50 hold-out splits: the DDR sheet's, so "
+                          "its export reuses them).",
                           "Run difficulty, held-out and LOO analyses"),
     "Methods": StartSpec("methods", "Variance shares from Henderson, REML, Laplace, the Bayesian GLMM and LMM, "
                          "and DISCO side by side.", "Compare estimators"),
@@ -127,6 +128,12 @@ def analyses_plan_job(corpus, posterior, cache_dir, n_splits: int, n_strata: int
     return run
 
 
+def all_in_cache(plan) -> bool:
+    """True when every refit of core's plan is stored in the fit cache (and PSIS-LOO needs none): the
+    analyses then only read it back."""
+    return plan.total_refits > 0 and sum(plan.n_cached.values()) >= plan.total_refits
+
+
 def plan_estimate_text(plan) -> str:
     """``"about 12 min (44 refits, 4 in the cache)"``, then the hold-out's estimator line when it was chosen."""
     cached = sum(plan.n_cached.values())
@@ -218,6 +225,12 @@ class StartPages:
             shown = self.page("Analyses")
             if shown is not None and self.window.corpus is corpus:
                 shown.set_estimate(plan_estimate_text(plan))
+                if all_in_cache(plan) and not self.window._busy() and self.window.fit_result is fit:
+                    # run before (this session or the last): every refit is read back, none sampled, and the
+                    # tab shows the result without its button being pressed again
+                    self.window.model_panel.append_log("Analyses: every refit of the Analyses tab is in the fit "
+                                                       "cache; shown from it")
+                    self.window.start_analyses(plan=plan, show=False)
 
         def failed(exc: BaseException) -> None:
             shown = self.page("Analyses")
@@ -226,10 +239,13 @@ class StartPages:
 
         from .heldout_estimator_box import window_estimator
 
-        job = analyses_plan_job(corpus, post, self.window.cache_dir, 10, 4, window_estimator(self.window))
+        from ..core.analyses.defaults import SHEET_SPLITS
+
+        # the sheet's splits: what the button runs is what the export reuses
+        job = analyses_plan_job(corpus, post, self.window.cache_dir, SHEET_SPLITS, 4, window_estimator(self.window))
         self.plan_task = BackgroundTask(job,
                                         on_done=done, on_error=failed, parent=self.window)
 
 
-__all__ = ["START_PAGES", "StartPage", "StartPages", "StartSpec", "analyses_plan_job", "fit_estimate_text",
+__all__ = ["all_in_cache", "START_PAGES", "StartPage", "StartPages", "StartSpec", "analyses_plan_job", "fit_estimate_text",
            "plan_estimate_text"]

@@ -1,10 +1,13 @@
 """File > Export DDR sheet (PDF): the export flow the main window drives.
 
 The menu asks for a file name, then estimates the sheet's analyses off the GUI thread (core's plan looks
-up each refit in the fit cache, :func:`~ddr_explorer.core.analyses.defaults.plan_sheet_analyses`).  Under
-the 15-minute default they run first (the analysis jobs, :mod:`.analysis_jobs`, with the Model tab's
-progress and log) and the sheet is written when they end; over it, :mod:`.sheet_export_dialog` asks what
-to run.  :meth:`DdrSheetExport.export_ddr_sheet` then writes the sheet in the background with ``ddr
+up each refit in the fit cache, :func:`~ddr_explorer.core.analyses.defaults.plan_sheet_analyses`), then
+always asks what to run, each choice with its estimate (:mod:`.sheet_export_dialog`: the sheet now,
+difficulty only, everything).  The analyses picked run first (the analysis jobs, :mod:`.analysis_jobs`, with
+the Model tab's progress and log, and a status line of the refits done and the time left) and the sheet is
+written when they end.  Every refit is stored in the fit cache as it finishes, so an export cancelled half
+way, and the Analyses tab's run (the same 50 splits), leave refits the next export reads instead of
+sampling.  :meth:`DdrSheetExport.export_ddr_sheet` then writes the sheet in the background with ``ddr
 report``'s writer (:func:`~ddr_explorer.core.report.sheet.write_sheet`) and shows its result lines: the
 path, or the sections left out (:class:`~ddr_explorer.core.report.sections.SheetWritten`), or why it failed.
 
@@ -34,7 +37,8 @@ class DdrSheetExport:
         50 hold-out splits, PSIS-LOO) when the refit engine's estimate is under 15 minutes, else those of them
         that fit in it together (:func:`~ddr_explorer.core.analyses.defaults.plan_sheet_analyses`,
         :meth:`~ddr_explorer.core.analyses.defaults.AnalysesPlan.within_budget`), then writes the sheet; ``"run"``
-        runs them whatever the estimate, ``"skip"`` writes the sheet without them ("not run").  ``plan``: that
+        runs them whatever the estimate, a tuple of names those only (the menu's "Difficulty only":
+        ``("difficulty",)``), ``"skip"`` writes the sheet without them ("not run").  ``plan``: that
         estimate when already made (the menu makes it in the background: it looks up the refits in the cache).
         Emits :attr:`sheet_written` with the path, or :attr:`sheet_failed` with the reason; a sheet written
         without a section it could not lay out is written, and the window shows the lines ``ddr report``
@@ -44,8 +48,8 @@ class DdrSheetExport:
         if self.fit_result is None or self.corpus is None:
             self.statusBar().showMessage("The DDR sheet reports a fit: fit the model first (Analysis > Fit).")
             return False
-        if analyses != "skip" and not self._sheet_refits_done() and self._analyses_before_sheet(
-                path, date_invariant, force=analyses == "run", plan=plan):
+        if analyses != "skip" and not self._sheet_refits_all_done() and self._analyses_before_sheet(
+                path, date_invariant, force=analyses, plan=plan):
             return True
         corpus, post, st, summary = self.corpus, self.fit_result.posterior, self.state, self.summary
         # The sheet states the corpus's own design as observed (core computes it, as for `ddr report`); the
@@ -92,11 +96,11 @@ class DdrSheetExport:
         self.sheet_task = BackgroundTask(job, on_done=done, on_error=failed, parent=self)
         return True
 
-    def _sheet_refits_done(self) -> bool:
-        """True when the Analyses tab ran the sheet's refit analyses for this fit (difficulty, hold-out or
-        PSIS-LOO): the export then prints them instead of estimating them again.  The estimator comparison
+    def _sheet_refits_all_done(self) -> bool:
+        """True when the Analyses tab ran every refit analysis of the sheet for this fit (difficulty, hold-out and
+        PSIS-LOO): the export then prints them, with nothing left to choose or run.  The estimator comparison
         and the other tabs' results do not count: the sheet's own analyses still run."""
-        return bool({"difficulty", "held_out", "loo"} & set(self.analyses_for_sheet))
+        return {"difficulty", "held_out", "loo"} <= set(self.analyses_for_sheet)
 
     def sheet_analyses_plan(self):
         """The sheet's default analyses of the current fit and their estimate (core's plan), or None."""
@@ -108,27 +112,34 @@ class DdrSheetExport:
         return plan_sheet_analyses(self.corpus, self.fit_result.posterior, cache_dir=self.cache_dir,
                                    heldout_estimator=window_estimator(self))
 
-    def _analyses_before_sheet(self, path, date_invariant: bool, force: bool, plan=None) -> bool:
-        """Start the sheet's analyses (under the budget, or ``force``) and write the sheet when they end;
-        False when they do not start (the sheet is then written without them)."""
+    def _analyses_before_sheet(self, path, date_invariant: bool, force="auto", plan=None) -> bool:
+        """Start the sheet's analyses (``force``: ``"auto"`` those under the budget, ``"run"`` all, or a tuple of
+        names) and write the sheet when they end; False when none starts (the sheet is then written without)."""
         plan = plan or self.sheet_analyses_plan()
         if plan is None:
             return False
         # over the budget, the ones that fit in it together still run (core's plan chooses, as for `ddr report`)
-        which = plan.which if force else plan.within_budget()
+        if force == "run":
+            which = plan.which
+        elif force == "auto":
+            which = plan.within_budget()
+        else:  # the names asked for ("Difficulty only")
+            which = tuple(n for n in plan.which if n in set(force))
         if not which:
             return False
-        rest = () if force else plan.beyond_budget()
+        rest = tuple(n for n in plan.which if n not in which)
 
         def finished(_results) -> None:
             disconnect()
             # the estimate beside what the run took (the app's export once estimated 4 min and took 7.5)
             self.model_panel.append_log(f"DDR sheet: {plan.part(which).estimate_and_actual(self.analyses_timings)}")
+            plan.part(which).remember(self.analyses_timings, cache_dir=self.cache_dir)  # calibrates the next
             self.export_ddr_sheet(path, date_invariant, analyses="skip")
 
         def failed(_text) -> None:  # cancelled or failed: no sheet; the Model tab's log says why
             disconnect()
-            self.statusBar().showMessage("The DDR sheet was not written: its analyses did not finish")
+            self.statusBar().showMessage("The DDR sheet was not written: its analyses did not finish (the refits "
+                                         "they finished are in the cache: the next export resumes from them)")
 
         def disconnect() -> None:
             self.analyses_finished.disconnect(finished)
@@ -136,12 +147,13 @@ class DdrSheetExport:
 
         self.analyses_finished.connect(finished)
         self.analyses_failed.connect(failed)
-        if not self.start_analyses(which=which, n_splits=plan.n_splits, plan=plan.part(which)):
+        if not self.start_analyses(which=which, n_splits=plan.n_splits, plan=plan.part(which),
+                                   status="Running the DDR sheet's analyses"):
             disconnect()
             return False
         self.model_panel.append_log(
             f"DDR sheet: {plan.part(which).describe()}; the sheet is written when they end"
-            + (f" (over the 15-minute default with them, not run: {', '.join(rest)})" if rest else ""))
+            + (f" (not run: {', '.join(rest)})" if rest else ""))
         return True
 
     def _on_export_sheet(self) -> None:
@@ -152,7 +164,7 @@ class DdrSheetExport:
         if not path:
             return
         path = Path(path).with_suffix(".pdf")
-        if self._sheet_refits_done():  # the Analyses tab's results go on the sheet: nothing to estimate
+        if self._sheet_refits_all_done():  # the Analyses tab's results go on the sheet: nothing to choose
             self.export_ddr_sheet(path)
             return
         corpus, post, cache_dir = self.corpus, self.fit_result.posterior, self.cache_dir
@@ -166,10 +178,7 @@ class DdrSheetExport:
             return plan_sheet_analyses(corpus, post, cache_dir=cache_dir, heldout_estimator=estimator)
 
         def done(plan) -> None:
-            if plan.runs_by_default:
-                self.export_ddr_sheet(path, analyses="auto", plan=plan)
-                return
-            # over the budget: buttons that say what they run and for how long (gui/sheet_export_dialog.py)
+            # whatever the estimate: buttons that say what they run and for how long (gui/sheet_export_dialog.py)
             from .sheet_export_dialog import sheet_analyses_question
 
             box, meaning = sheet_analyses_question(self, plan)

@@ -115,6 +115,9 @@ def test_auto_in_the_plan_follows_the_monkeypatched_estimate(monkeypatch, study)
         spec = "per-benchmark"
         settings = defaults.split_settings(None)
 
+    import ddr_explorer.core.analyses.calibration as calibration
+
+    monkeypatch.setattr(calibration, "DEFAULT_CALIBRATION", 1.0)  # the refit estimate as priced, uncalibrated
     monkeypatch.setattr(engine, "compile_seconds", lambda posterior: 0.0)
     monkeypatch.setattr(hr, "reml_part_seconds", lambda corpus, spec: 0.5)
     monkeypatch.setattr(defaults, "_n_cached", lambda *a, **k: 0)
@@ -161,6 +164,9 @@ def test_ddr_report_runs_the_hold_out_by_reml_when_the_bayesian_estimate_is_over
     import ddr_explorer.core.analyses.engine as engine
     from ddr_explorer.core.cli import main
 
+    import ddr_explorer.core.analyses.calibration as calibration
+
+    monkeypatch.setattr(calibration, "DEFAULT_CALIBRATION", 1.0)  # the refit estimate as priced, uncalibrated
     monkeypatch.setattr(engine, "refit_seconds", lambda *a, **k: 600.0)
     csv = tmp_path / "sim.csv"
     simulated().table.to_csv(csv, index=False)

@@ -12,7 +12,8 @@ settings; one refit of the whole corpus for PSIS-LOO unless its result or a post
 effect is at hand) and each refit's cost predicted from the parent's own pace
 (:func:`~.engine.refit_seconds`: its seconds per chain-iteration, the refit's chain-iterations with
 the run length the gate will need given the parent's ESS per draw, its set-up; one compile per
-analysis), times the measured :data:`~.engine.REFIT_SPEEDUP`; the gate's reruns are not assumed (a
+analysis, or none where an analysis before it compiled the same refit program), times the measured
+:data:`~.engine.REFIT_SPEEDUP`; the gate's reruns are not assumed (a
 run length set by the gate rarely needs one).  Under the precision rule (``refit_rule``, the default;
 :mod:`.precision`) a stratum's or split part's run length is the one that rule needs
 (:func:`~.engine.precision_draws`: bulk ESS 100, and its medians' MCSE within a tenth of the spread
@@ -21,7 +22,8 @@ estimate beside what it took. Above the budget the CLI names the flag that runs 
 all (``--analyses difficulty,heldout,loo``) and the app offers the run with its estimate.
 
 :class:`BatchProgress` makes one progress line of several analyses: refits done of the whole
-plan's total, and an ETA from the pace so far.
+plan's total, and the time left from the plan re-estimated by the pace of the refits finished so far
+(:mod:`.pace`).
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ from dataclasses import dataclass, field
 from .heldout import split_settings
 from .precision import DEFAULT_REFIT_RULE
 
-__all__ = ["AUTO_BUDGET_SECONDS", "SHEET_DEFAULT", "STRATUM_DRAWS_FACTOR", "AnalysesPlan", "plan_sheet_analyses", "BatchProgress",
+__all__ = ["AUTO_BUDGET_SECONDS", "SHEET_DEFAULT", "SHEET_SPLITS", "STRATUM_DRAWS_FACTOR", "AnalysesPlan", "plan_sheet_analyses", "BatchProgress",
            "sheet_runners"]
 
 #: The default analyses run without asking when their estimate is under this (seconds).
@@ -45,6 +47,9 @@ AUTO_BUDGET_SECONDS = 15 * 60
 #: 250 and 750 draws per chain against 300 predicted, a mean of 900 (3.0x); under the component rule in
 #: session 17 two strata needed 2,800 and 1,650 against about 400 predicted.
 STRATUM_DRAWS_FACTOR = 3.0
+#: The hold-out splits of a DDR sheet (seed 003 (DDR paper 2026)), and of the app's Analyses tab: a run there
+#: samples the refits the sheet's export then finds in the cache.
+SHEET_SPLITS = 50
 #: The analyses a full DDR sheet draws (``--analyses`` names).
 SHEET_DEFAULT: tuple[str, ...] = ("difficulty", "heldout", "loo")
 
@@ -70,12 +75,16 @@ class AnalysesPlan:
     which: tuple[str, ...]
     n_refits: dict = field(default_factory=dict)
     seconds: dict = field(default_factory=dict)
-    n_splits: int = 50
+    n_splits: int = SHEET_SPLITS
     n_cached: dict = field(default_factory=dict)
     #: The run-length rule the refits are priced at (:data:`.precision.REFIT_RULES`).
     refit_rule: str = DEFAULT_REFIT_RULE
     #: The hold-out's estimator and why (:class:`~.heldout_choice.HeldOutChoice`; None: Bayesian, not chosen).
     heldout_choice: object = None
+    #: The factor each analysis's estimate was multiplied by (:func:`.calibration.calibration`; absent: 1).
+    calibration: dict = field(default_factory=dict)
+    #: The part of each analysis's estimate that is its compile, paid by its first refit (:mod:`.pace`).
+    compile: dict = field(default_factory=dict)
 
     @property
     def total_seconds(self) -> float:
@@ -118,7 +127,8 @@ class AnalysesPlan:
         return AnalysesPlan(keep, {n: self.n_refits[n] for n in keep if n in self.n_refits},
                             {n: self.seconds[n] for n in keep if n in self.seconds}, self.n_splits,
                             {n: self.n_cached[n] for n in keep if n in self.n_cached}, self.refit_rule,
-                            self.heldout_choice)
+                            self.heldout_choice, {n: self.calibration[n] for n in keep if n in self.calibration},
+                            {n: self.compile[n] for n in keep if n in self.compile})
 
     @property
     def heldout_estimator(self) -> str:
@@ -162,8 +172,14 @@ class AnalysesPlan:
         return (f"analyses estimated / took: {'; '.join(parts)}; total {fmt_duration(est)} estimated, "
                 f"{fmt_duration(took)} taken")
 
+    def remember(self, actual: dict, cache_dir=None) -> dict:
+        """Keep what each analysis took against its estimate here, for the next plan's (:mod:`.calibration`)."""
+        from .calibration import remember
 
-def plan_sheet_analyses(corpus, posterior, *, which=SHEET_DEFAULT, n_splits: int = 50, n_strata: int = 4,
+        return remember(cache_dir, self, actual)
+
+
+def plan_sheet_analyses(corpus, posterior, *, which=SHEET_DEFAULT, n_splits: int = SHEET_SPLITS, n_strata: int = 4,
                         cache_dir=None, refit_rule: str | None = None, heldout_estimator: str | None = "bayes",
                         budget: float | None = None) -> AnalysesPlan:
     """Refits and estimated seconds of the sheet's analyses of ``corpus`` (module note).
@@ -191,6 +207,7 @@ def plan_sheet_analyses(corpus, posterior, *, which=SHEET_DEFAULT, n_splits: int
         :attr:`AnalysesPlan.heldout_choice`, and a REML hold-out is priced at ``2 n_splits`` REML fits of
         the whole corpus, one of them timed here (:func:`~.heldout_reml.reml_part_seconds`).
     """
+    from .calibration import calibration
     from .engine import compile_seconds, refit_seconds
     from .precision import check_refit_rule, precision_rule
 
@@ -208,6 +225,7 @@ def plan_sheet_analyses(corpus, posterior, *, which=SHEET_DEFAULT, n_splits: int
             rep = (ReportedQuantity.coefficient(observed_design(corpus)),)
         except (ValueError, KeyError):
             rep = None
+    compiled: set = set()  # the refit programs compiled by an analysis before (the compile cache shares them)
     for name in which:
         reported, factor, cached = None, 1.0, 0
         # (rule, share of the trials, share of a split part whose spread sets the tolerance) per kind of refit
@@ -241,7 +259,17 @@ def plan_sheet_analyses(corpus, posterior, *, which=SHEET_DEFAULT, n_splits: int
         # parts differ in their share of the trials and so in their run length: the mean of the kinds
         per = (sum(refit_seconds(posterior, refits[0], reported=reported, draws_factor=factor, **k) for k in kinds)
                / len(kinds)) if left else 0.0
-        plan.seconds[name] = (compile_seconds(posterior) if left else 0.0) + left * per
+        # what such runs took here against their estimate (calibration.py: 16 / 13 before any run here)
+        plan.calibration[name] = calibration(cache_dir, name) if left else 1.0
+        # one compile per refit program: PSIS-LOO's refit runs at the parent's settings, as the difficulty strata
+        # before it, and reads their program from the compile cache (measured on the demo: 42 s against 173 s
+        # estimated with a compile of its own)
+        program = repr(refits[0]) if refits else None
+        first = bool(left) and program not in compiled
+        if left:
+            compiled.add(program)
+        plan.compile[name] = plan.calibration[name] * (compile_seconds(posterior) if first else 0.0)
+        plan.seconds[name] = plan.compile[name] + plan.calibration[name] * left * per
     if "heldout" in which:
         _choose_heldout(plan, corpus, posterior, heldout_estimator, budget)
     return plan
@@ -265,6 +293,7 @@ def _choose_heldout(plan: AnalysesPlan, corpus, posterior, requested, budget) ->
         except (ValueError, KeyError):  # the run will say why; price it as nothing rather than fail the plan
             plan.seconds["heldout"] = 0.0
         plan.n_cached["heldout"] = 0  # REML parts are not cached; the Bayesian refits in the cache are not used
+        plan.calibration["heldout"] = 1.0  # timed here, not priced from the parent's pace
 
 
 def _n_cached(name: str, corpus, posterior, cache_dir, *, n_splits: int = 50, n_strata: int = 4,
@@ -303,39 +332,49 @@ def _loo_ready(corpus, posterior, cache_dir) -> bool:
 
 
 class BatchProgress:
-    """One progress line over several analyses: refits done of the plan's total, ETA from the pace so far.
+    """One progress line over several analyses: refits done of the plan's total, and the time left re-estimated
+    from the pace of the refits finished so far against the plan's estimate (:class:`~.pace.RefitPace`).
 
     ``for_analysis(name)`` gives the callback an analysis reports to (its own ``i`` of ``n``); the
-    outer ``progress(phase, done, total, eta)`` sees the whole batch.
+    outer ``progress(phase, done, total, eta)`` sees the whole batch, ``phase`` starting with the analysis's
+    name (:func:`~.pace.analysis_of_phase`, :func:`~.pace.progress_line`).
     """
 
-    def __init__(self, progress, plan: AnalysesPlan):
+    def __init__(self, progress, plan: AnalysesPlan, clock=time.perf_counter):
+        from .pace import estimate_from_plan
+
         self.progress, self.plan = progress, plan
         self.total = max(plan.total_refits, 1)
         self.offset = 0
-        self.t0 = time.perf_counter()
+        self.pace = estimate_from_plan(plan, clock=clock)
 
     def for_analysis(self, name: str):
         n_planned = self.plan.n_refits.get(name, 0)
         start = self.offset
         self.offset += n_planned
 
+        extra = {}
+
         def cb(phase, i, n, eta):
             if self.progress is None:
                 return
-            # the analysis's own count, scaled to its planned refits (a gate rerun adds to its n)
-            done = start + (int(round(n_planned * i / n)) if n else 0)
-            elapsed = time.perf_counter() - self.t0
-            left = None
-            if done > 0:
-                left = elapsed / done * (self.total - done)
-            elif eta is not None:
+            # the analysis's own count of refits: its first total holds jobs that are not refits (difficulty's
+            # parent, reopened at once), counted off; a gate rerun adds to its total later, and is not a refit
+            # of the plan (the count stays at the plan's while reruns run); a count in other units is scaled
+            first = extra.setdefault("n", int(n))
+            if first >= n_planned:
+                own = min(max(int(i) - (first - n_planned), 0), n_planned)
+            else:  # counted in other units (a REML hold-out's splits): scaled to the planned refits
+                own = min(int(round(n_planned * i / n)) if n else 0, n_planned)
+            self.pace.report(name, own)
+            left = self.pace.eta()
+            if left is None and eta is not None:  # nothing measured and no plan: the analysis's own estimate
                 left = eta
-            self.progress(f"{name} - {phase}", min(done, self.total), self.total, left)
+            self.progress(f"{name} - {phase}", min(start + own, self.total), self.total, left)
         return cb
 
 
-def sheet_runners(which, *, n_splits: int = 50, n_strata: int = 4, scheduler: str | None = None, progress=None,
+def sheet_runners(which, *, n_splits: int = SHEET_SPLITS, n_strata: int = 4, scheduler: str | None = None, progress=None,
                   plan: AnalysesPlan | None = None, refit_rule: str | None = None, timings: dict | None = None,
                   heldout_choice=None) -> dict:
     """Runners for :func:`~ddr_explorer.core.ddr_sheet.write_ddr_sheet`'s ``analyses=`` (name -> ``runner(ctx)``).

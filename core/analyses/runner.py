@@ -50,7 +50,8 @@ def parse_which(text: str | None) -> list[str]:
 def run_analysis_studies(corpus, which, spec, settings, *, cache_dir: str | Path | None = None, n_splits: int = 50,
                          n_strata: int = 4, posterior=None, progress=None, cancel=None,
                          scheduler: str | None = None, undated: str = "stop", options: dict | None = None,
-                         refit_rule: str | None = None, timings: dict | None = None, heldout_choice=None) -> dict:
+                         refit_rule: str | None = None, timings: dict | None = None, heldout_choice=None,
+                         plan=None) -> dict:
     """Run the named analyses in order; the study objects, keyed by name.
 
     Parameters
@@ -81,6 +82,9 @@ def run_analysis_studies(corpus, which, spec, settings, *, cache_dir: str | Path
         Filled with each analysis's wall seconds, by name, when given.
     heldout_choice
         The hold-out's estimator (:class:`~.heldout_choice.HeldOutChoice`; None: Bayesian refits).
+    plan
+        Core's estimate of exactly these analyses (:class:`~.defaults.AnalysesPlan`), when made: the progress's
+        time left starts from it and follows the pace of the refits against it (:mod:`.pace`).
     options
         Per-analysis keyword arguments: ``options["capability"]`` for
         :func:`~.capability.capability_study` (``subjects``, ``models``, ``external``),
@@ -115,7 +119,9 @@ def run_analysis_studies(corpus, which, spec, settings, *, cache_dir: str | Path
             counts[name] = k + 1 if k > 1 else 0
         else:  # failure modes, frontier, capability, transfer: their own fits, counted as one step each
             counts[name] = 1
-    batch = BatchProgress(progress, AnalysesPlan(tuple(which), counts, {}, n_splits))
+    if plan is None or set(plan.which) != set(which):  # no estimate: the pace of the refits alone
+        plan = AnalysesPlan(tuple(which), counts, {}, n_splits)
+    batch = BatchProgress(progress, plan)
     out: dict = {}
     for name in which:
         prog = batch.for_analysis(name)

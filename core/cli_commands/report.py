@@ -110,6 +110,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     plan, took = getattr(args, "_analysis_plan", None), getattr(args, "_analysis_timings", None)
     if plan is not None and took:  # the estimate beside what the run took: what calibrates the next estimate
         print(f"ddr: {plan.estimate_and_actual(took)}", file=sys.stderr)
+        plan.remember(took, cache_dir=args.cache)  # the next estimate here is calibrated by it
     origin = "cached fit" if result.from_cache else "new fit"
     print(f"ddr: wrote {result.path} ({origin}{'' if result.fit_path is None else ' ' + str(result.fit_path)})"
           + ("" if result.complete else f", without {len(result.left_out)} of its sections (exit status "

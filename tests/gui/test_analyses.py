@@ -162,10 +162,12 @@ def test_the_export_menu_estimates_the_sheet_analyses_off_the_gui_thread(qtbot, 
                     timeout=20_000)
     box = w.sheet_question
     assert "8 refits, estimated 49 min" in box.text()
-    # none fits the budget alone: run all, write without them, or cancel
-    assert [b.text() for b in box.buttons()] == ["Run all (about 49 min)", "Write the sheet without them", "Cancel"]
+    # none fits the budget alone: the sheet now is the default
+    assert [b.text() for b in box.buttons()] == ["Write the sheet now (decisions 2, 4 not run)",
+                                                 "Difficulty only (about 17 min)", "Everything (about 49 min)", "Cancel"]
+    assert box.defaultButton().text().startswith("Write the sheet now")
     with qtbot.waitSignal(w.sheet_written, timeout=120_000) as sig:
-        _button(box, "Write the sheet without them").click()
+        _button(box, "Write the sheet now").click()
     assert sig.args[0] == tmp_path / "menu.pdf" and (tmp_path / "menu.pdf").exists()
     assert threads and threads[0] is not threading.main_thread()
     assert len(threads) == 1  # the estimate made once, passed on (not made again on the GUI thread)
@@ -174,8 +176,9 @@ def test_the_export_menu_estimates_the_sheet_analyses_off_the_gui_thread(qtbot, 
 
 def test_the_export_dialog_buttons_say_what_they_run_and_for_how_long(qtbot, tmp_path, fake_sampler, monkeypatch,
                                                                       small_fit_window):
-    """Over the budget with some analyses inside it: "Run all (about N min)", "Run only difficulty and LOO
-    (about M min)" and "Cancel"; Cancel writes nothing, "Run only" runs those only and writes the sheet."""
+    """Over the budget with difficulty inside it: "Write the sheet now", "Difficulty only (about 2 min)",
+    "Everything (about 35 min)" and "Cancel"; Cancel writes nothing, "Difficulty only" runs it alone and writes
+    the sheet (decision 4 "not run")."""
     from ddr_explorer.core.analyses import defaults
     from ddr_explorer.gui import main_window as mw
 
@@ -188,18 +191,52 @@ def test_the_export_dialog_buttons_say_what_they_run_and_for_how_long(qtbot, tmp
     qtbot.waitUntil(lambda: getattr(w, "sheet_question", None) is not None and w.sheet_question.isVisible(),
                     timeout=20_000)
     box = w.sheet_question
-    assert [b.text() for b in box.buttons()] == ["Run all (about 35 min)", "Run only difficulty and LOO (about 2 min)",
-                                                 "Cancel"]
-    assert box.defaultButton().text().startswith("Run only")
-    assert "not run\" for hold-out" in _button(box, "Run only").toolTip()
+    assert [b.text() for b in box.buttons()] == ["Write the sheet now (decisions 2, 4 not run)",
+                                                 "Difficulty only (about 2 min)", "Everything (about 35 min)", "Cancel"]
+    assert box.defaultButton().text().startswith("Difficulty only")
+    assert "not run\" for hold-out and LOO" in _button(box, "Difficulty only").toolTip()
     _button(box, "Cancel").click()
     qtbot.waitUntil(lambda: w.statusBar().currentMessage() == "The DDR sheet was not written", timeout=10_000)
     assert not (tmp_path / "menu.pdf").exists() and w.analyses is None
     w._on_export_sheet()
     qtbot.waitUntil(lambda: w.sheet_question is not box and w.sheet_question.isVisible(), timeout=60_000)
     with qtbot.waitSignal(w.sheet_written, timeout=300_000):
-        _button(w.sheet_question, "Run only difficulty and LOO").click()
-    assert (tmp_path / "menu.pdf").exists() and set(w.analyses) == {"difficulty", "loo"}
+        _button(w.sheet_question, "Difficulty only").click()
+    assert (tmp_path / "menu.pdf").exists() and set(w.analyses) == {"difficulty"}
+    assert "DDR sheet: analyses difficulty (4 refits)" in w.model_panel.log_text()
+    assert "(not run: heldout, loo)" in w.model_panel.log_text()
+
+
+def test_the_export_asks_even_when_the_estimate_is_under_the_budget(qtbot, tmp_path, fake_sampler, monkeypatch,
+                                                                     small_fit_window):
+    """An estimate under the 15-minute default once went straight into the refits (105 of them, 55 min on a
+    loaded box): the menu now always asks, "Everything" the default, each button with its estimate."""
+    from ddr_explorer.core.analyses import defaults
+    from ddr_explorer.gui import main_window as mw
+
+    w = small_fit_window
+    under = _sheet_plan({"difficulty": 360.0, "heldout": 480.0, "loo": 12.0}, loo_refits=1)  # 14 min in all
+    monkeypatch.setattr(defaults, "plan_sheet_analyses", lambda corpus, posterior, **kw: under)
+    monkeypatch.setattr(mw.QFileDialog, "getSaveFileName", lambda *a, **k: (str(tmp_path / "under"), "PDF (*.pdf)"))
+    w._on_export_sheet()
+    qtbot.waitUntil(lambda: getattr(w, "sheet_question", None) is not None and w.sheet_question.isVisible(),
+                    timeout=20_000)
+    box = w.sheet_question
+    assert w.analyses_task is None or not w.analyses_task.running  # nothing started before the answer
+    assert [b.text() for b in box.buttons()] == ["Write the sheet now (decisions 2, 4 not run)",
+                                                 "Difficulty only (about 6 min)", "Everything (about 14 min)", "Cancel"]
+    assert box.defaultButton().text().startswith("Everything")
+    assert "9 refits, estimated 14 min" in box.text() and "over the 15-minute default" not in box.text()
+    seen = []
+    w.statusBar().messageChanged.connect(seen.append)
+    with qtbot.waitSignal(w.sheet_written, timeout=300_000):
+        _button(box, "Everything").click()
+    assert set(w.analyses) == {"difficulty", "heldout", "loo"}
+    # the status bar followed the run ("Running the DDR sheet's analyses: hold-out 6/9 refits, about ... left")
+    lines = [m for m in seen if m.startswith("Running the DDR sheet's analyses: ")]
+    assert lines and all(" refits" in m for m in lines), seen
+    assert any(m.startswith("Running the DDR sheet's analyses: hold-out ") and "/9 refits, about " in m
+               for m in lines), lines
 
 
 def _pdf_text(path) -> str:
@@ -262,7 +299,7 @@ def test_the_sheet_prints_the_estimator_comparison_the_app_ran(qtbot, tmp_path, 
     assert "was not run or failed" in " ".join(_pdf_text(tmp_path / "before.pdf").split())
     with qtbot.waitSignal(w.methods_finished, timeout=60_000):
         assert w.start_methods()
-    assert w.analyses_for_sheet["score_reliability"] is score and not w._sheet_refits_done()
+    assert w.analyses_for_sheet["score_reliability"] is score and not w._sheet_refits_all_done()
     with qtbot.waitSignal(w.sheet_written, timeout=120_000):
         assert w.export_ddr_sheet(tmp_path / "after.pdf", date_invariant=True, analyses="skip")
     text = " ".join(_pdf_text(tmp_path / "after.pdf").split())
@@ -317,3 +354,90 @@ def test_analyses_panel_states_the_monte_carlo_se_and_the_refit_rule(qtbot):
     plain = AnalysesPanel(RESULTS)  # a result without them (an older run): nothing claimed
     qtbot.addWidget(plain)
     assert "Monte Carlo" not in plain.summary.text()
+
+
+def _cancel_after(monkeypatch, n: int) -> dict:
+    """Wrap the fake refit contract: count the refits sampled, and cancel (as the Cancel button does, inside the
+    sampler) once ``n`` of them finished, while ``n`` is not None (``state["cancel_after"]``)."""
+    import ddr_explorer.core.model.refit as refit
+    from ddr_explorer.core.model import FitCancelled
+
+    inner = refit.fit_refits
+    state = {"sampled": 0, "cancel_after": n}
+
+    def fit_refits(design, spec, requests, settings=None, *, on_result=None, **kw):
+        def kept(i, post):
+            if on_result is not None:
+                on_result(i, post)  # the engine stores it in the cache
+            state["sampled"] += 1
+            if state["cancel_after"] is not None and state["sampled"] >= state["cancel_after"]:
+                raise FitCancelled("refits cancelled by the user.")
+        return inner(design, spec, requests, settings, on_result=kept, **kw)
+
+    monkeypatch.setattr(refit, "fit_refits", fit_refits)
+    return state
+
+
+def test_a_cancelled_export_keeps_its_refits_and_the_next_export_runs_only_the_rest(qtbot, tmp_path, fake_sampler,
+                                                                                    monkeypatch, small_fit_window):
+    """Cancelling an export half way wrote no sheet and the next export started again from zero: now every
+    refit finished before the cancel is in the cache, the next plan counts it, and the next export samples only
+    the remaining ones."""
+    from ddr_explorer.core.analyses import engine
+    from ddr_explorer.core.analyses.defaults import plan_sheet_analyses
+
+    w = small_fit_window
+    monkeypatch.setattr(engine, "GATE_RERUN", False)  # the count of refits exact: no gate rerun of the stand-in
+
+    def plan(self):
+        return plan_sheet_analyses(self.corpus, self.fit_result.posterior, cache_dir=self.cache_dir, n_splits=2)
+
+    monkeypatch.setattr(MainWindow, "sheet_analyses_plan", plan)
+    first = plan(w)
+    total = first.total_refits - sum(first.n_cached.values())
+    assert total >= 8  # 4 strata and 2 splits x 2 parts at least
+    state = _cancel_after(monkeypatch, 5)
+    with qtbot.waitSignal(w.analyses_failed, timeout=120_000):
+        assert w.export_ddr_sheet(tmp_path / "cancelled.pdf", analyses="run")
+    assert state["sampled"] == 5 and not (tmp_path / "cancelled.pdf").exists()
+    assert "the next export resumes from them" in w.statusBar().currentMessage()
+    again = plan(w)
+    assert sum(again.n_cached.values()) - sum(first.n_cached.values()) == 5  # the 5 finished are in the cache
+    assert "in the cache" in again.describe()
+    state["sampled"], state["cancel_after"] = 0, None
+    with qtbot.waitSignal(w.sheet_written, timeout=120_000):
+        assert w.export_ddr_sheet(tmp_path / "resumed.pdf", analyses="run")
+    assert state["sampled"] == total - 5  # only the rest
+    assert set(w.analyses) == {"difficulty", "heldout", "loo"} and w.analyses["heldout"]["n_splits"] == 2
+
+
+def test_the_analyses_tab_shows_its_cached_results_after_a_restart(qtbot, tmp_path, fake_sampler, monkeypatch,
+                                                                   small_fit_window):
+    """The Analyses tab runs the sheet's splits; after a restart (a new window on the same cache) the tab shows
+    the results of that run without its button being pressed again, sampling nothing."""
+    from ddr_explorer.core.analyses import defaults, engine
+    from ddr_explorer.gui.analyses_panel import AnalysesPanel
+
+    monkeypatch.setattr(engine, "GATE_RERUN", False)
+    monkeypatch.setattr(defaults, "SHEET_SPLITS", 2)  # the sheet's splits, small here
+    w = small_fit_window
+    with qtbot.waitSignal(w.analyses_finished, timeout=120_000):
+        assert w.start_analyses()
+    assert w.analyses["heldout"]["n_splits"] == 2
+    state = _cancel_after(monkeypatch, None)
+    w2 = MainWindow()
+    qtbot.addWidget(w2)
+    w2.cache_dir = w.cache_dir
+    w2.state.update(sampler={"stop": "fixed", "draws": 40, "warmup": 10, "chains": 2})
+    with qtbot.waitSignal(w2.corpus_loaded, timeout=60_000):
+        w2.open_corpus(tmp_path / "small.csv")
+    from ddr_explorer.gui.cached_fit import reopen_cached_fit
+
+    if w2.fit_result is None:
+        reopen_cached_fit(w2)
+    qtbot.waitUntil(lambda: w2.fit_result is not None, timeout=60_000)
+    qtbot.waitUntil(lambda: w2.analyses is not None, timeout=60_000)
+    assert isinstance(w2.analyses_panel, AnalysesPanel) and w2._slots["Analyses"].child is w2.analyses_panel
+    assert w2.analyses["heldout"]["n_splits"] == 2 and state["sampled"] == 0
+    assert {"difficulty", "held_out", "loo"} <= set(w2.analyses_for_sheet)  # the export writes them at once
+    assert "shown from it" in w2.model_panel.log_text()

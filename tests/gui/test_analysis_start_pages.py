@@ -86,7 +86,7 @@ def test_the_run_button_starts_its_analysis(demo_window, monkeypatch):
 
 
 def test_the_analyses_button_says_its_estimate_once_a_fit_is_there(qtbot, tmp_path, fake_sampler, monkeypatch):
-    """After a fit, core's plan of exactly what the button runs (4 strata, 10 splits, LOO) prices it."""
+    """After a fit, core's plan of exactly what the button runs (4 strata, the sheet's 50 splits, LOO) prices it."""
     from ddr_explorer.core.analyses import defaults
     from ddr_explorer.core.analyses.defaults import AnalysesPlan
 
@@ -114,6 +114,6 @@ def test_the_analyses_button_says_its_estimate_once_a_fit_is_there(qtbot, tmp_pa
     w.fit_result = Fit()
     w.start_pages.refresh_estimates()
     qtbot.waitUntil(lambda: "25 refits" in w._slots["Analyses"].child.estimate_label.text(), timeout=10_000)
-    assert asked[0]["n_splits"] == 10 and asked[0]["n_strata"] == 4
+    assert asked[0]["n_splits"] == 50 and asked[0]["n_strata"] == 4  # the sheet's: the export reuses them
     assert _button(w, "Analyses").text() == "Run difficulty, held-out and LOO analyses (about 10 min)"
     assert _button(w, "Methods").text() == "Compare estimators (about 42 s)"

@@ -65,7 +65,7 @@ def test_the_sheet_question_says_which_estimator_and_offers_the_others(qtbot):
                                             "estimated at 16 min on this machine")
     assert box.heldout_box.currentData() == "auto"
     assert [box.heldout_box.itemData(i) for i in range(3)] == ["auto", "bayes", "reml"]
-    assert set(meaning.values()) == {"run", "auto", None}
+    assert set(meaning.values()) == {"skip", ("difficulty",), "run", None}
 
 
 def test_the_analyses_tab_names_the_hold_outs_estimator_and_scale(qtbot):

@@ -105,7 +105,7 @@ def test_analyses_from_the_menu_start_from_cores_plan_made_on_the_worker(qtbot, 
 
     def fake_plan(corpus, posterior, **kw):
         threads.append(threading.current_thread())
-        assert kw["which"] == ("loo",) and kw["n_splits"] == 10
+        assert kw["which"] == ("loo",) and kw["n_splits"] == 50  # the sheet's splits
         return plan
 
     def fake_run(corpus, which, spec, settings, *, progress=None, timings=None, **k):
