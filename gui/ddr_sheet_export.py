@@ -54,10 +54,14 @@ class DdrSheetExport:
         corpus, post, st, summary = self.corpus, self.fit_result.posterior, self.state, self.summary
         # The sheet states the corpus's own design as observed (core computes it, as for `ddr report`); the
         # sliders' sizes, when moved, are a what-if printed under their own label beside it.
+        from ..core.dstudy import observed_design as corpus_design
         from ..core.dstudy import same_sizes
 
         examined, observed = st.design(), st.observed_design()
-        if observed is not None and same_sizes(examined, observed):
+        # "Models compared" is no size of the corpus's design, but it prices every cost answer: a what-if
+        # that changes only it is still the screen's what-if
+        if observed is not None and same_sizes(examined, observed) and \
+                examined.n_models == corpus_design(corpus, object_of_measurement=st.object_of_measurement).n_models:
             examined = None
         kw = dict(object_of_measurement=st.object_of_measurement, claim=st.claim, examined_design=examined,
                   target=st.target, budget=st.budget, prices=dict(st.prices) or None,

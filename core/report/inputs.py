@@ -193,8 +193,9 @@ class ReportInputs:
         if self.examined_design is not None and not isinstance(self.examined_design, DStudyDesign):
             raise TypeError(f"examined_design should be a DStudyDesign or None, "
                             f"got {type(self.examined_design).__name__}")
-        if self.examined_design is not None and same_sizes(self.examined_design, self.observed_design):
-            self.examined_design = None  # the sliders at the corpus's own sizes examine nothing else
+        if self.examined_design is not None and same_sizes(self.examined_design, self.observed_design) and \
+                self.examined_design.n_models == self.observed_design.n_models:
+            self.examined_design = None  # the sliders at the corpus's own sizes and models examine nothing else
         if self.target is None:
             self.target = DEFAULT_TARGETS[self.observed_design.claim]
         t = float(self.target)

@@ -55,3 +55,24 @@ def test_the_exported_sheet_gives_the_dstudy_tabs_three_cost_answers(qtbot, tmp_
     assert f"About <b>{fmt_n(q[0.5])} tasks</b>" in ct.decisions[0].answer
     assert f"{fmt_n(q[0.025])}\u2013{fmt_n(q[0.975])}" in ct.decisions[0].answer
     assert "3 trials per cell" in ct.decisions[0].answer and "3 trials per cell" in ct.decisions[2].answer
+
+
+def test_a_what_if_that_changes_only_the_models_compared_reaches_the_sheet(qtbot, tmp_path, fake_sampler,
+                                                                          monkeypatch, small_fit_window):
+    from ddr_explorer.core.report import sheet
+
+    w = small_fit_window
+    w.show_posterior(components_from_posterior(w.fit_result.posterior))
+    observed = w.state.observed_design().n_models
+    w.state.update(n_models=observed + 3)  # the sizes stay the corpus's
+    captured = {}
+
+    def writer(inputs, path, **_kw):
+        captured["inputs"] = inputs
+        raise _Captured("captured")
+
+    monkeypatch.setattr(sheet, "write_sheet", writer)
+    with qtbot.waitSignal(w.sheet_failed, timeout=60_000):
+        assert w.export_ddr_sheet(tmp_path / "s.pdf", date_invariant=True, analyses="skip")
+    examined = captured["inputs"].examined_design
+    assert examined is not None and examined.n_models == observed + 3  # was dropped: the costs used the corpus's
