@@ -49,6 +49,7 @@ def cmd_analyses(args: argparse.Namespace) -> int:
             spec = as_spec(args.formula or args.preset or default_preset(corpus))
             settings = settings_from_args(args)
         spec.validate(corpus.table.columns)
+        extra = _extra_analysis_options(args, which)  # its side files first: a bad file is named before all else
         asked = [w for w in which if w in ("capability", "transfer")]
         if asked:  # the app disables them on such a corpus; the command line says the same reason, before a fit
             from ..analyses.availability import unavailable_reason
@@ -70,7 +71,7 @@ def cmd_analyses(args: argparse.Namespace) -> int:
         lambda: run_analyses(corpus, which, spec, settings, cache_dir=args.cache, n_splits=args.splits,
                              n_strata=args.strata, posterior=posterior, progress=progress,
                              scheduler=args.scheduler, undated=args.undated,
-                             options=_extra_analysis_options(args, which),
+                             options=extra,
                              refit_rule=getattr(args, "refit_rule", None),
                              heldout_estimator=getattr(args, "heldout_estimator", "auto")))
     if code is not None:
