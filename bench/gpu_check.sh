@@ -4,7 +4,11 @@
 #   1. the self-test on the GPU (no Qt there: --no-gui),
 #   2. the HAL-scale pooled benchmark on the GPU (bench/bench_sampler.py --corpus pooled --no-reference),
 #   3. CPU-vs-GPU agreement of the posterior on the demo corpus (bench/gpu_agreement.py),
-# and print the figures.  Each step has its own time limit, cut so the later ones keep theirs.
+#   4. the demo's 50 hold-out splits by Bayesian refits on the GPU beside REML (bench/bench_heldout_estimators.py:
+#      the refit engine's batch path, refits x chains on the batch axis, what `--heldout-estimator auto` picks
+#      when its estimate fits the sheet's budget),
+# and print the figures.  GPU_CHECK_STEPS (e.g. "self-test heldout") runs a subset: the four do not all fit
+# one 600-second call, so a second call runs what the first left out.  Each step has its own time limit, cut so the later ones keep theirs.
 #
 # Here, once (downloads ~17 MiB of wheels into the git-ignored .whl/):
 #     packaging/fetch_gpu_wheels.sh
@@ -17,7 +21,8 @@
 #     GPU_CHECK_DRY_RUN=1 bench/gpu_check.sh
 #
 # Environment: PYTHON (python3), GPU_CHECK_BUDGET (seconds for the whole script, 560), GPU_CHECK_INSTALL,
-# POOLED_ARGS / AGREE_ARGS (extra arguments of the two benchmarks).
+# POOLED_ARGS / AGREE_ARGS / HELDOUT_ARGS (extra arguments of the benchmarks), GPU_CHECK_STEPS (the steps to run,
+# default "self-test pooled agreement heldout").
 set -uo pipefail
 cd "$(dirname "$0")/.."
 REPO=$(pwd)
@@ -35,17 +40,22 @@ if [ "$DRY" = 1 ]; then
     DEVICE=cpu
     POOLED_DEFAULT="--warmup 30 --draws 30 --chains 2"
     AGREE_DEFAULT="--a cpu --b cpu --seed-b 1 --chains 2 --warmup 100 --draws 150 --allow-unconverged"
+    HELDOUT_DEFAULT="--splits 2"  # the fewest splits a correlation across them takes
 else
     PY=${PYTHON:-python3}
     DEVICE=gpu
     POOLED_DEFAULT=""
     AGREE_DEFAULT="--a cpu --b gpu --warmup 200 --draws 300"  # 4 chains: ESS ~ 500+ on TB2, in the time left
+    HELDOUT_DEFAULT="--splits 50"
 fi
+STEPS=" ${GPU_CHECK_STEPS:-self-test pooled agreement heldout} "
+want() { [[ "$STEPS" == *" $1 "* ]]; }
 # install the carried wheels and the project (always on the GPU machine; GPU_CHECK_INSTALL=1 to rehearse
 # the install here with a Python 3.12 environment like the machine's)
 INSTALL=${GPU_CHECK_INSTALL:-$([ "$DRY" = 1 ] && echo 0 || echo 1)}
 POOLED_ARGS=${POOLED_ARGS:-$POOLED_DEFAULT}
 AGREE_ARGS=${AGREE_ARGS:-$AGREE_DEFAULT}
+HELDOUT_ARGS=${HELDOUT_ARGS:-$HELDOUT_DEFAULT}
 
 elapsed() { echo $(( $(date +%s) - START )); }
 # seconds for a step: at most CAP, and leave RESERVE seconds for the steps after it
@@ -153,7 +163,7 @@ if [ "$DRY" != 1 ] && [ $HAVE_GPU != 1 ]; then
 fi
 
 # -- 1. self-test ---------------------------------------------------------------------------------
-run_step self-test "$(limit 120 380)" "$PY" -m ddr_explorer.gui.self_test --no-gui --device "$DEVICE" \
+want self-test && run_step self-test "$(limit 120 380)" "$PY" -m ddr_explorer.gui.self_test --no-gui --device "$DEVICE" \
     --keep "$OUT"
 
 if [ "$WORKAROUND" = 1 ]; then
@@ -164,12 +174,17 @@ fi
 
 # -- 2. HAL-scale pooled benchmark ----------------------------------------------------------------
 # shellcheck disable=SC2086
-run_step pooled "$(limit 240 170)" "$PY" bench/bench_sampler.py --corpus pooled --no-reference \
+want pooled && run_step pooled "$(limit 240 170)" "$PY" bench/bench_sampler.py --corpus pooled --no-reference \
     --json "$OUT/pooled_gpu.json" $POOLED_ARGS
 
 # -- 3. CPU-vs-GPU agreement ----------------------------------------------------------------------
 # shellcheck disable=SC2086
-run_step agreement "$(limit 400 5)" "$PY" bench/gpu_agreement.py --json "$OUT/agreement.json" $AGREE_ARGS
+want agreement && run_step agreement "$(limit 400 5)" "$PY" bench/gpu_agreement.py --json "$OUT/agreement.json" $AGREE_ARGS
+
+# -- 4. the demo's hold-out splits, Bayesian refits on the device beside REML -----------------------------
+# shellcheck disable=SC2086
+want heldout && run_step heldout "$(limit 540 5)" "$PY" bench/bench_heldout_estimators.py \
+    --json "$OUT/heldout.json" $HELDOUT_ARGS
 
 # -- figures ---------------------------------------------------------------------------------------
 echo
@@ -195,6 +210,7 @@ if a.is_file():
           f"{'PASS' if r['ok'] else 'FAIL'}, converged {r['converged']}; wall {r['wall_a']:.1f} s vs {r['wall_b']:.1f} s "
           f"(ratio {r['wall_a'] / r['wall_b']:.2f})")
 PYEOF
+grep -h "^bayes\|^reml\|^REML\|^parent fit" "$OUT/heldout.log" 2>/dev/null | sed 's/^/  heldout: /'
 echo
 echo "== summary (total $(elapsed) s)"
 printf '  %s\n' "${SUMMARY[@]}"
