@@ -127,3 +127,28 @@ def pytest_runtest_logfinish(nodeid, location):
             os.utime(beat)
         except OSError:  # the runner removed it on its way out
             pass
+
+
+@pytest.fixture
+def dstudy(qtbot):
+    """A D-study tab on the demo's shape (89 tasks, 3 scaffolds, 5 trials, 29 models), shown and focused, and its
+    state: the tests that type into its fields."""
+    import numpy as np
+
+    from ddr_explorer.core.dstudy import DStudyDesign, DStudyModel
+    from ddr_explorer.core.reliability import VarianceComponents
+    from ddr_explorer.core.session import AnalysisState
+    from ddr_explorer.gui.dstudy_panel import DStudyPanel
+
+    rng = np.random.default_rng(3)
+    comps = VarianceComponents.from_mapping({t: (sd * np.exp(rng.normal(0, .2, 200))) ** 2 for t, sd in
+                                             {"task": 3.0, "model": 1.7, "scaffold": .4, "task:model": 1.4,
+                                              "task:scaffold": 1.1, "model:scaffold": .5}.items()}, source="test")
+    state = AnalysisState()
+    panel = DStudyPanel(DStudyModel(comps), DStudyDesign(n_tasks=89, n_scaffolds=3, n_replicates=5, n_models=29),
+                        state=state)
+    qtbot.addWidget(panel)
+    panel.show()
+    qtbot.waitExposed(panel)
+    panel.activateWindow()
+    return panel, state

@@ -22,9 +22,25 @@ class _Captured(Exception):
     """Raised by the stand-in writer once it holds the sheet's inputs (nothing is drawn)."""
 
 
+def _exported_inputs(w, qtbot, tmp_path, monkeypatch):
+    """The inputs File > Export DDR sheet hands the writer (a stand-in writer keeps them and draws nothing)."""
+    from ddr_explorer.core.report import sheet
+
+    captured = {}
+
+    def writer(inputs, path, **_kw):
+        captured["inputs"] = inputs
+        raise _Captured("captured")
+
+    monkeypatch.setattr(sheet, "write_sheet", writer)
+    with qtbot.waitSignal(w.sheet_failed, timeout=60_000):
+        assert w.export_ddr_sheet(tmp_path / "s.pdf", date_invariant=True, analyses="skip")
+    return captured["inputs"]
+
+
 def test_the_exported_sheet_gives_the_dstudy_tabs_three_cost_answers(qtbot, tmp_path, fake_sampler, monkeypatch,
                                                                      small_fit_window):
-    from ddr_explorer.core.report import sheet, sheet_content
+    from ddr_explorer.core.report import sheet_content
 
     w = small_fit_window
     w.show_posterior(components_from_posterior(w.fit_result.posterior))
@@ -35,16 +51,7 @@ def test_the_exported_sheet_gives_the_dstudy_tabs_three_cost_answers(qtbot, tmp_
     qtbot.waitUntil(lambda: panel.search is not None and panel._frontier_task is None
                     and not panel._frontier_timer.isActive(), timeout=60_000)
     panel.redraw_now()
-    captured = {}
-
-    def writer(inputs, path, **_kw):
-        captured["inputs"] = inputs
-        raise _Captured("captured")
-
-    monkeypatch.setattr(sheet, "write_sheet", writer)
-    with qtbot.waitSignal(w.sheet_failed, timeout=60_000):
-        assert w.export_ddr_sheet(tmp_path / "s.pdf", date_invariant=True, analyses="skip")
-    ct = sheet_content(captured["inputs"])
+    ct = sheet_content(_exported_inputs(w, qtbot, tmp_path, monkeypatch))
     words, search = panel.facet_words, panel.search.at_budget(400.0)
     assert search.cheapest is not None and search.best_in_budget is not None
     assert fmt_design(ct.search.design_at(ct.search.cheapest), "Erho2", words) == panel.readout_labels["cheapest"].text()
@@ -59,20 +66,9 @@ def test_the_exported_sheet_gives_the_dstudy_tabs_three_cost_answers(qtbot, tmp_
 
 def test_a_what_if_that_changes_only_the_models_compared_reaches_the_sheet(qtbot, tmp_path, fake_sampler,
                                                                           monkeypatch, small_fit_window):
-    from ddr_explorer.core.report import sheet
-
     w = small_fit_window
     w.show_posterior(components_from_posterior(w.fit_result.posterior))
     observed = w.state.observed_design().n_models
     w.state.update(n_models=observed + 3)  # the sizes stay the corpus's
-    captured = {}
-
-    def writer(inputs, path, **_kw):
-        captured["inputs"] = inputs
-        raise _Captured("captured")
-
-    monkeypatch.setattr(sheet, "write_sheet", writer)
-    with qtbot.waitSignal(w.sheet_failed, timeout=60_000):
-        assert w.export_ddr_sheet(tmp_path / "s.pdf", date_invariant=True, analyses="skip")
-    examined = captured["inputs"].examined_design
+    examined = _exported_inputs(w, qtbot, tmp_path, monkeypatch).examined_design
     assert examined is not None and examined.n_models == observed + 3  # was dropped: the costs used the corpus's

@@ -16,8 +16,6 @@ from PySide6.QtTest import QTest  # noqa: E402
 
 from ddr_explorer.core.dstudy import DStudyDesign, DStudyModel  # noqa: E402
 from ddr_explorer.core.reliability import VarianceComponents  # noqa: E402
-from ddr_explorer.core.session import AnalysisState  # noqa: E402
-from ddr_explorer.gui.dstudy_panel import DStudyPanel  # noqa: E402
 from ddr_explorer.gui.what_if_fields import budget_problem, count_problem, parse_typed, target_problem  # noqa: E402
 
 
@@ -29,24 +27,6 @@ def _type(qtbot, spin, text: str, key=Qt.Key_Return) -> None:
     for ch in text:
         QTest.keyClick(spin, ch)
     QTest.keyClick(spin, key)
-
-
-@pytest.fixture
-def dstudy(qtbot):
-    import numpy as np
-
-    rng = np.random.default_rng(3)
-    comps = VarianceComponents.from_mapping({t: (sd * np.exp(rng.normal(0, .2, 200))) ** 2 for t, sd in
-                                             {"task": 3.0, "model": 1.7, "scaffold": .4, "task:model": 1.4,
-                                              "task:scaffold": 1.1, "model:scaffold": .5}.items()}, source="test")
-    state = AnalysisState()
-    panel = DStudyPanel(DStudyModel(comps), DStudyDesign(n_tasks=89, n_scaffolds=3, n_replicates=5, n_models=29),
-                        state=state)
-    qtbot.addWidget(panel)
-    panel.show()
-    qtbot.waitExposed(panel)
-    panel.activateWindow()
-    return panel, state
 
 
 @pytest.mark.parametrize("typed, words", [
